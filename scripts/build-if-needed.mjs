@@ -1,0 +1,25 @@
+// Rebuilds dist/ when any file under src/ (or tsconfig.json) is newer than the last build.
+import { execSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const stamp = join(root, 'dist', '.build-stamp');
+
+function newest(dir) {
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }
+  return t;
+}
+
+const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
+const changed = Math.max(newest(join(root, 'src')), statSync(join(root, 'tsconfig.json')).mtimeMs);
+if (process.argv.includes("--force") || changed > built) {
+  execSync('npx tsc -p tsconfig.json', { cwd: root, stdio: 'inherit' });
+  mkdirSync(join(root, 'dist'), { recursive: true });
+  writeFileSync(stamp, String(Date.now()));
+}

@@ -1,0 +1,65 @@
+/** HS256 JWTs: the project's API keys and user tokens, minted and checked with jose. */
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { randomBytes } from 'node:crypto';
+
+export const DEFAULT_ALLOWED_ROLES = ['anon', 'authenticated', 'service_role'] as const;
+
+export class JwtError extends Error {
+  constructor(
+    message: string,
+    /** A short machine-readable reason: expired, invalid_signature, malformed, bad_role, ... */
+    readonly reason: string,
+  ) {
+    super(message);
+    this.name = 'JwtError';
+  }
+}
+
+export type Claims = Record<string, unknown> & { role?: string; sub?: string; exp?: number };
+
+/** A new random secret for a project (base64url, 48 bytes of entropy). */
+export function newJwtSecret(): string {
+  return randomBytes(48).toString('base64url');
+}
+
+function keyOf(secret: string): Uint8Array {
+  return new TextEncoder().encode(secret);
+}
+
+export async function signJwt(secret: string, claims: Claims, opts: { expiresInSeconds?: number } = {}): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const payload: Claims = { iat: now, ...claims };
+  if (opts.expiresInSeconds !== undefined && payload.exp === undefined) payload.exp = now + opts.expiresInSeconds;
+  return new SignJWT(payload).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(keyOf(secret));
+}
+
+/** The long-lived anon / service_role keys of a project, shaped like the reference platform's. */
+export function mintApiKey(secret: string, role: 'anon' | 'service_role', ref: string): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return signJwt(secret, { iss: 'supabase', ref, role, iat: now, exp: now + 10 * 365 * 24 * 3600 });
+}
+
+/**
+ * Verifies signature (HS256 only, so `alg: none` and other algorithms are refused), expiry and the
+ * role claim. A token without a role acts as `anon`.
+ */
+export async function verifyJwt(
+  secret: string,
+  token: string,
+  allowedRoles: readonly string[] = DEFAULT_ALLOWED_ROLES,
+): Promise<Claims & { role: string }> {
+  let payload: Claims;
+  try {
+    ({ payload } = (await jwtVerify(token, keyOf(secret), { algorithms: ['HS256'] })) as { payload: Claims });
+  } catch (err) {
+    if (err instanceof joseErrors.JWTExpired) throw new JwtError('JWT expired', 'expired');
+    if (err instanceof joseErrors.JWSSignatureVerificationFailed) throw new JwtError('invalid JWT: signature verification failed', 'invalid_signature');
+    if (err instanceof joseErrors.JOSEAlgNotAllowed) throw new JwtError('invalid JWT: algorithm not allowed', 'bad_algorithm');
+    throw new JwtError(`invalid JWT: ${err instanceof Error ? err.message : 'malformed token'}`, 'malformed');
+  }
+  const role = payload.role === undefined ? 'anon' : payload.role;
+  if (typeof role !== 'string' || !allowedRoles.includes(role)) {
+    throw new JwtError(`invalid JWT: role "${String(role)}" is not allowed`, 'bad_role');
+  }
+  return { ...payload, role };
+}

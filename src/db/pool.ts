@@ -1,0 +1,50 @@
+import pg from 'pg';
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+export type Client = pg.Client;
+
+
+export interface PoolOptions {
+  max?: number;
+  applicationName?: string;
+}
+
+export function createPool(connectionString: string, opts: PoolOptions = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max: opts.max ?? 10,
+    idleTimeoutMillis: 30_000,
+    application_name: opts.applicationName ?? 'strata',
+  });
+  // An idle client that dies (server restart) must not crash the process.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/** Opens one client, runs `work`, closes it. */
+export async function withClient<T>(connectionString: string, work: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString, application_name: 'strata' });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** Same server and credentials, another database. */
+export function withDatabase(connectionString: string, database: string): string {
+  const u = new URL(connectionString);
+  u.pathname = '/' + encodeURIComponent(database);
+  return u.toString();
+}
+
+/** Same server and database, other credentials. */
+export function withUser(connectionString: string, user: string, password: string | undefined): string {
+  const u = new URL(connectionString);
+  u.username = encodeURIComponent(user);
+  u.password = password ? encodeURIComponent(password) : '';
+  return u.toString();
+}

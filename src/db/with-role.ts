@@ -1,0 +1,58 @@
+/**
+ * Role-scoped transactions, PostgREST style: `set local role` plus `request.jwt.claims`, then the
+ * work, in one transaction. `queryAs` does it in one round trip (one simple-protocol message).
+ */
+import type pg from 'pg';
+import { quoteIdent, quoteLiteral } from './sql-text.js';
+
+export interface Principal {
+  /** The database role the request runs as (anon, authenticated, service_role, ...). */
+  role: string;
+  /** The JWT claims, visible to SQL as current_setting('request.jwt.claims'). */
+  claims: Record<string, unknown>;
+}
+
+/** The statements that open a request's transaction (no round trip of their own when prefixed). */
+export function rolePrelude(p: Principal): string {
+  return `begin; set local role ${quoteIdent(p.role)}; select set_config('request.jwt.claims', ${quoteLiteral(JSON.stringify(p.claims))}, true)`;
+}
+
+/** Runs `work` in one transaction as `principal`; commits on success, rolls back on error. */
+export async function withRole<T>(pool: pg.Pool, principal: Principal, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query(rolePrelude(principal));
+    const result = await work(client);
+    await client.query('commit');
+    return result;
+  } catch (err) {
+    await client.query('rollback').catch((e: Error) => (broken = e));
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/**
+ * One round trip: begin, role, claims, `sql`, commit in a single message. `sql` must be one
+ * statement with every value inlined as an escaped literal (see sql-text.ts). Returns its rows.
+ */
+export async function queryAs<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  pool: pg.Pool,
+  principal: Principal,
+  sql: string,
+): Promise<R[]> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    const results = (await client.query(`${rolePrelude(principal)}; ${sql}; commit`)) as unknown as pg.QueryResult<R>[];
+    return results[3]!.rows;
+  } catch (err) {
+    // The message stopped at the failing statement and left the transaction open and aborted.
+    await client.query('rollback').catch((e: Error) => (broken = e));
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}

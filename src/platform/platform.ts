@@ -1,0 +1,277 @@
+/**
+ * The platform: its PostgreSQL server(s), its own metadata database, and the registry of projects
+ * (each a real database with its own keys). Shared by the HTTP gateway and the Management API.
+ */
+import pg from 'pg';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import type { StrataConfig } from '../config.js';
+import { startEmbedded } from '../db/embedded.js';
+import { createPool, withClient, withDatabase, withUser } from '../db/pool.js';
+import { ensureClusterRoles, API_LOGIN_ROLE } from '../db/roles.js';
+import { loadMigrations, migrate } from '../db/migrate.js';
+import { sqlPath } from '../db/sql-dir.js';
+import { bootstrapProjectDatabase } from '../db/bootstrap.js';
+import { quoteIdent } from '../db/sql-text.js';
+import { mintApiKey, newJwtSecret } from '../auth/jwt.js';
+import { loadLocalState, newAccessToken, saveLocalState, type LocalState } from './local-state.js';
+import { DbServers, type DbServer } from './db-servers.js';
+import type { ProjectContext } from './project-context.js';
+import { newProjectRef } from './refs.js';
+
+export interface PlatformOptions {
+  /** Name of the platform metadata database. */
+  platformDatabase?: string;
+  /** Database of the default project (created if missing). */
+  defaultProjectDatabase?: string;
+  log?: (line: string) => void;
+  /** Extra bootstrap steps run on every project database after the SQL migrations (e.g. the GraphQL engine's objects). */
+  projectBootstrapHooks?: Array<(client: pg.ClientBase) => Promise<void>>;
+}
+
+export interface ProjectRow {
+  ref: string;
+  organization_id: string;
+  name: string;
+  region: string;
+  status: string;
+  db_server: string;
+  db_name: string;
+  jwt_secret: string;
+  anon_key: string;
+  service_role_key: string;
+  is_default: boolean;
+  created_at: Date;
+}
+
+export function sha256Hex(s: string): string {
+  return createHash('sha256').update(s).digest('hex');
+}
+
+export class Platform {
+  readonly pool: pg.Pool;
+  private readonly cache = new Map<string, Promise<ProjectContext | undefined>>();
+  private readonly hostResolvers: Array<(host: string) => Promise<string | undefined>> = [];
+  defaultRef = '';
+
+  private constructor(
+    readonly config: StrataConfig,
+    readonly state: LocalState,
+    readonly servers: DbServers,
+    readonly platformDatabase: string,
+    private readonly options: PlatformOptions,
+  ) {
+    this.pool = createPool(withDatabase(servers.primary.url, platformDatabase), { max: 5, applicationName: 'strata-platform' });
+  }
+
+  static async start(config: StrataConfig, options: PlatformOptions = {}): Promise<Platform> {
+    const log = options.log ?? (() => {});
+    mkdirSync(config.dataDir, { recursive: true });
+    const state = loadLocalState(config.dataDir);
+    let primary: DbServer;
+    if (config.databaseUrl) {
+      primary = { id: 'primary', url: config.databaseUrl, managed: false };
+    } else {
+      const embedded = await startEmbedded({ dataDir: join(config.dataDir, 'db'), port: config.dbPort, password: state.superuserPassword, log: (l) => log(`[postgres] ${l}`) });
+      primary = { id: 'primary', url: embedded.superuserUrl('postgres'), managed: true, embedded };
+    }
+    const servers = new DbServers(primary, config.extraDbServers);
+    const platformDatabase = options.platformDatabase ?? 'strata_platform';
+    try {
+      for (const s of servers.all()) await withClient(s.url, (c) => ensureClusterRoles(c, state.authenticatorPassword));
+      await createDatabaseIfMissing(primary.url, platformDatabase);
+      const platform = new Platform(config, state, servers, platformDatabase, options);
+      await platform.migrate();
+      await platform.ensureDefaults(options.defaultProjectDatabase ?? defaultProjectDbName(primary.url));
+      return platform;
+    } catch (err) {
+      await primary.embedded?.stop();
+      throw err;
+    }
+  }
+
+  private async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await migrate(client, loadMigrations(sqlPath('platform')), { schema: 'strata_meta', table: 'platform_migrations' });
+      for (const s of this.servers.all()) {
+        await client.query('insert into db_servers (id, managed) values ($1, $2) on conflict (id) do update set managed = excluded.managed', [s.id, s.managed]);
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The default user, organization, access token and project that `npm start` prints. */
+  private async ensureDefaults(defaultDb: string): Promise<void> {
+    await this.pool.query(`insert into users (email) values ('admin@localhost') on conflict (email) do nothing`);
+    await this.pool.query(`insert into organizations (id, name) values ('default-org', 'Default Organization') on conflict (id) do nothing`);
+    await this.pool.query(
+      `insert into organization_members (organization_id, user_id)
+       select 'default-org', id from users where email = 'admin@localhost' on conflict do nothing`,
+    );
+    let token = this.state.defaultAccessToken;
+    if (!token) {
+      token = newAccessToken();
+      this.state.defaultAccessToken = token;
+      saveLocalState(this.config.dataDir, this.state);
+    }
+    await this.pool.query(
+      `insert into access_tokens (user_id, name, token_sha256)
+       select id, 'default', $1 from users where email = 'admin@localhost' on conflict (token_sha256) do nothing`,
+      [sha256Hex(token)],
+    );
+    const existing = await this.pool.query<{ ref: string }>('select ref from projects where is_default');
+    if (existing.rows[0]) {
+      this.defaultRef = existing.rows[0].ref;
+    } else {
+      const ctx = await this.createProject({ name: 'Default Project', organizationId: 'default-org', dbName: defaultDb, isDefault: true });
+      this.defaultRef = ctx.ref;
+    }
+    await this.project(this.defaultRef);
+  }
+
+  get defaultAccessToken(): string {
+    return this.state.defaultAccessToken!;
+  }
+
+  /** Registers a lookup from a Host header to a project ref (custom hostnames). */
+  addHostResolver(fn: (host: string) => Promise<string | undefined>): void {
+    this.hostResolvers.push(fn);
+  }
+
+  async refForHost(host: string): Promise<string | undefined> {
+    for (const fn of this.hostResolvers) {
+      const ref = await fn(host);
+      if (ref) return ref;
+    }
+    return undefined;
+  }
+
+  /** The project's context, loaded and bootstrapped once per process. */
+  project(ref: string): Promise<ProjectContext | undefined> {
+    let p = this.cache.get(ref);
+    if (!p) {
+      p = this.loadProject(ref).catch((err) => {
+        this.cache.delete(ref);
+        throw err;
+      });
+      this.cache.set(ref, p);
+    }
+    return p;
+  }
+
+  async defaultProject(): Promise<ProjectContext> {
+    return (await this.project(this.defaultRef))!;
+  }
+
+  /** Drops a cached context (after keys or placement change). */
+  async forget(ref: string): Promise<void> {
+    const p = this.cache.get(ref);
+    this.cache.delete(ref);
+    const ctx = await p?.catch(() => undefined);
+    await ctx?.pool.end().catch(() => {});
+  }
+
+  private async loadProject(ref: string): Promise<ProjectContext | undefined> {
+    const { rows } = await this.pool.query<ProjectRow>('select * from projects where ref = $1', [ref]);
+    const row = rows[0];
+    if (!row) return undefined;
+    const ctx = this.contextOf(row);
+    await withClient(ctx.superuserUrl, (c) => this.bootstrap(c));
+    return ctx;
+  }
+
+  private contextOf(row: ProjectRow): ProjectContext {
+    const server = this.servers.get(row.db_server);
+    const superuserUrl = withDatabase(server.url, row.db_name);
+    const apiUrl = withUser(superuserUrl, API_LOGIN_ROLE, this.state.authenticatorPassword);
+    return {
+      ref: row.ref,
+      name: row.name,
+      organizationId: row.organization_id,
+      region: row.region,
+      status: row.status,
+      createdAt: new Date(row.created_at).toISOString(),
+      isDefault: row.is_default,
+      dbServer: row.db_server,
+      dbName: row.db_name,
+      pool: createPool(apiUrl, { max: 10, applicationName: `strata-${row.ref}` }),
+      superuserUrl,
+      apiUrl,
+      jwtSecret: row.jwt_secret,
+      anonKey: row.anon_key,
+      serviceRoleKey: row.service_role_key,
+      filesDir: join(this.config.dataDir, 'projects', row.ref),
+    };
+  }
+
+  private async bootstrap(client: pg.ClientBase): Promise<void> {
+    await bootstrapProjectDatabase(client);
+    for (const hook of this.options.projectBootstrapHooks ?? []) await hook(client);
+  }
+
+  /** Creates a real project: its database, bootstrap, JWT secret and keys, and the registry row. */
+  async createProject(input: { name: string; organizationId: string; region?: string; dbServer?: string; dbName?: string; isDefault?: boolean }): Promise<ProjectContext> {
+    const server = this.servers.placeNew(input.dbServer);
+    const ref = newProjectRef();
+    const dbName = input.dbName ?? `project_${ref}`;
+    const jwtSecret = newJwtSecret();
+    const anonKey = await mintApiKey(jwtSecret, 'anon', ref);
+    const serviceKey = await mintApiKey(jwtSecret, 'service_role', ref);
+    const created = await createDatabaseIfMissing(server.url, dbName);
+    try {
+      await withClient(withDatabase(server.url, dbName), (c) => this.bootstrap(c));
+      await this.pool.query(
+        `insert into projects (ref, organization_id, name, region, db_server, db_name, jwt_secret, anon_key, service_role_key, is_default)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [ref, input.organizationId, input.name, input.region ?? 'local', server.id, dbName, jwtSecret, anonKey, serviceKey, input.isDefault ?? false],
+      );
+    } catch (err) {
+      if (created) await dropDatabase(server.url, dbName).catch(() => {});
+      throw err;
+    }
+    return (await this.project(ref))!;
+  }
+
+  /** Removes the project: registry row, database and files. */
+  async deleteProject(ref: string): Promise<boolean> {
+    const ctx = await this.project(ref);
+    if (!ctx) return false;
+    await this.forget(ref);
+    await dropDatabase(this.servers.get(ctx.dbServer).url, ctx.dbName);
+    await this.pool.query('delete from projects where ref = $1', [ref]);
+    rmSync(ctx.filesDir, { recursive: true, force: true });
+    return true;
+  }
+
+  async close(): Promise<void> {
+    for (const ref of [...this.cache.keys()]) await this.forget(ref);
+    await this.pool.end().catch(() => {});
+    await this.servers.primary.embedded?.stop();
+  }
+}
+
+function defaultProjectDbName(url: string): string {
+  return decodeURIComponent(new URL(url).pathname.replace(/^\//, '')) || 'postgres';
+}
+
+/** Returns true when this call created it. */
+export async function createDatabaseIfMissing(serverUrl: string, name: string): Promise<boolean> {
+  return withClient(withDatabase(serverUrl, 'postgres'), async (c) => {
+    const exists = await c.query('select 1 from pg_database where datname = $1', [name]);
+    if (exists.rowCount) return false;
+    try {
+      await c.query(`create database ${quoteIdent(name)} template template0 encoding 'UTF8'`);
+      return true;
+    } catch (err) {
+      if ((err as { code?: string }).code === '42P04') return false; // created concurrently
+      throw err;
+    }
+  });
+}
+
+export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
+  await withClient(withDatabase(serverUrl, 'postgres'), (c) => c.query(`drop database if exists ${quoteIdent(name)} with (force)`));
+}

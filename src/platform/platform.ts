@@ -28,6 +28,8 @@ export interface PlatformOptions {
   log?: (line: string) => void;
   /** Extra bootstrap steps run on every project database after the SQL migrations (e.g. the GraphQL engine's objects). */
   projectBootstrapHooks?: Array<(client: pg.ClientBase) => Promise<void>>;
+  /** Password of the API login role; roles are cluster-wide, so platforms sharing a server must agree on it. */
+  authenticatorPassword?: string;
 }
 
 export interface ProjectRow {
@@ -69,6 +71,7 @@ export class Platform {
     const log = options.log ?? (() => {});
     mkdirSync(config.dataDir, { recursive: true });
     const state = loadLocalState(config.dataDir);
+    if (options.authenticatorPassword) state.authenticatorPassword = options.authenticatorPassword;
     let primary: DbServer;
     if (config.databaseUrl) {
       primary = { id: 'primary', url: config.databaseUrl, managed: false };

@@ -1,0 +1,153 @@
+/** The `strata` command: start, status, serve, sdl. */
+import { parseArgs } from 'node:util';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { configFromEnv, type StrataConfig } from './config.js';
+import { startPlatform } from './server.js';
+import { serveCommand, sdlCommand } from './graphql/http/commands.js';
+
+const HELP = `strata: GraphQL, Storage and Management APIs over PostgreSQL
+
+Usage:
+  strata start  [--data-dir DIR] [--port N] [--host H] [--db-port N] [--database-url URL]
+  strata status [--json] [--data-dir DIR]
+  strata serve  --database-url URL --jwt-secret SECRET [--port N] [--host H]
+  strata sdl    --database-url URL [--role anon] [--schemas public,other]
+
+Environment: STRATA_DATA_DIR, STRATA_PORT, STRATA_HOST, STRATA_DB_PORT, DATABASE_URL, and the
+others listed in the README.`;
+
+export interface StatusInfo {
+  api_url: string;
+  graphql_url: string;
+  storage_url: string;
+  management_url: string;
+  anon_key: string;
+  service_role_key: string;
+  jwt_secret: string;
+  access_token: string;
+  db_url: string;
+  project_ref: string;
+  pid: number;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'start':
+      return startCommand(rest);
+    case 'status':
+      return statusCommand(rest);
+    case 'serve':
+      return serveCommand(rest);
+    case 'sdl':
+      return sdlCommand(rest);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(HELP);
+      return;
+    default:
+      throw new Error(`unknown command "${command}"\n\n${HELP}`);
+  }
+}
+
+function configWith(flags: { 'data-dir'?: string; port?: string; host?: string; 'db-port'?: string; 'database-url'?: string }): StrataConfig {
+  const config = configFromEnv();
+  if (flags['data-dir']) config.dataDir = resolve(flags['data-dir']);
+  if (flags.port) config.port = Number(flags.port);
+  if (flags.host) config.host = flags.host;
+  if (flags['db-port']) config.dbPort = Number(flags['db-port']);
+  if (flags['database-url']) config.databaseUrl = flags['database-url'];
+  return config;
+}
+
+const statusFile = (dataDir: string) => join(dataDir, 'status.json');
+
+async function startCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      'data-dir': { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'db-port': { type: 'string' },
+      'database-url': { type: 'string' },
+      verbose: { type: 'boolean' },
+    },
+  });
+  const config = configWith(values);
+  const started = Date.now();
+  const running = await startPlatform(config, { log: values.verbose ? (l) => console.error(l) : undefined });
+  const project = await running.platform.defaultProject();
+  const info: StatusInfo = {
+    api_url: running.url,
+    graphql_url: `${running.url}/graphql/v1`,
+    storage_url: `${running.url}/storage/v1`,
+    management_url: running.url,
+    anon_key: project.anonKey,
+    service_role_key: project.serviceRoleKey,
+    jwt_secret: project.jwtSecret,
+    access_token: running.platform.defaultAccessToken,
+    db_url: project.superuserUrl,
+    project_ref: project.ref,
+    pid: process.pid,
+  };
+  writeFileSync(statusFile(config.dataDir), JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
+  console.log(`Strata is running (started in ${((Date.now() - started) / 1000).toFixed(1)} s).
+
+         API URL: ${info.api_url}
+     GraphQL URL: ${info.graphql_url}
+     Storage URL: ${info.storage_url}
+  Management URL: ${info.management_url}  (paths under /v1)
+          DB URL: ${info.db_url}
+     Project ref: ${info.project_ref}  (also at http://${info.project_ref}.localhost:${running.port})
+      JWT secret: ${info.jwt_secret}
+        anon key: ${info.anon_key}
+service_role key: ${info.service_role_key}
+    Access token: ${info.access_token}  (Management API: Authorization: Bearer <token>)
+
+Data folder: ${config.dataDir}. Press Ctrl-C to stop.`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n${signal}: stopping...`);
+    rmSync(statusFile(config.dataDir), { force: true });
+    await running.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGHUP', () => void stop('SIGHUP'));
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function statusCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { json: { type: 'boolean' }, 'data-dir': { type: 'string' } } });
+  const config = configWith(values);
+  const file = statusFile(config.dataDir);
+  const info = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as StatusInfo) : undefined;
+  if (!info || !pidAlive(info.pid)) {
+    if (values.json) console.log(JSON.stringify({ running: false }));
+    else console.log('Strata is not running (start it with `npm start`).');
+    process.exitCode = 1;
+    return;
+  }
+  const { pid: _pid, ...publicInfo } = info;
+  if (values.json) {
+    console.log(JSON.stringify(publicInfo, null, 2));
+    return;
+  }
+  for (const [k, v] of Object.entries(publicInfo)) console.log(`${k.padStart(16)}: ${v}`);
+}

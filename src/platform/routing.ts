@@ -1,0 +1,65 @@
+/**
+ * Which project a request is for: the `/project/<ref>/` path prefix, a `<ref>.localhost` Host, a
+ * custom hostname, or the default project at the bare address.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import type { Platform } from './platform.js';
+import type { ProjectContext } from './project-context.js';
+import { isProjectRef } from './refs.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The project this request addresses; undefined for an unknown ref or host. */
+    project?: ProjectContext;
+    /** True when the request named a project explicitly (prefix, subdomain, custom hostname). */
+    projectExplicit?: boolean;
+  }
+}
+
+const PREFIX = /^\/project\/([a-z]{20})(?=\/|\?|$)/;
+const refByRequest = new WeakMap<IncomingMessage, string>();
+
+/** Fastify `rewriteUrl`: strips `/project/<ref>` and remembers the ref. */
+export function rewriteProjectUrl(req: IncomingMessage): string {
+  const url = req.url ?? '/';
+  const m = PREFIX.exec(url);
+  if (!m) return url;
+  refByRequest.set(req, m[1]!);
+  const rest = url.slice(m[0].length);
+  return rest === '' || rest.startsWith('?') ? '/' + rest : rest;
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1', '0.0.0.0']);
+
+export function hostnameOf(hostHeader: string | undefined): string {
+  if (!hostHeader) return '';
+  const h = hostHeader.trim().toLowerCase();
+  if (h.startsWith('[')) return h.slice(0, h.indexOf(']') + 1);
+  const i = h.lastIndexOf(':');
+  return i >= 0 ? h.slice(0, i) : h;
+}
+
+export async function projectForRequest(platform: Platform, req: FastifyRequest): Promise<{ project?: ProjectContext; explicit: boolean }> {
+  const prefixed = refByRequest.get(req.raw);
+  if (prefixed) return { project: await platform.project(prefixed), explicit: true };
+  const host = hostnameOf(req.headers.host);
+  const sub = /^([a-z]{20})\.localhost$/.exec(host);
+  if (sub && isProjectRef(sub[1]!)) return { project: await platform.project(sub[1]!), explicit: true };
+  if (host === '' || LOOPBACK_HOSTS.has(host) || host === platform.config.host) {
+    return { project: await platform.defaultProject(), explicit: false };
+  }
+  const ref = await platform.refForHost(host);
+  if (ref) return { project: await platform.project(ref), explicit: true };
+  return { project: undefined, explicit: true };
+}
+
+export function registerProjectRouting(app: FastifyInstance, platform: Platform): void {
+  app.decorateRequest('project', undefined);
+  app.decorateRequest('projectExplicit', false);
+  app.addHook('onRequest', async (req) => {
+    const { project, explicit } = await projectForRequest(platform, req);
+    req.project = project;
+    req.projectExplicit = explicit;
+  });
+}

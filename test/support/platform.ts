@@ -1,0 +1,53 @@
+/**
+ * A whole platform (HTTP server + platform database + default project) for a test file, on the
+ * run's PostgreSQL, with its own databases and data folder; `close()` removes all of it.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { configFromEnv, type StrataConfig } from '../../src/config.js';
+import { startPlatform, type RunningPlatform } from '../../src/server.js';
+import type { PlatformOptions } from '../../src/platform/platform.js';
+import { withClient, withDatabase } from '../../src/db/pool.js';
+import { quoteIdent } from '../../src/db/sql-text.js';
+import { serverUrl, authenticatorPassword } from './database.js';
+
+export interface TestPlatform extends RunningPlatform {
+  dataDir: string;
+  config: StrataConfig;
+}
+
+export async function startTestPlatform(overrides: Partial<StrataConfig> = {}, options: PlatformOptions = {}): Promise<TestPlatform> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'strata-test-'));
+  const suffix = randomBytes(5).toString('hex');
+  const config: StrataConfig = {
+    ...configFromEnv({}),
+    dataDir,
+    host: '127.0.0.1',
+    port: 0,
+    databaseUrl: serverUrl(),
+    ...overrides,
+  };
+  const platformDatabase = `platform_${suffix}`;
+  const running = await startPlatform(config, {
+    platformDatabase,
+    defaultProjectDatabase: `default_${suffix}`,
+    authenticatorPassword,
+    ...options,
+  });
+  const close = running.close.bind(running);
+  return {
+    ...running,
+    dataDir,
+    config,
+    async close() {
+      const dbs = (await running.platform.pool.query<{ db_name: string }>('select db_name from projects').catch(() => ({ rows: [] as { db_name: string }[] }))).rows;
+      await close();
+      await withClient(withDatabase(serverUrl(), 'postgres'), async (c) => {
+        for (const d of [...dbs.map((r) => r.db_name), platformDatabase]) await c.query(`drop database if exists ${quoteIdent(d)} with (force)`);
+      });
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

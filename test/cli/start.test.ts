@@ -1,0 +1,123 @@
+/**
+ * `strata start` end to end, as a user runs it: its own embedded PostgreSQL in a data folder,
+ * the printed URLs and keys, `strata status --json`, clean stop on SIGTERM, same keys and data
+ * after a restart, and recovery from a killed run (stale postmaster.pid / orphaned server).
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { findFreePort } from '../../src/db/free-port.js';
+
+const root = new URL('../../', import.meta.url).pathname;
+const bin = join(root, 'bin', 'strata.js');
+const dataDir = mkdtempSync(join(tmpdir(), 'strata-cli-'));
+const env = { ...process.env, DATABASE_URL: '', STRATA_DATA_DIR: dataDir };
+
+interface Started {
+  child: ChildProcess;
+  output: string;
+}
+
+async function start(port: number): Promise<Started> {
+  const child = spawn(process.execPath, [bin, 'start', '--port', String(port), '--db-port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const t0 = Date.now();
+  while (!output.includes('Press Ctrl-C to stop')) {
+    if (child.exitCode !== null) throw new Error(`strata start exited: ${output}`);
+    if (Date.now() - t0 > 30_000) throw new Error(`not started within 30 s: ${output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, output };
+}
+
+function stop(s: Started, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  return new Promise((resolve) => {
+    s.child.once('exit', (code) => resolve(code));
+    s.child.kill(signal);
+  });
+}
+
+function status(): Record<string, string> {
+  return JSON.parse(execFileSync(process.execPath, [bin, 'status', '--json'], { env }).toString());
+}
+
+afterAll(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('strata start', () => {
+  let port = 0;
+  let first: Record<string, string>;
+
+  it('prints the URLs and keys, and status --json gives the same as one object', async () => {
+    port = await findFreePort(0);
+    const s = await start(port);
+    for (const label of ['API URL', 'GraphQL URL', 'Storage URL', 'Management URL', 'anon key', 'service_role key', 'Access token', 'DB URL']) {
+      expect(s.output).toContain(label);
+    }
+    expect(s.output).toContain(`http://127.0.0.1:${port}/graphql/v1`);
+    first = status();
+    expect(Object.keys(first).sort()).toEqual(
+      ['access_token', 'anon_key', 'api_url', 'db_url', 'graphql_url', 'jwt_secret', 'management_url', 'project_ref', 'service_role_key', 'storage_url'].sort(),
+    );
+    expect(first.graphql_url).toBe(`http://127.0.0.1:${port}/graphql/v1`);
+    expect(first.access_token).toMatch(/^sbp_[0-9a-f]{40}$/);
+    expect(s.output).toContain(first.anon_key);
+
+    // apikey checking at the bare address
+    const noKey = await fetch(first.graphql_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{__typename}"}' });
+    expect(noKey.status).toBe(401);
+    expect(await noKey.json()).toHaveProperty('message');
+    const withKey = await fetch(first.graphql_url, { method: 'POST', headers: { 'content-type': 'application/json', apikey: first.anon_key }, body: '{"query":"{__typename}"}' });
+    expect(withKey.status).toBe(200);
+    expect(withKey.headers.get('content-type')).toMatch(/json/);
+
+    // data written through the superuser URL
+    const c = new pg.Client({ connectionString: first.db_url });
+    await c.connect();
+    await c.query("create table kept (v text); insert into kept values ('still here')");
+    await c.end();
+
+    await stop(s);
+    expect(existsSync(join(dataDir, 'db', 'postmaster.pid'))).toBe(false);
+  });
+
+  it('a second start reuses the data and prints the same keys', async () => {
+    const s = await start(port);
+    const again = status();
+    for (const k of ['anon_key', 'service_role_key', 'jwt_secret', 'access_token', 'project_ref']) expect(again[k]).toBe(first[k]);
+    const c = new pg.Client({ connectionString: again.db_url });
+    await c.connect();
+    expect((await c.query('select v from kept')).rows).toEqual([{ v: 'still here' }]);
+    await c.end();
+    await stop(s, 'SIGINT');
+    expect(existsSync(join(dataDir, 'db', 'postmaster.pid'))).toBe(false);
+  });
+
+  it('recovers after the process was killed (orphaned server, stale lock)', async () => {
+    const s = await start(port);
+    const pidFile = join(dataDir, 'db', 'postmaster.pid');
+    const pgPid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    await stop(s, 'SIGKILL');
+    const s2 = await start(port);
+    expect(status().anon_key).toBe(first.anon_key);
+    expect(Number(readFileSync(pidFile, 'utf8').split('\n')[0])).not.toBe(pgPid);
+    await stop(s2);
+    expect(existsSync(pidFile)).toBe(false);
+  });
+
+  it('status says so when nothing runs', () => {
+    let code = 0;
+    try {
+      execFileSync(process.execPath, [bin, 'status', '--json'], { env, stdio: 'pipe' });
+    } catch (err) {
+      code = (err as { status: number }).status;
+    }
+    expect(code).toBe(1);
+  });
+});

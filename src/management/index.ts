@@ -1,5 +1,41 @@
-/** Management API: mounted at /v1. PLACEHOLDER until the management area lands. */
+/**
+ * Management API, mounted by server.ts at `/v1`.
+ *
+ * How to add a module (one line in `MODULES` below, plus its import):
+ *   export const fooRoutes: ManagementModule = async (app, { platform }) => {
+ *     app.get('/projects/:ref/foo', { config: { failureMessage: "Failed to retrieve project's foo" } }, async (req) => {
+ *       const project = projectOf(req);          // checked: caller is a member, project not REMOVED
+ *       const ctx = await project.context();     // ProjectContext (pool, superuserUrl, keys...)
+ *       if (bad) throw badRequest('field must ...');   // → 400 {"message": ...}
+ *       return { ... };                          // 200 JSON; use reply.code(201) for POSTs
+ *     });
+ *   };
+ * Everything in this scope (from ./http/setup.ts) already happened before the handler runs:
+ *   - `Authorization: Bearer sbp_…` checked (401 {"message":"Unauthorized"}); `callerOf(req).userId`;
+ *   - rate limit per (user, scope, endpoint) with X-RateLimit-* headers and 429; per route:
+ *     `config: { managementRateLimit: { max: 10 } }` (or `false` to turn it off);
+ *   - a `:ref` path parameter is validated and loaded → `projectOf(req)` (400 bad ref,
+ *     404 "Project not found", 403 "Forbidden resource", 400 "Resource has been removed");
+ *     a `:slug` parameter likewise → `organizationOf(req)`;
+ *   - errors: throw `ApiError` / `badRequest` / `notFound` / `conflict` (./http/errors.ts); any other
+ *     exception is a 500 {"message": config.failureMessage ?? "Internal Server Error", "errorEventId"};
+ *   - JSON bodies are parsed (an empty body is `undefined`); use ./http/validate.ts to check fields.
+ * Import helpers from './http/index.js'.
+ */
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../platform/platform.js';
+import { registerManagementHttp } from './http/setup.js';
+import type { ManagementModule } from './http/module.js';
+import { organizationRoutes } from './organizations/routes.js';
+import { projectRoutes } from './projects/routes.js';
 
-export async function managementRoutes(_app: FastifyInstance, _opts: { platform: Platform }): Promise<void> {}
+const MODULES: ManagementModule[] = [
+  organizationRoutes,
+  projectRoutes,
+  // Part 2: functions, hostnames, encryption, network.
+];
+
+export async function managementRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {
+  registerManagementHttp(app, opts.platform);
+  for (const mod of MODULES) await app.register(mod, { platform: opts.platform });
+}

@@ -178,7 +178,7 @@ export class Platform {
   }
 
   private async loadProject(ref: string): Promise<ProjectContext | undefined> {
-    const { rows } = await this.pool.query<ProjectRow>('select * from projects where ref = $1', [ref]);
+    const { rows } = await this.pool.query<ProjectRow>(`select * from projects where ref = $1 and status <> 'REMOVED'`, [ref]);
     const row = rows[0];
     if (!row) return undefined;
     const ctx = this.contextOf(row);
@@ -238,14 +238,23 @@ export class Platform {
     return (await this.project(ref))!;
   }
 
-  /** Removes the project: registry row, database and files. */
+  /**
+   * Removes the project: its database, files and secrets. The registry row stays as a tombstone
+   * (status REMOVED), so the ref is never reused and the Management API can answer "Resource has
+   * been removed"; project() no longer finds it. The default project cannot be removed.
+   */
   async deleteProject(ref: string): Promise<boolean> {
-    const ctx = await this.project(ref);
-    if (!ctx) return false;
+    const { rows } = await this.pool.query<ProjectRow>(`select * from projects where ref = $1 and status <> 'REMOVED'`, [ref]);
+    const row = rows[0];
+    if (!row) return false;
+    if (row.is_default) throw new Error('the default project cannot be deleted');
+    await this.pool.query(`update projects set status = 'GOING_DOWN' where ref = $1`, [ref]);
     await this.forget(ref);
-    await dropDatabase(this.servers.get(ctx.dbServer).url, ctx.dbName);
-    await this.pool.query('delete from projects where ref = $1', [ref]);
-    rmSync(ctx.filesDir, { recursive: true, force: true });
+    await dropDatabase(this.servers.get(row.db_server).url, row.db_name);
+    rmSync(join(this.config.dataDir, 'projects', row.ref), { recursive: true, force: true });
+    await this.pool.query('delete from project_secrets where project_ref = $1', [ref]);
+    await this.pool.query(`update projects set status = 'REMOVED', removed_at = now() where ref = $1`, [ref]);
+    await this.forget(ref);
     return true;
   }
 

@@ -1,0 +1,49 @@
+/**
+ * Personal access tokens: `Authorization: Bearer sbp_<40 hex>`; only the SHA-256 digest is
+ * stored (access_tokens.token_sha256). The caller's user id lands on `req.management.userId`.
+ */
+import type { FastifyRequest } from 'fastify';
+import { bearerOf } from '../../auth/request-credentials.js';
+import { sha256Hex, type Platform } from '../../platform/platform.js';
+import { unauthorized } from './errors.js';
+
+/** The token shape the CLI accepts (`sbp_oauth_` is the OAuth variant). */
+export const ACCESS_TOKEN_PATTERN = /^sbp_(oauth_)?[a-f0-9]{40}$/;
+
+export interface ManagementCaller {
+  userId: string;
+  tokenId: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller of a management request (set by the auth hook). */
+    management?: ManagementCaller;
+  }
+}
+
+/** The caller behind a bearer token, or undefined for a missing, malformed or unknown token. */
+export async function callerOfToken(platform: Platform, token: string | undefined): Promise<ManagementCaller | undefined> {
+  if (!token || !ACCESS_TOKEN_PATTERN.test(token)) return undefined;
+  const digest = sha256Hex(token);
+  const { rows } = await platform.pool.query<{ id: string; user_id: string; stale: boolean }>(
+    `select id, user_id, (last_used_at is null or last_used_at < now() - interval '1 minute') as stale
+       from access_tokens where token_sha256 = $1`,
+    [digest],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  // last_used_at is informational: refreshed at most once a minute, off the request's path.
+  if (row.stale) platform.pool.query('update access_tokens set last_used_at = now() where id = $1', [row.id]).catch(() => {});
+  return { userId: row.user_id, tokenId: row.id };
+}
+
+/** The authenticated caller; throws 401 when the auth hook did not find one. */
+export function callerOf(req: FastifyRequest): ManagementCaller {
+  if (!req.management) throw unauthorized();
+  return req.management;
+}
+
+export function bearerTokenOf(req: FastifyRequest): string | undefined {
+  return bearerOf(req.headers);
+}

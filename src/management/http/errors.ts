@@ -1,0 +1,70 @@
+/**
+ * Management API errors: every failure is a JSON `{"message": ...}` body (the reference API's
+ * NestJS shape). Throw an `ApiError` from a route or hook; anything else becomes a 500 with an
+ * `errorEventId` (logged server-side with the same id, never with request secrets).
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    /** Extra response headers (e.g. the rate-limit ones on a 429). */
+    readonly headers: Record<string, string | number> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export const badRequest = (message: string) => new ApiError(400, message);
+export const unauthorized = () => new ApiError(401, 'Unauthorized');
+export const forbidden = (message = 'Forbidden resource') => new ApiError(403, message);
+export const notFound = (message: string) => new ApiError(404, message);
+export const conflict = (message: string) => new ApiError(409, message);
+
+/** The reference API's answer for any call on a deleted project. */
+export const RESOURCE_REMOVED = 'Resource has been removed';
+
+export function newErrorEventId(): string {
+  return randomBytes(16).toString('hex');
+}
+
+/** Fastify's own request errors (bad JSON, wrong content type, body too large...) keep their status. */
+function clientErrorOf(err: FastifyError): ApiError | undefined {
+  const status = err.statusCode;
+  if (!status || status < 400 || status >= 500) return undefined;
+  if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return new ApiError(400, 'Request body is required');
+  if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError) return new ApiError(400, 'Request body is not valid JSON');
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError(413, 'Request body is too large');
+  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError(415, 'Unsupported content type');
+  return new ApiError(status, err.message);
+}
+
+export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
+  for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+  return reply.code(err.statusCode).type('application/json; charset=utf-8').send({ message: err.message });
+}
+
+/**
+ * Installs the error and not-found handlers on the management scope. A route may set
+ * `config.failureMessage` (the spec's per-operation 500 text, e.g. "Failed to retrieve project's
+ * secrets"); without it a 500 says "Internal Server Error".
+ */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof ApiError) return sendError(reply, error);
+    const client = clientErrorOf(error);
+    if (client) return sendError(reply, client);
+    const errorEventId = newErrorEventId();
+    req.log.error({ err: error, errorEventId }, 'management API request failed');
+    if (!req.log.level || req.log.level === 'silent') {
+      // Without a request logger, still leave a trace that can be matched to the response.
+      console.error(`[management] ${req.method} ${req.routeOptions.url ?? req.url} failed (errorEventId ${errorEventId}): ${error.stack ?? error.message}`);
+    }
+    const message = req.routeOptions.config?.failureMessage ?? 'Internal Server Error';
+    return reply.code(500).type('application/json; charset=utf-8').send({ message, errorEventId });
+  });
+  app.setNotFoundHandler((req, reply) => sendError(reply, new ApiError(404, `Cannot ${req.method} ${req.url.split('?')[0]}`)));
+}

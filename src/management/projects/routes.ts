@@ -1,0 +1,57 @@
+/**
+ * M1 GET /v1/projects, M2 POST /v1/projects, and the adjacent GET /v1/projects/{ref},
+ * DELETE /v1/projects/{ref} and GET /v1/projects/{ref}/api-keys.
+ */
+import type { ManagementModule } from '../http/module.js';
+import { callerOf } from '../http/auth.js';
+import { badRequest } from '../http/errors.js';
+import { isObject } from '../http/validate.js';
+import { loadManagedOrganization, projectOf } from '../http/project-access.js';
+import { parseCreateProjectBody } from './create-body.js';
+import { legacyApiKeys, listProjects, projectResponse, projectWithDatabase } from './service.js';
+
+export const projectRoutes: ManagementModule = async (app, { platform }) => {
+  app.get('/projects', async (req) => {
+    const projects = await listProjects(platform, callerOf(req).userId);
+    return Promise.all(projects.map((p) => projectWithDatabase(platform, p)));
+  });
+
+  app.post(
+    '/projects',
+    {
+      config: {
+        failureMessage: 'Failed to create project',
+        // The scope of M2's counter is the organization named in the body.
+        managementRateLimit: {
+          scope: (req) => {
+            const b = isObject(req.body) ? req.body : {};
+            const org = b.organization_slug ?? b.organization_id;
+            return typeof org === 'string' ? `org:${org}` : undefined;
+          },
+        },
+      },
+    },
+    async (req, reply) => {
+      const input = parseCreateProjectBody(req.body);
+      const org = await loadManagedOrganization(platform, callerOf(req).userId, input.organizationSlug, 'organization_slug');
+      const ctx = await platform.createProject({ name: input.name, organizationId: org.slug, region: input.region });
+      return reply.code(201).send(projectResponse(ctx));
+    },
+  );
+
+  app.get('/projects/:ref', { config: { failureMessage: 'Failed to retrieve project' } }, async (req) => {
+    return projectWithDatabase(platform, projectOf(req));
+  });
+
+  app.delete('/projects/:ref', { config: { failureMessage: 'Failed to delete project' } }, async (req) => {
+    const project = projectOf(req);
+    const { rows } = await platform.pool.query<{ id: string; is_default: boolean }>('select id, is_default from projects where ref = $1', [project.ref]);
+    if (rows[0]?.is_default) throw badRequest('The default project cannot be deleted');
+    await platform.deleteProject(project.ref);
+    return { id: Number(rows[0]!.id), ref: project.ref, name: project.name };
+  });
+
+  app.get('/projects/:ref/api-keys', { config: { failureMessage: "Failed to retrieve project's api keys" } }, async (req) => {
+    return legacyApiKeys(await projectOf(req).context());
+  });
+};

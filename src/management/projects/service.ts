@@ -1,0 +1,106 @@
+/** Projects as the Management API shows them, from the platform registry. */
+import type { Platform } from '../../platform/platform.js';
+import { withClient } from '../../db/pool.js';
+
+export interface ProjectResponse {
+  id: string;
+  ref: string;
+  organization_id: string;
+  organization_slug: string;
+  name: string;
+  region: string;
+  created_at: string;
+  status: string;
+}
+
+export interface ProjectWithDatabaseResponse extends ProjectResponse {
+  database: { host: string; version: string; postgres_engine: string; release_channel: string };
+}
+
+export interface ProjectRecord {
+  ref: string;
+  organizationId: string;
+  name: string;
+  region: string;
+  status: string;
+  createdAt: string;
+  dbServer: string;
+}
+
+export function projectResponse(p: ProjectRecord): ProjectResponse {
+  return {
+    id: p.ref,
+    ref: p.ref,
+    organization_id: p.organizationId,
+    organization_slug: p.organizationId,
+    name: p.name,
+    region: p.region,
+    created_at: p.createdAt,
+    status: p.status,
+  };
+}
+
+const serverVersions = new WeakMap<Platform, Map<string, Promise<{ version: string; engine: string }>>>();
+
+/** PostgreSQL version of a database server (asked once per process). */
+function serverVersion(platform: Platform, serverId: string): Promise<{ version: string; engine: string }> {
+  let byServer = serverVersions.get(platform);
+  if (!byServer) serverVersions.set(platform, (byServer = new Map()));
+  let v = byServer.get(serverId);
+  if (!v) {
+    v = withClient(platform.servers.get(serverId).url, async (c) => {
+      const { rows } = await c.query<{ v: string; n: string }>(`select current_setting('server_version') as v, current_setting('server_version_num') as n`);
+      return { version: rows[0]!.v.split(' ')[0]!, engine: String(Math.floor(Number(rows[0]!.n) / 10000)) };
+    }).catch((err) => {
+      byServer!.delete(serverId);
+      throw err;
+    });
+    byServer.set(serverId, v);
+  }
+  return v;
+}
+
+export async function projectWithDatabase(platform: Platform, p: ProjectRecord): Promise<ProjectWithDatabaseResponse> {
+  const { version, engine } = await serverVersion(platform, p.dbServer);
+  const host = new URL(platform.servers.get(p.dbServer).url).hostname;
+  return { ...projectResponse(p), database: { host, version, postgres_engine: engine, release_channel: 'ga' } };
+}
+
+/** All live projects of the organizations `userId` belongs to. */
+export async function listProjects(platform: Platform, userId: string): Promise<ProjectRecord[]> {
+  const { rows } = await platform.pool.query<{ ref: string; organization_id: string; name: string; region: string; status: string; created_at: Date; db_server: string }>(
+    `select p.ref, p.organization_id, p.name, p.region, p.status, p.created_at, p.db_server
+       from projects p join organization_members m on m.organization_id = p.organization_id and m.user_id = $1
+      where p.status <> 'REMOVED'
+      order by p.created_at, p.ref`,
+    [userId],
+  );
+  return rows.map((r) => ({
+    ref: r.ref,
+    organizationId: r.organization_id,
+    name: r.name,
+    region: r.region,
+    status: r.status,
+    createdAt: new Date(r.created_at).toISOString(),
+    dbServer: r.db_server,
+  }));
+}
+
+/** The project's legacy API keys, shaped like the reference `GET /v1/projects/{ref}/api-keys`. */
+export function legacyApiKeys(keys: { anonKey: string; serviceRoleKey: string }) {
+  return [
+    { name: 'anon', api_key: keys.anonKey, id: 'anon', type: 'legacy', prefix: null, description: 'Legacy anon API key', hash: null, secret_jwt_template: null, inserted_at: null, updated_at: null },
+    {
+      name: 'service_role',
+      api_key: keys.serviceRoleKey,
+      id: 'service_role',
+      type: 'legacy',
+      prefix: null,
+      description: 'Legacy service_role API key',
+      hash: null,
+      secret_jwt_template: null,
+      inserted_at: null,
+      updated_at: null,
+    },
+  ];
+}

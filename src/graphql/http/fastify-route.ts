@@ -1,25 +1,26 @@
 /**
- * POST/GET {project}/graphql/v1 on the platform's Fastify app.
- * PLACEHOLDER (foundation): checks the apikey and answers with an empty schema's response.
- * The GraphQL HTTP layer replaces this file.
+ * POST/GET {project}/graphql/v1 on the platform's Fastify app: the project comes from the
+ * platform's routing (req.project), its pool and keys serve the request.
+ * Limits: the platform's body limit; STRATA_GRAPHQL_MAX_DEPTH (default 20, 0 for none).
  */
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../../platform/platform.js';
-import { apiKeyOf, bearerOf } from '../../auth/request-credentials.js';
-import { AuthError, principalOf } from '../../auth/principal.js';
+import { createStrataYoga } from './yoga-server.js';
+import { registerGraphQLRoutes } from './fastify-plugin.js';
+import { DEFAULT_MAX_DEPTH, GRAPHQL_PATH } from './options.js';
 
-export async function graphqlRoutes(app: FastifyInstance, _opts: { platform: Platform }): Promise<void> {
-  const handler = async (req: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply) => {
-    const project = req.project;
-    if (!project) return reply.code(404).send({ message: 'Project not found' });
-    try {
-      await principalOf(project, apiKeyOf(req.headers), bearerOf(req.headers));
-    } catch (err) {
-      if (err instanceof AuthError) return reply.code(401).send({ message: err.message });
-      throw err;
-    }
-    return reply.send({ data: null, errors: [{ message: 'The GraphQL engine is not installed yet' }] });
-  };
-  app.post('/graphql/v1', handler);
-  app.get('/graphql/v1', handler);
+function maxDepthFromEnv(v: string | undefined): number | false {
+  if (v === undefined || v.trim() === '') return DEFAULT_MAX_DEPTH;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`STRATA_GRAPHQL_MAX_DEPTH must be a whole number (got "${v}")`);
+  return n === 0 ? false : n;
+}
+
+export async function graphqlRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {
+  const yoga = createStrataYoga(GRAPHQL_PATH, {
+    maxBodyBytes: opts.platform.config.bodyLimit,
+    maxDepth: maxDepthFromEnv(process.env.STRATA_GRAPHQL_MAX_DEPTH),
+    logging: opts.platform.config.logRequests ? 'info' : 'error',
+  });
+  await registerGraphQLRoutes(app, { yoga, endpoint: GRAPHQL_PATH, targetOf: (req) => req.project });
 }

@@ -1,0 +1,61 @@
+/** Configuration of the GraphQL HTTP handler, and what one request is served against. */
+import type pg from 'pg';
+import type { IncomingMessage } from 'node:http';
+import type { YogaServerOptions } from 'graphql-yoga';
+
+/** The database and keys one request is served against (one project). */
+export interface GraphQLTarget {
+  /** Pool connected as the API login role (it switches to the request's role per transaction). */
+  pool: pg.Pool;
+  /** HS256 secret that signs the project's keys and user JWTs. */
+  jwtSecret: string;
+  /** The project's anon key (any valid project JWT is accepted as apikey too). */
+  anonKey?: string;
+  serviceRoleKey?: string;
+}
+
+export interface GraphQLLimits {
+  /** Largest accepted request body in bytes (413 beyond). Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Deepest accepted selection nesting (a GraphQL error beyond); false for none. Default 20. */
+  maxDepth?: number | false;
+}
+
+export interface GraphiQLSettings {
+  /** Page title. */
+  title?: string;
+  /** Headers pre-filled in GraphiQL's header editor (e.g. `{ apikey: anonKey }` for local development). */
+  defaultHeaders?: Record<string, string>;
+  /** Query shown when the page opens. */
+  defaultQuery?: string;
+}
+
+export interface GraphQLHandlerOptions extends GraphQLLimits {
+  /** One database: the pool (as the API login role) ... */
+  pool?: pg.Pool;
+  /** ... or a function giving it per request (e.g. created lazily). */
+  getPool?: (req: IncomingMessage) => pg.Pool | Promise<pg.Pool>;
+  jwtSecret?: string;
+  anonKey?: string;
+  serviceRoleKey?: string;
+  /** Several databases: the target of each request (undefined answers 404 "Project not found"). */
+  getTarget?: (req: IncomingMessage) => GraphQLTarget | undefined | Promise<GraphQLTarget | undefined>;
+  /** Path before `/graphql/v1` (e.g. `/api`); default none. */
+  basePath?: string;
+  /** GraphiQL for browsers at the same path (default on). */
+  graphiql?: boolean | GraphiQLSettings;
+  /** CORS, as graphql-yoga takes it (default: any origin, the apikey/authorization headers allowed). */
+  cors?: YogaServerOptions<object, object>['cors'];
+  /** Where unexpected errors are logged (graphql-yoga's logger setting); default 'error'. */
+  logging?: YogaServerOptions<object, object>['logging'];
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_DEPTH = 20;
+export const GRAPHQL_PATH = '/graphql/v1';
+
+export function endpointOf(basePath: string | undefined): string {
+  const base = (basePath ?? '').replace(/\/+$/, '');
+  if (base && !base.startsWith('/')) throw new Error(`basePath must start with "/" (got "${basePath}")`);
+  return base + GRAPHQL_PATH;
+}

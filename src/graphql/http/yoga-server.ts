@@ -1,0 +1,49 @@
+/** The graphql-yoga server behind every serving form (Node http, Express, Fastify). */
+import { createYoga, createSchema, type YogaServerInstance } from 'graphql-yoga';
+import { useStrataEngine, type StrataServerContext } from './engine-plugin.js';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DEPTH, type GraphQLHandlerOptions } from './options.js';
+
+export type StrataYoga = YogaServerInstance<StrataServerContext, object>;
+
+// Yoga wants a schema; the engine answers every request (introspection included, with
+// pg_graphql's per-schema opt-in), so this one is never executed.
+const PLACEHOLDER_SCHEMA = createSchema<StrataServerContext>({ typeDefs: 'type Query { _engine: Boolean }' });
+
+const DEFAULT_GRAPHIQL_QUERY = `# Strata GraphQL (pg_graphql compatible).
+# Put the project's anon key in the "apikey" header (Headers tab below).
+# Introspection (the docs explorer) needs a schema comment: comment on schema public is '@graphql({"introspection": true})';
+{
+  __typename
+}
+`;
+
+export function createStrataYoga(endpoint: string, opts: GraphQLHandlerOptions): StrataYoga {
+  const graphiql = opts.graphiql === undefined ? true : opts.graphiql;
+  const g = typeof graphiql === 'object' ? graphiql : {};
+  return createYoga<StrataServerContext>({
+    schema: PLACEHOLDER_SCHEMA,
+    graphqlEndpoint: endpoint,
+    landingPage: false,
+    multipart: false,
+    batching: false,
+    maskedErrors: true,
+    logging: opts.logging ?? 'error',
+    maxRequestBodySize: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    cors: opts.cors ?? {
+      origin: '*',
+      methods: ['GET', 'POST', 'OPTIONS'],
+      allowedHeaders: ['apikey', 'authorization', 'content-type', 'accept', 'x-client-info'],
+      maxAge: 3600,
+    },
+    graphiql:
+      graphiql === false
+        ? false
+        : {
+            title: g.title ?? 'Strata GraphQL',
+            defaultQuery: g.defaultQuery ?? DEFAULT_GRAPHIQL_QUERY,
+            headers: JSON.stringify(g.defaultHeaders ?? { apikey: '<anon key>' }, null, 2),
+            shouldPersistHeaders: true,
+          },
+    plugins: [useStrataEngine({ maxDepth: opts.maxDepth === undefined ? DEFAULT_MAX_DEPTH : opts.maxDepth })],
+  });
+}

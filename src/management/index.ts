@@ -28,10 +28,12 @@ import { registerManagementHttp } from './http/setup.js';
 import type { ManagementModule } from './http/module.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { projectRoutes } from './projects/routes.js';
+import { secretRoutes } from './secrets/routes.js';
 
 const MODULES: ManagementModule[] = [
   organizationRoutes,
   projectRoutes,
+  secretRoutes,
   // Part 2: functions, hostnames, encryption, network.
 ];
 

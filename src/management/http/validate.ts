@@ -35,13 +35,16 @@ export interface StringRule {
   maxLength?: number;
   pattern?: RegExp;
   enum?: readonly string[];
+  /** How the field is named in messages (default: its key), e.g. `0.name` for array items. */
+  label?: string;
 }
 
 /** Checks `obj[field]` against `rule`; returns the string (or undefined when optional and absent). */
 export function stringField(obj: JsonObject, field: string, rule: StringRule & { required: true }): string;
 export function stringField(obj: JsonObject, field: string, rule?: StringRule): string | undefined;
-export function stringField(obj: JsonObject, field: string, rule: StringRule = {}): string | undefined {
-  const v = obj[field];
+export function stringField(obj: JsonObject, key: string, rule: StringRule = {}): string | undefined {
+  const field = rule.label ?? key;
+  const v = obj[key];
   if (v === undefined || v === null) {
     if (rule.required) throw badRequest(`${field} is required`);
     return undefined;

@@ -29,12 +29,19 @@ import type { ManagementModule } from './http/module.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { projectRoutes } from './projects/routes.js';
 import { secretRoutes } from './secrets/routes.js';
+import { functionRoutes } from './functions/routes.js';
+import { hostnameRoutes } from './hostnames/routes.js';
+import { encryptionRoutes } from './encryption/routes.js';
+import { networkRoutes } from './network/routes.js';
 
 const MODULES: ManagementModule[] = [
   organizationRoutes,
   projectRoutes,
   secretRoutes,
-  // Part 2: functions, hostnames, encryption, network.
+  functionRoutes,
+  hostnameRoutes,
+  encryptionRoutes,
+  networkRoutes,
 ];
 
 export async function managementRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {

@@ -1,0 +1,78 @@
+/**
+ * The project's encryption root key (M20–M21): 32 random bytes, hex, kept in the platform database
+ * sealed with the platform key. Generated on first use (GET pgsodium, or when the vault key is
+ * installed), replaced by PUT. From it the platform derives the project's vault key
+ * (HKDF-SHA256, info "strata-vault-v1") and installs it into the project database's vault.key
+ * (see sql/project/0200_vault.sql); the root key itself never enters the project database.
+ */
+import { createHash, hkdfSync, randomBytes } from 'node:crypto';
+import type { Platform } from '../../platform/platform.js';
+import { withClient } from '../../db/pool.js';
+import { openSecret, sealSecret } from '../../platform/secret-box.js';
+
+export const ROOT_KEY_MESSAGE = 'Expected a 32 byte secret, hex-encoded (64 characters).';
+
+export function isValidRootKey(v: unknown): v is string {
+  return typeof v === 'string' && /^[0-9a-fA-F]{64}$/.test(v);
+}
+
+/** AES-GCM associated data: binds a sealed key to its project. */
+const context = (ref: string) => `project_root_keys:${ref}`;
+
+export function deriveVaultKey(rootKeyHex: string): { key: Buffer; keyId: string } {
+  const key = Buffer.from(hkdfSync('sha256', Buffer.from(rootKeyHex, 'hex'), Buffer.alloc(0), 'strata-vault-v1', 32));
+  return { key, keyId: createHash('sha256').update(key).digest('hex').slice(0, 16) };
+}
+
+/** Writes the vault key derived from `rootKeyHex` into the project database (superuser connection). */
+export async function installVaultKey(platform: Platform, ref: string, rootKeyHex: string): Promise<void> {
+  const ctx = await platform.project(ref);
+  if (!ctx) throw new Error(`project ${ref} not found`);
+  const { key, keyId } = deriveVaultKey(rootKeyHex);
+  await withClient(ctx.superuserUrl, (c) =>
+    c.query(
+      `insert into vault.key (id, key_id, key) values (true, $1, $2)
+       on conflict (id) do update set key_id = excluded.key_id, key = excluded.key, updated_at = now()`,
+      [keyId, key],
+    ),
+  );
+}
+
+async function readRootKey(platform: Platform, ref: string): Promise<string | undefined> {
+  const { rows } = await platform.pool.query<{ root_key_sealed: Buffer }>('select root_key_sealed from project_root_keys where project_ref = $1', [ref]);
+  return rows[0] ? openSecret(platform.state.platformKey, rows[0].root_key_sealed, context(ref)) : undefined;
+}
+
+/** The project's root key, generated (and its vault key installed) when it has none yet. */
+export async function ensureRootKey(platform: Platform, ref: string): Promise<string> {
+  const existing = await readRootKey(platform, ref);
+  if (existing) return existing;
+  const fresh = randomBytes(32).toString('hex');
+  const { rowCount } = await platform.pool.query(
+    'insert into project_root_keys (project_ref, root_key_sealed) values ($1, $2) on conflict (project_ref) do nothing',
+    [ref, sealSecret(platform.state.platformKey, fresh, context(ref))],
+  );
+  if (!rowCount) return (await readRootKey(platform, ref))!; // another process generated it first
+  try {
+    await installVaultKey(platform, ref, fresh);
+  } catch (err) {
+    await platform.pool.query('delete from project_root_keys where project_ref = $1', [ref]).catch(() => {});
+    throw err;
+  }
+  return fresh;
+}
+
+/**
+ * Replaces the root key (lowercased) and installs the new vault key. Vault secrets encrypted under
+ * the old key are no longer readable (vault.decrypted_secrets shows null for them).
+ */
+export async function replaceRootKey(platform: Platform, ref: string, rootKeyHex: string): Promise<string> {
+  const key = rootKeyHex.toLowerCase();
+  await platform.pool.query(
+    `insert into project_root_keys (project_ref, root_key_sealed) values ($1, $2)
+     on conflict (project_ref) do update set root_key_sealed = excluded.root_key_sealed, updated_at = now()`,
+    [ref, sealSecret(platform.state.platformKey, key, context(ref))],
+  );
+  await installVaultKey(platform, ref, key);
+  return key;
+}

@@ -1,0 +1,34 @@
+/**
+ * What a function receives when it runs: its entrypoint and flags plus its environment, i.e. the
+ * platform-managed variables (SUPABASE_URL, SUPABASE_ANON_KEY, SUPABASE_SERVICE_ROLE_KEY) and the
+ * project's secrets (M5–M7), decrypted. Served by the non-spec
+ * GET /v1/projects/{ref}/functions/{function_slug}/runtime-config.
+ */
+import type { Platform } from '../../platform/platform.js';
+import type { ProjectContext } from '../../platform/project-context.js';
+import { managedSecrets, readProjectSecrets } from '../secrets/service.js';
+import type { FunctionRecord } from './function-store.js';
+import { entrypointFileName } from './function-body-multipart.js';
+
+export interface RuntimeConfig {
+  slug: string;
+  version: number;
+  verify_jwt: boolean;
+  entrypoint: string;
+  body_sha256: string;
+  body_content_type: string;
+  env: Record<string, string>;
+}
+
+export async function runtimeConfig(platform: Platform, ctx: ProjectContext, apiUrl: string, f: FunctionRecord): Promise<RuntimeConfig> {
+  const env = { ...(await readProjectSecrets(platform, ctx.ref)), ...managedSecrets(ctx, apiUrl) };
+  return {
+    slug: f.slug,
+    version: f.version,
+    verify_jwt: f.verifyJwt,
+    entrypoint: f.entrypointPath ?? entrypointFileName(null),
+    body_sha256: f.bodySha256,
+    body_content_type: f.bodyContentType,
+    env: Object.fromEntries(Object.entries(env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * Routes requests whose Host is an active custom hostname to its project: a resolver registered
+ * with platform.addHostResolver (consulted by platform/routing.ts), cached for a few seconds per
+ * hostname in each process; changes made by this process are visible at once.
+ */
+import type { Platform } from '../../platform/platform.js';
+import { activeRefForHostname } from './hostname-store.js';
+
+const TTL_MS = 3_000;
+
+export class HostnameRouter {
+  private readonly cache = new Map<string, { ref: string | undefined; expires: number }>();
+
+  constructor(private readonly platform: Platform) {}
+
+  async resolve(host: string): Promise<string | undefined> {
+    const hit = this.cache.get(host);
+    if (hit && hit.expires > Date.now()) return hit.ref;
+    const ref = await activeRefForHostname(this.platform, host);
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(host, { ref, expires: Date.now() + TTL_MS });
+    return ref;
+  }
+
+  forget(host: string): void {
+    this.cache.delete(host);
+  }
+}
+
+const routers = new WeakMap<Platform, HostnameRouter>();
+
+/** The platform's custom hostname router, registered with the platform on first use. */
+export function hostnameRouter(platform: Platform): HostnameRouter {
+  let r = routers.get(platform);
+  if (!r) {
+    const router = new HostnameRouter(platform);
+    platform.addHostResolver((host) => router.resolve(host));
+    routers.set(platform, router);
+    r = router;
+  }
+  return r;
+}

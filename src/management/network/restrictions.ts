@@ -1,0 +1,119 @@
+/**
+ * Network restrictions (M24–M25): the requested config is stored (status `stored`, the previous
+ * applied config kept as old_config), then applied to pg_hba.conf when the project's database
+ * server is one the platform runs itself (embedded); then status becomes `applied`. On servers the
+ * platform cannot manage (DATABASE_URL, STRATA_DB_SERVERS) the config stays `stored`, with a
+ * `detail` saying why.
+ */
+import type { Platform } from '../../platform/platform.js';
+import { applyPgHba, type DatabaseRestriction } from '../../platform/pg-hba.js';
+import { normalizeCidrs } from './cidr.js';
+
+export interface RestrictionConfig {
+  dbAllowedCidrs: string[];
+  dbAllowedCidrsV6: string[];
+}
+
+export interface RestrictionsResponse {
+  entitlement: 'allowed';
+  config: RestrictionConfig;
+  old_config?: RestrictionConfig;
+  status: 'stored' | 'applied';
+  updated_at?: string;
+  applied_at?: string;
+  /** Non-spec: why the config is only stored (or why applying failed). */
+  detail?: string;
+}
+
+interface Row {
+  config: RestrictionConfig;
+  status: 'stored' | 'applied';
+  applied_config: RestrictionConfig | null;
+  status_detail: string | null;
+  updated_at: Date;
+  applied_at: Date | null;
+}
+
+const OPEN: RestrictionConfig = { dbAllowedCidrs: ['0.0.0.0/0'], dbAllowedCidrsV6: ['::/0'] };
+
+export const UNMANAGED_DETAIL =
+  'Stored only: this project\'s PostgreSQL server is not run by the platform (DATABASE_URL or STRATA_DB_SERVERS), so its pg_hba.conf cannot be changed from here; apply the restriction in that server\'s pg_hba.conf or firewall.';
+
+export function parseRestrictionRequest(body: unknown): RestrictionConfig {
+  const b = (body ?? {}) as Record<string, unknown>;
+  if (typeof b !== 'object' || Array.isArray(b)) throw new TypeError('body must be a JSON object');
+  return {
+    dbAllowedCidrs: normalizeCidrs(b.dbAllowedCidrs, 4, 'dbAllowedCidrs'),
+    dbAllowedCidrsV6: normalizeCidrs(b.dbAllowedCidrsV6, 6, 'dbAllowedCidrsV6'),
+  };
+}
+
+function sameConfig(a: RestrictionConfig, b: RestrictionConfig): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+function toResponse(r: Row | undefined): RestrictionsResponse {
+  if (!r) return { entitlement: 'allowed', config: OPEN, status: 'applied' };
+  const out: RestrictionsResponse = { entitlement: 'allowed', config: r.config, status: r.status, updated_at: r.updated_at.toISOString() };
+  if (r.status === 'stored' && r.applied_config && !sameConfig(r.applied_config, r.config)) out.old_config = r.applied_config;
+  if (r.applied_at) out.applied_at = r.applied_at.toISOString();
+  if (r.status_detail) out.detail = r.status_detail;
+  return out;
+}
+
+async function readRow(platform: Platform, ref: string): Promise<Row | undefined> {
+  const { rows } = await platform.pool.query<Row>('select config, status, applied_config, status_detail, updated_at, applied_at from network_restrictions where project_ref = $1', [ref]);
+  return rows[0];
+}
+
+export async function getRestrictions(platform: Platform, ref: string): Promise<RestrictionsResponse> {
+  return toResponse(await readRow(platform, ref));
+}
+
+function toRestriction(ref: string, dbName: string, c: RestrictionConfig): DatabaseRestriction {
+  return { ref, dbName, v4: c.dbAllowedCidrs, v6: c.dbAllowedCidrsV6 };
+}
+
+/** Stores `config`, then applies it (and every other applied restriction on the same server) when the server is managed. */
+export async function applyRestrictions(platform: Platform, ref: string, config: RestrictionConfig): Promise<RestrictionsResponse> {
+  const project = await platform.project(ref);
+  if (!project) throw new Error(`project ${ref} not found`);
+  await platform.pool.query(
+    `insert into network_restrictions (project_ref, config, status, status_detail) values ($1, $2::jsonb, 'stored', null)
+     on conflict (project_ref) do update set config = excluded.config, status = 'stored', status_detail = null, updated_at = now()`,
+    [ref, JSON.stringify(config)],
+  );
+  const server = platform.servers.get(project.dbServer);
+  if (!server.managed || !server.embedded) {
+    await platform.pool.query('update network_restrictions set status_detail = $2 where project_ref = $1', [ref, UNMANAGED_DETAIL]);
+    return toResponse(await readRow(platform, ref));
+  }
+  const client = await platform.pool.connect();
+  try {
+    // One pg_hba.conf writer per server at a time, across API processes.
+    await client.query(`select pg_advisory_lock(hashtext('strata-pg-hba:' || $1::text))`, [server.id]);
+    try {
+      const { rows } = await client.query<{ ref: string; db_name: string; applied_config: RestrictionConfig }>(
+        `select p.ref, p.db_name, r.applied_config from network_restrictions r join projects p on p.ref = r.project_ref
+         where p.db_server = $1 and r.applied_config is not null and p.ref <> $2`,
+        [server.id, ref],
+      );
+      const all = rows.map((r) => toRestriction(r.ref, r.db_name, r.applied_config));
+      all.push(toRestriction(ref, project.dbName, config));
+      await applyPgHba(server.url, all);
+      await client.query(
+        `update network_restrictions set status = 'applied', applied_config = config, applied_at = now(), status_detail = null
+         where project_ref = $1 and config = $2::jsonb`,
+        [ref, JSON.stringify(config)],
+      );
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : String(err);
+      await client.query('update network_restrictions set status_detail = $2 where project_ref = $1', [ref, `Applying failed: ${msg}`]);
+    } finally {
+      await client.query(`select pg_advisory_unlock(hashtext('strata-pg-hba:' || $1::text))`, [server.id]).catch(() => {});
+    }
+  } finally {
+    client.release();
+  }
+  return toResponse(await readRow(platform, ref));
+}

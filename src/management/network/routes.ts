@@ -1,0 +1,55 @@
+/**
+ * M22 POST network-bans/retrieve, M23 DELETE network-bans (bans are made by the gateway,
+ * src/platform/network-guard.ts), M24 GET network-restrictions, M25 POST network-restrictions/apply.
+ */
+import ipaddr from 'ipaddr.js';
+import type { ManagementModule } from '../http/index.js';
+import { badRequest, isObject, objectBody, projectOf } from '../http/index.js';
+import { networkBans, normalizeIp } from '../../platform/network-bans.js';
+import { CidrError } from './cidr.js';
+import { applyRestrictions, getRestrictions, parseRestrictionRequest } from './restrictions.js';
+
+function ipv4List(v: unknown): string[] {
+  if (!Array.isArray(v)) throw badRequest('ipv4_addresses must be an array of IPv4 addresses');
+  return v.map((item) => {
+    if (typeof item !== 'string' || !ipaddr.IPv4.isValidFourPartDecimal(item.trim())) throw badRequest(`Invalid IPv4 address: ${String(item)}`);
+    return ipaddr.IPv4.parse(item.trim()).toString();
+  });
+}
+
+export const networkRoutes: ManagementModule = async (app, { platform }) => {
+  const bans = networkBans(platform);
+
+  app.post('/projects/:ref/network-bans/retrieve', { config: { failureMessage: "Failed to retrieve project's network bans" } }, async (req, reply) =>
+    reply.code(201).send({ banned_ipv4_addresses: await bans.list(projectOf(req).ref) }),
+  );
+
+  app.delete('/projects/:ref/network-bans', { config: { failureMessage: 'Failed to remove network bans.' } }, async (req, reply) => {
+    const body = objectBody(req.body);
+    const ips = ipv4List(body.ipv4_addresses);
+    if (body.requester_ip !== undefined && typeof body.requester_ip !== 'boolean') throw badRequest('requester_ip must be a boolean value');
+    if (body.identifier !== undefined && typeof body.identifier !== 'string') throw badRequest('identifier must be a string');
+    if (body.requester_ip === true) {
+      const own = normalizeIp(req.ip);
+      if (own) ips.push(own);
+    }
+    await bans.remove(projectOf(req).ref, ips);
+    return reply.code(200).send();
+  });
+
+  app.get('/projects/:ref/network-restrictions', { config: { failureMessage: "Failed to retrieve project's network restrictions" } }, async (req) =>
+    getRestrictions(platform, projectOf(req).ref),
+  );
+
+  app.post('/projects/:ref/network-restrictions/apply', { config: { failureMessage: 'Failed to update project network restrictions' } }, async (req, reply) => {
+    if (req.body !== undefined && !isObject(req.body)) throw badRequest('Request body must be a JSON object');
+    let config;
+    try {
+      config = parseRestrictionRequest(req.body ?? {});
+    } catch (err) {
+      if (err instanceof CidrError) throw badRequest(err.message);
+      throw err;
+    }
+    return reply.code(201).send(await applyRestrictions(platform, projectOf(req).ref, config));
+  });
+};

@@ -1,0 +1,87 @@
+// Load generation: autocannon (npm, in this process) or wrk (C, if on PATH; LOAD=wrk|autocannon).
+// Closed loop: N connections, each sending the next request when the previous answer arrives.
+// While a cell runs, the server's RSS is sampled from /proc every 200 ms.
+import { spawnSync, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { memoryOf } from './util.mjs';
+
+export function pickLoadTool() {
+  const want = process.env.LOAD;
+  const hasWrk = spawnSync('sh', ['-c', 'command -v wrk'], { encoding: 'utf8' }).status === 0;
+  if (want === 'wrk' && !hasWrk) throw new Error('LOAD=wrk but wrk is not on PATH');
+  if (want === 'autocannon') return 'autocannon';
+  return hasWrk ? 'wrk' : 'autocannon';
+}
+
+/** Runs one load cell; returns { rps, p50, p90, p99, max, requests, errors, non2xx, rssPeakMB }. */
+export async function runLoad({ tool, url, headers, body, connections, seconds, pid, tmpDir }) {
+  let rssPeakMB = 0;
+  const sample = () => {
+    const m = memoryOf(pid);
+    if (m.rssMB > rssPeakMB) rssPeakMB = m.rssMB;
+  };
+  sample();
+  const timer = setInterval(sample, 200);
+  try {
+    const r = tool === 'wrk' ? await wrk({ url, headers, body, connections, seconds, tmpDir }) : await cannon({ url, headers, body, connections, seconds });
+    sample();
+    return { ...r, rssPeakMB };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function cannon({ url, headers, body, connections, seconds }) {
+  const r = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+    pipelining: 1,
+  });
+  return {
+    rps: r.requests.total / r.duration,
+    p50: r.latency.p50,
+    p90: r.latency.p90,
+    p99: r.latency.p99,
+    max: r.latency.max,
+    requests: r.requests.total,
+    errors: r.errors + r.timeouts,
+    non2xx: r.non2xx,
+  };
+}
+
+function wrk({ url, headers, body, connections, seconds, tmpDir }) {
+  const script = join(tmpDir, `wrk-${process.pid}.lua`);
+  const lua = [
+    'wrk.method = "POST"',
+    `wrk.body = ${luaString(body)}`,
+    'wrk.headers["content-type"] = "application/json"',
+    ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
+    'done = function(summary, latency, requests)',
+    '  local e = summary.errors',
+    '  io.write(string.format("RESULT %f %f %f %f %f %d %d %d\\n", summary.requests / (summary.duration / 1e6),',
+    '    latency:percentile(50) / 1000, latency:percentile(90) / 1000, latency:percentile(99) / 1000, latency.max / 1000,',
+    '    summary.requests, e.connect + e.read + e.write + e.timeout, e.status))',
+    'end',
+  ].join('\n');
+  writeFileSync(script, lua);
+  return new Promise((resolve, reject) => {
+    const p = spawn('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.stderr.on('data', (d) => (out += d));
+    p.on('exit', () => {
+      const m = /RESULT (\S+) (\S+) (\S+) (\S+) (\S+) (\d+) (\d+) (\d+)/.exec(out);
+      if (!m) return reject(new Error(`wrk output not understood:\n${out}`));
+      const n = m.slice(1).map(Number);
+      resolve({ rps: n[0], p50: n[1], p90: n[2], p99: n[3], max: n[4], requests: n[5], errors: n[6], non2xx: n[7] });
+    });
+  });
+}
+
+const luaString = (s) => JSON.stringify(s); // JSON string escapes are valid Lua escapes for this content

@@ -1,0 +1,59 @@
+// The one-off measurements: round trips to PostgreSQL per request (through the counting proxy),
+// schema build time for the 1,000-table schema (Strata in-process, PostGraphile for reference),
+// and Strata's first request against that schema over HTTP.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { root } from './paths.mjs';
+import { post, startServer } from './servers/spawn.mjs';
+import { log } from './util.mjs';
+
+/** Sends `n` sequential requests after `warm` unmeasured ones; returns round trips per request. */
+export async function roundTripsPerRequest({ proxy, url, headers, body, n = 20, warm = 3 }) {
+  for (let i = 0; i < warm; i++) await post(url, headers, body);
+  proxy.reset();
+  for (let i = 0; i < n; i++) await post(url, headers, body);
+  const s = { ...proxy.stats };
+  return { perRequest: proxy.roundTrips() / n, queryMessages: s.query / n, syncMessages: s.sync / n, parseMessages: s.parse / n, newConnections: s.connections };
+}
+
+function runChild(file, env, marker) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [file], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.stderr.on('data', (d) => (out += d));
+    p.on('exit', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith(marker));
+      if (!line) return reject(new Error(`${file} (exit ${code}) printed no ${marker}:\n${out.slice(-3000)}`));
+      resolve(line.slice(marker.length).trim());
+    });
+  });
+}
+
+export async function strataSchemaBuild(apiUrl) {
+  const file = fileURLToPath(new URL('./schema-build.mjs', import.meta.url));
+  return JSON.parse(await runChild(file, { DATABASE_URL: apiUrl, SCHEMA: 'wide', ROLE: 'authenticated' }, 'SCHEMA_BUILD'));
+}
+
+export async function postgraphileSchemaBuild(apiUrl, jwtSecret) {
+  const file = fileURLToPath(new URL('./servers/postgraphile.mjs', import.meta.url));
+  return Number(await runChild(file, { DATABASE_URL: apiUrl, JWT_SECRET: jwtSecret, SCHEMAS: 'wide', MODE: 'schema-build' }, 'SCHEMA_BUILD_MS'));
+}
+
+/** Strata started on a connection whose search_path is the wide schema: start → first answer. */
+export async function strataWideFirstRequest({ apiUrl, env, headers, logDir, strataMode }) {
+  const u = new URL(apiUrl);
+  u.searchParams.set('options', '-c search_path=wide');
+  const probe = JSON.stringify({ query: '{ t0001Collection(first: 1) { edges { node { id name } } } }' });
+  const s = await startServer({ engine: 'strata', env: { ...env, DATABASE_URL: u.toString() }, headers, probe, logDir, strataMode });
+  try {
+    const ok = s.firstAnswer.status === 200 && s.firstAnswer.json?.data?.t0001Collection != null && !s.firstAnswer.json?.errors;
+    const t = performance.now();
+    const second = await post(s.url, headers, probe);
+    const secondMs = performance.now() - t;
+    if (!ok) log(`wide first request answered: ${s.firstAnswer.text.slice(0, 300)}`);
+    return { firstAnswerMs: s.coldStartMs, ok, secondRequestMs: secondMs, secondOk: second.status === 200 && !second.json?.errors };
+  } finally {
+    await s.stop();
+  }
+}

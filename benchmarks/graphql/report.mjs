@@ -1,0 +1,100 @@
+// Summaries (median over rounds), the printed table, the goals check, the JSON file, and the
+// final one-line verdict for the nested query at 8 connections.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { resultsDir } from './paths.mjs';
+import { median } from './util.mjs';
+
+export const ENGINES = ['strata', 'postgraphile', 'floor'];
+
+export function summarize(cells) {
+  const summary = {};
+  for (const cell of cells) {
+    const q = (summary[cell.query] ??= {});
+    const c = (q[cell.connections] ??= {});
+    (c[cell.engine] ??= []).push(cell);
+  }
+  for (const q of Object.values(summary)) {
+    for (const [conns, byEngine] of Object.entries(q)) {
+      const row = {};
+      for (const [engine, list] of Object.entries(byEngine)) {
+        const rps = list.map((x) => x.rps);
+        row[engine] = {
+          rps: median(rps),
+          rpsMin: Math.min(...rps),
+          rpsMax: Math.max(...rps),
+          p50: median(list.map((x) => x.p50)),
+          p99: median(list.map((x) => x.p99)),
+          rssPeakMB: Math.max(...list.map((x) => x.rssPeakMB)),
+          rounds: list.length,
+          failedRequests: list.reduce((n, x) => n + x.errors + x.non2xx, 0),
+        };
+      }
+      const s = row.strata, p = row.postgraphile, f = row.floor;
+      row.ratios = {
+        strataOverPostgraphile: s && p ? s.rps / p.rps : NaN,
+        strataOverFloor: s && f ? s.rps / f.rps : NaN,
+        strataP99OverFloorP99: s && f ? s.p99 / f.p99 : NaN,
+      };
+      q[conns] = row;
+    }
+  }
+  return summary;
+}
+
+const fx = (x, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
+const pad = (s, n) => String(s).padStart(n);
+
+export function printTable(summary, print = console.log) {
+  const head = ['query', 'c', ...ENGINES.flatMap((e) => [`${e.slice(0, 8)} req/s`, 'p50', 'p99', 'RSS']), 's/pg', 's/floor'];
+  const widths = [8, 3, ...ENGINES.flatMap(() => [14, 6, 6, 5]), 6, 7];
+  print(head.map((h, i) => pad(h, widths[i])).join(' '));
+  for (const [query, byConns] of Object.entries(summary)) {
+    for (const [conns, row] of Object.entries(byConns)) {
+      const cols = [query, conns];
+      for (const e of ENGINES) {
+        const r = row[e];
+        cols.push(r ? `${fx(r.rps)}${r.failedRequests ? '!' : ''}` : '-', r ? fx(r.p50, 1) : '-', r ? fx(r.p99, 1) : '-', r ? fx(r.rssPeakMB) : '-');
+      }
+      cols.push(fx(row.ratios.strataOverPostgraphile, 2), fx(row.ratios.strataOverFloor, 2));
+      print(cols.map((c, i) => pad(c, widths[i])).join(' '));
+    }
+  }
+  print('(req/s: median over rounds; p50/p99 in ms: median over rounds; RSS: peak MB of the server process during the cells; "!" = failed requests)');
+}
+
+/** The goals from the brief, evaluated on this run's numbers. */
+export function goals(summary, extra) {
+  const n8 = summary.nested?.[8] ?? {};
+  const strataPeak = Math.max(...Object.values(summary).flatMap((q) => Object.values(q).map((r) => r.strata?.rssPeakMB ?? -Infinity)));
+  const build = extra.schemaBuild?.strata?.runsMs?.[0];
+  const mk = (name, value, target, ok) => ({ name, value, target, met: Number.isFinite(value) ? ok(value) : null });
+  return [
+    mk('nested c=8 req/s, strata/postgraphile', n8.ratios?.strataOverPostgraphile, '>= 2.00', (v) => v >= 2),
+    mk('nested c=8 req/s, strata/floor', n8.ratios?.strataOverFloor, '>= 0.85', (v) => v >= 0.85),
+    mk('nested c=8 p99, strata/floor', n8.ratios?.strataP99OverFloorP99, '<= 1.30', (v) => v <= 1.3),
+    mk('strata peak RSS under load (MB)', strataPeak, '< 150', (v) => v < 150),
+    mk('1,000-table schema build, first call (ms)', build, '< 1000', (v) => v < 1000),
+  ];
+}
+
+export function printGoals(list, print = console.log) {
+  print('Goals:');
+  for (const g of list) {
+    const v = Number.isFinite(g.value) ? (Math.abs(g.value) < 10 ? g.value.toFixed(2) : g.value.toFixed(0)) : 'n/a';
+    print(`  ${g.met === null ? '[ n/a ]' : g.met ? '[ met ]' : '[ MISS ]'} ${g.name}: ${v} (target ${g.target})`);
+  }
+}
+
+export function writeJson(results) {
+  mkdirSync(resultsDir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const file = join(resultsDir, `graphql-${stamp}.json`);
+  writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
+  return file;
+}
+
+export function lastLine(summary) {
+  const r = summary.nested?.[8]?.ratios ?? {};
+  return `nested c=8: strata/postgraphile ${fx(r.strataOverPostgraphile, 2)}, strata/floor ${fx(r.strataOverFloor, 2)}`;
+}

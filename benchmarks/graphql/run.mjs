@@ -1,0 +1,256 @@
+// npm run bench:graphql — Strata's GraphQL endpoint against PostGraphile 5 and a hand-written floor.
+// See benchmarks/README.md for what it measures and the environment knobs.
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { dbInfo, resetMutations, startDatabase } from './dataset.mjs';
+import { benchTokens, verifyHS256 } from './jwt.mjs';
+import { pickLoadTool, runLoad } from './load.mjs';
+import { postgraphileSchemaBuild, roundTripsPerRequest, strataSchemaBuild, strataWideFirstRequest } from './measures.mjs';
+import { distExists } from './paths.mjs';
+import { startProxy } from './pgproxy.mjs';
+import { floorEntryFromCapture, handwrittenEntry } from './capture.mjs';
+import { QUERIES, requestBody, selectQueries, BENCH_ACCOUNT, NESTED_FIRST } from './queries.mjs';
+import { ENGINES, goals, lastLine, printGoals, printTable, summarize, writeJson } from './report.mjs';
+import { post, startServer } from './servers/spawn.mjs';
+import { jsonEqual, log, memoryOf } from './util.mjs';
+
+const env = process.env;
+const QUICK = env.BENCH_QUICK === '1';
+const cfg = {
+  quick: QUICK,
+  rounds: Number(env.BENCH_ROUNDS ?? (QUICK ? 1 : 3)),
+  seconds: Number(env.BENCH_DURATION ?? (QUICK ? 2 : 10)),
+  warmupSeconds: Number(env.BENCH_WARMUP ?? (QUICK ? 1 : 3)),
+  connections: (env.BENCH_CONNS ?? '1,8,32').split(',').map(Number),
+  engines: (env.BENCH_ENGINES ?? ENGINES.join(',')).split(','),
+  queries: selectQueries(env.BENCH_QUERIES).map((q) => q.name),
+  poolMax: Number(env.POOL_MAX ?? 10),
+  nestedFirst: NESTED_FIRST,
+  loadTool: pickLoadTool(),
+  strataMode: env.BENCH_STRATA_MODE ?? (distExists('graphql/http/handler.js') ? 'handler' : 'engine'),
+  cpuProfile: env.BENCH_CPU_PROF === '1',
+  measureExtras: env.BENCH_EXTRAS !== '0',
+};
+const queries = QUERIES.filter((q) => cfg.queries.includes(q.name));
+const strataAvailable = distExists('graphql/engine.js') && (cfg.strataMode !== 'handler' || distExists('graphql/http/handler.js'));
+if (!strataAvailable && cfg.engines.includes('strata')) {
+  log('Strata is not built yet (dist/graphql/engine.js missing): running PostGraphile and the floor only');
+  cfg.engines = cfg.engines.filter((e) => e !== 'strata');
+}
+
+const work = mkdtempSync(join(tmpdir(), 'strata-bench-run-'));
+const cleanups = [];
+let stopping = false;
+async function cleanup() {
+  if (stopping) return;
+  stopping = true;
+  for (const fn of cleanups.reverse()) await fn().catch((e) => log('cleanup:', e.message));
+  if (env.BENCH_KEEP_LOGS !== '1') rmSync(work, { recursive: true, force: true });
+}
+process.on('SIGINT', () => cleanup().then(() => process.exit(130)));
+
+function uuidOf(s) {
+  const h = createHash('md5').update(s).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+async function main() {
+  log(`config: ${JSON.stringify({ ...cfg, queries: cfg.queries.join(',') })}`);
+  log(`node ${process.version}, ${cpus().length} cpus, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`);
+  const db = await startDatabase();
+  cleanups.push(() => db.stop());
+
+  const jwtSecret = randomBytes(32).toString('base64url');
+  const { anonKey, userToken } = benchTokens(jwtSecret, uuidOf(`account-${BENCH_ACCOUNT}`));
+  const headers = { apikey: anonKey, authorization: `Bearer ${userToken}` };
+  const claims = verifyHS256(jwtSecret, userToken);
+  const principal = { role: claims.role, claims };
+  const envFor = (engine, databaseUrl, extra = {}) => ({ DATABASE_URL: databaseUrl, JWT_SECRET: jwtSecret, ANON_KEY: anonKey, POOL_MAX: String(cfg.poolMax), ...extra });
+  const bodyFor = (engine, q) => requestBody(engine === 'postgraphile' ? 'postgraphile' : 'strata', q);
+  const probeBody = (engine) => bodyFor(engine, QUERIES[0]);
+  const floorFile = join(work, 'floor-sql.json');
+
+  // ---- 1. Correctness, round trips, SQL capture: every server once, through the counting proxy.
+  const proxy = await startProxy(db.port);
+  cleanups.push(() => proxy.close());
+  const proxiedUrl = (() => {
+    const u = new URL(db.apiUrl);
+    u.port = String(proxy.port);
+    return u.toString();
+  })();
+  const checks = {}; // query -> engine -> { status, canon, message }
+  const roundTrips = {}; // engine -> query -> {...}
+  const floorEntries = [];
+  const order = ['strata', 'postgraphile', 'floor'].filter((e) => cfg.engines.includes(e));
+  for (const engine of order) {
+    if (engine === 'floor') {
+      for (const q of queries) if (!floorEntries.find((e) => e.query === q.strata.query)) floorEntries.push(handwrittenEntry(q));
+      writeFileSync(floorFile, JSON.stringify(floorEntries, null, 2));
+    }
+    const s = await startServer({ engine, env: envFor(engine, proxiedUrl, { FLOOR_SQL: floorFile }), headers, probe: probeBody(engine), logDir: work, strataMode: cfg.strataMode });
+    try {
+      roundTrips[engine] = {};
+      for (const q of queries) {
+        const body = bodyFor(engine, q);
+        await post(s.url, headers, body); // warm: schema load / plan cache
+        if (engine === 'strata') proxy.startRecording();
+        const res = await post(s.url, headers, body);
+        const recorded = engine === 'strata' ? proxy.stopRecording() : [];
+        const check = (checks[q.name] ??= {});
+        if (res.status !== 200 || !res.json || res.json.errors || res.json.data == null) {
+          check[engine] = { status: 'error', message: `HTTP ${res.status}: ${res.text.slice(0, 400)}` };
+        } else {
+          try {
+            check[engine] = { status: 'ok', canon: q.canon(engine === 'postgraphile' ? 'postgraphile' : 'strata', res.json.data) };
+          } catch (e) {
+            check[engine] = { status: 'error', message: `unexpected shape (${e.message}): ${res.text.slice(0, 400)}` };
+          }
+        }
+        if (engine === 'strata' && check.strata.status === 'ok') {
+          const entry = await floorEntryFromCapture({ q, roundTrips: recorded, strataJson: res.json, apiUrl: db.apiUrl, principal });
+          if (entry) floorEntries.push(entry);
+          else log(`could not derive the floor SQL for ${q.name} from Strata's messages; the floor uses hand-written SQL`);
+          roundTrips.strata[q.name] = { recorded: recorded.map((r) => (r.kind === 'simple' ? { simple: r.text } : { extended: r.parses.map((p) => p.text) })) };
+        }
+        roundTrips[engine][q.name] = { ...roundTrips[engine][q.name], ...(await roundTripsPerRequest({ proxy, url: s.url, headers, body })) };
+      }
+    } finally {
+      await s.stop();
+    }
+  }
+  await proxy.close();
+  await resetMutations(db.superuserUrl);
+
+  // Equal data: PostGraphile (an independent implementation) is the reference.
+  let problems = 0;
+  log('check (canonical data equal to PostGraphile\'s):');
+  for (const q of queries) {
+    const c = checks[q.name];
+    const ref = c.postgraphile?.status === 'ok' ? c.postgraphile.canon : c.strata?.canon;
+    for (const engine of order) {
+      const x = c[engine];
+      if (x.status === 'ok' && ref !== undefined && !jsonEqual(x.canon, ref)) {
+        x.status = 'mismatch';
+        x.message = `got ${JSON.stringify(x.canon).slice(0, 600)}\n      want ${JSON.stringify(ref).slice(0, 600)}`;
+      }
+      if (x.status !== 'ok') problems++;
+    }
+    log(`  ${q.name.padEnd(7)} ${order.map((e) => `${e}=${c[e].status}`).join(' ')}${q.name === 'nested' ? ` (first: ${NESTED_FIRST})` : ''}`);
+    for (const e of order) if (c[e].status !== 'ok') log(`      ${e}: ${c[e].message}`);
+  }
+  log('round trips to PostgreSQL per request (Query + Sync messages):');
+  for (const e of order) log(`  ${e.padEnd(12)} ${queries.map((q) => `${q.name}=${roundTrips[e][q.name]?.perRequest ?? 'n/a'}`).join(' ')}`);
+  log(`floor SQL: ${floorEntries.map((e) => `${queries.find((q) => q.strata.query === e.query)?.name}=${e.source}`).join(' ')}`);
+
+  // ---- 2. Bench servers (direct connections), cold start, memory at rest.
+  const servers = {};
+  const nodeArgs = cfg.cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${join(work, 'profiles')}`] : [];
+  for (const engine of order) {
+    servers[engine] = await startServer({ engine, env: envFor(engine, db.apiUrl, { FLOOR_SQL: floorFile }), headers, probe: probeBody(engine), logDir: work, strataMode: cfg.strataMode, nodeArgs: engine === 'strata' ? nodeArgs : [] });
+    cleanups.push(() => servers[engine].stop());
+  }
+  const coldStart = Object.fromEntries(order.map((e) => [e, servers[e].coldStartMs]));
+  const idleMemory = Object.fromEntries(order.map((e) => [e, memoryOf(servers[e].pid)]));
+
+  // ---- 3. Schema build for the 1,000-table schema.
+  const schemaBuild = {};
+  if (cfg.measureExtras) {
+    if (strataAvailable) {
+      try {
+        schemaBuild.strata = await strataSchemaBuild(db.apiUrl);
+        log(`strata buildGraphQLSchema, ${schemaBuild.strata.queryFields} Query fields: ${schemaBuild.strata.runsMs.map((x) => x.toFixed(0)).join(' / ')} ms (module import ${schemaBuild.strata.importMs.toFixed(0)} ms)`);
+      } catch (e) {
+        schemaBuild.strata = { error: e.message.slice(0, 2000) };
+        log('strata schema build failed:', e.message.slice(0, 800));
+      }
+      try {
+        schemaBuild.strataFirstRequest = await strataWideFirstRequest({ apiUrl: db.apiUrl, env: envFor('strata', db.apiUrl), headers, logDir: work, strataMode: cfg.strataMode });
+        log(`strata on the wide schema: process start → first answer ${schemaBuild.strataFirstRequest.firstAnswerMs.toFixed(0)} ms (ok=${schemaBuild.strataFirstRequest.ok}), next request ${schemaBuild.strataFirstRequest.secondRequestMs.toFixed(1)} ms`);
+      } catch (e) {
+        schemaBuild.strataFirstRequest = { error: e.message.slice(0, 2000) };
+        log('strata wide first request failed:', e.message.slice(0, 800));
+      }
+    }
+    if (cfg.engines.includes('postgraphile')) {
+      try {
+        schemaBuild.postgraphileMs = await postgraphileSchemaBuild(db.apiUrl, jwtSecret);
+        log(`postgraphile schema build (1,000 tables): ${schemaBuild.postgraphileMs.toFixed(0)} ms`);
+      } catch (e) {
+        schemaBuild.postgraphileMs = NaN;
+        log('postgraphile schema build failed:', e.message.slice(0, 800));
+      }
+    }
+  }
+
+  // ---- 4. Load: rounds × queries × connections × engines (engine order rotates every round).
+  const cells = [];
+  const warmed = new Set();
+  for (let round = 0; round < cfg.rounds; round++) {
+    for (const q of queries) {
+      for (const connections of cfg.connections) {
+        const rot = order.map((_, i) => order[(i + round + connections) % order.length]);
+        for (const engine of rot) {
+          if (checks[q.name][engine].status === 'error') continue;
+          const s = servers[engine];
+          const body = bodyFor(engine, q);
+          if (!warmed.has(`${engine}/${q.name}`)) {
+            warmed.add(`${engine}/${q.name}`);
+            await runLoad({ tool: cfg.loadTool, url: s.url, headers, body, connections: 8, seconds: cfg.warmupSeconds, pid: s.pid, tmpDir: work });
+          }
+          const r = await runLoad({ tool: cfg.loadTool, url: s.url, headers, body, connections, seconds: cfg.seconds, pid: s.pid, tmpDir: work });
+          cells.push({ round, query: q.name, connections, engine, ...r });
+          log(`r${round + 1} ${q.name.padEnd(7)} c=${String(connections).padEnd(2)} ${engine.padEnd(12)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  rss ${r.rssPeakMB.toFixed(0)} MB${r.errors + r.non2xx ? `  FAILED ${r.errors + r.non2xx}` : ''}`);
+          if (q.mutation) await resetMutations(db.superuserUrl);
+        }
+      }
+    }
+  }
+  const finalMemory = Object.fromEntries(order.map((e) => [e, memoryOf(servers[e].pid)]));
+
+  // ---- 5. Report.
+  const summary = summarize(cells);
+  const extra = { schemaBuild };
+  console.log('');
+  console.log(`GraphQL benchmark — ${cfg.quick ? 'QUICK (one short round: smoke check, not a measurement)' : `${cfg.rounds} rounds × ${cfg.seconds} s`}; load: ${cfg.loadTool}; node ${process.version}; strata mode: ${strataAvailable ? cfg.strataMode : 'not built'}`);
+  printTable(summary);
+  console.log('');
+  console.log(`Cold start, process start → first answer (ms): ${order.map((e) => `${e} ${coldStart[e].toFixed(0)}`).join(', ')}`);
+  console.log(`RSS at rest / peak (VmHWM) MB: ${order.map((e) => `${e} ${idleMemory[e].rssMB.toFixed(0)} / ${finalMemory[e].hwmMB.toFixed(0)}`).join(', ')}`);
+  console.log(`Round trips to PostgreSQL per request: ${order.map((e) => `${e} ${[...new Set(queries.map((q) => roundTrips[e][q.name]?.perRequest))].join('/')}`).join(', ')}`);
+  if (schemaBuild.strata?.runsMs) console.log(`Schema build, 1,000 tables: strata buildGraphQLSchema ${schemaBuild.strata.runsMs.map((x) => x.toFixed(0)).join(' / ')} ms (first / again)${Number.isFinite(schemaBuild.postgraphileMs) ? `; postgraphile ${schemaBuild.postgraphileMs.toFixed(0)} ms` : ''}`);
+  else if (Number.isFinite(schemaBuild.postgraphileMs)) console.log(`Schema build, 1,000 tables: postgraphile ${schemaBuild.postgraphileMs.toFixed(0)} ms; strata n/a`);
+  if (schemaBuild.strataFirstRequest?.firstAnswerMs) console.log(`Strata on the 1,000-table schema: process start → first answer ${schemaBuild.strataFirstRequest.firstAnswerMs.toFixed(0)} ms`);
+  const goalList = goals(summary, extra);
+  printGoals(goalList);
+  const results = {
+    when: new Date().toISOString(),
+    config: cfg,
+    machine: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model, memGiB: totalmem() / 2 ** 30 },
+    database: await dbInfo(db.superuserUrl),
+    checks: Object.fromEntries(Object.entries(checks).map(([q, c]) => [q, Object.fromEntries(Object.entries(c).map(([e, x]) => [e, { status: x.status, message: x.message }]))])),
+    roundTrips,
+    floorSql: floorEntries,
+    coldStartMs: coldStart,
+    memoryMB: { idle: idleMemory, final: finalMemory },
+    schemaBuild,
+    cells,
+    summary,
+    goals: goalList,
+  };
+  const file = writeJson(results);
+  if (cfg.cpuProfile) console.log(`CPU profile(s) of Strata: ${join(work, 'profiles')} (kept)`);
+  console.log(`Results: ${file}${problems ? `\nWARNING: ${problems} engine/query checks did not pass (see above); their numbers are flagged in the JSON` : ''}`);
+  if (problems) process.exitCode = 1;
+  if (cfg.cpuProfile) env.BENCH_KEEP_LOGS = '1';
+  await cleanup();
+  console.log(lastLine(summary));
+}
+
+main().catch(async (e) => {
+  log('failed:', e.stack ?? e);
+  env.BENCH_KEEP_LOGS = '1';
+  await cleanup();
+  process.exit(1);
+});

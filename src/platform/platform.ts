@@ -217,7 +217,7 @@ export class Platform {
 
   /** Creates a real project: its database, bootstrap, JWT secret and keys, and the registry row. */
   async createProject(input: { name: string; organizationId: string; region?: string; dbServer?: string; dbName?: string; isDefault?: boolean }): Promise<ProjectContext> {
-    const server = this.servers.placeNew(input.dbServer);
+    const server = input.dbServer ? this.servers.placeNew(input.dbServer) : await this.leastLoadedServer();
     const ref = newProjectRef();
     const dbName = input.dbName ?? `project_${ref}`;
     const jwtSecret = newJwtSecret();
@@ -236,6 +236,19 @@ export class Platform {
       throw err;
     }
     return (await this.project(ref))!;
+  }
+
+  /** Where a new project goes when the caller does not say: the server holding the fewest live projects (the primary on ties). */
+  private async leastLoadedServer(): Promise<DbServer> {
+    const all = this.servers.all();
+    if (all.length === 1) return all[0]!;
+    const { rows } = await this.pool.query<{ db_server: string; n: string }>(
+      `select db_server, count(*) as n from projects where status <> 'REMOVED' group by db_server`,
+    );
+    const load = new Map(rows.map((r) => [r.db_server, Number(r.n)]));
+    let best = all[0]!;
+    for (const s of all) if ((load.get(s.id) ?? 0) < (load.get(best.id) ?? 0)) best = s;
+    return best;
   }
 
   /**

@@ -1,5 +1,86 @@
-/** Storage API: mounted at {project}/storage/v1. PLACEHOLDER until the storage area lands. */
-import type { FastifyInstance } from 'fastify';
+/**
+ * Storage API, mounted at {project}/storage/v1: buckets, objects, signed URLs (see
+ * /work/shared/spec/storage.md for the wire contract). Two encapsulated contexts share one router:
+ * upload routes, whose bodies stay streams whatever their Content-Type (multipart is parsed
+ * lazily by @fastify/multipart), and JSON routes.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
 import type { Platform } from '../platform/platform.js';
+import { Backends } from './backend/index.js';
+import { StorageError, errors } from './errors.js';
+import { bucketRoutes } from './routes/buckets.js';
+import type { StorageDeps } from './routes/context.js';
+import { objectManageRoutes } from './routes/objects-manage.js';
+import { objectReadRoutes } from './routes/objects-read.js';
+import { objectUploadRoutes } from './routes/objects-upload.js';
+import { opsRoutes } from './routes/ops.js';
+import { signedRoutes } from './routes/signed.js';
 
-export async function storageRoutes(_app: FastifyInstance, _opts: { platform: Platform }): Promise<void> {}
+/** Headers of a download that must not survive into an error reply. */
+const DOWNLOAD_HEADERS = ['content-length', 'content-range', 'content-disposition', 'accept-ranges', 'last-modified', 'x-robots-tag', 'expires'];
+
+function toStorageError(err: FastifyError | Error): StorageError {
+  if (err instanceof StorageError) return err;
+  const e = err as FastifyError & { part?: unknown };
+  if (e.code === 'FST_REQ_FILE_TOO_LARGE') return errors.entityTooLarge();
+  if (e.code === 'FST_FILES_LIMIT' || e.code === 'FST_FIELDS_LIMIT' || e.code === 'FST_PARTS_LIMIT') return errors.invalidRequest(e.message);
+  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || e.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' || e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return errors.invalidRequest(e.message);
+  }
+  if (e.code === 'FST_INVALID_MULTIPART_CONTENT_TYPE' || (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500)) {
+    return errors.invalidRequest(e.message);
+  }
+  return errors.internal();
+}
+
+function sendError(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const se = toStorageError(err);
+  if (se.code === 'InternalError') req.log.error({ err }, 'storage request failed');
+  for (const h of DOWNLOAD_HEADERS) reply.removeHeader(h);
+  reply.code(se.http);
+  if (req.method === 'HEAD' || reply.raw.headersSent) return reply.send();
+  return reply.type('application/json; charset=utf-8').send(se.toJSON());
+}
+
+/** JSON bodies; an empty body (storage-js sends `{}`, others nothing) is an empty object. */
+function parseJsonBody(_req: FastifyRequest, body: string, done: (err: Error | null, body?: unknown) => void): void {
+  if (body.trim() === '') return done(null, {});
+  try {
+    done(null, JSON.parse(body));
+  } catch {
+    done(errors.invalidRequest('Body is not valid JSON'));
+  }
+}
+
+export async function storageRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {
+  const deps: StorageDeps = { platform: opts.platform, backends: new Backends(opts.platform.config) };
+  app.addHook('onClose', async () => deps.backends.close());
+  app.setErrorHandler(sendError);
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0]!;
+    return sendError(req.project ? errors.routeNotFound(req.method, path) : errors.projectNotFound(), req, reply);
+  });
+  app.addHook('onRequest', async (req) => {
+    if (!req.project) throw errors.projectNotFound();
+  });
+  await app.register(opsRoutes);
+
+  await app.register(async (raw) => {
+    raw.removeAllContentTypeParsers();
+    raw.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+    await raw.register(multipart);
+    await raw.register(objectUploadRoutes, deps);
+  });
+
+  await app.register(async (json) => {
+    const limit = opts.platform.config.bodyLimit;
+    json.removeAllContentTypeParsers();
+    json.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: limit }, parseJsonBody);
+    json.addContentTypeParser('*', { parseAs: 'string', bodyLimit: limit }, (_req, _body, done) => done(null, {}));
+    await json.register(bucketRoutes, deps);
+    await json.register(objectReadRoutes, deps);
+    await json.register(objectManageRoutes, deps);
+    await json.register(signedRoutes, deps);
+  });
+}

@@ -1,0 +1,38 @@
+/** The backend of a project, from the platform's configuration (one S3 client per process). */
+import { join } from 'node:path';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { StrataConfig } from '../../config.js';
+import type { ProjectContext } from '../../platform/project-context.js';
+import { FileBackend } from './file.js';
+import { S3Backend, createS3Client } from './s3.js';
+import type { StorageBackend } from './interface.js';
+
+export type { StorageBackend } from './interface.js';
+
+export class Backends {
+  private s3?: S3Client;
+  private readonly byProject = new Map<string, StorageBackend>();
+
+  constructor(private readonly config: StrataConfig) {
+    if (config.storageBackend === 's3' && !config.s3) throw new Error('storageBackend "s3" needs the s3 settings (STRATA_S3_BUCKET, ...)');
+  }
+
+  for(project: ProjectContext): StorageBackend {
+    const cached = this.byProject.get(project.ref);
+    if (cached) return cached;
+    let backend: StorageBackend;
+    if (this.config.storageBackend === 's3') {
+      this.s3 ??= createS3Client(this.config.s3!);
+      backend = new S3Backend(this.s3, this.config.s3!.bucket, `${project.ref}/`);
+    } else {
+      backend = new FileBackend(join(project.filesDir, 'storage'));
+    }
+    this.byProject.set(project.ref, backend);
+    return backend;
+  }
+
+  close(): void {
+    this.s3?.destroy();
+    this.byProject.clear();
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * Where object bytes live. Every write goes to a fresh version, so an object's current bytes are
+ * never overwritten in place; the service decides which version is current (the database row).
+ */
+import type { Readable } from 'node:stream';
+
+/** One stored version of one object. */
+export interface ObjectLocation {
+  bucket: string;
+  key: string;
+  version: string;
+}
+
+export interface StoredObject {
+  /** Quoted, e.g. "\"9e107d9d372bb6826bd81d3542a419d6\"". */
+  eTag: string;
+  size: number;
+  lastModified: Date;
+}
+
+export interface PutOptions {
+  contentType: string;
+  cacheControl: string;
+  /** The stream is cut and the put fails with `limitError()` past this many bytes. */
+  maxBytes: number;
+  /** Thrown when the body exceeds maxBytes. */
+  limitError: () => Error;
+  /** Aborts the write (client went away). */
+  signal?: AbortSignal;
+}
+
+export interface ByteRange {
+  start: number;
+  /** Inclusive. */
+  end: number;
+}
+
+export interface StorageBackend {
+  readonly kind: 'file' | 's3';
+  /** Stores the stream; nothing is left behind if it fails. */
+  put(loc: ObjectLocation, body: Readable, opts: PutOptions): Promise<StoredObject>;
+  /** A stream of the bytes (or of a range); undefined when the version is missing. */
+  get(loc: ObjectLocation, range?: ByteRange): Promise<Readable | undefined>;
+  copy(from: ObjectLocation, to: ObjectLocation, opts: { contentType: string; cacheControl: string }): Promise<StoredObject>;
+  /** Deletes versions; missing ones are ignored. */
+  delete(locs: ObjectLocation[]): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,125 @@
+/**
+ * S3-compatible backend: object `<prefix><bucket>/<key>/<version>` in one S3 bucket (the prefix is
+ * the project ref, so projects can share a bucket). Uploads stream through @aws-sdk/lib-storage
+ * (a single PutObject for small bodies, a multipart upload with bounded buffers otherwise; a failed
+ * multipart upload is aborted, so nothing is left).
+ */
+import { CopyObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import type { Readable } from 'node:stream';
+import { MeteredStream } from './metered-stream.js';
+import type { ByteRange, ObjectLocation, PutOptions, StorageBackend, StoredObject } from './interface.js';
+
+export interface S3BackendConfig {
+  endpoint?: string;
+  region: string;
+  bucket: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  forcePathStyle: boolean;
+}
+
+export function createS3Client(cfg: S3BackendConfig): S3Client {
+  return new S3Client({
+    endpoint: cfg.endpoint,
+    region: cfg.region,
+    forcePathStyle: cfg.forcePathStyle,
+    credentials: cfg.accessKeyId && cfg.secretAccessKey ? { accessKeyId: cfg.accessKeyId, secretAccessKey: cfg.secretAccessKey } : undefined,
+  });
+}
+
+const PART_SIZE = 8 * 1024 * 1024;
+
+export class S3Backend implements StorageBackend {
+  readonly kind = 's3' as const;
+
+  constructor(
+    private readonly client: S3Client,
+    private readonly bucket: string,
+    private readonly prefix: string,
+  ) {}
+
+  private keyOf(loc: ObjectLocation): string {
+    return `${this.prefix}${loc.bucket}/${loc.key}/${loc.version}`;
+  }
+
+  async put(loc: ObjectLocation, body: Readable, opts: PutOptions): Promise<StoredObject> {
+    const meter = new MeteredStream(opts.maxBytes, opts.limitError);
+    let failure: Error | undefined;
+    body.on('error', (err) => {
+      failure ??= err;
+      meter.destroy(err);
+    });
+    meter.on('error', (err) => (failure ??= err));
+    body.pipe(meter);
+    const upload = new Upload({
+      client: this.client,
+      params: { Bucket: this.bucket, Key: this.keyOf(loc), Body: meter, ContentType: opts.contentType, CacheControl: opts.cacheControl },
+      partSize: PART_SIZE,
+      queueSize: 2,
+      leavePartsOnError: false,
+    });
+    const onAbort = () => void upload.abort().catch(() => {});
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await upload.done();
+    } catch (err) {
+      throw failure ?? err;
+    } finally {
+      opts.signal?.removeEventListener('abort', onAbort);
+    }
+    if (failure || opts.signal?.aborted) {
+      await this.delete([loc]).catch(() => {});
+      throw failure ?? new Error('upload aborted');
+    }
+    return { eTag: meter.eTag(), size: meter.bytes, lastModified: new Date() };
+  }
+
+  async get(loc: ObjectLocation, range?: ByteRange): Promise<Readable | undefined> {
+    try {
+      const out = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(loc), Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
+      );
+      return out.Body as Readable;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async copy(from: ObjectLocation, to: ObjectLocation, opts: { contentType: string; cacheControl: string }): Promise<StoredObject> {
+    const source = `${this.bucket}/${this.keyOf(from).split('/').map(encodeURIComponent).join('/')}`;
+    const out = await this.client.send(
+      new CopyObjectCommand({
+        Bucket: this.bucket,
+        Key: this.keyOf(to),
+        CopySource: source,
+        MetadataDirective: 'REPLACE',
+        ContentType: opts.contentType,
+        CacheControl: opts.cacheControl,
+      }),
+    );
+    const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.keyOf(to) }));
+    return {
+      eTag: out.CopyObjectResult?.ETag ?? head.ETag ?? '""',
+      size: head.ContentLength ?? 0,
+      lastModified: out.CopyObjectResult?.LastModified ?? head.LastModified ?? new Date(),
+    };
+  }
+
+  async delete(locs: ObjectLocation[]): Promise<void> {
+    for (let i = 0; i < locs.length; i += 1000) {
+      const chunk = locs.slice(i, i + 1000);
+      await this.client.send(
+        new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: chunk.map((l) => ({ Key: this.keyOf(l) })), Quiet: true } }),
+      );
+    }
+  }
+
+  async close(): Promise<void> {}
+}
+
+function isNotFound(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e.name === 'NoSuchKey' || e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404;
+}

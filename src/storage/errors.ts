@@ -1,0 +1,89 @@
+/**
+ * The Storage API's error envelope: {statusCode, error, message, code}, statusCode a string with the
+ * logical status. HTTP status: 500 for logical 500, otherwise 400 (the reference's legacy rule),
+ * except where `httpStatus` says otherwise (403 service-role guard, 416 range, 404 unknown route).
+ */
+export class StorageError extends Error {
+  constructor(
+    readonly code: string,
+    /** The logical status, sent as a string in `statusCode`. */
+    readonly status: number,
+    readonly label: string,
+    message: string,
+    /** The HTTP status when it is not derived from `status`. */
+    readonly httpStatus?: number,
+  ) {
+    super(message);
+    this.name = 'StorageError';
+  }
+
+  get http(): number {
+    return this.httpStatus ?? (this.status >= 500 ? this.status : 400);
+  }
+
+  toJSON(): { statusCode: string; error: string; message: string; code: string } {
+    return { statusCode: String(this.status), error: this.label, message: this.message, code: this.code };
+  }
+}
+
+const e = (code: string, status: number, label: string, message: string, httpStatus?: number) => new StorageError(code, status, label, message, httpStatus);
+
+export const errors = {
+  noSuchBucket: () => e('NoSuchBucket', 404, 'Bucket not found', 'Bucket not found'),
+  noSuchKey: () => e('NoSuchKey', 404, 'not_found', 'Object not found'),
+  missingBytes: () => e('NoSuchKey', 404, 'Not found', 'The resource was not found'),
+  bucketAlreadyExists: () => e('BucketAlreadyExists', 409, 'Duplicate', 'The resource already exists'),
+  keyAlreadyExists: () => e('KeyAlreadyExists', 409, 'Duplicate', 'The resource already exists'),
+  resourceAlreadyExists: () => e('ResourceAlreadyExists', 409, 'Duplicate', 'The resource already exists'),
+  bucketNotEmpty: () => e('ResourceNotEmpty', 409, 'ResourceNotEmpty', 'The bucket you tried to delete is not empty'),
+  entityTooLarge: () => e('EntityTooLarge', 413, 'Payload too large', 'The object exceeded the maximum allowed size'),
+  metadataTooLarge: () => e('EntityTooLarge', 413, 'Payload too large', 'The user_metadata exceeded the maximum allowed size'),
+  invalidMimeType: (type: string) => e('InvalidMimeType', 415, 'invalid_mime_type', `mime type ${type} is not supported`),
+  invalidContentType: () => e('InvalidMimeType', 415, 'invalid_mime_type', 'Invalid Content-Type header'),
+  invalidKey: (key: string) => e('InvalidKey', 400, 'InvalidKey', `Invalid key: ${key}`),
+  invalidBucketName: () => e('InvalidBucketName', 400, 'Invalid Input', 'Bucket name invalid'),
+  accessDenied: (message: string) => e('AccessDenied', 403, 'Unauthorized', message),
+  rlsViolation: () => e('AccessDenied', 403, 'Unauthorized', 'new row violates row-level security policy'),
+  serviceRoleOnly: (message: string) => e('AccessDenied', 403, 'Unauthorized', message, 403),
+  invalidJwt: (message: string) => e('InvalidJWT', 400, 'InvalidJWT', message),
+  invalidSignature: (message = 'Invalid signature') => e('InvalidSignature', 400, 'InvalidSignature', message),
+  expiredToken: () => e('ExpiredToken', 400, 'ExpiredToken', 'The provided token has expired.'),
+  invalidRequest: (message: string) => e('InvalidRequest', 400, 'Error', message),
+  noContent: () => e('InvalidRequest', 400, 'InvalidRequest', 'No content provided'),
+  invalidFileSize: () => e('InvalidRequest', 400, 'InvalidRequest', 'Invalid file size format, hint: use 20GB / 20MB / 30KB / 3B'),
+  invalidParameter: (name: string) => e('InvalidParameter', 400, 'InvalidParameter', `Invalid Parameter ${name}`),
+  invalidRange: () => e('InvalidRange', 416, 'invalid_range', 'invalid range provided', 416),
+  tooManyObjectsToEmpty: () => e('InvalidRequest', 409, 'InvalidRequest', 'Unable to empty the bucket because it contains too many objects'),
+  relatedMissing: () => e('InvalidRequest', 404, 'InvalidRequest', 'The related resource does not exist'),
+  invalidRobotsTag: (why: string) => e('InvalidRequest', 400, 'invalid_x_robots_tag', `Invalid X-Robots-Tag header: ${why}`),
+  routeNotFound: (method: string, url: string) => e('InvalidRequest', 404, 'Not Found', `Route ${method}:${url} not found`, 404),
+  projectNotFound: () => e('InvalidRequest', 404, 'Not Found', 'Project not found', 404),
+  tooManyConnections: () => e('SlowDown', 429, 'too_many_connections', 'Too many connections issued to the database', 429),
+  statementTimeout: () => e('DatabaseTimeout', 544, 'DatabaseTimeout', 'The connection to the database timed out', 544),
+  database: (sqlState: string) => e('DatabaseError', 500, 'DatabaseError', `database error, code: ${sqlState}`),
+  internal: () => e('InternalError', 500, 'Internal', 'Internal Server Error'),
+};
+
+/** PostgreSQL errors the service does not map itself. */
+export function fromPgError(err: unknown): StorageError | undefined {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return undefined;
+  switch (code) {
+    case '42501':
+      return errors.rlsViolation();
+    case '23505':
+      return errors.resourceAlreadyExists();
+    case '23503':
+      return errors.relatedMissing();
+    case '57014':
+      return errors.statementTimeout();
+    case '53300':
+      return errors.tooManyConnections();
+    default:
+      return errors.database(code);
+  }
+}
+
+export function isPgCode(err: unknown, code: string): boolean {
+  return (err as { code?: unknown })?.code === code;
+}

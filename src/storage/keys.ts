@@ -1,0 +1,48 @@
+/**
+ * Bucket names and object keys (spec §1.4). Keys are also checked so that they cannot name a
+ * parent or current directory: `.`/`..` segments and empty segments (leading, trailing or doubled
+ * `/`) are refused, which keeps every key inside its bucket on any backend.
+ */
+import { errors } from './errors.js';
+
+const BUCKET_CHARS = /^[A-Za-z0-9_!.*'() &$=@;:+,?-]+$/;
+const KEY_CHARS = /^[A-Za-z0-9_!.*'() &$=@;:+,?/-]+$/;
+
+/** Route words that win over a `{bucket}` segment; such buckets would be unreachable. */
+const RESERVED_BUCKETS = new Set(['public', 'authenticated', 'sign', 'info', 'list', 'list-v2', 'move', 'copy', 'upload']);
+
+export function isValidBucketName(name: unknown): name is string {
+  return (
+    typeof name === 'string' &&
+    name.length >= 1 &&
+    name.length <= 100 &&
+    BUCKET_CHARS.test(name) &&
+    name.trim() === name &&
+    name !== '.' &&
+    name !== '..' &&
+    !name.endsWith('--table-s3')
+  );
+}
+
+/** For bucket create: also refuses the route words. */
+export function assertNewBucketName(name: unknown): asserts name is string {
+  if (!isValidBucketName(name) || RESERVED_BUCKETS.has(name)) throw errors.invalidBucketName();
+}
+
+export function assertBucketName(name: unknown): asserts name is string {
+  if (!isValidBucketName(name)) throw errors.invalidBucketName();
+}
+
+export function isValidKey(key: unknown): key is string {
+  if (typeof key !== 'string' || key.length === 0 || key.length > 1024 || !KEY_CHARS.test(key)) return false;
+  return key.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..');
+}
+
+export function assertKey(key: unknown): asserts key is string {
+  if (!isValidKey(key)) throw errors.invalidKey(String(key));
+}
+
+/** Zero-byte folder markers created by the dashboard: upload limit 0, no MIME check. */
+export function isFolderPlaceholder(key: string): boolean {
+  return key === '.emptyFolderPlaceholder' || key.endsWith('/.emptyFolderPlaceholder');
+}

@@ -1,0 +1,81 @@
+/**
+ * Reads: downloads (S8 optional auth, S12 authenticated, S20 public) and info (S18, S21 and the
+ * /object/info/{bucket} alias), each with its HEAD form answered from the row alone.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { SERVICE, optionalCaller, requireCaller, type Caller } from '../auth.js';
+import { errors } from '../errors.js';
+import { assertKey } from '../keys.js';
+import { bucketLimits } from '../service/buckets.js';
+import { requireObject, type ObjectRow } from '../service/objects.js';
+import { renderObject } from './render.js';
+import { objectParams, scopeOf, type RequestScope, type StorageDeps } from './context.js';
+
+type Access = 'optional' | 'authenticated' | 'public';
+
+/**
+ * The row under the route's access rule: public buckets are read bypassing RLS; private buckets
+ * need an authenticated caller and RLS SELECT; anonymous callers reach only public buckets.
+ */
+async function readRow(scope: RequestScope, req: FastifyRequest, access: Access, operation: string): Promise<ObjectRow> {
+  const { bucket, key } = objectParams(req);
+  let caller: Caller | undefined;
+  if (access === 'authenticated') caller = await requireCaller(req, scope.project);
+  else if (access === 'optional') {
+    const o = await optionalCaller(req, scope.project);
+    if (o.authenticated) caller = o.caller;
+  }
+  assertKey(key);
+  const b = await bucketLimits(scope.project, bucket);
+  if (b.public) return requireObject(scope.project, SERVICE, operation, bucket, key);
+  if (!caller) throw errors.noSuchBucket();
+  return requireObject(scope.project, caller, operation, bucket, key);
+}
+
+/** The info reply (S18): system metadata flattened, user metadata as `metadata`. */
+export function infoJson(r: ObjectRow): Record<string, unknown> {
+  const m = r.metadata;
+  return {
+    id: r.id,
+    name: r.name,
+    version: r.version,
+    bucket_id: r.bucket_id,
+    size: m?.size ?? null,
+    content_type: m?.mimetype ?? null,
+    cache_control: m?.cacheControl ?? null,
+    etag: m?.eTag ?? null,
+    metadata: r.user_metadata,
+    last_modified: r.updated_at,
+    created_at: r.created_at,
+  };
+}
+
+function sendInfo(req: FastifyRequest, reply: FastifyReply, r: ObjectRow): FastifyReply | Record<string, unknown> {
+  const m = r.metadata;
+  if (m?.eTag) reply.header('etag', m.eTag);
+  reply.header('last-modified', new Date(r.updated_at).toUTCString());
+  if (m?.cacheControl) reply.header('cache-control', m.cacheControl);
+  if (req.method === 'HEAD') return reply.code(200).send();
+  return infoJson(r);
+}
+
+export async function objectReadRoutes(app: FastifyInstance, deps: StorageDeps): Promise<void> {
+  const download = (access: Access, operation: string) => async (req: FastifyRequest, reply: FastifyReply) => {
+    const scope = scopeOf(deps, req);
+    const row = await readRow(scope, req, access, operation);
+    return renderObject(req, reply, scope.backend, row);
+  };
+  const info = (access: Access, operation: string) => async (req: FastifyRequest, reply: FastifyReply) => {
+    const scope = scopeOf(deps, req);
+    return sendInfo(req, reply, await readRow(scope, req, access, operation));
+  };
+  const both = (path: string, handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => {
+    app.route({ method: ['GET', 'HEAD'], url: path, handler, exposeHeadRoute: false });
+  };
+  both('/object/authenticated/:bucket/*', download('authenticated', 'storage.object.get_authenticated'));
+  both('/object/public/:bucket/*', download('public', 'storage.object.get_public'));
+  both('/object/info/authenticated/:bucket/*', info('authenticated', 'storage.object.info_authenticated'));
+  both('/object/info/public/:bucket/*', info('public', 'storage.object.info_public'));
+  both('/object/info/:bucket/*', info('optional', 'object.get_authenticated_info'));
+  both('/object/:bucket/*', download('optional', 'storage.object.get_authenticated'));
+}

@@ -1,0 +1,96 @@
+/**
+ * Download and HEAD replies (§1.8): headers from the row's system metadata, conditional requests
+ * answered without touching the backend, one byte range at most, bytes streamed from the backend.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import parseRange from 'range-parser';
+import type { StorageBackend } from '../backend/interface.js';
+import { errors } from '../errors.js';
+import type { ObjectRow, SystemMetadata } from '../service/objects.js';
+
+export interface RenderOptions {
+  /** Signed downloads send Expires instead of Cache-Control. */
+  expires?: number;
+}
+
+function one(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function dispositionOf(req: FastifyRequest): string | undefined {
+  const q = req.query as Record<string, unknown>;
+  if (!q || !('download' in q)) return undefined;
+  const v = typeof q.download === 'string' ? q.download : '';
+  if (v === '') return 'attachment;';
+  const e = encodeURIComponent(v);
+  return `attachment; filename=${e}; filename*=UTF-8''${e}`;
+}
+
+function setCommonHeaders(req: FastifyRequest, reply: FastifyReply, m: SystemMetadata, opts: RenderOptions): void {
+  const type = m.mimetype ?? 'application/octet-stream';
+  reply.header('content-type', type.includes('text/html') ? 'text/plain' : type);
+  reply.header('accept-ranges', 'bytes');
+  if (m.eTag) reply.header('etag', m.eTag);
+  if (m.lastModified) reply.header('last-modified', new Date(m.lastModified).toUTCString());
+  reply.header('x-robots-tag', m.xRobotsTag ?? 'none');
+  if (opts.expires !== undefined) reply.header('expires', new Date(opts.expires * 1000).toUTCString());
+  else if (m.cacheControl) reply.header('cache-control', m.cacheControl);
+  const disposition = dispositionOf(req);
+  if (disposition) reply.header('content-disposition', disposition);
+}
+
+function notModified(req: FastifyRequest, m: SystemMetadata): boolean {
+  const inm = one(req.headers['if-none-match']);
+  if (inm !== undefined) return inm === m.eTag;
+  const ims = one(req.headers['if-modified-since']);
+  if (ims !== undefined && m.lastModified) {
+    const since = Date.parse(ims);
+    const last = Math.floor(Date.parse(m.lastModified) / 1000) * 1000;
+    return Number.isFinite(since) && since >= last;
+  }
+  return false;
+}
+
+export async function renderObject(req: FastifyRequest, reply: FastifyReply, backend: StorageBackend, row: ObjectRow, opts: RenderOptions = {}): Promise<FastifyReply> {
+  const m = row.metadata;
+  if (!m || !row.version) {
+    reply.header('cache-control', 'no-store');
+    throw errors.missingBytes();
+  }
+  const head = req.method === 'HEAD';
+  setCommonHeaders(req, reply, m, opts);
+  if (head && one(req.headers['if-none-match']) !== undefined && one(req.headers['if-none-match']) !== m.eTag && m.cacheControl && opts.expires === undefined) {
+    reply.header('cache-control', `${m.cacheControl}, must-revalidate`);
+  }
+  if (notModified(req, m)) return reply.code(304).send();
+  const size = Number(m.size ?? m.contentLength ?? 0);
+  let range: { start: number; end: number } | undefined;
+  const rangeHeader = one(req.headers['range']);
+  if (rangeHeader !== undefined && !head) {
+    const r = size === 0 ? -1 : parseRange(size, rangeHeader, { combine: true });
+    if (r === -1 || r === -2 || r.type !== 'bytes' || r.length !== 1) {
+      reply.header('content-range', `bytes */${size}`);
+      throw errors.invalidRange();
+    }
+    range = { start: r[0]!.start, end: r[0]!.end };
+  }
+  if (head) {
+    reply.header('content-length', String(size));
+    return reply.code(200).send();
+  }
+  const stream = await backend.get({ bucket: row.bucket_id, key: row.name, version: row.version }, range);
+  if (!stream) {
+    reply.removeHeader('etag');
+    reply.header('cache-control', 'no-store');
+    throw errors.missingBytes();
+  }
+  if (range) {
+    reply.code(206);
+    reply.header('content-range', `bytes ${range.start}-${range.end}/${size}`);
+    reply.header('content-length', String(range.end - range.start + 1));
+  } else {
+    reply.code(200);
+    reply.header('content-length', String(size));
+  }
+  return reply.send(stream);
+}

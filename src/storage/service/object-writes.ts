@@ -1,0 +1,101 @@
+/**
+ * Writes of object rows that follow a byte write: the RLS dry run before the bytes, the commit
+ * after them (serialised per key by an advisory lock, so the version it replaces is known exactly),
+ * and the row updates of move and copy. All under the caller's role unless a signed token authorises.
+ */
+import type { ProjectContext } from '../../platform/project-context.js';
+import type { Caller } from '../auth.js';
+import { errors } from '../errors.js';
+import { dryRun, inTx, type Db } from './tx.js';
+import { OBJECT_COLUMNS, type ObjectRow, type SystemMetadata } from './objects.js';
+
+export interface ObjectWrite {
+  bucket: string;
+  key: string;
+  owner: string | null;
+  ownerId: string | null;
+  metadata: Partial<SystemMetadata>;
+  userMetadata: Record<string, unknown> | null;
+  version: string | null;
+}
+
+function upsertSql(upsert: boolean): string {
+  const insert = `insert into storage.objects (bucket_id, name, owner, owner_id, metadata, user_metadata, version)
+                  values ($1, $2, $3, $4, $5, $6, $7)`;
+  if (!upsert) return insert;
+  return `${insert} on conflict (bucket_id, name) do update set owner = excluded.owner, owner_id = excluded.owner_id,
+            metadata = excluded.metadata, user_metadata = excluded.user_metadata, version = excluded.version, last_accessed_at = now()`;
+}
+
+function paramsOf(w: ObjectWrite): unknown[] {
+  return [w.bucket, w.key, w.owner, w.ownerId, JSON.stringify(w.metadata), w.userMetadata === null ? null : JSON.stringify(w.userMetadata), w.version];
+}
+
+async function lockKey(db: Db, bucket: string, key: string): Promise<void> {
+  await db.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`storage:${bucket}/${key}`]);
+}
+
+/** Step 5 of the pipeline: would the caller be allowed to write this row? */
+export async function dryRunWrite(project: ProjectContext, caller: Caller, operation: string, w: ObjectWrite, upsert: boolean): Promise<void> {
+  await dryRun(
+    project,
+    caller,
+    operation,
+    async (db) => {
+      await db.query(upsertSql(upsert), paramsOf(w));
+    },
+    { '23505': errors.keyAlreadyExists },
+  );
+}
+
+/** Step 7: the row now points at the new bytes. Returns the row id and the version it replaced. */
+export async function commitWrite(
+  project: ProjectContext,
+  caller: Caller,
+  operation: string,
+  w: ObjectWrite,
+  upsert: boolean,
+): Promise<{ row: ObjectRow; previousVersion: string | null }> {
+  return inTx(
+    project,
+    caller,
+    operation,
+    async (db) => {
+      await lockKey(db, w.bucket, w.key);
+      // Under the lock the row cannot change until commit; a row the caller cannot see makes the
+      // upsert itself fail (ON CONFLICT DO UPDATE needs SELECT and UPDATE on the existing row).
+      const prev = await db.query<{ version: string | null }>('select version from storage.objects where bucket_id = $1 and name = $2', [w.bucket, w.key]);
+      const res = await db.query<ObjectRow>(`${upsertSql(upsert)} returning ${OBJECT_COLUMNS}`, paramsOf(w));
+      return { row: res.rows[0]!, previousVersion: prev.rows[0]?.version ?? null };
+    },
+    { '23505': errors.keyAlreadyExists },
+  );
+}
+
+/**
+ * S16 commit: the source row (still at `fromVersion`) moves to the destination in place (id kept),
+ * with the caller as owner and the new bytes' metadata.
+ */
+export async function commitMove(
+  project: ProjectContext,
+  caller: Caller,
+  src: { bucket: string; key: string; version: string | null },
+  dst: ObjectWrite,
+): Promise<void> {
+  const n = await inTx(
+    project,
+    caller,
+    'storage.object.move',
+    async (db) => {
+      await lockKey(db, dst.bucket, dst.key);
+      const res = await db.query(
+        `update storage.objects set bucket_id = $3, name = $4, owner = $5, owner_id = $6, metadata = $7, version = $8
+         where bucket_id = $1 and name = $2 and version is not distinct from $9`,
+        [src.bucket, src.key, dst.bucket, dst.key, dst.owner, dst.ownerId, JSON.stringify(dst.metadata), dst.version, src.version],
+      );
+      return res.rowCount;
+    },
+    { '23505': errors.resourceAlreadyExists },
+  );
+  if (!n) throw errors.noSuchKey();
+}

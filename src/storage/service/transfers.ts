@@ -1,0 +1,100 @@
+/**
+ * Move (S16) and copy (S19): read the source as the caller, copy its bytes to a fresh version at
+ * the destination, then commit the row; the new bytes are removed if the commit fails, the old
+ * ones (move, or a replaced destination) after it succeeds.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ProjectContext } from '../../platform/project-context.js';
+import type { StorageBackend } from '../backend/interface.js';
+import { ownerUuid, type Caller } from '../auth.js';
+import { errors } from '../errors.js';
+import { assertKey } from '../keys.js';
+import { commitMove, commitWrite } from './object-writes.js';
+import { requireObject, type ObjectRow, type SystemMetadata } from './objects.js';
+
+export interface Transfer {
+  project: ProjectContext;
+  backend: StorageBackend;
+  caller: Caller;
+  bucket: string;
+  sourceKey: string;
+  destinationBucket: string;
+  destinationKey: string;
+}
+
+async function copyBytes(t: Transfer, src: ObjectRow, meta: SystemMetadata): Promise<{ version: string; metadata: SystemMetadata }> {
+  if (!src.version) throw errors.missingBytes();
+  const version = randomUUID();
+  let stored;
+  try {
+    stored = await t.backend.copy(
+      { bucket: src.bucket_id, key: src.name, version: src.version },
+      { bucket: t.destinationBucket, key: t.destinationKey, version },
+      { contentType: meta.mimetype, cacheControl: meta.cacheControl },
+    );
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ENOENT' || (err as { name?: string }).name === 'NoSuchKey') throw errors.missingBytes();
+    throw err;
+  }
+  return { version, metadata: { ...meta, eTag: stored.eTag, size: stored.size, contentLength: stored.size, lastModified: stored.lastModified.toISOString() } };
+}
+
+export async function moveObject(t: Transfer): Promise<void> {
+  assertKey(t.destinationKey);
+  const src = await requireObject(t.project, t.caller, 'storage.object.move', t.bucket, t.sourceKey);
+  if (t.bucket === t.destinationBucket && t.sourceKey === t.destinationKey) return;
+  const { version, metadata } = await copyBytes(t, src, src.metadata ?? ({} as SystemMetadata));
+  const dst = { bucket: t.destinationBucket, key: t.destinationKey, version };
+  try {
+    await commitMove(t.project, t.caller, { bucket: t.bucket, key: t.sourceKey, version: src.version }, {
+      ...dst,
+      owner: ownerUuid(t.caller),
+      ownerId: t.caller.sub ?? null,
+      metadata,
+      userMetadata: src.user_metadata,
+    });
+  } catch (err) {
+    await t.backend.delete([dst]).catch(() => {});
+    throw err;
+  }
+  await t.backend.delete([{ bucket: src.bucket_id, key: src.name, version: src.version! }]).catch(() => {});
+}
+
+export interface CopyOptions {
+  upsert: boolean;
+  copyMetadata: boolean;
+  /** Used when copyMetadata is false. */
+  cacheControl?: string;
+  mimetype?: string;
+  userMetadata?: Record<string, unknown>;
+}
+
+export async function copyObject(t: Transfer, o: CopyOptions): Promise<ObjectRow> {
+  const src = await requireObject(t.project, t.caller, 'storage.object.copy', t.bucket, t.sourceKey);
+  assertKey(t.destinationKey);
+  let meta = src.metadata ?? ({} as SystemMetadata);
+  let userMetadata = src.user_metadata;
+  if (!o.copyMetadata) {
+    meta = { ...meta, ...(o.cacheControl !== undefined ? { cacheControl: o.cacheControl } : {}), ...(o.mimetype !== undefined ? { mimetype: o.mimetype } : {}) };
+    userMetadata = o.userMetadata ?? null;
+  }
+  const { version, metadata } = await copyBytes(t, src, meta);
+  const dst = { bucket: t.destinationBucket, key: t.destinationKey, version };
+  let committed;
+  try {
+    committed = await commitWrite(
+      t.project,
+      t.caller,
+      'storage.object.copy',
+      { ...dst, owner: ownerUuid(t.caller), ownerId: t.caller.sub ?? null, metadata, userMetadata },
+      o.upsert,
+    );
+  } catch (err) {
+    await t.backend.delete([dst]).catch(() => {});
+    throw err;
+  }
+  if (committed.previousVersion && committed.previousVersion !== version) {
+    await t.backend.delete([{ ...dst, version: committed.previousVersion }]).catch(() => {});
+  }
+  return committed.row;
+}

@@ -1,0 +1,85 @@
+/**
+ * The upload pipeline (§1.9), ordered so that either side failing leaves nothing half-done:
+ * bucket limits → key → RLS dry run → bytes to a fresh version → row commit (bytes removed if it
+ * fails) → previous version's bytes removed.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ProjectContext } from '../../platform/project-context.js';
+import type { StorageBackend } from '../backend/interface.js';
+import type { Caller } from '../auth.js';
+import { errors } from '../errors.js';
+import { assertKey, isFolderPlaceholder } from '../keys.js';
+import { checkMimeType, effectiveLimit } from '../limits.js';
+import { bucketLimits } from './buckets.js';
+import { commitWrite, dryRunWrite, type ObjectWrite } from './object-writes.js';
+import type { SystemMetadata } from './objects.js';
+import type { UploadBody } from '../routes/upload-body.js';
+
+export interface UploadRequest {
+  project: ProjectContext;
+  backend: StorageBackend;
+  globalLimit: number;
+  /** Who the row is written as (the caller, or the service role for signed uploads). */
+  writer: Caller;
+  /** owner / owner_id of the row. */
+  owner: string | null;
+  ownerId: string | null;
+  bucket: string;
+  key: string;
+  upsert: boolean;
+  operation: string;
+  /** Reads the request body once limits are known. */
+  body: (limit: number) => Promise<UploadBody>;
+  signal?: AbortSignal;
+}
+
+export async function uploadObject(u: UploadRequest): Promise<{ Id: string; Key: string }> {
+  const bucket = await bucketLimits(u.project, u.bucket);
+  assertKey(u.key);
+  const placeholder = isFolderPlaceholder(u.key);
+  const limit = effectiveLimit(u.globalLimit, bucket.fileSizeLimit, placeholder);
+  const body = await u.body(limit);
+  if (!placeholder) checkMimeType(bucket.allowedMimeTypes, body.contentType);
+
+  const candidate: ObjectWrite = {
+    bucket: u.bucket,
+    key: u.key,
+    owner: u.owner,
+    ownerId: u.ownerId,
+    metadata: { mimetype: body.contentType, contentLength: body.declaredLength ?? 0 },
+    userMetadata: body.userMetadata,
+    version: null,
+  };
+  await dryRunWrite(u.project, u.writer, u.operation, candidate, u.upsert);
+
+  const version = randomUUID();
+  const loc = { bucket: u.bucket, key: u.key, version };
+  const stored = await u.backend.put(loc, body.stream, {
+    contentType: body.contentType,
+    cacheControl: body.cacheControl,
+    maxBytes: limit,
+    limitError: errors.entityTooLarge,
+    signal: u.signal,
+  });
+  const metadata: SystemMetadata = {
+    eTag: stored.eTag,
+    size: stored.size,
+    mimetype: body.contentType,
+    cacheControl: body.cacheControl,
+    lastModified: stored.lastModified.toISOString(),
+    contentLength: stored.size,
+    httpStatusCode: 200,
+    ...(body.xRobotsTag ? { xRobotsTag: body.xRobotsTag } : {}),
+  };
+  let committed;
+  try {
+    committed = await commitWrite(u.project, u.writer, u.operation, { ...candidate, metadata, version }, u.upsert);
+  } catch (err) {
+    await u.backend.delete([loc]).catch(() => {});
+    throw err;
+  }
+  if (committed.previousVersion && committed.previousVersion !== version) {
+    await u.backend.delete([{ bucket: u.bucket, key: u.key, version: committed.previousVersion }]).catch(() => {});
+  }
+  return { Id: committed.row.id, Key: `${u.bucket}/${u.key}` };
+}

@@ -1,0 +1,108 @@
+/**
+ * The real Supabase CLI (npm `supabase` v3, whose binary comes from the npm package
+ * `@supabase/cli-linux-x64`) pointed at the platform with a profile (spec §7).
+ * The CLI is not a dependency of this repository: set STRATA_SUPABASE_CLI to its path (e.g. after
+ * `npm install --prefix /tmp/supacli supabase@3`); the file is skipped when it cannot be found.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { startTestPlatform, type TestPlatform } from '../support/platform.js';
+import { api } from './api-client.js';
+
+const CANDIDATES = [
+  process.env.STRATA_SUPABASE_CLI,
+  join(process.cwd(), 'node_modules/@supabase/cli-linux-x64/bin/supabase'),
+  '/tmp/supacli/node_modules/@supabase/cli-linux-x64/bin/supabase',
+].filter((p): p is string => !!p);
+const CLI = CANDIDATES.find((p) => existsSync(p));
+
+let tp: TestPlatform;
+let home: string;
+let ref: string;
+
+function supabase(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      CLI!,
+      args,
+      {
+        cwd: home,
+        timeout: 60_000,
+        env: {
+          PATH: process.env.PATH,
+          HOME: home,
+          SUPABASE_ACCESS_TOKEN: tp.platform.defaultAccessToken,
+          SUPABASE_PROFILE: join(home, 'strata.yaml'),
+          SUPABASE_TELEMETRY_DISABLED: '1',
+          DO_NOT_TRACK: '1',
+          SUPABASE_NO_KEYRING: '1',
+          SUPABASE_YES: '1',
+          NO_COLOR: '1',
+          CI: '1',
+        },
+      },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+beforeAll(async () => {
+  if (!CLI) return;
+  tp = await startTestPlatform();
+  ref = tp.platform.defaultRef;
+  home = mkdtempSync(join(tmpdir(), 'strata-cli-'));
+  writeFileSync(
+    join(home, 'strata.yaml'),
+    `name: strata\napi_url: ${tp.url}\ndashboard_url: ${tp.url}\nproject_host: localhost\n`,
+  );
+});
+afterAll(async () => {
+  await tp?.close();
+  if (home) rmSync(home, { recursive: true, force: true });
+});
+
+describe.skipIf(!CLI)('Supabase CLI against the platform', () => {
+  it('secrets set / list / unset', async () => {
+    const set = await supabase(['secrets', 'set', 'CLI_ONE=first', 'CLI_TWO=second', '--project-ref', ref]);
+    expect(set.code, set.stderr + set.stdout).toBe(0);
+    const stored = await api(tp, 'GET', `/v1/projects/${ref}/secrets`);
+    expect(stored.body).toContainEqual(expect.objectContaining({ name: 'CLI_ONE', value: createHash('sha256').update('first').digest('hex') }));
+
+    const list = await supabase(['secrets', 'list', '--project-ref', ref]);
+    expect(list.code, list.stderr + list.stdout).toBe(0);
+    expect(list.stdout).toContain('CLI_ONE');
+    expect(list.stdout).toContain('CLI_TWO');
+    expect(list.stdout).not.toContain('first');
+
+    const unset = await supabase(['secrets', 'unset', 'CLI_ONE', '--project-ref', ref, '--yes']);
+    expect(unset.code, unset.stderr + unset.stdout).toBe(0);
+    const after = await api(tp, 'GET', `/v1/projects/${ref}/secrets`);
+    const names = after.body.map((s: { name: string }) => s.name);
+    expect(names).not.toContain('CLI_ONE');
+    expect(names).toContain('CLI_TWO');
+  });
+
+  it('gen types typescript --project-id prints the generated types', async () => {
+    const { withClient } = await import('../../src/db/pool.js');
+    const ctx = await tp.platform.defaultProject();
+    await withClient(ctx.superuserUrl, (c) => c.query('create table if not exists public.cli_notes (id bigint generated always as identity primary key, body text not null)'));
+    const r = await supabase(['gen', 'types', 'typescript', '--project-id', ref]);
+    expect(r.code, r.stderr).toBe(0);
+    const viaApi = await api(tp, 'GET', `/v1/projects/${ref}/types/typescript?included_schemas=public`);
+    expect(r.stdout.trim()).toBe(viaApi.body.types.trim());
+    expect(r.stdout).toContain('cli_notes: {');
+  });
+
+  it('projects list and orgs list', async () => {
+    const projects = await supabase(['projects', 'list', '-o', 'json']);
+    expect(projects.code, projects.stderr).toBe(0);
+    expect(projects.stdout).toContain(ref);
+    const orgs = await supabase(['orgs', 'list', '-o', 'json']);
+    expect(orgs.code, orgs.stderr).toBe(0);
+    expect(orgs.stdout).toContain('default-org');
+  });
+});

@@ -1,0 +1,28 @@
+/** SQL expressions that turn column values, node ids and cursors into the response's JSON. */
+import type { SqlType, Table } from '../introspect/model.js';
+import { pkColumns } from '../introspect/rules.js';
+import { quoteIdent, quoteLiteral } from './sql.js';
+
+const AS_TEXT = new Set(['int8', 'numeric', 'json', 'jsonb']);
+
+export function jsonOf(expr: string, t: SqlType): string {
+  if (t.enumRef && !t.isArray && t.enumRef.values.some((v) => v.name !== v.label)) {
+    const cases = t.enumRef.values.map((v) => `when ${quoteLiteral(v.label)} then ${quoteLiteral(v.name)}`).join(' ');
+    return `to_jsonb(case (${expr})::text ${cases} end)`;
+  }
+  if (AS_TEXT.has(t.baseName)) return t.isArray ? `to_jsonb((${expr})::text[])` : `to_jsonb((${expr})::text)`;
+  return `to_jsonb(${expr})`;
+}
+
+export function col(row: string, name: string): string {
+  return `(${row}).${quoteIdent(name)}`;
+}
+
+export function base64Json(arrayExpr: string): string {
+  return `translate(encode(convert_to((${arrayExpr})::text, 'utf-8'), 'base64'), E'\\n', '')`;
+}
+
+export function nodeIdOf(t: Table, row: string): string {
+  const parts = [`${quoteLiteral(t.schema)}::text`, `${quoteLiteral(t.sqlName)}::text`, ...pkColumns(t).map((c) => col(row, c.sqlName))];
+  return base64Json(`jsonb_build_array(${parts.join(', ')})`);
+}

@@ -1,0 +1,63 @@
+/** A row of a table type → jsonb_build_object of the selected fields (relations as correlated subqueries). */
+import type { SelectionSetNode } from 'graphql';
+import type { Func, Relationship, Table } from '../introspect/model.js';
+import { selectableColumns } from '../introspect/rules.js';
+import type { Comp } from './context.js';
+import { connectionSql } from './connection.js';
+import { fail } from './errors.js';
+import { col, jsonOf, nodeIdOf } from './json-value.js';
+import { collectFields, type Field } from './selection.js';
+import { jsonObject, quoteIdent, quoteLiteral, tableRef } from './sql.js';
+
+export type QuoteStyle = 'single' | 'double';
+
+export function unknownField(name: string, typeName: string, style: QuoteStyle): never {
+  return style === 'single' ? fail(`Unknown field '${name}' on type '${typeName}'`) : fail(`Unknown field "${name}" on type ${typeName}`);
+}
+
+export function nodeObject(comp: Comp, table: Table, sets: SelectionSetNode[], row: string, style: QuoteStyle = 'single'): string {
+  const fields = collectFields(sets, table.typeName, comp, ['Node']);
+  const cols = new Map(selectableColumns(table).map((c) => [c.fieldName, c]));
+  const pairs: [string, string][] = [];
+  for (const f of fields) {
+    pairs.push([f.alias, nodeField(comp, table, f, row, cols, style)]);
+  }
+  return jsonObject(pairs);
+}
+
+function nodeField(comp: Comp, table: Table, f: Field, row: string, cols: Map<string, import('../introspect/model.js').Column>, style: QuoteStyle): string {
+  if (f.name === '__typename') return `to_jsonb(${quoteLiteral(table.typeName)}::text)`;
+  if (f.name === 'nodeId') return `to_jsonb(${nodeIdOf(table, row)})`;
+  const c = cols.get(f.name);
+  if (c) return jsonOf(col(row, c.sqlName), c.type);
+  const fn = table.computed.find((x) => x.fieldName === f.name);
+  if (fn) return computedField(comp, fn, f, `${row}`, style);
+  const rel = table.relationships.find((r) => r.fieldName === f.name);
+  if (rel) return relationField(comp, rel, f, row);
+  return unknownField(f.name, table.typeName, style);
+}
+
+function relationField(comp: Comp, rel: Relationship, f: Field, row: string): string {
+  const a = comp.sql.alias();
+  const join = (alias: string) => rel.targetColumns.map((tc, i) => `${col(alias, tc)} = ${col(row, rel.localColumns[i]!)}`).join(' and ');
+  if (rel.kind === 'toMany') return connectionSql(comp, rel.target, f, { from: tableRef(rel.target), join });
+  return `(select ${nodeObject(comp, rel.target, f.selections, a)} from ${tableRef(rel.target)} as ${a} where ${join(a)} limit 1)`;
+}
+
+export function functionRef(fn: Func): string {
+  return `${quoteIdent(fn.schema)}.${quoteIdent(fn.sqlName)}`;
+}
+
+/** A function call used as a field value: scalar, row object, or connection over its result set. */
+export function functionValue(comp: Comp, fn: Func, call: string, f: Field, style: QuoteStyle): string {
+  if (fn.returnTable) {
+    if (fn.setof && !fn.rowsOne) return connectionSql(comp, fn.returnTable, f, { from: call });
+    const a = comp.sql.alias();
+    return `(select ${nodeObject(comp, fn.returnTable, f.selections, a, style)} from ${call} as ${a} where not (${a} is null) limit 1)`;
+  }
+  return jsonOf(call, fn.returns);
+}
+
+function computedField(comp: Comp, fn: Func, f: Field, row: string, style: QuoteStyle): string {
+  return functionValue(comp, fn, `${functionRef(fn)}(${row})`, f, style);
+}

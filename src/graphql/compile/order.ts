@@ -1,0 +1,103 @@
+/** `orderBy` and cursors: the sort keys of a connection and the keyset condition for before/after. */
+import type { Column, Table } from '../introspect/model.js';
+import { isOrderable, selectableColumns } from '../introspect/rules.js';
+import type { Comp } from './context.js';
+import { fail } from './errors.js';
+import { base64Json, col } from './json-value.js';
+import { elementCast } from './sql.js';
+import { enumName, isPlainObject } from './values.js';
+
+export interface OrderKey {
+  column: Column;
+  desc: boolean;
+  nullsFirst: boolean;
+}
+
+const DIRECTIONS: Record<string, [boolean, boolean]> = {
+  AscNullsFirst: [false, true], AscNullsLast: [false, false], DescNullsFirst: [true, true], DescNullsLast: [true, false],
+};
+
+export function orderKeys(table: Table, value: unknown): OrderKey[] {
+  const keys: OrderKey[] = [];
+  const typeName = `${table.typeName}OrderBy`;
+  if (value !== null && value !== undefined) {
+    const list = Array.isArray(value) ? value : [value];
+    const cols = new Map(selectableColumns(table).filter(isOrderable).map((c) => [c.fieldName, c]));
+    for (const item of list) {
+      if (!isPlainObject(item)) fail(`Invalid input for ${typeName} type`);
+      const o = item as Record<string, unknown>;
+      const extra = Object.keys(o).filter((k) => !cols.has(k));
+      if (extra.length) fail(`Input for type ${typeName} contains extra keys ${JSON.stringify(extra)}`);
+      for (const [k, v] of Object.entries(o)) {
+        if (v === null) continue;
+        const d = DIRECTIONS[enumName(v) ?? ''];
+        if (!d) fail('Invalid input for OrderByDirection type');
+        keys.push({ column: cols.get(k)!, desc: d![0], nullsFirst: d![1] });
+      }
+    }
+  }
+  for (const n of table.primaryKey) {
+    if (keys.some((k) => k.column.sqlName === n)) continue;
+    keys.push({ column: table.columns.find((c) => c.sqlName === n)!, desc: false, nullsFirst: false });
+  }
+  return keys;
+}
+
+export function orderSql(keys: OrderKey[], row: string, reverse: boolean): string {
+  return keys.map((k) => {
+    const desc = k.desc !== reverse;
+    const nullsFirst = k.nullsFirst !== reverse;
+    return `${col(row, k.column.sqlName)} ${desc ? 'desc' : 'asc'} nulls ${nullsFirst ? 'first' : 'last'}`;
+  }).join(', ');
+}
+
+export function cursorSql(keys: OrderKey[], row: string): string {
+  return base64Json(`jsonb_build_array(${keys.map((k) => col(row, k.column.sqlName)).join(', ')})`);
+}
+
+export function decodeCursor(cursor: unknown, keys: OrderKey[]): unknown[] {
+  if (typeof cursor !== 'string') fail('Invalid input for Cursor type');
+  let parsed: unknown;
+  try {
+    const text = Buffer.from(cursor as string, 'base64').toString('utf8');
+    parsed = JSON.parse(text);
+  } catch {
+    return fail('Failed to decode cursor, error 1');
+  }
+  if (!Array.isArray(parsed)) fail('Failed to decode cursor, error 2');
+  if ((parsed as unknown[]).length !== keys.length) fail('orderBy clause incompatible with pagination cursor');
+  return parsed as unknown[];
+}
+
+/** Rows strictly after (`after`) or before (`!after`) the cursor position in the order `keys`. */
+export function cursorCondition(comp: Comp, keys: OrderKey[], values: unknown[], row: string, after: boolean): string {
+  const ors: string[] = [];
+  for (let i = 0; i < keys.length; i++) {
+    const ands: string[] = [];
+    for (let j = 0; j < i; j++) ands.push(equal(comp, keys[j]!, values[j], row));
+    ands.push(beyond(comp, keys[i]!, values[i], row, after));
+    ors.push(`(${ands.join(' and ')})`);
+  }
+  return ors.length ? `(${ors.join(' or ')})` : 'true';
+}
+
+function text(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
+function equal(comp: Comp, k: OrderKey, v: unknown, row: string): string {
+  const c = col(row, k.column.sqlName);
+  if (v === null) return `${c} is null`;
+  return `${c} = ${comp.sql.param(text(v), elementCast(k.column.type))}`;
+}
+
+function beyond(comp: Comp, k: OrderKey, v: unknown, row: string, after: boolean): string {
+  const c = col(row, k.column.sqlName);
+  // In the sort order: does `c` come after `v`?
+  const greater = k.desc !== after ? '>' : '<';
+  const nullsComeAfter = after ? !k.nullsFirst : k.nullsFirst;
+  if (v === null) return nullsComeAfter ? 'false' : `${c} is not null`;
+  const cmp = `${c} ${greater} ${comp.sql.param(text(v), elementCast(k.column.type))}`;
+  return nullsComeAfter ? `(${cmp} or ${c} is null)` : cmp;
+}

@@ -1,0 +1,88 @@
+/** SQL text assembly: bound text parameters, deterministic aliases, identifier quoting. */
+import { quoteIdent, quoteLiteral } from '../../db/sql-text.js';
+import type { SqlType, Table } from '../introspect/model.js';
+
+export { quoteIdent, quoteLiteral };
+
+export class SqlBuilder {
+  readonly params: (string | null)[] = [];
+  private n = 0;
+
+  alias(): string {
+    return `t${++this.n}`;
+  }
+
+  /** A text parameter cast to `cast`. */
+  param(text: string | null, cast: string): string {
+    this.params.push(text);
+    return `$${this.params.length}::${cast}`;
+  }
+
+  /** A text[] parameter (elements as text) cast to `cast[]`. */
+  arrayParam(items: (string | null)[], cast: string): string {
+    this.params.push(toArrayLiteral(items));
+    return `$${this.params.length}::${cast}`;
+  }
+}
+
+export function toArrayLiteral(items: (string | null)[]): string {
+  return '{' + items.map((s) => (s === null ? 'NULL' : '"' + s.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"')).join(',') + '}';
+}
+
+export function tableRef(t: Table): string {
+  return `${quoteIdent(t.schema)}.${quoteIdent(t.sqlName)}`;
+}
+
+/** The element cast for a SQL type (for arrays: the array type). */
+export function castOf(t: SqlType): string {
+  return t.castName;
+}
+
+export function elementCast(t: SqlType): string {
+  return t.isArray ? t.castName.replace(/\[\]$/, '') : t.castName;
+}
+
+/** jsonb_build_object with any number of pairs (Postgres allows 100 arguments per call). */
+export function jsonObject(pairs: [string, string][]): string {
+  if (pairs.length === 0) return `'{}'::jsonb`;
+  const chunks: string[] = [];
+  for (let i = 0; i < pairs.length; i += 50) {
+    chunks.push(`jsonb_build_object(${pairs.slice(i, i + 50).map(([k, v]) => `${quoteLiteral(k)}, ${v}`).join(', ')})`);
+  }
+  return chunks.length === 1 ? chunks[0]! : `(${chunks.join(' || ')})`;
+}
+
+/** Replaces $n placeholders outside quotes by escaped literals (for one-message simple-protocol execution). */
+export function inlineParams(sql: string, params: readonly (string | null)[]): string {
+  if (!params.length) return sql;
+  let out = '';
+  let i = 0;
+  while (i < sql.length) {
+    const ch = sql[i]!;
+    if (ch === "'" || ch === '"') {
+      let j = i + 1;
+      const escaped = ch === "'" && i > 0 && (sql[i - 1] === 'E' || sql[i - 1] === 'e');
+      while (j < sql.length) {
+        if (escaped && sql[j] === '\\') j += 2;
+        else if (sql[j] === ch) {
+          if (sql[j + 1] === ch) j += 2;
+          else break;
+        } else j++;
+      }
+      out += sql.slice(i, j + 1);
+      i = j + 1;
+      continue;
+    }
+    if (ch === '$' && /[0-9]/.test(sql[i + 1] ?? '')) {
+      let j = i + 1;
+      while (/[0-9]/.test(sql[j] ?? '')) j++;
+      const v = params[Number(sql.slice(i + 1, j)) - 1];
+      out += v === null || v === undefined ? 'NULL' : quoteLiteral(v);
+      i = j;
+      continue;
+    }
+    out += ch;
+    i++;
+  }
+  return out;
+}

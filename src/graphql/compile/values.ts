@@ -1,0 +1,105 @@
+/** GraphQL input values (literals and variables) → plain JS values, with pg_graphql's validation wording. */
+import { Kind, type ValueNode } from 'graphql';
+import type { SqlType } from '../introspect/model.js';
+import { fail } from './errors.js';
+
+/** An enum literal (distinguished from a string so that `is: NULL` and mappings work). */
+export class EnumLiteral {
+  constructor(readonly name: string) {}
+}
+
+export type Vars = Record<string, unknown>;
+
+/** Converts an AST value; an absent variable gives `undefined` (the argument is then ignored). */
+export function valueOf(node: ValueNode, vars: Vars): unknown {
+  switch (node.kind) {
+    case Kind.VARIABLE:
+      return vars[node.name.value];
+    case Kind.INT:
+      return Number(node.value);
+    case Kind.FLOAT:
+      return Number(node.value);
+    case Kind.STRING:
+      return node.value;
+    case Kind.BOOLEAN:
+      return node.value;
+    case Kind.NULL:
+      return null;
+    case Kind.ENUM:
+      return new EnumLiteral(node.value);
+    case Kind.LIST:
+      return node.values.map((v) => valueOf(v, vars));
+    case Kind.OBJECT: {
+      const o: Record<string, unknown> = {};
+      for (const f of node.fields) {
+        const v = valueOf(f.value, vars);
+        if (v !== undefined) o[f.name.value] = v;
+      }
+      return o;
+    }
+  }
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return !!v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof EnumLiteral);
+}
+
+export function enumName(v: unknown): string | undefined {
+  if (v instanceof EnumLiteral) return v.name;
+  if (typeof v === 'string') return v;
+  return undefined;
+}
+
+/** Validates a non-null scalar value for a SQL type and returns the text passed to Postgres. */
+export function scalarText(t: SqlType, v: unknown): string {
+  if (t.enumRef) {
+    const name = enumName(v);
+    const hit = t.enumRef.values.find((x) => x.name === name);
+    if (!hit) fail(`Invalid input for ${t.enumRef.name} type`);
+    return hit!.label;
+  }
+  switch (t.scalar) {
+    case 'Int':
+      if (typeof v !== 'number' || !Number.isInteger(v)) fail('Invalid input for Int type');
+      return String(v);
+    case 'Float':
+      if (typeof v !== 'number') fail('Invalid input for Float type');
+      return String(v);
+    case 'BigInt':
+      if (typeof v === 'number' && Number.isInteger(v)) return String(v);
+      if (typeof v !== 'string') fail('Invalid input for BigInt type');
+      return v as string;
+    case 'BigFloat':
+      if (typeof v === 'number') fail('Invalid input for BigFloat type. String required');
+      if (typeof v !== 'string') fail('Invalid input for BigFloat type');
+      return v as string;
+    case 'Boolean':
+      if (typeof v !== 'boolean') fail('Invalid input for Boolean type');
+      return v ? 'true' : 'false';
+    case 'String':
+      if (typeof v !== 'string') fail('Invalid input for String type');
+      if (t.maxLength !== undefined && [...(v as string)].length > t.maxLength) fail(`Invalid input for String type. Maximum character length ${t.maxLength}`);
+      return v as string;
+    case 'JSON':
+      if (typeof v !== 'string') fail('Invalid input for JSON type');
+      return v as string;
+    case 'Opaque':
+      if (v instanceof EnumLiteral) return v.name;
+      if (typeof v === 'object') return JSON.stringify(v);
+      return String(v);
+    default:
+      if (typeof v !== 'string') fail(`Invalid input for ${t.scalar} type`);
+      return v as string;
+  }
+}
+
+/** Text for a SQL value of type `t` (arrays become array literals via JSON → text[] conversion in SQL). */
+export function sqlValue(t: SqlType, v: unknown): { text: string | null; array?: (string | null)[] } {
+  if (v === null) return { text: null };
+  if (t.isArray) {
+    const list = Array.isArray(v) ? v : [v];
+    const el: SqlType = { ...t, isArray: false };
+    return { text: null, array: list.map((x) => (x === null ? null : scalarText(el, x))) };
+  }
+  return { text: scalarText(t, v) };
+}

@@ -1,0 +1,62 @@
+/** A request's plan: per top-level field, its SQL statement, a constant, an introspection call or an error. */
+import type { FieldNode } from 'graphql';
+import type { Catalog } from '../introspect/model.js';
+import { GraphQLEngineError } from '../compile/errors.js';
+import { compileRootField, type CompiledField } from '../compile/root.js';
+import { collectFields } from '../compile/selection.js';
+import { rootFields } from '../compile/root-fields.js';
+import { parseCached, selectOperation, type Operation } from './document.js';
+
+export type PlanItem =
+  | { alias: string; kind: 'sql'; compiled: CompiledField }
+  | { alias: string; kind: 'value'; value: unknown }
+  | { alias: string; kind: 'introspect'; node: FieldNode }
+  | { alias: string; kind: 'error'; message: string };
+
+export type Plan =
+  | { kind: 'response'; response: Record<string, unknown> }
+  | { kind: 'plan'; operation: 'query' | 'mutation'; items: PlanItem[]; op: Operation; errors: string[] };
+
+export interface Request {
+  query: string;
+  variables?: Record<string, unknown> | null;
+  operationName?: string | null;
+}
+
+export function planRequest(catalog: Catalog, req: Request): Plan {
+  if (catalog.loadError) return { kind: 'response', response: { errors: [{ message: catalog.loadError }] } };
+  let op: Operation;
+  try {
+    op = selectOperation(parseCached(req.query), req.operationName, req.variables);
+  } catch (e) {
+    return { kind: 'response', response: { errors: [{ message: (e as Error).message }] } };
+  }
+  const operation = op.op.operation === 'mutation' ? 'mutation' : 'query';
+  const typeName = operation === 'mutation' ? 'Mutation' : 'Query';
+  if (operation === 'mutation' && rootFields(catalog).mutation.size === 0) {
+    return { kind: 'response', response: { data: null, errors: [{ message: 'Unknown type Mutation' }] } };
+  }
+  const items: PlanItem[] = [];
+  const errors: string[] = [];
+  try {
+    const ctx = { fragments: op.fragments, vars: op.vars };
+    for (const f of collectFields([op.op.selectionSet], typeName, ctx)) {
+      try {
+        if (f.name === '__typename') items.push({ alias: f.alias, kind: 'value', value: typeName });
+        else if ((f.name === '__schema' || f.name === '__type') && operation === 'query') {
+          if (!catalog.introspection) throw new GraphQLEngineError(`Unknown field "${f.name}" on type Query`);
+          items.push({ alias: f.alias, kind: 'introspect', node: f.node });
+        } else items.push({ alias: f.alias, kind: 'sql', compiled: compileRootField(catalog, ctx, f, operation) });
+      } catch (e) {
+        if (!(e instanceof GraphQLEngineError) || e.requestLevel) throw e;
+        if (operation === 'mutation') return { kind: 'response', response: { data: null, errors: [{ message: e.message }] } };
+        errors.push(e.message);
+      }
+    }
+  } catch (e) {
+    if (e instanceof GraphQLEngineError && e.requestLevel) return { kind: 'response', response: { errors: [{ message: e.message }] } };
+    if (e instanceof GraphQLEngineError) return { kind: 'response', response: { data: null, errors: [{ message: e.message }] } };
+    throw e;
+  }
+  return { kind: 'plan', operation, items, op, errors };
+}

@@ -1,0 +1,36 @@
+/** Turns a plan plus its statements' results into the response document. */
+import type { GraphQLSchema } from 'graphql';
+import { runIntrospectionField } from './introspection.js';
+import type { Plan } from './plan.js';
+
+type RunnablePlan = Extract<Plan, { kind: 'plan' }>;
+
+export function sqlItems(plan: RunnablePlan) {
+  return plan.items.filter((i): i is Extract<RunnablePlan['items'][number], { kind: 'sql' }> => i.kind === 'sql');
+}
+
+/** `results[i]` is the JSON of the i-th SQL item. */
+export async function respond(plan: RunnablePlan, results: unknown[], schema: () => GraphQLSchema): Promise<Record<string, unknown>> {
+  const data: Record<string, unknown> = {};
+  const errors = plan.errors.map((message) => ({ message }));
+  let i = 0;
+  for (const item of plan.items) {
+    if (item.kind === 'sql') data[item.alias] = results[i++] ?? null;
+    else if (item.kind === 'value') data[item.alias] = item.value;
+    else if (item.kind === 'introspect') {
+      try {
+        data[item.alias] = await runIntrospectionField(schema(), plan.op, item.node, plan.op.vars);
+      } catch (e) {
+        errors.push({ message: (e as Error).message });
+      }
+    }
+  }
+  const ok = plan.items.some((x) => x.kind !== 'error');
+  const out: Record<string, unknown> = { data: ok && Object.keys(data).length ? data : errors.length ? null : data };
+  if (errors.length) out.errors = errors;
+  return out;
+}
+
+export function sqlErrorResponse(e: unknown): Record<string, unknown> {
+  return { data: null, errors: [{ message: (e as Error).message }] };
+}

@@ -1,0 +1,82 @@
+/**
+ * resolveWithPool: one simple-protocol message per request —
+ * `begin; set local role; set_config(claims); <version guard>; <statements>; commit`.
+ * The guard raises (SQLSTATE GQLSV) before any statement runs when the schema version is not the
+ * cached one; the catalog is then reloaded (one more round trip) and the request retried once.
+ */
+import type pg from 'pg';
+import { rolePrelude, type Principal } from '../../db/with-role.js';
+import { quoteLiteral } from '../../db/sql-text.js';
+import { CATALOG_SQL } from '../introspect/catalog-sql.js';
+import { buildCatalog } from '../introspect/load.js';
+import { inlineParams } from '../compile/sql.js';
+import { cachedPlan, catalogKey, getEntry, planKey, putEntry, schemaOf, type CatalogEntry } from './cache.js';
+import { planRequest, type Request } from './plan.js';
+import { respond, sqlErrorResponse, sqlItems } from './respond.js';
+
+interface PoolState {
+  entry: CatalogEntry;
+  version: number;
+}
+
+const states = new WeakMap<pg.Pool, Map<string, PoolState>>();
+
+const CONFIG_SQL = `select current_user::text as role, current_schemas(false)::text as search_path,
+  (select oid::text from pg_database where datname = current_database()) || ':' || current_database() as db,
+  (select last_value from graphql.seq_schema_version)::int as version`;
+
+async function multi(pool: pg.Pool, sql: string): Promise<pg.QueryResult[]> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    const res = (await client.query(sql)) as unknown as pg.QueryResult[] | pg.QueryResult;
+    return Array.isArray(res) ? res : [res];
+  } catch (err) {
+    await client.query('rollback').catch((e: Error) => (broken = e));
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
+async function load(pool: pg.Pool, principal: Principal): Promise<PoolState> {
+  const results = await multi(pool, `${rolePrelude(principal)}; ${CONFIG_SQL}; ${CATALOG_SQL}; commit`);
+  const cfg = results[3]!.rows[0];
+  const key = catalogKey(cfg.db, cfg.role, cfg.search_path, cfg.version);
+  const entry = getEntry(key) ?? putEntry(key, buildCatalog(results[4]!.rows[0].catalog));
+  const state = { entry, version: Number(cfg.version) };
+  let byRole = states.get(pool);
+  if (!byRole) states.set(pool, (byRole = new Map()));
+  byRole.set(principal.role, state);
+  return state;
+}
+
+export async function resolveOnPool(pool: pg.Pool, principal: Principal, req: Request): Promise<Record<string, unknown>> {
+  let state = states.get(pool)?.get(principal.role);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      state ??= await load(pool, principal);
+    } catch (e) {
+      return sqlErrorResponse(e);
+    }
+    const entry = state.entry;
+    const plan = cachedPlan(entry, planKey(req.query, req.operationName, req.variables), () => planRequest(entry.catalog, req));
+    if (plan.kind === 'response') return structuredClone(plan.response);
+    const items = sqlItems(plan);
+    if (!items.length) return respond(plan, [], () => schemaOf(entry, true));
+    const statements = items.map((it) => inlineParams(it.compiled.sql, it.compiled.params));
+    const message = `${rolePrelude(principal)}; select graphql.strata_assert_schema_version(${quoteLiteral(String(state.version))}::int); ${statements.join('; ')}; commit`;
+    try {
+      const results = await multi(pool, message);
+      const values = items.map((_, i) => results[4 + i]!.rows[0]?.[Object.keys(results[4 + i]!.rows[0] ?? {})[0] ?? ''] ?? null);
+      return respond(plan, values, () => schemaOf(entry, true));
+    } catch (e) {
+      if ((e as { code?: string }).code === 'GQLSV' && attempt === 0) {
+        state = undefined;
+        continue;
+      }
+      return sqlErrorResponse(e);
+    }
+  }
+  return { data: null, errors: [{ message: 'schema changed during the request; retry' }] };
+}

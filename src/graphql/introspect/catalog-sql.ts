@@ -1,0 +1,115 @@
+/**
+ * The one catalog query: everything the engine reflects, as one jsonb document, for the current
+ * role and search_path. Only schemas on current_schemas(false) with USAGE are read.
+ */
+export const CATALOG_SQL = `
+with
+search_path_schemas as (
+  select n.oid, n.nspname, sp.ord
+  from unnest(current_schemas(false)) with ordinality sp(name, ord)
+  join pg_namespace n on n.nspname = sp.name
+  where has_schema_privilege(n.oid, 'USAGE')
+    and n.nspname not in ('pg_catalog', 'information_schema', 'graphql', 'graphql_public')
+),
+rels as (
+  select c.oid, c.relname, c.relkind, c.relnamespace, n.nspname, c.relrowsecurity,
+         obj_description(c.oid, 'pg_class') as comment
+  from pg_class c
+  join search_path_schemas n on n.oid = c.relnamespace
+  where c.relkind in ('r', 'v', 'm', 'f', 'p')
+    and not c.relispartition
+),
+cols as (
+  select a.attrelid, a.attnum, a.attname, a.atttypid, a.atttypmod, a.attnotnull, a.attidentity, a.attgenerated,
+         a.atthasdef,
+         pg_get_expr(d.adbin, d.adrelid) as default_expr,
+         format_type(a.atttypid, a.atttypmod) as type_format,
+         col_description(a.attrelid, a.attnum) as comment,
+         has_column_privilege(a.attrelid, a.attnum, 'SELECT') as can_select,
+         has_column_privilege(a.attrelid, a.attnum, 'INSERT') as can_insert,
+         has_column_privilege(a.attrelid, a.attnum, 'UPDATE') as can_update
+  from pg_attribute a
+  join rels r on r.oid = a.attrelid
+  left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+  where a.attnum > 0 and not a.attisdropped
+),
+used_types as (
+  select distinct atttypid as oid from cols
+  union select distinct t from (
+    select unnest(p.proargtypes::oid[]) as t from pg_proc p join search_path_schemas n on n.oid = p.pronamespace
+    union all select p.prorettype from pg_proc p join search_path_schemas n on n.oid = p.pronamespace
+    union all select unnest(p.proallargtypes) from pg_proc p join search_path_schemas n on n.oid = p.pronamespace
+  ) x
+),
+types as (
+  select t.oid, t.typname, t.typtype, t.typcategory, t.typelem, t.typbasetype, t.typrelid, t.typnamespace,
+         tn.nspname as schema_name,
+         t.typnamespace in (select oid from search_path_schemas) as on_path,
+         has_type_privilege(t.oid, 'USAGE') as can_use,
+         obj_description(t.oid, 'pg_type') as comment,
+         case when t.typtype = 'e' then (
+           select coalesce(jsonb_agg(e.enumlabel order by e.enumsortorder), '[]') from pg_enum e where e.enumtypid = t.oid
+         ) end as enum_labels
+  from pg_type t
+  join pg_namespace tn on tn.oid = t.typnamespace
+  where t.oid in (select oid from used_types)
+     or t.oid in (select typelem from pg_type where oid in (select oid from used_types))
+     or t.oid in (select typbasetype from pg_type where oid in (select oid from used_types))
+),
+funcs as (
+  select p.oid, p.proname, n.nspname, p.pronamespace, p.provolatile, p.proretset, p.prorettype, p.prorows,
+         p.proargtypes::oid[] as arg_types, p.proallargtypes, p.proargmodes, p.proargnames, p.pronargs, p.pronargdefaults,
+         p.prokind, p.provariadic,
+         pg_get_function_arguments(p.oid) as arg_text,
+         obj_description(p.oid, 'pg_proc') as comment,
+         has_function_privilege(p.oid, 'EXECUTE') as can_execute
+  from pg_proc p
+  join search_path_schemas n on n.oid = p.pronamespace
+  where p.prokind = 'f'
+),
+cons as (
+  select con.oid, con.conname, con.contype, con.conrelid, con.confrelid, con.conkey, con.confkey,
+         obj_description(con.oid, 'pg_constraint') as comment
+  from pg_constraint con
+  where con.conrelid in (select oid from rels) and con.contype in ('p', 'f')
+),
+idx as (
+  select i.indrelid, i.indkey::int2[] as cols, i.indisprimary, i.indpred is not null as partial
+  from pg_index i
+  where i.indrelid in (select oid from rels) and i.indisunique and i.indisvalid and i.indexprs is null
+)
+select jsonb_build_object(
+  'role', current_user,
+  'schemas', (select coalesce(jsonb_agg(jsonb_build_object('oid', s.oid, 'name', s.nspname, 'comment', obj_description(s.oid, 'pg_namespace')) order by s.ord), '[]') from search_path_schemas s),
+  'rels', (select coalesce(jsonb_agg(jsonb_build_object(
+      'oid', r.oid, 'name', r.relname, 'kind', r.relkind, 'schema', r.nspname, 'schemaOid', r.relnamespace, 'rls', r.relrowsecurity,
+      'comment', r.comment,
+      'canDelete', has_table_privilege(r.oid, 'DELETE'),
+      'canSelectAll', not exists (select 1 from cols c where c.attrelid = r.oid and not c.can_select),
+      'columns', (select coalesce(jsonb_agg(jsonb_build_object(
+          'num', c.attnum, 'name', c.attname, 'type', c.atttypid, 'typmod', c.atttypmod, 'notNull', c.attnotnull,
+          'identity', c.attidentity, 'generated', c.attgenerated, 'hasDefault', c.atthasdef, 'defaultExpr', c.default_expr,
+          'typeFormat', c.type_format, 'comment', c.comment,
+          'select', c.can_select, 'insert', c.can_insert, 'update', c.can_update) order by c.attnum), '[]')
+        from cols c where c.attrelid = r.oid),
+      'uniques', (select coalesce(jsonb_agg(jsonb_build_object('cols', to_jsonb(i.cols), 'primary', i.indisprimary, 'partial', i.partial)), '[]') from idx i where i.indrelid = r.oid)
+    ) order by r.nspname, r.relname), '[]') from rels r),
+  'constraints', (select coalesce(jsonb_agg(jsonb_build_object(
+      'oid', c.oid, 'name', c.conname, 'type', c.contype, 'rel', c.conrelid, 'frel', c.confrelid,
+      'cols', to_jsonb(c.conkey), 'fcols', to_jsonb(c.confkey), 'comment', c.comment) order by c.conname, c.oid), '[]') from cons c),
+  'types', (select coalesce(jsonb_agg(jsonb_build_object(
+      'oid', t.oid, 'name', t.typname, 'typtype', t.typtype, 'category', t.typcategory, 'elem', t.typelem,
+      'base', t.typbasetype, 'relid', t.typrelid, 'schema', t.schema_name, 'onPath', t.on_path, 'canUse', t.can_use,
+      'comment', t.comment, 'enumLabels', t.enum_labels)), '[]') from types t),
+  'functions', (select coalesce(jsonb_agg(jsonb_build_object(
+      'oid', f.oid, 'name', f.proname, 'schema', f.nspname, 'volatility', f.provolatile, 'setof', f.proretset,
+      'returnType', f.prorettype, 'rows', f.prorows, 'argTypes', to_jsonb(f.arg_types), 'allArgTypes', to_jsonb(f.proallargtypes),
+      'argModes', to_jsonb(f.proargmodes), 'argNames', to_jsonb(f.proargnames), 'nargs', f.pronargs, 'nargDefaults', f.pronargdefaults,
+      'variadic', f.provariadic, 'comment', f.comment, 'canExecute', f.can_execute,
+      'overloaded', (select count(*) > 1 from funcs g where g.proname = f.proname and g.pronamespace = f.pronamespace)
+    ) order by f.nspname, f.proname, f.oid), '[]') from funcs f)
+) as catalog
+`;
+
+/** The cheap per-request key: role, search path, schema version. */
+export const CONFIG_SQL = `select current_user::text as role, current_schemas(false)::text as search_path, current_database()::text as db, graphql.get_schema_version() as version`;

@@ -1,0 +1,57 @@
+/** Comment directives: `@graphql({...})` inside a comment; the JSON runs to the last `)`. */
+
+export class DirectiveError extends Error {}
+
+export function parseDirective(comment: string | null | undefined): Record<string, unknown> {
+  if (!comment) return {};
+  const start = comment.indexOf('@graphql(');
+  if (start < 0) return {};
+  const end = comment.lastIndexOf(')');
+  if (end < start) return {};
+  const text = comment.slice(start + '@graphql('.length, end);
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The comment without its directive (used as a description when no "description" is given). */
+export function describe(comment: string | null | undefined, d: Record<string, unknown>): string | null {
+  if (typeof d.description === 'string') return d.description;
+  return null;
+}
+
+function serdeType(v: unknown): string {
+  if (typeof v === 'string') return `string ${JSON.stringify(v)}`;
+  if (typeof v === 'number') return Number.isInteger(v) ? (v < 0 ? `integer \`${v}\`` : `integer \`${v}\``) : `floating point \`${v}\``;
+  if (typeof v === 'boolean') return `boolean \`${v}\``;
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'sequence';
+  return 'map';
+}
+
+export function expectU64(v: unknown): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return v;
+  if (typeof v === 'number' && Number.isInteger(v)) throw new DirectiveError(`invalid value: integer \`${v}\`, expected u64`);
+  throw new DirectiveError(`invalid type: ${serdeType(v)}, expected u64`);
+}
+
+export function expectStringSeq(v: unknown): string[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v)) throw new DirectiveError(`invalid type: ${serdeType(v)}, expected a sequence`);
+  for (const x of v) if (typeof x !== 'string') throw new DirectiveError(`invalid type: ${serdeType(x)}, expected a string`);
+  return v as string[];
+}
+
+export function expectBool(v: unknown): boolean | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'boolean') throw new DirectiveError(`invalid type: ${serdeType(v)}, expected a boolean`);
+  return v;
+}
+
+export function enabled(v: unknown): boolean {
+  return !!v && typeof v === 'object' && (v as { enabled?: unknown }).enabled === true;
+}

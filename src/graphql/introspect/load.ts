@@ -1,0 +1,260 @@
+/** Runs the catalog query and turns its document into the catalog model (names and types decided here). */
+import type pg from 'pg';
+import { CATALOG_SQL } from './catalog-sql.js';
+import { DirectiveError, enabled, expectBool, expectStringSeq, expectU64, parseDirective } from './directives.js';
+import { fieldNameFor, functionFieldName, isValidGraphQLName, lowerFirst, toOneFieldName, typeNameFor } from './naming.js';
+import type { Catalog, Column, EnumType, Func, FuncArg, ScalarName, SchemaInfo, SqlType, Table } from './model.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+type Raw = any;
+
+const SCALARS: Record<string, ScalarName> = {
+  int2: 'Int', int4: 'Int', int8: 'BigInt', float4: 'Float', float8: 'Float', numeric: 'BigFloat',
+  text: 'String', varchar: 'String', bpchar: 'String', citext: 'String', bool: 'Boolean', uuid: 'UUID',
+  date: 'Date', time: 'Time', timestamp: 'Datetime', timestamptz: 'Datetime', json: 'JSON', jsonb: 'JSON',
+};
+
+function qualified(schema: string, name: string): string {
+  const q = (s: string) => '"' + s.replace(/"/g, '""') + '"';
+  return schema === 'pg_catalog' ? name : `${q(schema)}.${q(name)}`;
+}
+
+export async function loadCatalog(client: pg.ClientBase): Promise<Catalog> {
+  const res = await client.query(CATALOG_SQL);
+  return buildCatalog(res.rows[0].catalog as Raw);
+}
+
+export function buildCatalog(raw: Raw): Catalog {
+  try {
+    return build(raw);
+  } catch (e) {
+    if (e instanceof DirectiveError) {
+      return { role: raw.role, schemas: [], tables: [], enums: [], functions: [], introspection: false, loadError: `Error while loading schema, check comment directives. ${e.message}` };
+    }
+    throw e;
+  }
+}
+
+function build(raw: Raw): Catalog {
+  const schemas: SchemaInfo[] = raw.schemas.map((s: Raw) => {
+    const d = parseDirective(s.comment);
+    return {
+      oid: s.oid, name: s.name,
+      inflect: expectBool(d.inflect_names) ?? false,
+      maxRows: expectU64(d.max_rows) ?? 30,
+      introspection: expectBool(d.introspection) ?? false,
+    };
+  });
+  const schemaByName = new Map(schemas.map((s) => [s.name, s]));
+  const rawTypes = new Map<number, Raw>(raw.types.map((t: Raw) => [t.oid, t]));
+
+  // Enums visible in GraphQL: on the search path, with USAGE.
+  const enums: EnumType[] = [];
+  const enumByOid = new Map<number, EnumType>();
+  for (const t of raw.types as Raw[]) {
+    if (t.typtype !== 'e' || !t.onPath || !t.canUse) continue;
+    const sch = schemaByName.get(t.schema);
+    const d = parseDirective(t.comment);
+    const mappings = (d.mappings && typeof d.mappings === 'object' ? d.mappings : {}) as Record<string, string>;
+    const e: EnumType = {
+      oid: t.oid, schema: t.schema, sqlName: t.name,
+      name: typeNameFor(t.name, sch?.inflect ?? false, d.name),
+      description: typeof d.description === 'string' ? d.description : null,
+      values: (t.enumLabels as string[]).map((label) => ({ label, name: mappings[label] ?? label })),
+    };
+    if (!isValidGraphQLName(e.name)) continue;
+    enums.push(e);
+    enumByOid.set(e.oid, e);
+  }
+
+  const typeCache = new Map<string, SqlType>();
+  const sqlType = (oid: number, format?: string): SqlType => {
+    const key = `${oid}:${format ?? ''}`;
+    const hit = typeCache.get(key);
+    if (hit) return hit;
+    let t = rawTypes.get(oid);
+    let castName = t ? qualified(t.schema, t.name) : 'text';
+    while (t && t.typtype === 'd' && rawTypes.get(t.base)) t = rawTypes.get(t.base);
+    let isArray = false;
+    if (t && t.category === 'A' && t.elem && rawTypes.get(t.elem)) {
+      isArray = true;
+      let el = rawTypes.get(t.elem);
+      castName = `${qualified(el.schema, el.name)}[]`;
+      while (el && el.typtype === 'd' && rawTypes.get(el.base)) el = rawTypes.get(el.base);
+      t = el;
+    }
+    const baseName: string = t?.name ?? 'unknown';
+    const out: SqlType = {
+      oid, castName, baseName, isArray,
+      pseudo: !t || t.typtype === 'p',
+      scalar: SCALARS[baseName] ?? 'Opaque',
+    };
+    if (t?.typtype === 'e') {
+      const e = enumByOid.get(t.oid);
+      if (e) out.enumRef = e;
+    }
+    if (t?.typtype === 'c') out.compositeRelid = t.relid;
+    const m = format && /^(character varying|character)\((\d+)\)/.exec(format);
+    if (m) out.maxLength = Number(m[2]);
+    typeCache.set(key, out);
+    return out;
+  };
+
+  // Tables.
+  const tables: Table[] = [];
+  const tableByOid = new Map<number, Table>();
+  const rawByOid = new Map<number, Raw>();
+  for (const r of raw.rels as Raw[]) {
+    const sch = schemaByName.get(r.schema)!;
+    const d = parseDirective(r.comment);
+    const columns: Column[] = [];
+    for (const c of r.columns as Raw[]) {
+      const cd = parseDirective(c.comment);
+      const col: Column = {
+        num: c.num, sqlName: c.name,
+        fieldName: fieldNameFor(c.name, sch.inflect, cd.name),
+        description: typeof cd.description === 'string' ? cd.description : null,
+        type: sqlType(c.type, c.typeFormat),
+        notNull: c.notNull,
+        hasDefault: c.hasDefault,
+        isSerial: typeof c.defaultExpr === 'string' && c.defaultExpr.startsWith('nextval(') || c.identity === 'a' || c.identity === 'd' && false,
+        generated: c.generated === 's',
+        identityAlways: c.identity === 'a',
+        canSelect: c.select, canInsert: c.insert, canUpdate: c.update,
+      };
+      if (!isValidGraphQLName(col.fieldName)) continue;
+      columns.push(col);
+    }
+    const byNum = new Map<number, Raw>((r.columns as Raw[]).map((c: Raw) => [c.num, c]));
+    const names = (nums: number[]) => nums.map((n) => byNum.get(n)?.name as string);
+    let primaryKey: string[] = [];
+    const pkIdx = (r.uniques as Raw[]).find((u) => u.primary);
+    if (pkIdx) primaryKey = names(pkIdx.cols);
+    const directivePk = expectStringSeq(d.primary_key_columns);
+    if (!pkIdx && directivePk) primaryKey = directivePk.every((n) => byNum.size && [...byNum.values()].some((c) => c.name === n)) ? directivePk : [];
+    const fks = d.foreign_keys;
+    if (fks !== undefined && fks !== null) {
+      if (!Array.isArray(fks)) throw new DirectiveError('invalid type: map, expected a sequence');
+      for (const fk of fks as Raw[]) {
+        expectStringSeq(fk.local_columns);
+        expectStringSeq(fk.foreign_columns);
+      }
+    }
+    const maxRows = expectU64(d.max_rows) ?? sch.maxRows;
+    const t: Table = {
+      oid: r.oid, schema: r.schema, sqlName: r.name, kind: r.kind,
+      typeName: typeNameFor(r.name, sch.inflect, d.name),
+      description: typeof d.description === 'string' ? d.description : null,
+      rls: r.rls, schemaInfo: sch, columns, primaryKey,
+      uniques: (r.uniques as Raw[]).filter((u) => !u.partial).map((u) => names(u.cols)),
+      totalCount: enabled(d.totalCount), aggregate: enabled(d.aggregate), maxRows,
+      canDelete: r.canDelete, canSelectAll: r.canSelectAll, relationships: [], computed: [],
+    };
+    rawByOid.set(r.oid, { ...r, directive: d });
+    const selectable = columns.some((c) => c.canSelect);
+    const pkOk = primaryKey.length > 0 && primaryKey.every((n) => columns.some((c) => c.sqlName === n));
+    if (!isValidGraphQLName(t.typeName) || !selectable || !pkOk) continue;
+    tables.push(t);
+    tableByOid.set(t.oid, t);
+  }
+  const tableByName = (schema: string, name: string) => tables.find((t) => t.schema === schema && t.sqlName === name);
+
+  // Foreign keys (real and from directives) → relationships on both sides.
+  interface Fk { local: Table; localCols: string[]; target: Table; targetCols: string[]; localName?: string; foreignName?: string }
+  const fks: Fk[] = [];
+  for (const c of raw.constraints as Raw[]) {
+    if (c.type !== 'f') continue;
+    const local = tableByOid.get(c.rel);
+    const target = tableByOid.get(c.frel);
+    if (!local || !target) continue;
+    const lr = rawByOid.get(c.rel);
+    const tr = rawByOid.get(c.frel);
+    const colName = (r: Raw, n: number) => (r.columns as Raw[]).find((x) => x.num === n)?.name as string;
+    const d = parseDirective(c.comment);
+    fks.push({
+      local, target,
+      localCols: (c.cols as number[]).map((n) => colName(lr, n)),
+      targetCols: (c.fcols as number[]).map((n) => colName(tr, n)),
+      localName: typeof d.local_name === 'string' ? d.local_name : undefined,
+      foreignName: typeof d.foreign_name === 'string' ? d.foreign_name : undefined,
+    });
+  }
+  for (const t of tables) {
+    const d = rawByOid.get(t.oid).directive;
+    for (const fk of (Array.isArray(d.foreign_keys) ? d.foreign_keys : []) as Raw[]) {
+      const target = tableByName(fk.foreign_schema, fk.foreign_table);
+      if (!target) continue;
+      fks.push({ local: t, target, localCols: fk.local_columns ?? [], targetCols: fk.foreign_columns ?? [], localName: fk.local_name, foreignName: fk.foreign_name });
+    }
+  }
+  for (const fk of fks) {
+    const lcols = fk.localCols.map((n) => fk.local.columns.find((c) => c.sqlName === n));
+    const tcols = fk.targetCols.map((n) => fk.target.columns.find((c) => c.sqlName === n));
+    if (lcols.some((c) => !c?.canSelect) || tcols.some((c) => !c?.canSelect)) continue;
+    const inflect = fk.local.schemaInfo.inflect;
+    fk.local.relationships.push({
+      fieldName: fk.foreignName ?? toOneFieldName(fk.localCols, inflect, fk.target.typeName),
+      target: fk.target, localColumns: fk.localCols, targetColumns: fk.targetCols, kind: 'toOne',
+      nonNull: lcols.some((c) => c!.notNull) && !fk.target.rls,
+    });
+    const set = new Set(fk.localCols);
+    const unique = [fk.local.primaryKey, ...fk.local.uniques].some((u) => u.length === set.size && u.every((x) => set.has(x)));
+    fk.target.relationships.push({
+      fieldName: fk.localName ?? (unique ? lowerFirst(fk.local.typeName) : `${lowerFirst(fk.local.typeName)}Collection`),
+      target: fk.local, localColumns: fk.targetCols, targetColumns: fk.localCols, kind: unique ? 'toOne' : 'toMany', nonNull: false,
+    });
+  }
+
+  // Functions.
+  const functions: Func[] = [];
+  const tableByRelid = (relid?: number) => (relid ? tableByOid.get(relid) : undefined);
+  for (const f of raw.functions as Raw[]) {
+    if (!f.canExecute || f.overloaded || f.variadic) continue;
+    const sch = schemaByName.get(f.schema)!;
+    const d = parseDirective(f.comment);
+    const modes: string[] | null = f.argModes;
+    if (modes && modes.some((m) => m !== 'i')) continue;
+    const argTypes: number[] = f.argTypes ?? [];
+    const argNames: string[] = (f.argNames ?? []).slice(0, argTypes.length);
+    const ret = sqlType(f.returnType);
+    const args: FuncArg[] = argTypes.map((oid, i) => ({
+      sqlName: argNames[i] ?? '',
+      fieldName: fieldNameFor(argNames[i] ?? '', sch.inflect),
+      type: sqlType(oid),
+      hasDefault: i >= argTypes.length - f.nargDefaults,
+    }));
+    const fn: Func = {
+      oid: f.oid, schema: f.schema, sqlName: f.name,
+      fieldName: functionFieldName(f.name, sch.inflect, d.name),
+      description: typeof d.description === 'string' ? d.description : null,
+      volatility: f.volatility, setof: f.setof, rowsOne: f.setof && f.rows === 1,
+      args, returns: ret,
+    };
+    if (!isValidGraphQLName(fn.fieldName)) continue;
+    if (ret.pseudo || ['void', 'record', 'trigger', 'event_trigger'].includes(ret.baseName)) continue;
+    if (ret.compositeRelid !== undefined) {
+      if (ret.isArray) continue;
+      fn.returnTable = tableByRelid(ret.compositeRelid);
+      if (!fn.returnTable || !fn.returnTable.canSelectAll) continue;
+    } else if (ret.enumRef || (rawTypes.get(f.returnType)?.typtype === 'e')) continue;
+    else if (ret.isArray && rawTypes.get(rawTypes.get(f.returnType)?.elem)?.typtype === 'e') continue;
+    else if (f.setof) continue;
+    // Computed field: the only argument is a table's row type.
+    const first = args[0];
+    if (first && first.type.compositeRelid !== undefined && !first.type.isArray) {
+      const on = tableByRelid(first.type.compositeRelid);
+      if (!on || args.length !== 1 || !on.canSelectAll) continue;
+      fn.computedOn = on;
+      on.computed.push(fn);
+      continue;
+    }
+    if (args.some((a) => !a.sqlName || a.type.pseudo || a.type.compositeRelid !== undefined || a.type.enumRef || rawTypes.get(a.type.oid)?.typtype === 'e' || (a.type.isArray && rawTypes.get(rawTypes.get(a.type.oid)?.elem)?.typtype === 'e'))) continue;
+    if (fn.setof && fn.returnTable && args.some((a) => ['first', 'last', 'before', 'after', 'offset', 'filter', 'orderBy'].includes(a.fieldName))) continue;
+    functions.push(fn);
+  }
+
+  return {
+    role: raw.role, schemas, tables, enums, functions,
+    introspection: schemas.some((s) => s.introspection),
+  };
+}

@@ -1,0 +1,132 @@
+/** The catalog model: plain data reflected from pg_catalog, with every GraphQL naming/typing decision made. */
+
+/** How a SQL type appears in GraphQL. */
+export type ScalarName =
+  | 'Int' | 'BigInt' | 'Float' | 'BigFloat' | 'String' | 'Boolean' | 'UUID' | 'Date' | 'Time' | 'Datetime' | 'JSON' | 'Opaque'
+  | 'ID' | 'Cursor';
+
+export interface SqlType {
+  oid: number;
+  /** Text usable in a cast, e.g. "integer", "public.my_enum", "text[]". */
+  castName: string;
+  /** Base (non-array) pg type name after domains are resolved, e.g. int4, text, my_enum. */
+  baseName: string;
+  isArray: boolean;
+  /** Set when the (element) type is an enum visible in GraphQL. */
+  enumRef?: EnumType;
+  /** Composite (row) type: its relation oid. */
+  compositeRelid?: number;
+  /** Pseudo types, records, etc. */
+  pseudo: boolean;
+  /** GraphQL scalar of the (element) type, when not an enum. */
+  scalar: ScalarName;
+  /** Max length for varchar(n)/char(n) inputs. */
+  maxLength?: number;
+}
+
+export interface SchemaInfo {
+  oid: number;
+  name: string;
+  inflect: boolean;
+  maxRows: number;
+  introspection: boolean;
+}
+
+export interface Column {
+  num: number;
+  sqlName: string;
+  fieldName: string;
+  description: string | null;
+  type: SqlType;
+  notNull: boolean;
+  hasDefault: boolean;
+  isSerial: boolean;
+  generated: boolean;
+  identityAlways: boolean;
+  canSelect: boolean;
+  canInsert: boolean;
+  canUpdate: boolean;
+}
+
+export interface Relationship {
+  /** The GraphQL field name on the table that owns this relationship entry. */
+  fieldName: string;
+  /** The table at the other end. */
+  target: Table;
+  /** Columns on this table / on the target, pairwise. */
+  localColumns: string[];
+  targetColumns: string[];
+  /** toOne: a single object; toMany: a connection. */
+  kind: 'toOne' | 'toMany';
+  nonNull: boolean;
+}
+
+export interface Table {
+  oid: number;
+  schema: string;
+  sqlName: string;
+  kind: string;
+  /** GraphQL base type name, e.g. "BlogPost". */
+  typeName: string;
+  description: string | null;
+  rls: boolean;
+  schemaInfo: SchemaInfo;
+  columns: Column[];
+  /** Primary key column SQL names (real or directive), empty when none. */
+  primaryKey: string[];
+  /** Unique column sets (non-partial), SQL names. */
+  uniques: string[][];
+  totalCount: boolean;
+  aggregate: boolean;
+  maxRows: number;
+  canDelete: boolean;
+  canSelectAll: boolean;
+  relationships: Relationship[];
+  computed: Func[];
+}
+
+export interface EnumType {
+  oid: number;
+  schema: string;
+  sqlName: string;
+  name: string;
+  description: string | null;
+  /** label → GraphQL value name, in sort order. */
+  values: { label: string; name: string }[];
+}
+
+export interface FuncArg {
+  sqlName: string;
+  fieldName: string;
+  type: SqlType;
+  hasDefault: boolean;
+}
+
+export interface Func {
+  oid: number;
+  schema: string;
+  sqlName: string;
+  fieldName: string;
+  description: string | null;
+  volatility: 'i' | 's' | 'v';
+  setof: boolean;
+  /** True for `setof X rows 1` computed relations (single object). */
+  rowsOne: boolean;
+  args: FuncArg[];
+  returns: SqlType;
+  /** When returning a table's row type (or setof). */
+  returnTable?: Table;
+  /** Computed field: the table whose row type is the only argument. */
+  computedOn?: Table;
+}
+
+export interface Catalog {
+  role: string;
+  schemas: SchemaInfo[];
+  tables: Table[];
+  enums: EnumType[];
+  functions: Func[];
+  /** Schema-load error (bad comment directive): every request answers with it. */
+  loadError?: string;
+  introspection: boolean;
+}

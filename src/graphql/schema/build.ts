@@ -1,0 +1,113 @@
+/** Catalog model → graphql-js GraphQLSchema (used for SDL, introspection and GraphiQL). */
+import {
+  GraphQLBoolean, GraphQLDirective, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema,
+  DirectiveLocation, introspectionTypes,
+  type GraphQLFieldConfigArgumentMap, type GraphQLFieldConfigMap, type GraphQLNamedType,
+} from 'graphql';
+import type { Catalog, Table } from '../introspect/model.js';
+import { hasByPk, isQueryFunction, pkColumns } from '../introspect/rules.js';
+import { lowerFirst } from '../introspect/naming.js';
+import { buildSharedTypes } from './shared-types.js';
+import { TypeRegistry } from './table-types.js';
+
+const directives = [
+  new GraphQLDirective({
+    name: 'include',
+    description: 'This field or fragment will be included only when the `if` argument is true.',
+    locations: [DirectiveLocation.FIELD, DirectiveLocation.FRAGMENT_SPREAD, DirectiveLocation.INLINE_FRAGMENT],
+    args: { if: { type: new GraphQLNonNull(GraphQLBoolean), description: 'Included when true' } },
+  }),
+  new GraphQLDirective({
+    name: 'skip',
+    description: 'This field or fragment will be skipped when the `if` argument is true.',
+    locations: [DirectiveLocation.FIELD, DirectiveLocation.FRAGMENT_SPREAD, DirectiveLocation.INLINE_FRAGMENT],
+    args: { if: { type: new GraphQLNonNull(GraphQLBoolean), description: 'Skipped when true' } },
+  }),
+];
+
+export interface BuildOptions {
+  /** Hide tables, functions and enums of schemas that did not opt in to introspection. */
+  introspectionView?: boolean;
+}
+
+export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}): GraphQLSchema {
+  const shown = (schema: string) => !opts.introspectionView || catalog.schemas.find((s) => s.name === schema)?.introspection === true;
+  const visible = (t: Table) => shown(t.schema);
+  const shared = buildSharedTypes();
+  const reg = new TypeRegistry(shared, catalog, visible);
+  const tables = catalog.tables.filter(visible);
+  for (const e of catalog.enums) if (shown(e.schema)) reg.enumOf(e);
+
+  const q: GraphQLFieldConfigMap<unknown, unknown> = {
+    node: {
+      type: shared.node,
+      description: 'Retrieve a record by its `ID`',
+      args: { nodeId: { type: new GraphQLNonNull(GraphQLID), description: "The record's `ID`" } },
+    },
+  };
+  const m: GraphQLFieldConfigMap<unknown, unknown> = {};
+  for (const t of tables) {
+    const tt = reg.of(t);
+    const base = lowerFirst(t.typeName);
+    q[`${base}Collection`] = { type: new GraphQLNonNull(tt.connection), args: reg.connectionArgs(t), description: `A pagable collection of type \`${t.typeName}\`` };
+    if (hasByPk(t)) {
+      const args: GraphQLFieldConfigArgumentMap = {};
+      for (const c of pkColumns(t)) args[c.fieldName] = { type: new GraphQLNonNull(reg.inputOf(c.type)) };
+      q[`${base}ByPk`] = { type: tt.node, args, description: `Retrieve a record of type \`${t.typeName}\` by its primary key` };
+    }
+    if (tt.insertInput && tt.insertResponse) {
+      m[`insertInto${t.typeName}Collection`] = {
+        type: tt.insertResponse, description: `Adds one or more \`${t.typeName}\` records to the collection`,
+        args: { objects: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(tt.insertInput))) } },
+      };
+    }
+    if (tt.updateInput && tt.updateResponse) {
+      m[`update${t.typeName}Collection`] = {
+        type: new GraphQLNonNull(tt.updateResponse), description: `Updates zero or more records in the \`${t.typeName}\` collection`,
+        args: {
+          set: { type: new GraphQLNonNull(tt.updateInput), description: 'Fields that are set will be updated for all records matching the `filter`' },
+          filter: { type: tt.filter, description: 'Restricts the mutation\'s impact to records matching the criteria' },
+          atMost: { type: new GraphQLNonNull(GraphQLInt), defaultValue: 1, description: 'The maximum number of records in the collection permitted to be affected' },
+        },
+      };
+    }
+    if (tt.deleteResponse) {
+      m[`deleteFrom${t.typeName}Collection`] = {
+        type: new GraphQLNonNull(tt.deleteResponse), description: `Deletes zero or more records from the \`${t.typeName}\` collection`,
+        args: {
+          filter: { type: tt.filter, description: 'Restricts the mutation\'s impact to records matching the criteria' },
+          atMost: { type: new GraphQLNonNull(GraphQLInt), defaultValue: 1, description: 'The maximum number of records in the collection permitted to be affected' },
+        },
+      };
+    }
+  }
+  for (const f of catalog.functions) {
+    if (!shown(f.schema) || (f.returnTable && !visible(f.returnTable))) continue;
+    const target = isQueryFunction(f) ? q : m;
+    if (target[f.fieldName]) continue;
+    const o = reg.functionOutput(f);
+    const args: GraphQLFieldConfigArgumentMap = {};
+    for (const a of f.args) {
+      const t = reg.inputOf(a.type);
+      args[a.fieldName] = { type: a.hasDefault ? t : new GraphQLNonNull(t) };
+    }
+    Object.assign(args, o.args);
+    target[f.fieldName] = { type: o.type, args, description: f.description ?? undefined };
+  }
+  const sorted = (o: GraphQLFieldConfigMap<unknown, unknown>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const query = new GraphQLObjectType({ name: 'Query', description: 'The root type for querying data', fields: sorted(q) });
+  const mutation = Object.keys(m).length ? new GraphQLObjectType({ name: 'Mutation', description: 'The root type for creating and mutating data', fields: sorted(m) }) : undefined;
+
+  const types: GraphQLNamedType[] = [...shared.all, query];
+  if (mutation) types.push(mutation);
+  for (const t of tables) types.push(...reg.of(t).all);
+  for (const e of reg.enums.values()) types.push(e.type, e.filter);
+  types.push(...introspectionTypes);
+  const seen = new Set<string>();
+  const unique = types.filter((t) => (seen.has(t.name) ? false : (seen.add(t.name), true)));
+  unique.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return new GraphQLSchema({
+    query, mutation, types: unique, directives,
+    description: 'Represents the GraphQL schema of the database',
+  });
+}

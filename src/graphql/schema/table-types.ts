@@ -1,0 +1,214 @@
+/** Per-table GraphQL types: the node type, connection, edge, filter, orderBy, inputs, responses, aggregates. */
+import {
+  GraphQLEnumType, GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLString,
+  GraphQLID, type GraphQLFieldConfigArgumentMap, type GraphQLFieldConfigMap, type GraphQLInputFieldConfigMap,
+  type GraphQLNamedType, type GraphQLOutputType, type GraphQLInputType,
+} from 'graphql';
+import type { Catalog, EnumType, Func, SqlType, Table } from '../introspect/model.js';
+import {
+  filterTypeOf, insertableColumns, isOrderable, minMaxColumns, selectableColumns, sumAvgColumns, updatableColumns,
+} from '../introspect/rules.js';
+import { enumFilterOps, scalarFilter, type SharedTypes } from './shared-types.js';
+
+export interface TableTypes {
+  node: GraphQLObjectType;
+  connection: GraphQLObjectType;
+  filter: GraphQLInputObjectType;
+  orderBy: GraphQLInputObjectType;
+  insertInput?: GraphQLInputObjectType;
+  updateInput?: GraphQLInputObjectType;
+  insertResponse?: GraphQLObjectType;
+  updateResponse?: GraphQLObjectType;
+  deleteResponse?: GraphQLObjectType;
+  all: GraphQLNamedType[];
+}
+
+export class TypeRegistry {
+  readonly tables = new Map<Table, TableTypes>();
+  readonly enums = new Map<EnumType, { type: GraphQLEnumType; filter: GraphQLInputObjectType }>();
+  constructor(readonly shared: SharedTypes, readonly catalog: Catalog, readonly visible: (t: Table) => boolean) {}
+
+  enumOf(e: EnumType) {
+    let hit = this.enums.get(e);
+    if (!hit) {
+      const values: Record<string, { value: string }> = {};
+      for (const v of e.values) values[v.name] = { value: v.label };
+      const type = new GraphQLEnumType({ name: e.name, description: e.description ?? undefined, values });
+      hit = { type, filter: scalarFilter(e.name, type, enumFilterOps(), this.shared.filterIs) };
+      this.enums.set(e, hit);
+    }
+    return hit;
+  }
+
+  /** Output type of a SQL type (without non-null). */
+  outputOf(t: SqlType): GraphQLOutputType {
+    const base = t.enumRef ? this.enumOf(t.enumRef).type : this.shared.scalars[t.scalar];
+    return t.isArray ? new GraphQLList(base) : base;
+  }
+
+  inputOf(t: SqlType): GraphQLInputType {
+    const base = t.enumRef ? this.enumOf(t.enumRef).type : this.shared.scalars[t.scalar];
+    return t.isArray ? new GraphQLList(base) : base;
+  }
+
+  filterOf(t: SqlType): GraphQLInputObjectType | undefined {
+    const name = filterTypeOf(t);
+    if (!name) return undefined;
+    if (t.isArray) return this.shared.listFilters.get(t.scalar);
+    if (t.enumRef) return this.enumOf(t.enumRef).filter;
+    return this.shared.filters.get(t.scalar);
+  }
+
+  connectionArgs(table: Table): GraphQLFieldConfigArgumentMap {
+    const tt = this.of(table);
+    return {
+      first: { type: GraphQLInt, description: 'Query the first `n` records in the collection' },
+      last: { type: GraphQLInt, description: 'Query the last `n` records in the collection' },
+      before: { type: this.shared.scalars.Cursor, description: 'Query values in the collection before the provided cursor' },
+      after: { type: this.shared.scalars.Cursor, description: 'Query values in the collection after the provided cursor' },
+      offset: { type: GraphQLInt, description: 'Skip n values from the after cursor. Alternative to cursor pagination. Backward pagination not supported.' },
+      filter: { type: tt.filter, description: 'Filters to apply to the results set when querying from the collection' },
+      orderBy: { type: new GraphQLList(new GraphQLNonNull(tt.orderBy)), description: 'Sort order to apply to the collection' },
+    };
+  }
+
+  /** Field config for a function used as a field (root or computed). */
+  functionOutput(f: Func): { type: GraphQLOutputType; args: GraphQLFieldConfigArgumentMap } {
+    if (f.returnTable) {
+      const tt = this.of(f.returnTable);
+      if (f.setof && !f.rowsOne) return { type: tt.connection, args: this.connectionArgs(f.returnTable) };
+      return { type: tt.node, args: {} };
+    }
+    return { type: this.outputOf(f.returns), args: {} };
+  }
+
+  of(table: Table): TableTypes {
+    const hit = this.tables.get(table);
+    if (hit) return hit;
+    const n = table.typeName;
+    const s = this.shared;
+    const cols = selectableColumns(table);
+    const node: GraphQLObjectType = new GraphQLObjectType({
+      name: n,
+      description: table.description ?? undefined,
+      interfaces: [s.node],
+      fields: () => {
+        const f: GraphQLFieldConfigMap<unknown, unknown> = {
+          nodeId: { type: new GraphQLNonNull(GraphQLID), description: 'Globally Unique Record Identifier' },
+        };
+        for (const c of cols) {
+          const t = this.outputOf(c.type);
+          f[c.fieldName] = { type: c.notNull ? new GraphQLNonNull(t) : t, description: c.description ?? undefined };
+        }
+        for (const fn of table.computed) {
+          if (fn.returnTable && !this.visible(fn.returnTable)) continue;
+          if (f[fn.fieldName]) continue;
+          const o = this.functionOutput(fn);
+          f[fn.fieldName] = { type: o.type, args: o.args, description: fn.description ?? undefined };
+        }
+        for (const r of table.relationships) {
+          if (!this.visible(r.target) || f[r.fieldName]) continue;
+          const tt = this.of(r.target);
+          if (r.kind === 'toMany') f[r.fieldName] = { type: tt.connection, args: this.connectionArgs(r.target) };
+          else f[r.fieldName] = { type: r.nonNull ? new GraphQLNonNull(tt.node) : tt.node };
+        }
+        return f;
+      },
+    });
+    const edge = new GraphQLObjectType({
+      name: `${n}Edge`,
+      fields: { cursor: { type: new GraphQLNonNull(GraphQLString) }, node: { type: new GraphQLNonNull(node) } },
+    });
+    const all: GraphQLNamedType[] = [node, edge];
+    const connFields: GraphQLFieldConfigMap<unknown, unknown> = {
+      edges: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(edge))) },
+      pageInfo: { type: new GraphQLNonNull(s.pageInfo) },
+    };
+    if (table.totalCount) connFields.totalCount = { type: new GraphQLNonNull(GraphQLInt), description: 'The total number of records matching the `filter` criteria' };
+    if (table.aggregate) {
+      const agg = this.aggregateType(table, all);
+      connFields.aggregate = { type: agg, description: 'Aggregate functions calculated on the collection of `' + n + '`' };
+    }
+    const connection = new GraphQLObjectType({ name: `${n}Connection`, fields: connFields });
+    const filter: GraphQLInputObjectType = new GraphQLInputObjectType({
+      name: `${n}Filter`,
+      description: `Boolean expression comparing fields on type "${n}"`,
+      fields: () => {
+        const f: GraphQLInputFieldConfigMap = {};
+        for (const c of cols) {
+          const ft = this.filterOf(c.type);
+          if (ft) f[c.fieldName] = { type: ft };
+        }
+        f.nodeId ??= { type: s.filters.get('ID')! };
+        f.and ??= { type: new GraphQLList(new GraphQLNonNull(filter)), description: 'Returns true only if all its inner filters are true, otherwise returns false' };
+        f.or ??= { type: new GraphQLList(new GraphQLNonNull(filter)), description: 'Returns true if at least one of its inner filters is true, otherwise returns false' };
+        f.not ??= { type: filter, description: 'Negates a filter' };
+        return f;
+      },
+    });
+    const orderFields: GraphQLInputFieldConfigMap = {};
+    for (const c of cols) if (isOrderable(c)) orderFields[c.fieldName] = { type: s.orderByDirection };
+    const orderBy = new GraphQLInputObjectType({ name: `${n}OrderBy`, fields: orderFields });
+    all.push(connection, filter, orderBy);
+    const out: TableTypes = { node, connection, filter, orderBy, all };
+    this.tables.set(table, out);
+
+    const response = (kind: string) => new GraphQLObjectType({
+      name: `${n}${kind}Response`,
+      fields: {
+        affectedCount: { type: new GraphQLNonNull(GraphQLInt), description: 'Count of the records impacted by the mutation' },
+        records: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(node))), description: 'Array of records impacted by the mutation' },
+      },
+    });
+    const ins = insertableColumns(table);
+    if (ins.length) {
+      const f: GraphQLInputFieldConfigMap = {};
+      for (const c of ins) f[c.fieldName] = { type: this.inputOf(c.type) };
+      out.insertInput = new GraphQLInputObjectType({ name: `${n}InsertInput`, fields: f });
+      out.insertResponse = response('Insert');
+      all.push(out.insertInput, out.insertResponse);
+    }
+    const upd = updatableColumns(table);
+    if (upd.length) {
+      const f: GraphQLInputFieldConfigMap = {};
+      for (const c of upd) f[c.fieldName] = { type: this.inputOf(c.type) };
+      out.updateInput = new GraphQLInputObjectType({ name: `${n}UpdateInput`, fields: f });
+      out.updateResponse = response('Update');
+      all.push(out.updateInput, out.updateResponse);
+    }
+    if (table.canDelete) {
+      out.deleteResponse = response('Delete');
+      all.push(out.deleteResponse);
+    }
+    return out;
+  }
+
+  private aggregateType(table: Table, all: GraphQLNamedType[]): GraphQLObjectType {
+    const n = table.typeName;
+    const s = this.shared;
+    const fields: GraphQLFieldConfigMap<unknown, unknown> = {
+      count: { type: new GraphQLNonNull(GraphQLInt), description: 'The number of records matching the query' },
+    };
+    const sa = sumAvgColumns(table);
+    const mm = minMaxColumns(table);
+    const make = (kind: string, cols: typeof sa, typeFor: (c: (typeof sa)[number]) => GraphQLOutputType, desc: string) => {
+      const f: GraphQLFieldConfigMap<unknown, unknown> = {};
+      for (const c of cols) f[c.fieldName] = { type: typeFor(c) };
+      const t = new GraphQLObjectType({ name: `${n}${kind}AggregateResult`, fields: f });
+      all.push(t);
+      fields[kind.toLowerCase()] = { type: t, description: desc };
+    };
+    if (sa.length) {
+      make('Sum', sa, (c) => (['int2', 'int4', 'int8'].includes(c.type.baseName) ? s.scalars.BigInt : s.scalars.BigFloat), 'Summation aggregates for `' + n + '`');
+      make('Avg', sa, () => s.scalars.BigFloat, 'Average aggregates for `' + n + '`');
+    }
+    if (mm.length) {
+      const t = (c: (typeof mm)[number]) => (['float4', 'float8'].includes(c.type.baseName) ? s.scalars.BigFloat : this.outputOf(c.type));
+      make('Min', mm, t, 'Minimum aggregates for comparable fields');
+      make('Max', mm, t, 'Maximum aggregates for comparable fields');
+    }
+    const agg = new GraphQLObjectType({ name: `${n}Aggregate`, fields });
+    all.push(agg);
+    return agg;
+  }
+}

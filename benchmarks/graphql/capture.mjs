@@ -10,6 +10,9 @@ import { jsonEqual } from './util.mjs';
 const LIT = String.raw`(?:\s?E?'(?:[^']|'')*')`;
 const PRELUDE = new RegExp(String.raw`^\s*begin\s*;\s*set local role ("(?:[^"]|"")*"|\w+)\s*;\s*select set_config\('request\.jwt\.claims',\s*${LIT},\s*true\)\s*;?\s*`, 'i');
 const TRAILER = /;\s*commit\s*;?\s*$/i;
+// Strata's schema-version guard (select graphql.strata_assert_schema_version('N'::int)): part of its
+// cache design, not of the request's work; kept out of the floor's SQL and listed in otherStatements.
+const GUARD = /^\s*(select\s+graphql\.\w+\(\s*'?\d*'?(?:::int)?\s*\))\s*;\s*/i;
 const CONTROL = /^\s*(begin|commit|rollback|set local role|select set_config\()/i;
 
 /** Recorded round trips → candidate statements (strings), in order. */
@@ -22,6 +25,11 @@ export async function statementsOf(roundTrips) {
       const m = PRELUDE.exec(text);
       if (m) text = text.slice(m[0].length);
       text = text.replace(TRAILER, '');
+      const g = GUARD.exec(text);
+      if (g) {
+        out.push(g[1]);
+        text = text.slice(g[0].length);
+      }
       if (text.trim() && !CONTROL.test(text)) out.push(text.trim());
     } else {
       rt.parses.forEach((p, i) => {

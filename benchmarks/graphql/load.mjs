@@ -34,7 +34,10 @@ export async function runLoad({ tool, url, headers, body, connections, seconds, 
 }
 
 async function cannon({ url, headers, body, connections, seconds }) {
-  const r = await autocannon({
+  // autocannon's own histogram keeps whole milliseconds; record each response time (a float, from
+  // process.hrtime) to get sub-millisecond percentiles.
+  const times = [];
+  const inst = autocannon({
     url,
     connections,
     duration: seconds,
@@ -43,12 +46,18 @@ async function cannon({ url, headers, body, connections, seconds }) {
     body,
     pipelining: 1,
   });
+  inst.on('response', (_client, status, _bytes, responseTime) => {
+    if (status >= 200 && status < 300) times.push(responseTime);
+  });
+  const r = await inst;
+  times.sort((a, b) => a - b);
+  const pct = (p) => (times.length ? times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))] : NaN);
   return {
     rps: r.requests.total / r.duration,
-    p50: r.latency.p50,
-    p90: r.latency.p90,
-    p99: r.latency.p99,
-    max: r.latency.max,
+    p50: pct(50),
+    p90: pct(90),
+    p99: pct(99),
+    max: times.length ? times[times.length - 1] : NaN,
     requests: r.requests.total,
     errors: r.errors + r.timeouts,
     non2xx: r.non2xx,

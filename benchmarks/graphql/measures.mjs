@@ -30,9 +30,9 @@ function runChild(file, env, marker) {
   });
 }
 
-export async function strataSchemaBuild(apiUrl) {
+export async function strataSchemaBuild(apiUrl, superuserUrl) {
   const file = fileURLToPath(new URL('./schema-build.mjs', import.meta.url));
-  return JSON.parse(await runChild(file, { DATABASE_URL: apiUrl, SCHEMA: 'wide', ROLE: 'authenticated' }, 'SCHEMA_BUILD'));
+  return JSON.parse(await runChild(file, { DATABASE_URL: apiUrl, SUPERUSER_URL: superuserUrl, SCHEMA: 'wide', ROLE: 'authenticated' }, 'SCHEMA_BUILD'));
 }
 
 export async function postgraphileSchemaBuild(apiUrl, jwtSecret) {

@@ -7,11 +7,17 @@ export const root = fileURLToPath(new URL('../../', import.meta.url));
 export const here = fileURLToPath(new URL('./', import.meta.url));
 export const resultsDir = join(root, 'benchmarks', 'results');
 
+/**
+ * Strata's compiled output: dist/ (what `npm run bench:graphql` builds). BENCH_DIST points at
+ * another build of the same tree (it must sit beside a sql/ folder, as dist/ does).
+ */
+export const distDir = process.env.BENCH_DIST ?? join(root, 'dist');
+
 /** A file:// URL of dist/<rel> (for dynamic import). */
 export function dist(rel) {
-  return pathToFileURL(join(root, 'dist', rel)).href;
+  return pathToFileURL(join(distDir, rel)).href;
 }
 
 export function distExists(rel) {
-  return existsSync(join(root, 'dist', rel));
+  return existsSync(join(distDir, rel));
 }

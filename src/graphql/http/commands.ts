@@ -1,8 +1,78 @@
-/** `strata serve` and `strata sdl`. PLACEHOLDER until the GraphQL HTTP layer lands. */
-export async function serveCommand(_args: string[]): Promise<void> {
-  throw new Error('strata serve is not available yet');
+/** `strata serve` (one database's GraphQL API, standalone) and `strata sdl` (print its schema). */
+import { parseArgs } from 'node:util';
+import { printSchemaSdl } from './sdl.js';
+import { serveDatabase } from './standalone.js';
+
+function positiveInt(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${flag} must be a whole number (got "${v}")`);
+  return n;
 }
 
-export async function sdlCommand(_args: string[]): Promise<void> {
-  throw new Error('strata sdl is not available yet');
+export async function serveCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      'database-url': { type: 'string' },
+      'jwt-secret': { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'authenticator-password': { type: 'string' },
+      'extension-dir': { type: 'string' },
+      'max-body-bytes': { type: 'string' },
+      'max-depth': { type: 'string' },
+    },
+  });
+  const databaseUrl = values['database-url'] ?? process.env.DATABASE_URL;
+  const jwtSecret = values['jwt-secret'] ?? process.env.STRATA_JWT_SECRET;
+  if (!databaseUrl) throw new Error('strata serve: --database-url (or DATABASE_URL) is required');
+  if (!jwtSecret) throw new Error('strata serve: --jwt-secret (or STRATA_JWT_SECRET) is required');
+  const extDir = values['extension-dir'];
+  const maxDepth = positiveInt('max-depth', values['max-depth']);
+  const running = await serveDatabase({
+    databaseUrl,
+    jwtSecret,
+    port: positiveInt('port', values.port ?? process.env.STRATA_PORT),
+    host: values.host ?? process.env.STRATA_HOST,
+    authenticatorPassword: values['authenticator-password'] ?? process.env.STRATA_AUTHENTICATOR_PASSWORD,
+    extensionDir: extDir === undefined ? 'auto' : extDir === 'none' ? false : extDir,
+    maxBodyBytes: positiveInt('max-body-bytes', values['max-body-bytes']),
+    maxDepth: maxDepth === 0 ? false : maxDepth,
+  });
+  const how = running.install.mode === 'extension' ? `extension ${running.install.name} ${running.install.version}` : `SQL objects, version ${running.install.version}`;
+  console.log(`Strata GraphQL is serving one database.
+
+     GraphQL URL: ${running.graphqlUrl}
+        anon key: ${running.anonKey}
+service_role key: ${running.serviceRoleKey}
+          Engine: ${how}
+
+Send the key in the "apikey" header. Press Ctrl-C to stop.`);
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await running.close();
+    process.exit(0);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop());
+}
+
+export async function sdlCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      'database-url': { type: 'string' },
+      role: { type: 'string' },
+      schemas: { type: 'string' },
+    },
+  });
+  const databaseUrl = values['database-url'] ?? process.env.DATABASE_URL;
+  if (!databaseUrl) throw new Error('strata sdl: --database-url (or DATABASE_URL) is required');
+  const sdl = await printSchemaSdl(databaseUrl, {
+    role: values.role ?? 'anon',
+    schemas: values.schemas ? values.schemas.split(',') : undefined,
+  });
+  process.stdout.write(sdl.endsWith('\n') ? sdl : sdl + '\n');
 }

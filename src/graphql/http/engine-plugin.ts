@@ -5,8 +5,7 @@
  * resolveWithPool (graphql-js never parses for execution, validates or executes it) and writes
  * the engine's result as it is.
  */
-import { GraphQLError } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { Principal } from '../../db/with-role.js';
 import { loadEngine } from './engine-port.js';
 import { JSON_CONTENT_TYPE, jsonErrorResponse } from './json-errors.js';
@@ -67,7 +66,7 @@ export function useStrataEngine(opts: EnginePluginOptions): Plugin<object, Strat
         const query = params.query ?? '';
         const shape = queryShape(query, params.operationName);
         if (shape && request.method === 'GET' && shape.operation === 'mutation') {
-          throw new GraphQLError('Can only perform a mutation operation from a POST request.', {
+          throw createGraphQLError('Can only perform a mutation operation from a POST request.', {
             extensions: { http: { status: 405, headers: { Allow: 'POST' } } },
           });
         }
@@ -85,7 +84,7 @@ export function useStrataEngine(opts: EnginePluginOptions): Plugin<object, Strat
         } catch (err) {
           const transient = transientFailure(err);
           if (transient) {
-            throw new GraphQLError(transient, { extensions: { http: { status: 503, headers: { 'Retry-After': '1' } } } });
+            throw createGraphQLError(transient, { extensions: { http: { status: 503, headers: { 'Retry-After': '1' } } } });
           }
           throw err;
         }

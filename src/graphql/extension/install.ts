@@ -1,0 +1,160 @@
+/**
+ * Installs the GraphQL engine's database-side objects in one database:
+ *  - as the PostgreSQL extension `strata_graphql` (control + script written to the server's
+ *    extension folder) where that folder is writable here, always for the embedded server;
+ *    an installed version that differs from the files' is replaced by drop + create in ONE
+ *    transaction, so API requests running meanwhile see the old objects or the new ones;
+ *  - elsewhere as plain SQL (the engine's installSchema), the version readable through
+ *    graphql.strata_version() in both cases.
+ * Needs a superuser connection (event triggers).
+ */
+import type pg from 'pg';
+import { createHash } from 'node:crypto';
+import { quoteIdent, quoteLiteral } from '../../db/sql-text.js';
+import { loadEngine } from '../http/engine-port.js';
+import { engineObjectsSql, eventTriggerNames } from './engine-sql.js';
+import { serverExtensionDir, isWritableDir } from './extension-dir.js';
+import { DEFAULT_EXTENSION_NAME, checkExtensionName, objectsHash, removeExtensionFiles, versionFunctionSql, writeExtensionFiles } from './extension-files.js';
+import { STRATA_VERSION } from './version.js';
+
+export interface InstallOptions {
+  /** The server's extension folder; 'auto' asks the server (pg_config) and uses it when writable here; false: plain SQL. */
+  extensionDir?: string | 'auto' | false;
+  /** Extension name (default strata_graphql). */
+  name?: string;
+  /** Version to install (default: package.json's). */
+  version?: string;
+}
+
+export interface InstallReport {
+  mode: 'extension' | 'sql';
+  name: string;
+  /** Version now installed. */
+  version: string;
+  /** What was done: nothing, a first install, or a replacement of another version/build. */
+  action: 'unchanged' | 'installed' | 'replaced';
+  previousVersion?: string;
+}
+
+const LOCK_KEY = createHash('sha256').update('strata graphql install').digest().readInt32BE(0);
+
+interface Availability {
+  default_version: string | null;
+  installed_version: string | null;
+}
+
+async function availability(client: pg.ClientBase, name: string): Promise<Availability | undefined> {
+  return (await client.query<Availability>('select default_version, installed_version from pg_available_extensions where name = $1', [name])).rows[0];
+}
+
+async function installedHash(client: pg.ClientBase): Promise<string | undefined> {
+  const exists = (await client.query<{ ok: boolean }>(`select to_regprocedure('graphql.strata_objects_hash()') is not null as ok`)).rows[0]!.ok;
+  if (!exists) return undefined;
+  return (await client.query<{ h: string }>('select graphql.strata_objects_hash() as h')).rows[0]!.h;
+}
+
+async function schemaVersion(client: pg.ClientBase): Promise<number | undefined> {
+  const exists = (await client.query<{ ok: boolean }>(`select to_regclass('graphql.seq_schema_version') is not null as ok`)).rows[0]!.ok;
+  if (!exists) return undefined;
+  return Number((await client.query<{ v: string }>('select last_value::text as v from graphql.seq_schema_version')).rows[0]!.v);
+}
+
+async function inTransaction<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {
+  await client.query('begin');
+  try {
+    await client.query('select pg_advisory_xact_lock($1)', [LOCK_KEY]);
+    const out = await work();
+    await client.query('commit');
+    return out;
+  } catch (err) {
+    await client.query('rollback').catch(() => {});
+    throw err;
+  }
+}
+
+/** Bumps the schema version past its value before the swap, so every cached schema is rebuilt. */
+async function bumpSchemaVersion(client: pg.ClientBase, before: number | undefined): Promise<void> {
+  const now = await schemaVersion(client);
+  if (now === undefined) return;
+  const next = Math.min(Math.max(before ?? 0, now) + 1, 2147483647);
+  await client.query(`select setval('graphql.seq_schema_version', $1)`, [next]);
+  await client.query(`select pg_notify('strata_schema_version', current_database() || ':' || $1)`, [String(next)]);
+}
+
+async function installExtension(client: pg.ClientBase, name: string, version: string, engineSql: string): Promise<InstallReport> {
+  const hash = objectsHash(engineSql);
+  return inTransaction(client, async () => {
+    const avail = await availability(client, name);
+    const installed = avail?.installed_version ?? undefined;
+    if (installed === version && (await installedHash(client)) === hash) {
+      return { mode: 'extension', name, version, action: 'unchanged' } as const;
+    }
+    const before = await schemaVersion(client);
+    if (installed) {
+      await client.query(`drop extension ${quoteIdent(name)}`);
+    } else {
+      // Plain objects from an earlier install (or the project migrations) give way to the extension.
+      for (const t of eventTriggerNames(engineSql)) await client.query(`drop event trigger if exists ${quoteIdent(t)}`);
+      await client.query('drop schema if exists graphql cascade');
+    }
+    await client.query(`create extension ${quoteIdent(name)} version ${quoteLiteral(version)}`);
+    await bumpSchemaVersion(client, before);
+    return { mode: 'extension', name, version, action: installed ? 'replaced' : 'installed', previousVersion: installed } as const;
+  });
+}
+
+async function installPlain(client: pg.ClientBase, name: string, version: string, engineSql: string): Promise<InstallReport> {
+  const ext = (await client.query<{ extversion: string }>('select extversion from pg_extension where extname = $1', [name])).rows[0];
+  if (ext) {
+    // Installed as an extension earlier, but its files cannot be updated from here: keep it.
+    return { mode: 'extension', name, version: ext.extversion, action: 'unchanged' };
+  }
+  const engine = await loadEngine();
+  return inTransaction(client, async () => {
+    const previousVersion = await installedVersion(client);
+    const previousHash = await installedHash(client);
+    await engine.installSchema(client);
+    await client.query(versionFunctionSql(version, engineSql));
+    const changed = previousVersion !== version || previousHash !== objectsHash(engineSql);
+    return {
+      mode: 'sql',
+      name,
+      version,
+      action: previousVersion === undefined ? 'installed' : changed ? 'replaced' : 'unchanged',
+      previousVersion,
+    } as const;
+  });
+}
+
+/** The version graphql.strata_version() reports, if the objects are installed. */
+export async function installedVersion(client: pg.ClientBase): Promise<string | undefined> {
+  const exists = (await client.query<{ ok: boolean }>(`select to_regprocedure('graphql.strata_version()') is not null as ok`)).rows[0]!.ok;
+  if (!exists) return undefined;
+  return (await client.query<{ v: string }>('select graphql.strata_version() as v')).rows[0]!.v;
+}
+
+export async function installGraphQL(client: pg.ClientBase, opts: InstallOptions = {}): Promise<InstallReport> {
+  const name = opts.name ?? DEFAULT_EXTENSION_NAME;
+  const version = opts.version ?? STRATA_VERSION;
+  checkExtensionName(name, version);
+  const { sql: engineSql } = await engineObjectsSql(client);
+  const dir = opts.extensionDir === 'auto' ? await serverExtensionDir(client) : opts.extensionDir || undefined;
+  if (dir && isWritableDir(dir)) {
+    writeExtensionFiles(dir, name, version, engineSql);
+    const avail = await availability(client, name);
+    if (avail?.default_version === version) return installExtension(client, name, version, engineSql);
+    // The folder is not the one this server reads (another machine's): leave nothing behind.
+    if (opts.extensionDir === 'auto') removeExtensionFiles(dir, name, version);
+    else throw new Error(`PostgreSQL does not see the extension files written to ${dir}`);
+  } else if (dir && opts.extensionDir !== 'auto') {
+    throw new Error(`the extension folder ${dir} is not writable`);
+  }
+  return installPlain(client, name, version, engineSql);
+}
+
+/** A project bootstrap hook (see platform/bootstrap-hooks.ts) installing the objects the same way. */
+export function graphqlInstallHook(opts: InstallOptions = {}): (client: pg.ClientBase) => Promise<void> {
+  return async (client) => {
+    await installGraphQL(client, opts);
+  };
+}

@@ -1,0 +1,109 @@
+/**
+ * `strata serve`: the GraphQL API of one existing database, without the platform. Bootstraps the
+ * API roles and the engine's objects, mints the anon/service_role keys from the JWT secret, and
+ * listens on {host}:{port}/graphql/v1.
+ */
+import { createServer, type Server } from 'node:http';
+import type pg from 'pg';
+import { mintApiKey } from '../../auth/jwt.js';
+import { createPool, withClient, withUser } from '../../db/pool.js';
+import { API_LOGIN_ROLE, API_ROLES, ensureClusterRoles } from '../../db/roles.js';
+import { quoteIdent } from '../../db/sql-text.js';
+import { installGraphQL, type InstallReport } from '../extension/install.js';
+import { createGraphQLHandler } from './handler.js';
+import type { GraphQLHandlerOptions } from './options.js';
+
+export interface ServeOptions extends Pick<GraphQLHandlerOptions, 'maxBodyBytes' | 'maxDepth' | 'graphiql' | 'logging'> {
+  /** Superuser URL of the database to serve. */
+  databaseUrl: string;
+  jwtSecret: string;
+  port?: number;
+  host?: string;
+  /**
+   * Password of the `authenticator` login role. Given: the roles are (re)applied with it and the
+   * API logs in as authenticator. Not given: existing roles are left alone and the API connects
+   * with `databaseUrl`, switching role per request all the same.
+   */
+  authenticatorPassword?: string;
+  /** The server's extension folder, 'auto' (default: found from the server, used when writable), or false for plain SQL. */
+  extensionDir?: string | 'auto' | false;
+}
+
+export interface ServingDatabase {
+  /** http://host:port */
+  url: string;
+  graphqlUrl: string;
+  anonKey: string;
+  serviceRoleKey: string;
+  install: InstallReport;
+  server: Server;
+  pool: pg.Pool;
+  close(): Promise<void>;
+}
+
+async function missingApiRoles(client: pg.ClientBase): Promise<boolean> {
+  const { rows } = await client.query<{ n: number }>('select count(*)::int as n from pg_roles where rolname = any($1)', [[...API_ROLES, API_LOGIN_ROLE]]);
+  return rows[0]!.n < API_ROLES.length + 1;
+}
+
+export async function serveDatabase(opts: ServeOptions): Promise<ServingDatabase> {
+  const { databaseUrl, jwtSecret } = opts;
+  if (!jwtSecret) throw new Error('a JWT secret is required');
+  const install = await withClient(databaseUrl, async (client) => {
+    const db = (await client.query<{ db: string }>('select current_database() as db')).rows[0]!.db;
+    if (opts.authenticatorPassword !== undefined) {
+      await ensureClusterRoles(client, opts.authenticatorPassword);
+    } else if (await missingApiRoles(client)) {
+      // Nothing logs in as authenticator yet on this server: a random password keeps it closed.
+      await ensureClusterRoles(client, (await import('node:crypto')).randomBytes(24).toString('base64url'));
+    }
+    await client.query(`grant connect on database ${quoteIdent(db)} to ${quoteIdent(API_LOGIN_ROLE)}`);
+    return installGraphQL(client, { extensionDir: opts.extensionDir ?? 'auto' });
+  });
+  const poolUrl = opts.authenticatorPassword !== undefined ? withUser(databaseUrl, API_LOGIN_ROLE, opts.authenticatorPassword) : databaseUrl;
+  const pool = createPool(poolUrl, { max: 10, applicationName: 'strata-serve' });
+  const ref = 'standalone';
+  const anonKey = await mintApiKey(jwtSecret, 'anon', ref);
+  const serviceRoleKey = await mintApiKey(jwtSecret, 'service_role', ref);
+  const handler = createGraphQLHandler({
+    pool,
+    jwtSecret,
+    anonKey,
+    serviceRoleKey,
+    maxBodyBytes: opts.maxBodyBytes,
+    maxDepth: opts.maxDepth,
+    graphiql: opts.graphiql,
+    logging: opts.logging,
+  });
+  const server = createServer(handler);
+  const host = opts.host ?? '127.0.0.1';
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port ?? 54321, host, () => resolve());
+    });
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw err;
+  }
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : opts.port ?? 54321;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  let closed = false;
+  return {
+    url,
+    graphqlUrl: url + handler.endpoint,
+    anonKey,
+    serviceRoleKey,
+    install,
+    server,
+    pool,
+    async close() {
+      if (closed) return;
+      closed = true;
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await pool.end().catch(() => {});
+    },
+  };
+}

@@ -80,14 +80,14 @@ idx as (
 )
 select jsonb_build_object(
   'role', current_user,
-  'schemas', (select coalesce(jsonb_agg(jsonb_build_object('oid', s.oid, 'name', s.nspname, 'comment', obj_description(s.oid, 'pg_namespace')) order by s.ord), '[]') from search_path_schemas s),
+  'schemas', (select coalesce(jsonb_agg(jsonb_build_object('oid', s.oid::int8, 'name', s.nspname, 'comment', obj_description(s.oid, 'pg_namespace')) order by s.ord), '[]') from search_path_schemas s),
   'rels', (select coalesce(jsonb_agg(jsonb_build_object(
-      'oid', r.oid, 'name', r.relname, 'kind', r.relkind, 'schema', r.nspname, 'schemaOid', r.relnamespace, 'rls', r.relrowsecurity,
+      'oid', r.oid::int8, 'name', r.relname, 'kind', r.relkind, 'schema', r.nspname, 'schemaOid', r.relnamespace::int8, 'rls', r.relrowsecurity,
       'comment', r.comment,
       'canDelete', has_table_privilege(r.oid, 'DELETE'),
       'canSelectAll', not exists (select 1 from cols c where c.attrelid = r.oid and not c.can_select),
       'columns', (select coalesce(jsonb_agg(jsonb_build_object(
-          'num', c.attnum, 'name', c.attname, 'type', c.atttypid, 'typmod', c.atttypmod, 'notNull', c.attnotnull,
+          'num', c.attnum, 'name', c.attname, 'type', c.atttypid::int8, 'typmod', c.atttypmod, 'notNull', c.attnotnull,
           'identity', c.attidentity, 'generated', c.attgenerated, 'hasDefault', c.atthasdef, 'defaultExpr', c.default_expr,
           'typeFormat', c.type_format, 'comment', c.comment,
           'select', c.can_select, 'insert', c.can_insert, 'update', c.can_update) order by c.attnum), '[]')
@@ -95,17 +95,17 @@ select jsonb_build_object(
       'uniques', (select coalesce(jsonb_agg(jsonb_build_object('cols', to_jsonb(i.cols), 'primary', i.indisprimary, 'partial', i.partial)), '[]') from idx i where i.indrelid = r.oid)
     ) order by r.nspname, r.relname), '[]') from rels r),
   'constraints', (select coalesce(jsonb_agg(jsonb_build_object(
-      'oid', c.oid, 'name', c.conname, 'type', c.contype, 'rel', c.conrelid, 'frel', c.confrelid,
+      'oid', c.oid::int8, 'name', c.conname, 'type', c.contype, 'rel', c.conrelid::int8, 'frel', c.confrelid::int8,
       'cols', to_jsonb(c.conkey), 'fcols', to_jsonb(c.confkey), 'comment', c.comment) order by c.conname, c.oid), '[]') from cons c),
   'types', (select coalesce(jsonb_agg(jsonb_build_object(
-      'oid', t.oid, 'name', t.typname, 'typtype', t.typtype, 'category', t.typcategory, 'elem', t.typelem,
-      'base', t.typbasetype, 'relid', t.typrelid, 'schema', t.schema_name, 'onPath', t.on_path, 'canUse', t.can_use,
+      'oid', t.oid::int8, 'name', t.typname, 'typtype', t.typtype, 'category', t.typcategory, 'elem', t.typelem::int8,
+      'base', t.typbasetype::int8, 'relid', t.typrelid::int8, 'schema', t.schema_name, 'onPath', t.on_path, 'canUse', t.can_use,
       'comment', t.comment, 'enumLabels', t.enum_labels)), '[]') from types t),
   'functions', (select coalesce(jsonb_agg(jsonb_build_object(
-      'oid', f.oid, 'name', f.proname, 'schema', f.nspname, 'volatility', f.provolatile, 'setof', f.proretset,
-      'returnType', f.prorettype, 'rows', f.prorows, 'argTypes', to_jsonb(f.arg_types), 'allArgTypes', to_jsonb(f.proallargtypes),
+      'oid', f.oid::int8, 'name', f.proname, 'schema', f.nspname, 'volatility', f.provolatile, 'setof', f.proretset,
+      'returnType', f.prorettype::int8, 'rows', f.prorows, 'argTypes', to_jsonb(f.arg_types::int8[]), 'allArgTypes', to_jsonb(f.proallargtypes::int8[]),
       'argModes', to_jsonb(f.proargmodes), 'argNames', to_jsonb(f.proargnames), 'nargs', f.pronargs, 'nargDefaults', f.pronargdefaults,
-      'variadic', f.provariadic, 'comment', f.comment, 'canExecute', f.can_execute,
+      'variadic', f.provariadic::int8, 'comment', f.comment, 'canExecute', f.can_execute,
       'overloaded', (select count(*) > 1 from funcs g where g.proname = f.proname and g.pronamespace = f.pronamespace)
     ) order by f.nspname, f.proname, f.oid), '[]') from funcs f)
 ) as catalog

@@ -25,7 +25,8 @@ function toStorageError(err: FastifyError | Error): StorageError {
   const e = err as FastifyError & { part?: unknown };
   if (e.code === 'FST_REQ_FILE_TOO_LARGE') return errors.entityTooLarge();
   if (e.code === 'FST_FILES_LIMIT' || e.code === 'FST_FIELDS_LIMIT' || e.code === 'FST_PARTS_LIMIT') return errors.invalidRequest(e.message);
-  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || e.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' || e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return errors.invalidContentType();
+  if (e.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' || e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     return errors.invalidRequest(e.message);
   }
   if (e.code === 'FST_INVALID_MULTIPART_CONTENT_TYPE' || (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500)) {

@@ -67,7 +67,7 @@ export async function renderObject(req: FastifyRequest, reply: FastifyReply, bac
   let range: { start: number; end: number } | undefined;
   const rangeHeader = one(req.headers['range']);
   if (rangeHeader !== undefined && !head) {
-    const r = size === 0 ? -1 : parseRange(size, rangeHeader, { combine: true });
+    const r = size === 0 || rangeHeader.includes(',') ? -1 : parseRange(size, rangeHeader);
     if (r === -1 || r === -2 || r.type !== 'bytes' || r.length !== 1) {
       reply.header('content-range', `bytes */${size}`);
       throw errors.invalidRange();

@@ -126,9 +126,8 @@ function aggregateSql(comp: Comp, table: Table, f: Field, src: Source, filterArg
         const c = cols.find((cc) => cc.fieldName === s.name);
         if (!c) return fail(`Unknown or invalid field "${s.name}" selected on type "${resultType}"`);
         const expr = col(b, c.sqlName);
-        if (kind === 'avg') return [s.alias, `to_jsonb((avg((${expr})::numeric))::text)`];
-        if (kind === 'sum') return [s.alias, `to_jsonb((sum(${expr}))::text)`];
-        if (['float4', 'float8'].includes(c.type.baseName)) return [s.alias, `to_jsonb((${kind}(${expr}))::numeric::text)`];
+        if (kind === 'avg') return [s.alias, `to_jsonb(avg((${expr})::numeric))`];
+        if (kind === 'sum' || ['float4', 'float8', 'numeric', 'int8'].includes(c.type.baseName)) return [s.alias, `to_jsonb(${kind}(${expr}))`];
         return [s.alias, jsonOf(`${kind}(${expr})`, c.type)];
       });
       pairs.push([x.alias, jsonObject(inner)]);

@@ -27,7 +27,7 @@ export function nodeObject(comp: Comp, table: Table, sets: SelectionSetNode[], r
 
 function nodeField(comp: Comp, table: Table, f: Field, row: string, cols: Map<string, import('../introspect/model.js').Column>, style: QuoteStyle): string {
   if (f.name === '__typename') return `to_jsonb(${quoteLiteral(table.typeName)}::text)`;
-  if (f.name === 'nodeId') return `to_jsonb(${nodeIdOf(table, row)})`;
+  if (f.name === 'nodeId' && table.primaryKey.length) return `to_jsonb(${nodeIdOf(table, row)})`;
   const c = cols.get(f.name);
   if (c) return jsonOf(col(row, c.sqlName), c.type);
   const fn = table.computed.find((x) => x.fieldName === f.name);

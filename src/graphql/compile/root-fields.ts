@@ -25,6 +25,7 @@ export function rootFields(catalog: Catalog): RootFields {
   const query = new Map<string, RootField>([['node', { kind: 'node' }]]);
   const mutation = new Map<string, RootField>();
   for (const t of catalog.tables) {
+    if (!t.primaryKey.length) continue;
     const base = lowerFirst(t.typeName);
     query.set(`${base}Collection`, { kind: 'collection', table: t });
     if (hasByPk(t)) query.set(`${base}ByPk`, { kind: 'byPk', table: t });

@@ -48,7 +48,7 @@ export function compileRootField(catalog: Catalog, ctx: Ctx, field: Field, opera
       if (args.nodeId === null || args.nodeId === undefined) fail('Invalid input for NonNull type');
       if (typeof args.nodeId !== 'string') fail('Invalid input for ID type');
       const id = decodeNodeId(args.nodeId as string);
-      const t: Table | undefined = catalog.tables.find((x) => x.schema === id.schema && x.sqlName === id.table);
+      const t: Table | undefined = catalog.tables.find((x) => x.schema === id.schema && x.sqlName === id.table && x.primaryKey.length > 0);
       if (!t) {
         sql = 'select null::jsonb';
         break;

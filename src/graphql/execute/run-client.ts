@@ -7,7 +7,7 @@ import { respond, sqlErrorResponse, sqlItems } from './respond.js';
 
 const CONFIG_SQL = `select current_user::text as role, current_schemas(false)::text as search_path,
   (select oid::text from pg_database where datname = current_database()) || ':' || current_database() as db,
-  (select last_value from graphql.seq_schema_version) as version`;
+  graphql.get_schema_version() as version`;
 
 export async function entryFor(client: pg.ClientBase): Promise<CatalogEntry> {
   const { rows } = await client.query(CONFIG_SQL);

@@ -23,7 +23,7 @@ const states = new WeakMap<pg.Pool, Map<string, PoolState>>();
 
 const CONFIG_SQL = `select current_user::text as role, current_schemas(false)::text as search_path,
   (select oid::text from pg_database where datname = current_database()) || ':' || current_database() as db,
-  (select last_value from graphql.seq_schema_version)::int as version`;
+  graphql.get_schema_version()::int as version`;
 
 async function multi(pool: pg.Pool, sql: string): Promise<pg.QueryResult[]> {
   const client = await pool.connect();

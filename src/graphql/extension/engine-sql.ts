@@ -4,11 +4,9 @@
  * when it exports one, else the statements installSchema() sends, recorded: its catalog reads
  * (SELECT) run for real on the given client, everything else is kept and not run.
  */
-import { readFileSync } from 'node:fs';
 import type pg from 'pg';
-import { sqlPath } from '../../db/sql-dir.js';
 import { inlineParams } from '../../db/sql-text.js';
-import { loadEngine } from '../http/engine-port.js';
+import { engineInstallSqlExport, loadEngine } from '../http/engine-port.js';
 
 const TRANSACTION_CONTROL = /^\s*(begin|start\s+transaction|commit|end|rollback|savepoint\b|release\b)/i;
 const ADVISORY_LOCKS = /^\s*select\s+pg_(try_)?advisory_(xact_)?(un)?lock/i;
@@ -31,29 +29,23 @@ class RecordingClient {
   }
 }
 
-const FALLBACK_FILE = sqlPath('project', '0003_graphql_schema_version.sql');
-
 export interface EngineSql {
   sql: string;
-  /** Where it came from (for reports): 'engine', 'recorded' or the fallback file. */
+  /** Where it came from: the engine's export, or recorded from installSchema(). */
   source: string;
 }
 
 export async function engineObjectsSql(client: pg.ClientBase): Promise<EngineSql> {
-  let engine: Record<string, unknown>;
-  try {
-    engine = (await loadEngine()) as unknown as Record<string, unknown>;
-  } catch {
-    return { sql: readFileSync(FALLBACK_FILE, 'utf8'), source: FALLBACK_FILE };
-  }
-  const exported = engine.installSchemaSql;
+  const engine = await loadEngine();
+  const exported = engineInstallSqlExport();
   if (typeof exported === 'string') return { sql: exported, source: 'engine' };
   if (typeof exported === 'function') return { sql: String(await (exported as (c: pg.ClientBase) => unknown)(client)), source: 'engine' };
   const recorder = new RecordingClient(client);
   try {
-    await (engine.installSchema as (c: pg.ClientBase) => Promise<void>)(recorder as unknown as pg.ClientBase);
-  } catch {
-    return { sql: readFileSync(FALLBACK_FILE, 'utf8'), source: FALLBACK_FILE };
+    await engine.installSchema(recorder as unknown as pg.ClientBase);
+  } catch (err) {
+    // An incomplete script would install an extension the engine cannot run on: refuse instead.
+    throw new Error(`could not take the engine's install SQL from installSchema(): ${err instanceof Error ? err.message : String(err)}`);
   }
   return { sql: recorder.statements.join(';\n\n') + ';\n', source: 'recorded' };
 }

@@ -1,10 +1,11 @@
 /**
- * The GraphQL engine as the HTTP layer sees it (src/graphql/engine.ts). Loaded lazily so that the
- * HTTP layer, the CLI and the platform can start before the first GraphQL request.
+ * The GraphQL engine as the HTTP layer, the CLI and the extension packaging use it
+ * (src/graphql/engine.ts), behind one small interface.
  */
 import type pg from 'pg';
 import type { GraphQLSchema } from 'graphql';
 import type { Principal } from '../../db/with-role.js';
+import * as engineModule from '../engine.js';
 
 export interface GraphQLRequestBody {
   query: string;
@@ -23,15 +24,14 @@ export interface GraphQLEngine {
   buildGraphQLSchema(client: pg.ClientBase): Promise<GraphQLSchema>;
 }
 
-// A variable specifier: the engine module is written by another part of the project, and the
-// HTTP layer must compile before it exists.
-const ENGINE_MODULE = '../engine.js';
-let loading: Promise<GraphQLEngine> | undefined;
+const engine: GraphQLEngine = engineModule;
 
-export function loadEngine(): Promise<GraphQLEngine> {
-  loading ??= (import(ENGINE_MODULE) as Promise<GraphQLEngine>).catch((err: unknown) => {
-    loading = undefined;
-    throw new Error(`the GraphQL engine (src/graphql/engine.ts) could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
-  });
-  return loading;
+/** Async so callers need not change if the engine becomes a lazily loaded module again. */
+export async function loadEngine(): Promise<GraphQLEngine> {
+  return engine;
+}
+
+/** The engine's install SQL as text, when it exports it (`installSchemaSql`, a string or a function of a client). */
+export function engineInstallSqlExport(): unknown {
+  return (engineModule as Record<string, unknown>).installSchemaSql;
 }

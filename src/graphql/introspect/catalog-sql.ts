@@ -53,6 +53,7 @@ types as (
   from pg_type t
   join pg_namespace tn on tn.oid = t.typnamespace
   where t.oid in (select oid from used_types)
+     or (t.typtype = 'e' and t.typnamespace in (select oid from search_path_schemas))
      or t.oid in (select typelem from pg_type where oid in (select oid from used_types))
      or t.oid in (select typbasetype from pg_type where oid in (select oid from used_types))
 ),

@@ -152,8 +152,8 @@ function build(raw: Raw): Catalog {
     };
     rawByOid.set(r.oid, { ...r, directive: d });
     const selectable = columns.some((c) => c.canSelect);
-    const pkOk = primaryKey.length > 0 && primaryKey.every((n) => columns.some((c) => c.sqlName === n));
-    if (!isValidGraphQLName(t.typeName) || !selectable || !pkOk) continue;
+    if (!primaryKey.every((n) => columns.some((c) => c.sqlName === n))) t.primaryKey = [];
+    if (!isValidGraphQLName(t.typeName) || !selectable) continue;
     tables.push(t);
     tableByOid.set(t.oid, t);
   }
@@ -209,7 +209,7 @@ function build(raw: Raw): Catalog {
   const functions: Func[] = [];
   const tableByRelid = (relid?: number) => (relid ? tableByOid.get(relid) : undefined);
   for (const f of raw.functions as Raw[]) {
-    if (!f.canExecute || f.overloaded || f.variadic) continue;
+    if (!f.canExecute || f.variadic) continue;
     const sch = schemaByName.get(f.schema)!;
     const d = parseDirective(f.comment);
     const modes: string[] | null = f.argModes;
@@ -248,6 +248,7 @@ function build(raw: Raw): Catalog {
       on.computed.push(fn);
       continue;
     }
+    if (f.overloaded) continue;
     if (args.some((a) => !a.sqlName || a.type.pseudo || a.type.compositeRelid !== undefined || a.type.enumRef || rawTypes.get(a.type.oid)?.typtype === 'e' || (a.type.isArray && rawTypes.get(rawTypes.get(a.type.oid)?.elem)?.typtype === 'e'))) continue;
     if (fn.setof && fn.returnTable && args.some((a) => ['first', 'last', 'before', 'after', 'offset', 'filter', 'orderBy'].includes(a.fieldName))) continue;
     functions.push(fn);

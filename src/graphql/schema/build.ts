@@ -47,6 +47,7 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
   };
   const m: GraphQLFieldConfigMap<unknown, unknown> = {};
   for (const t of tables) {
+    if (!t.primaryKey.length) continue;
     const tt = reg.of(t);
     const base = lowerFirst(t.typeName);
     q[`${base}Collection`] = { type: new GraphQLNonNull(tt.connection), args: reg.connectionArgs(t), description: `A pagable collection of type \`${t.typeName}\`` };
@@ -100,7 +101,7 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
 
   const types: GraphQLNamedType[] = [...shared.all, query];
   if (mutation) types.push(mutation);
-  for (const t of tables) types.push(...reg.of(t).all);
+  for (const t of tables) if (t.primaryKey.length) types.push(...reg.of(t).all);
   for (const e of reg.enums.values()) types.push(e.type, e.filter);
   types.push(...introspectionTypes);
   const seen = new Set<string>();

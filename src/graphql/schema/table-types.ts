@@ -91,11 +91,10 @@ export class TypeRegistry {
     const node: GraphQLObjectType = new GraphQLObjectType({
       name: n,
       description: table.description ?? undefined,
-      interfaces: [s.node],
+      interfaces: table.primaryKey.length ? [s.node] : [],
       fields: () => {
-        const f: GraphQLFieldConfigMap<unknown, unknown> = {
-          nodeId: { type: new GraphQLNonNull(GraphQLID), description: 'Globally Unique Record Identifier' },
-        };
+        const f: GraphQLFieldConfigMap<unknown, unknown> = {};
+        if (table.primaryKey.length) f.nodeId = { type: new GraphQLNonNull(GraphQLID), description: 'Globally Unique Record Identifier' };
         for (const c of cols) {
           const t = this.outputOf(c.type);
           f[c.fieldName] = { type: c.notNull ? new GraphQLNonNull(t) : t, description: c.description ?? undefined };
@@ -160,6 +159,7 @@ export class TypeRegistry {
         records: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(node))), description: 'Array of records impacted by the mutation' },
       },
     });
+    if (!table.primaryKey.length) return out;
     const ins = insertableColumns(table);
     if (ins.length) {
       const f: GraphQLInputFieldConfigMap = {};

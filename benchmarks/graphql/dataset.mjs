@@ -103,8 +103,10 @@ export async function startDatabase({ wide = true } = {}) {
       await c.query('analyze');
     });
     log(`database ready in ${Math.round(performance.now() - t0)} ms (port ${server.port}${wide ? `, ${WIDE_TABLES} wide tables` : ''}${engineInstalled ? ', engine objects installed' : ''})`);
+    const postmasterPid = Number(readFileSync(join(server.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
     return {
       port: server.port,
+      postmasterPid,
       adminUrl,
       superuserUrl,
       /** The API login role: switches to anon/authenticated/service_role per request. */

@@ -5,7 +5,7 @@ import { spawnSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { memoryOf } from './util.mjs';
+import { cpuMsOf, memoryOf, pgCpuByPid, pgCpuDelta } from './util.mjs';
 
 export function pickLoadTool() {
   const want = process.env.LOAD;
@@ -15,8 +15,12 @@ export function pickLoadTool() {
   return hasWrk ? 'wrk' : 'autocannon';
 }
 
-/** Runs one load cell; returns { rps, p50, p90, p99, max, requests, errors, non2xx, rssPeakMB }. */
-export async function runLoad({ tool, url, headers, body, connections, seconds, pid, tmpDir }) {
+/**
+ * Runs one load cell; returns { rps, p50, p90, p99, max, requests, errors, non2xx, rssPeakMB,
+ * cpuUsPerReq, pgCpuUsPerReq }: the last two are the server process's and PostgreSQL's CPU time
+ * per request (from /proc), which a busy shared machine disturbs much less than req/s.
+ */
+export async function runLoad({ tool, url, headers, body, connections, seconds, pid, pgPid, tmpDir }) {
   let rssPeakMB = 0;
   const sample = () => {
     const m = memoryOf(pid);
@@ -24,10 +28,14 @@ export async function runLoad({ tool, url, headers, body, connections, seconds, 
   };
   sample();
   const timer = setInterval(sample, 200);
+  const cpu0 = cpuMsOf(pid);
+  const pg0 = pgPid ? pgCpuByPid(pgPid) : undefined;
   try {
     const r = tool === 'wrk' ? await wrk({ url, headers, body, connections, seconds, tmpDir }) : await cannon({ url, headers, body, connections, seconds });
+    const cpuMs = cpuMsOf(pid) - cpu0;
+    const pgMs = pg0 ? pgCpuDelta(pg0, pgCpuByPid(pgPid)) : NaN;
     sample();
-    return { ...r, rssPeakMB };
+    return { ...r, rssPeakMB, cpuUsPerReq: (cpuMs * 1000) / r.requests, pgCpuUsPerReq: (pgMs * 1000) / r.requests };
   } finally {
     clearInterval(timer);
   }

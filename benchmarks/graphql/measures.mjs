@@ -57,3 +57,39 @@ export async function strataWideFirstRequest({ apiUrl, env, headers, logDir, str
     await s.stop();
   }
 }
+
+/**
+ * Database-only cost of each query's SQL: Strata's captured statement against the hand-written
+ * one (queries.mjs), each sent `n` times in the same one-round-trip shape on one connection as
+ * the benchmark principal. Tells SQL cost apart from Node/HTTP cost. Mutations are skipped.
+ */
+export async function sqlCost({ apiUrl, principal, queries, floorEntries, n = 300 }) {
+  const pg = (await import('pg')).default;
+  const { dist } = await import('./paths.mjs');
+  const { rolePrelude } = await import(dist('db/with-role.js'));
+  const client = new pg.Client({ connectionString: apiUrl, types: { getTypeParser: (oid, fmt) => (oid === 114 || oid === 3802 ? (v) => v : pg.types.getTypeParser(oid, fmt)) } });
+  await client.connect();
+  const out = {};
+  try {
+    const time = async (sql) => {
+      const msg = `${rolePrelude(principal)}; ${sql}; commit`;
+      for (let i = 0; i < 20; i++) await client.query(msg);
+      const ts = [];
+      for (let i = 0; i < n; i++) {
+        const t = performance.now();
+        await client.query(msg);
+        ts.push((performance.now() - t) * 1000);
+      }
+      ts.sort((a, b) => a - b);
+      return { p50us: ts[n >> 1], p90us: ts[Math.floor(n * 0.9)] };
+    };
+    for (const q of queries) {
+      if (q.mutation) continue;
+      const captured = floorEntries.find((e) => e.query === q.strata.query && e.source === 'captured');
+      out[q.name] = { handwritten: await time(q.floorSql), strata: captured ? await time(captured.sql) : undefined };
+    }
+  } finally {
+    await client.end();
+  }
+  return out;
+}

@@ -26,6 +26,8 @@ export function summarize(cells) {
           p50: median(list.map((x) => x.p50)),
           p99: median(list.map((x) => x.p99)),
           rssPeakMB: Math.max(...list.map((x) => x.rssPeakMB)),
+          cpuUsPerReq: median(list.map((x) => x.cpuUsPerReq)),
+          pgCpuUsPerReq: median(list.map((x) => x.pgCpuUsPerReq)),
           rounds: list.length,
           failedRequests: list.reduce((n, x) => n + x.errors + x.non2xx, 0),
         };
@@ -61,6 +63,18 @@ export function printTable(summary, print = console.log) {
     }
   }
   print('(req/s: median over rounds; p50/p99 in ms: median over rounds; RSS: peak MB of the server process during the cells; "!" = failed requests)');
+}
+
+/** CPU time per request: the server process, and PostgreSQL (all backends), in µs. */
+export function printCpuTable(summary, print = console.log) {
+  print('CPU per request, µs (server process + PostgreSQL), median over rounds:');
+  print(['query', 'c', ...ENGINES.map((e) => e.padStart(14))].map((h, i) => pad(h, i === 0 ? 8 : i === 1 ? 3 : 15)).join(' '));
+  for (const [query, byConns] of Object.entries(summary)) {
+    for (const [conns, row] of Object.entries(byConns)) {
+      const cols = ENGINES.map((e) => (row[e] ? `${fx(row[e].cpuUsPerReq)} + ${fx(row[e].pgCpuUsPerReq)}` : '-'));
+      print([pad(query, 8), pad(conns, 3), ...cols.map((c) => pad(c, 15))].join(' '));
+    }
+  }
 }
 
 /** The goals from the brief, evaluated on this run's numbers. */

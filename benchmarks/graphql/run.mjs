@@ -7,12 +7,12 @@ import { join } from 'node:path';
 import { AUTHENTICATOR_PASSWORD, dbInfo, resetMutations, startDatabase } from './dataset.mjs';
 import { benchTokens, verifyHS256 } from './jwt.mjs';
 import { pickLoadTool, runLoad } from './load.mjs';
-import { postgraphileSchemaBuild, roundTripsPerRequest, strataSchemaBuild, strataWideFirstRequest } from './measures.mjs';
+import { postgraphileSchemaBuild, roundTripsPerRequest, sqlCost, strataSchemaBuild, strataWideFirstRequest } from './measures.mjs';
 import { distExists } from './paths.mjs';
 import { startProxy } from './pgproxy.mjs';
 import { floorEntryFromCapture, handwrittenEntry } from './capture.mjs';
 import { QUERIES, requestBody, selectQueries, BENCH_ACCOUNT, NESTED_FIRST } from './queries.mjs';
-import { ENGINES, goals, lastLine, printGoals, printTable, summarize, writeJson } from './report.mjs';
+import { ENGINES, goals, lastLine, printCpuTable, printGoals, printTable, summarize, writeJson } from './report.mjs';
 import { post, startServer } from './servers/spawn.mjs';
 import { jsonEqual, log, memoryOf } from './util.mjs';
 
@@ -30,7 +30,7 @@ const cfg = {
   nestedFirst: NESTED_FIRST,
   loadTool: pickLoadTool(),
   strataMode: env.BENCH_STRATA_MODE ?? (distExists('graphql/http/handler.js') ? 'handler' : 'engine'),
-  cpuProfile: env.BENCH_CPU_PROF === '1',
+  cpuProfile: Boolean(env.BENCH_CPU_PROF) && env.BENCH_CPU_PROF !== '0',
   measureExtras: env.BENCH_EXTRAS !== '0',
   // PostGraphile's build of the 1,000-table schema takes ~20 s here: full runs only by default.
   postgraphileWide: (env.BENCH_PGL_WIDE ?? (QUICK ? '0' : '1')) === '1',
@@ -146,11 +146,19 @@ async function main() {
   for (const e of order) log(`  ${e.padEnd(12)} ${queries.map((q) => `${q.name}=${roundTrips[e][q.name]?.perRequest ?? 'n/a'}`).join(' ')}`);
   log(`floor SQL: ${floorEntries.map((e) => `${queries.find((q) => q.strata.query === e.query)?.name}=${e.source}`).join(' ')}`);
 
+  // Database-only cost of Strata's SQL vs the hand-written SQL (same 1-round-trip shape, 1 client).
+  let sqlCosts = {};
+  if (cfg.measureExtras) {
+    sqlCosts = await sqlCost({ apiUrl: db.apiUrl, principal, queries, floorEntries, n: QUICK ? 100 : 300 });
+    log('SQL alone, 1 client, median µs per round trip (role + claims + statement): ' + Object.entries(sqlCosts).map(([k, v]) => `${k} strata ${v.strata ? v.strata.p50us.toFixed(0) : 'n/a'} / hand-written ${v.handwritten.p50us.toFixed(0)}`).join(', '));
+  }
+
   // ---- 2. Bench servers (direct connections), cold start, memory at rest.
   const servers = {};
-  const nodeArgs = cfg.cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${join(work, 'profiles')}`] : [];
+  const profiled = cfg.cpuProfile ? (env.BENCH_CPU_PROF === '1' ? ['strata'] : env.BENCH_CPU_PROF.split(',')) : [];
   for (const engine of order) {
-    servers[engine] = await startServer({ engine, env: envFor(engine, db.apiUrl, { FLOOR_SQL: floorFile }), headers, probe: probeBody(engine), logDir: work, strataMode: cfg.strataMode, nodeArgs: engine === 'strata' ? nodeArgs : [] });
+    const nodeArgs = profiled.includes(engine) ? ['--cpu-prof', `--cpu-prof-dir=${join(work, 'profiles')}`, `--cpu-prof-name=${engine}.cpuprofile`] : [];
+    servers[engine] = await startServer({ engine, env: envFor(engine, db.apiUrl, { FLOOR_SQL: floorFile }), headers, probe: probeBody(engine), logDir: work, strataMode: cfg.strataMode, nodeArgs });
     cleanups.push(() => servers[engine].stop());
   }
   const coldStart = Object.fromEntries(order.map((e) => [e, servers[e].coldStartMs]));
@@ -201,9 +209,9 @@ async function main() {
             warmed.add(`${engine}/${q.name}`);
             await runLoad({ tool: cfg.loadTool, url: s.url, headers, body, connections: 8, seconds: cfg.warmupSeconds, pid: s.pid, tmpDir: work });
           }
-          const r = await runLoad({ tool: cfg.loadTool, url: s.url, headers, body, connections, seconds: cfg.seconds, pid: s.pid, tmpDir: work });
+          const r = await runLoad({ tool: cfg.loadTool, url: s.url, headers, body, connections, seconds: cfg.seconds, pid: s.pid, pgPid: db.postmasterPid, tmpDir: work });
           cells.push({ round, query: q.name, connections, engine, ...r });
-          log(`r${round + 1} ${q.name.padEnd(7)} c=${String(connections).padEnd(2)} ${engine.padEnd(12)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  rss ${r.rssPeakMB.toFixed(0)} MB${r.errors + r.non2xx ? `  FAILED ${r.errors + r.non2xx}` : ''}`);
+          log(`r${round + 1} ${q.name.padEnd(7)} c=${String(connections).padEnd(2)} ${engine.padEnd(12)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  rss ${r.rssPeakMB.toFixed(0)} MB  cpu/req ${r.cpuUsPerReq.toFixed(0)} µs + pg ${r.pgCpuUsPerReq.toFixed(0)} µs${r.errors + r.non2xx ? `  FAILED ${r.errors + r.non2xx}` : ''}`);
           if (q.mutation) await resetMutations(db.superuserUrl);
         }
       }
@@ -218,12 +226,15 @@ async function main() {
   console.log(`GraphQL benchmark — ${cfg.quick ? 'QUICK (one short round: smoke check, not a measurement)' : `${cfg.rounds} rounds × ${cfg.seconds} s`}; load: ${cfg.loadTool}; node ${process.version}; strata mode: ${strataAvailable ? cfg.strataMode : 'not built'}`);
   printTable(summary);
   console.log('');
+  printCpuTable(summary);
+  console.log('');
   console.log(`Cold start, process start → first answer (ms): ${order.map((e) => `${e} ${coldStart[e].toFixed(0)}`).join(', ')}`);
   console.log(`RSS at rest / peak (VmHWM) MB: ${order.map((e) => `${e} ${idleMemory[e].rssMB.toFixed(0)} / ${finalMemory[e].hwmMB.toFixed(0)}`).join(', ')}`);
   console.log(`Round trips to PostgreSQL per request: ${order.map((e) => `${e} ${[...new Set(queries.map((q) => roundTrips[e][q.name]?.perRequest))].join('/')}`).join(', ')}`);
   if (schemaBuild.strata?.runsMs) console.log(`Schema build, 1,000 tables: strata buildGraphQLSchema first ${schemaBuild.strata.runsMs[0].toFixed(0)} ms, after a schema change ${schemaBuild.strata.runsMs.slice(1).map((x) => x.toFixed(0)).join(' / ')} ms, of which the catalog query ~${schemaBuild.strata.catalogSqlMs?.toFixed(0)} ms${Number.isFinite(schemaBuild.postgraphileMs) ? `; postgraphile ${schemaBuild.postgraphileMs.toFixed(0)} ms` : ''}`);
   else if (Number.isFinite(schemaBuild.postgraphileMs)) console.log(`Schema build, 1,000 tables: postgraphile ${schemaBuild.postgraphileMs.toFixed(0)} ms; strata n/a`);
   if (schemaBuild.strataFirstRequest?.firstAnswerMs) console.log(`Strata on the 1,000-table schema: process start → first answer ${schemaBuild.strataFirstRequest.firstAnswerMs.toFixed(0)} ms`);
+  if (Object.keys(sqlCosts).length) console.log(`SQL alone (1 client, µs per round trip, p50): ${Object.entries(sqlCosts).map(([k, v]) => `${k} strata ${v.strata ? v.strata.p50us.toFixed(0) : 'n/a'} / hand-written ${v.handwritten.p50us.toFixed(0)}`).join(', ')}`);
   const goalList = goals(summary, extra);
   printGoals(goalList);
   const results = {
@@ -237,12 +248,13 @@ async function main() {
     coldStartMs: coldStart,
     memoryMB: { idle: idleMemory, final: finalMemory },
     schemaBuild,
+    sqlCosts,
     cells,
     summary,
     goals: goalList,
   };
   const file = writeJson(results);
-  if (cfg.cpuProfile) console.log(`CPU profile(s) of Strata: ${join(work, 'profiles')} (kept)`);
+  if (cfg.cpuProfile) console.log(`CPU profile(s): ${join(work, 'profiles')} (kept)`);
   console.log(`Results: ${file}${problems ? `\nWARNING: ${problems} engine/query checks did not pass (see above); their numbers are flagged in the JSON` : ''}`);
   if (problems) process.exitCode = 1;
   if (cfg.cpuProfile) env.BENCH_KEEP_LOGS = '1';

@@ -1,5 +1,5 @@
 // Small shared helpers.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const t0 = performance.now();
 
@@ -35,4 +35,36 @@ export function jsonEqual(a, b) {
   if (Array.isArray(a)) return a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
   const ka = Object.keys(a), kb = Object.keys(b);
   return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual(a[k], b[k]));
+}
+
+/** CPU time (user + system) of a process, in ms; NaN when unreadable. Linux clock ticks are 10 ms. */
+export function cpuMsOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10; // utime, stime
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU ms of a PostgreSQL postmaster and all its children (backends), by pid. */
+export function pgCpuByPid(postmasterPid) {
+  const out = new Map([[postmasterPid, cpuMsOf(postmasterPid)]]);
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(f[1]) === postmasterPid) out.set(Number(d), (Number(f[11]) + Number(f[12])) * 10);
+    } catch {}
+  }
+  return out;
+}
+
+/** CPU ms PostgreSQL spent between two pgCpuByPid snapshots (processes that appeared count whole). */
+export function pgCpuDelta(before, after) {
+  let ms = 0;
+  for (const [pid, t] of after) ms += t - (before.get(pid) ?? 0);
+  return ms;
 }

@@ -1,0 +1,25 @@
+// Child process of run.mjs: a whole platform (embedded PostgreSQL in a temp folder, port 0), so the
+// parent can sample this process's RSS while objects stream through it.
+import { startPlatform } from '../../dist/server.js';
+import { configFromEnv } from '../../dist/config.js';
+
+const dataDir = process.env.BENCH_DATA_DIR;
+const config = {
+  ...configFromEnv({}),
+  dataDir,
+  host: '127.0.0.1',
+  port: 0,
+  dbPort: 0,
+  databaseUrl: undefined,
+  storageFileSizeLimit: 4 * 1024 * 1024 * 1024,
+  storageBackend: 'file',
+};
+const running = await startPlatform(config);
+const project = await running.platform.defaultProject();
+process.send({ url: running.url, serviceRoleKey: project.serviceRoleKey, filesDir: project.filesDir });
+process.on('message', async (m) => {
+  if (m === 'stop') {
+    await running.close();
+    process.exit(0);
+  }
+});

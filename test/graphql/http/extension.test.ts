@@ -94,15 +94,18 @@ describe.skipIf(!embedded)('as a PostgreSQL extension (embedded server)', () => 
       expect((await postGraphQL(url, query, { apikey: anonKey })).json).toEqual(expected);
       const versionBefore = Number((await c.query('select graphql.get_schema_version() as v')).rows[0].v);
 
-      // A loop of requests while 1.1.0 is written and installed.
+      // Loops of requests while 1.1.0 is written and installed.
       let running = true;
       const outcomes: Array<{ status: number; ok: boolean; body: string }> = [];
-      const loop = (async () => {
-        while (running) {
-          const r = await postGraphQL(url, query, { apikey: anonKey }).catch((e: Error) => ({ status: 0, json: undefined, text: String(e) }));
-          outcomes.push({ status: r.status, ok: r.status === 200 && JSON.stringify(r.json) === JSON.stringify(expected), body: r.text });
-        }
-      })();
+      // Four clients, each sending requests back to back.
+      const loop = Promise.all(
+        [0, 1, 2, 3].map(async () => {
+          while (running) {
+            const r = await postGraphQL(url, query, { apikey: anonKey }).catch((e: Error) => ({ status: 0, json: undefined, text: String(e) }));
+            outcomes.push({ status: r.status, ok: r.status === 200 && JSON.stringify(r.json) === JSON.stringify(expected), body: r.text });
+          }
+        }),
+      );
       await new Promise((r) => setTimeout(r, 200));
       const upgraded = await installGraphQL(c, { extensionDir: dir, name, version: '1.1.0' });
       await new Promise((r) => setTimeout(r, 300));
@@ -133,6 +136,30 @@ describe.skipIf(!embedded)('as a PostgreSQL extension (embedded server)', () => 
     } finally {
       await srv?.close();
       await pool.end();
+      await c.end();
+    }
+  });
+});
+
+describe.skipIf(!embedded)("extensionDir 'auto' (embedded server)", () => {
+  const name = `strata_graphql_a${randomBytes(4).toString('hex')}`;
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase({ prefix: 'gqlauto' });
+  });
+  afterAll(async () => {
+    await db?.drop();
+    removeExtensionFiles(await embeddedExtensionDir(), name, '2.0.0');
+  });
+
+  it("finds the server's extension folder from pg_config and installs the extension there", async () => {
+    const c = await connect(db.url);
+    try {
+      const report = await installGraphQL(c, { extensionDir: 'auto', name, version: '2.0.0' });
+      expect(report).toMatchObject({ mode: 'extension', version: '2.0.0', action: 'installed' });
+      expect(existsSync(extensionFilePaths(await embeddedExtensionDir(), name, '2.0.0').script)).toBe(true);
+      expect((await c.query('select extversion from pg_extension where extname = $1', [name])).rows[0].extversion).toBe('2.0.0');
+    } finally {
       await c.end();
     }
   });

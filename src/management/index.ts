@@ -29,6 +29,7 @@ import type { ManagementModule } from './http/module.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { projectRoutes } from './projects/routes.js';
 import { secretRoutes } from './secrets/routes.js';
+import { typesRoutes } from './types/routes.js';
 import { functionRoutes } from './functions/routes.js';
 import { hostnameRoutes } from './hostnames/routes.js';
 import { encryptionRoutes } from './encryption/routes.js';
@@ -38,6 +39,7 @@ const MODULES: ManagementModule[] = [
   organizationRoutes,
   projectRoutes,
   secretRoutes,
+  typesRoutes,
   functionRoutes,
   hostnameRoutes,
   encryptionRoutes,

@@ -1,0 +1,191 @@
+/**
+ * The generated TypeScript file (the reference generator's layout, spec §6): Json, Database with
+ * one entry per schema (Tables, Views, Functions, Enums, CompositeTypes), helper generics and the
+ * Constants object with enum values.
+ */
+import type { Column, PgFunction, Relation, TypegenCatalog } from './catalog.js';
+import { literalObj, member, obj, render, seq, stringLiteral, tuple, union, type Doc } from './doc.js';
+import { HELPER_TYPES } from './helper-types.js';
+import { nullableItems, rowRelationOf, typeItems, type TypeContext } from './ts-types.js';
+
+const JSON_TYPE = `export type Json =
+  | string
+  | number
+  | boolean
+  | null
+  | { [key: string]: Json | undefined }
+  | Json[]
+`;
+
+const NONE = '[_ in never]: never';
+const byName = <T extends { name: string }>(a: T, b: T) => a.name.localeCompare(b.name);
+const INPUT_MODES = new Set(['in', 'inout', 'variadic']);
+/** Single unnamed arguments PostgREST can pass a request body to. */
+const UNNAMED_BODY_TYPES = new Set(['json', 'jsonb', 'text', 'xml', 'bytea']);
+
+const inputsOf = (fn: PgFunction) => fn.args.filter((a) => INPUT_MODES.has(a.mode));
+
+function section(members: Doc[]): Doc {
+  return obj(members.length ? members : [NONE]);
+}
+
+function columnType(ctx: TypeContext, c: Column, nullable: boolean): Doc {
+  return union(nullableItems(typeItems(ctx, c.typeId), nullable));
+}
+
+/** Functions the API can call: no inputs, all named, or one unnamed body / row argument; no trigger functions. */
+function callable(ctx: TypeContext, fn: PgFunction): boolean {
+  const ret = ctx.catalog.types.get(fn.returnTypeId);
+  if (ret && (ret.name === 'trigger' || ret.name === 'event_trigger') && ret.schema === 'pg_catalog') return false;
+  const inputs = inputsOf(fn);
+  if (inputs.every((a) => a.name !== '')) return true;
+  if (inputs.length !== 1) return false;
+  const t = ctx.catalog.types.get(inputs[0]!.typeId);
+  return !!t && ((t.schema === 'pg_catalog' && UNNAMED_BODY_TYPES.has(t.name)) || rowRelationOf(ctx, t.id) !== undefined);
+}
+
+/** Functions taking exactly one unnamed argument of `rel`'s row type: shown as extra Row fields. */
+function computedFields(ctx: TypeContext, rel: Relation, fns: PgFunction[]): Doc[] {
+  return fns
+    .filter((fn) => {
+      const inputs = inputsOf(fn);
+      return inputs.length === 1 && inputs[0]!.name === '' && rowRelationOf(ctx, inputs[0]!.typeId) === rel.id;
+    })
+    .map((fn) => {
+      const items = typeItems(ctx, fn.returnTypeId);
+      return member(fn.name, union(nullableItems(fn.setReturning ? [`${items.length > 1 ? `(${items.join(' | ')})` : items[0]}[]`] : items, true)));
+    });
+}
+
+function relationshipsOf(catalog: TypegenCatalog, rel: Relation): Doc {
+  const rels = catalog.relationships
+    .filter((r) => r.schema === rel.schema && r.referencedSchema === rel.schema && r.relation === rel.name)
+    .sort(
+      (a, b) =>
+        a.foreignKeyName.localeCompare(b.foreignKeyName) ||
+        a.referencedRelation.localeCompare(b.referencedRelation) ||
+        JSON.stringify(a.referencedColumns).localeCompare(JSON.stringify(b.referencedColumns)),
+    );
+  return tuple(
+    rels.map((r) =>
+      obj([
+        member('foreignKeyName', stringLiteral(r.foreignKeyName)),
+        member('columns', tuple(r.columns.map(stringLiteral))),
+        member('isOneToOne', String(r.isOneToOne)),
+        member('referencedRelation', stringLiteral(r.referencedRelation)),
+        member('referencedColumns', tuple(r.referencedColumns.map(stringLiteral))),
+      ]),
+    ),
+  );
+}
+
+function tableDoc(ctx: TypeContext, rel: Relation, fns: PgFunction[]): Doc {
+  const row = [...rel.columns.map((c) => member(c.name, columnType(ctx, c, c.nullable))), ...computedFields(ctx, rel, fns)];
+  const insert = rel.columns.map((c) =>
+    c.identity === 'ALWAYS' ? member(c.name, 'never', true) : member(c.name, columnType(ctx, c, c.nullable), c.nullable || c.identity !== null || c.hasDefault),
+  );
+  const update = rel.columns.map((c) => (c.identity === 'ALWAYS' ? member(c.name, 'never', true) : member(c.name, columnType(ctx, c, c.nullable), true)));
+  return obj([member('Row', obj(row)), member('Insert', obj(insert)), member('Update', obj(update)), member('Relationships', relationshipsOf(ctx.catalog, rel))]);
+}
+
+function viewDoc(ctx: TypeContext, rel: Relation, fns: PgFunction[]): Doc {
+  const members: Doc[] = [member('Row', obj([...rel.columns.map((c) => member(c.name, columnType(ctx, c, c.nullable))), ...computedFields(ctx, rel, fns)]))];
+  if (rel.kind === 'view' && rel.updatable) {
+    const writable = rel.columns.map((c) => (c.updatable ? member(c.name, columnType(ctx, c, true), true) : member(c.name, 'never', true)));
+    members.push(member('Insert', obj(writable)), member('Update', obj(writable)));
+  }
+  members.push(member('Relationships', relationshipsOf(ctx.catalog, rel)));
+  return obj(members);
+}
+
+function arrayOf(items: string[]): string {
+  return items.length > 1 ? `(${items.join(' | ')})[]` : `${items[0]}[]`;
+}
+
+function returnsOf(ctx: TypeContext, fn: PgFunction): Doc[] {
+  const tableArgs = fn.args.filter((a) => a.mode === 'table');
+  const outArgs = fn.args.filter((a) => a.mode === 'out' || a.mode === 'inout');
+  const suffix = fn.setReturning ? '[]' : '';
+  if (tableArgs.length || outArgs.length) {
+    const cols = obj((tableArgs.length ? tableArgs : outArgs).map((a) => member(a.name, union(typeItems(ctx, a.typeId)))));
+    return [member('Returns', suffix ? seq(cols, suffix) : cols)];
+  }
+  const relid = rowRelationOf(ctx, fn.returnTypeId);
+  const rel = relid === undefined ? undefined : ctx.catalog.relations.find((r) => r.id === relid);
+  if (rel) {
+    const cols = obj(rel.columns.map((c) => member(c.name, columnType(ctx, c, c.nullable))));
+    const inputs = inputsOf(fn);
+    const fromRel = inputs.length === 1 ? ctx.catalog.relations.find((r) => r.id === rowRelationOf(ctx, inputs[0]!.typeId)) : undefined;
+    return [
+      member('Returns', suffix ? seq(cols, suffix) : cols),
+      member(
+        'SetofOptions',
+        obj([
+          member('from', stringLiteral(fromRel ? fromRel.name : '*')),
+          member('to', stringLiteral(rel.name)),
+          member('isOneToOne', String(!fn.setReturning)),
+          member('isSetofReturn', String(fn.setReturning)),
+        ]),
+      ),
+    ];
+  }
+  const items = typeItems(ctx, fn.returnTypeId);
+  return [member('Returns', fn.setReturning ? arrayOf(items) : union(items))];
+}
+
+function overloadDoc(ctx: TypeContext, fn: PgFunction): Doc {
+  const inputs = inputsOf(fn).sort(byName);
+  const args: Doc = inputs.length === 0 ? 'never' : obj(inputs.map((a) => member(a.name, union(typeItems(ctx, a.typeId)), a.hasDefault)), false);
+  return obj([member('Args', args), ...returnsOf(ctx, fn)], false);
+}
+
+function functionsDoc(ctx: TypeContext, fns: PgFunction[]): Doc {
+  const groups = new Map<string, PgFunction[]>();
+  for (const fn of fns) groups.set(fn.name, [...(groups.get(fn.name) ?? []), fn]);
+  return section(
+    [...groups.entries()].map(([name, overloads]) =>
+      member(name, union(overloads.sort((a, b) => a.identityArgs.localeCompare(b.identityArgs)).map((fn) => overloadDoc(ctx, fn)))),
+    ),
+  );
+}
+
+function schemaDoc(ctx: TypeContext, schema: string): Doc {
+  const { catalog } = ctx;
+  const fns = catalog.functions.filter((f) => f.schema === schema && callable(ctx, f)).sort(byName);
+  const rels = catalog.relations.filter((r) => r.schema === schema).sort(byName);
+  const enums = [...catalog.types.values()].filter((t) => t.schema === schema && t.typtype === 'e').sort(byName);
+  const composites = catalog.compositeTypes.filter((c) => c.schema === schema).sort(byName);
+  return obj([
+    member('Tables', section(rels.filter((r) => r.kind === 'table').map((r) => member(r.name, tableDoc(ctx, r, fns))))),
+    member('Views', section(rels.filter((r) => r.kind !== 'table').map((r) => member(r.name, viewDoc(ctx, r, fns))))),
+    member('Functions', functionsDoc(ctx, fns)),
+    member('Enums', section(enums.map((e) => member(e.name, union(e.enums.map(stringLiteral)))))),
+    member(
+      'CompositeTypes',
+      section(composites.map((c) => member(c.name, obj(c.attributes.map((a) => member(a.name, union(nullableItems(typeItems(ctx, a.typeId), true)))))))),
+    ),
+  ]);
+}
+
+function constantsDoc(ctx: TypeContext): Doc {
+  return literalObj(
+    ctx.catalog.schemas.map((schema) => {
+      const enums = [...ctx.catalog.types.values()].filter((t) => t.schema === schema && t.typtype === 'e').sort(byName);
+      return member(schema, literalObj([member('Enums', literalObj(enums.map((e) => member(e.name, tuple(e.enums.map(stringLiteral))))))]));
+    }),
+  );
+}
+
+/** The whole generated file. */
+export function generateTypescript(catalog: TypegenCatalog): string {
+  const ctx: TypeContext = { catalog, included: new Set(catalog.schemas) };
+  const database = obj(catalog.schemas.map((s) => member(s, schemaDoc(ctx, s))));
+  const head = 'export type Database = ';
+  const constants = 'export const Constants = ';
+  return [
+    JSON_TYPE,
+    head + render(database, 0, head.length) + '\n',
+    HELPER_TYPES,
+    constants + render(constantsDoc(ctx), 0, constants.length, ' as const'.length) + ' as const\n',
+  ].join('\n');
+}

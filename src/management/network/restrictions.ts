@@ -74,6 +74,42 @@ function toRestriction(ref: string, dbName: string, c: RestrictionConfig): Datab
   return { ref, dbName, v4: c.dbAllowedCidrs, v6: c.dbAllowedCidrsV6 };
 }
 
+/** The applied restrictions of every project on `serverId` (except `exceptRef`), as pg_hba.conf input. */
+async function appliedOnServer(pool: Platform['pool'], serverId: string, exceptRef: string): Promise<DatabaseRestriction[]> {
+  const { rows } = await pool.query<{ ref: string; db_name: string; applied_config: RestrictionConfig }>(
+    `select p.ref, p.db_name, r.applied_config from network_restrictions r join projects p on p.ref = r.project_ref
+     where p.db_server = $1 and r.applied_config is not null and p.status <> 'REMOVED' and p.ref <> $2`,
+    [serverId, exceptRef],
+  );
+  return rows.map((r) => toRestriction(r.ref, r.db_name, r.applied_config));
+}
+
+/**
+ * At start: renders the applied restrictions into pg_hba.conf of every server the platform runs
+ * itself, so the file matches the platform database (and never-configured projects are open).
+ */
+export async function syncManagedServers(platform: Platform): Promise<void> {
+  for (const server of platform.servers.all()) {
+    if (!server.managed || !server.embedded) continue;
+    await withServerLock(platform, server.id, async () => applyPgHba(server.url, await appliedOnServer(platform.pool, server.id, '')));
+  }
+}
+
+async function withServerLock<T>(platform: Platform, serverId: string, work: () => Promise<T>): Promise<T> {
+  const client = await platform.pool.connect();
+  try {
+    // One pg_hba.conf writer per server at a time, across API processes.
+    await client.query(`select pg_advisory_lock(hashtext('strata-pg-hba:' || $1::text))`, [serverId]);
+    try {
+      return await work();
+    } finally {
+      await client.query(`select pg_advisory_unlock(hashtext('strata-pg-hba:' || $1::text))`, [serverId]).catch(() => {});
+    }
+  } finally {
+    client.release();
+  }
+}
+
 /** Stores `config`, then applies it (and every other applied restriction on the same server) when the server is managed. */
 export async function applyRestrictions(platform: Platform, ref: string, config: RestrictionConfig): Promise<RestrictionsResponse> {
   const project = await platform.project(ref);
@@ -88,32 +124,20 @@ export async function applyRestrictions(platform: Platform, ref: string, config:
     await platform.pool.query('update network_restrictions set status_detail = $2 where project_ref = $1', [ref, UNMANAGED_DETAIL]);
     return toResponse(await readRow(platform, ref));
   }
-  const client = await platform.pool.connect();
   try {
-    // One pg_hba.conf writer per server at a time, across API processes.
-    await client.query(`select pg_advisory_lock(hashtext('strata-pg-hba:' || $1::text))`, [server.id]);
-    try {
-      const { rows } = await client.query<{ ref: string; db_name: string; applied_config: RestrictionConfig }>(
-        `select p.ref, p.db_name, r.applied_config from network_restrictions r join projects p on p.ref = r.project_ref
-         where p.db_server = $1 and r.applied_config is not null and p.ref <> $2`,
-        [server.id, ref],
-      );
-      const all = rows.map((r) => toRestriction(r.ref, r.db_name, r.applied_config));
+    await withServerLock(platform, server.id, async () => {
+      const all = await appliedOnServer(platform.pool, server.id, ref);
       all.push(toRestriction(ref, project.dbName, config));
       await applyPgHba(server.url, all);
-      await client.query(
+      await platform.pool.query(
         `update network_restrictions set status = 'applied', applied_config = config, applied_at = now(), status_detail = null
          where project_ref = $1 and config = $2::jsonb`,
         [ref, JSON.stringify(config)],
       );
-    } catch (err) {
-      const msg = err instanceof Error ? err.message : String(err);
-      await client.query('update network_restrictions set status_detail = $2 where project_ref = $1', [ref, `Applying failed: ${msg}`]);
-    } finally {
-      await client.query(`select pg_advisory_unlock(hashtext('strata-pg-hba:' || $1::text))`, [server.id]).catch(() => {});
-    }
-  } finally {
-    client.release();
+    });
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    await platform.pool.query('update network_restrictions set status_detail = $2 where project_ref = $1', [ref, `Applying failed: ${msg}`]);
   }
   return toResponse(await readRow(platform, ref));
 }

@@ -7,7 +7,7 @@ import type { ManagementModule } from '../http/index.js';
 import { badRequest, isObject, objectBody, projectOf } from '../http/index.js';
 import { networkBans, normalizeIp } from '../../platform/network-bans.js';
 import { CidrError } from './cidr.js';
-import { applyRestrictions, getRestrictions, parseRestrictionRequest } from './restrictions.js';
+import { applyRestrictions, getRestrictions, parseRestrictionRequest, syncManagedServers } from './restrictions.js';
 
 function ipv4List(v: unknown): string[] {
   if (!Array.isArray(v)) throw badRequest('ipv4_addresses must be an array of IPv4 addresses');
@@ -19,6 +19,10 @@ function ipv4List(v: unknown): string[] {
 
 export const networkRoutes: ManagementModule = async (app, { platform }) => {
   const bans = networkBans(platform);
+  // pg_hba.conf of the servers the platform runs follows the platform database from the start.
+  app.addHook('onReady', async () => {
+    await syncManagedServers(platform).catch((err: unknown) => app.log.error(`network restrictions: pg_hba.conf sync failed: ${err instanceof Error ? err.message : String(err)}`));
+  });
 
   app.post('/projects/:ref/network-bans/retrieve', { config: { failureMessage: "Failed to retrieve project's network bans" } }, async (req, reply) =>
     reply.code(201).send({ banned_ipv4_addresses: await bans.list(projectOf(req).ref) }),

@@ -16,6 +16,7 @@ import { objectReadRoutes } from './routes/objects-read.js';
 import { objectUploadRoutes } from './routes/objects-upload.js';
 import { opsRoutes } from './routes/ops.js';
 import { signedRoutes } from './routes/signed.js';
+import { serializeRequest } from './log-redaction.js';
 
 /** Headers of a download that must not survive into an error reply. */
 const DOWNLOAD_HEADERS = ['content-length', 'content-range', 'content-disposition', 'accept-ranges', 'last-modified', 'x-robots-tag', 'expires'];
@@ -55,6 +56,10 @@ function parseJsonBody(_req: FastifyRequest, body: string, done: (err: Error | n
 }
 
 export async function storageRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {
+  await app.register(storageApi, { platform: opts.platform, logSerializers: { req: serializeRequest } } as { platform: Platform });
+}
+
+async function storageApi(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {
   const deps: StorageDeps = { platform: opts.platform, backends: new Backends(opts.platform.config) };
   app.addHook('onClose', async () => deps.backends.close());
   app.setErrorHandler(sendError);

@@ -266,7 +266,11 @@ export class Platform {
     await dropDatabase(this.servers.get(row.db_server).url, row.db_name);
     rmSync(join(this.config.dataDir, 'projects', row.ref), { recursive: true, force: true });
     await this.pool.query('delete from project_secrets where project_ref = $1', [ref]);
-    await this.pool.query(`update projects set status = 'REMOVED', removed_at = now() where ref = $1`, [ref]);
+    // The tombstone keeps no credentials.
+    await this.pool.query(
+      `update projects set status = 'REMOVED', removed_at = now(), jwt_secret = '', anon_key = '', service_role_key = '' where ref = $1`,
+      [ref],
+    );
     await this.forget(ref);
     return true;
   }

@@ -214,6 +214,8 @@ describe('creating', () => {
     expect((await client.listAllProjects()).data.map((p) => p.ref)).not.toContain(created.ref);
     expect((await graphql(created.ref, 'any', 'prefix')).status).toBe(404);
     expect(await tp.platform.project(created.ref)).toBeUndefined();
+    const tomb = await tp.platform.pool.query('select status, jwt_secret, anon_key, service_role_key from projects where ref = $1', [created.ref]);
+    expect(tomb.rows[0]).toEqual({ status: 'REMOVED', jwt_secret: '', anon_key: '', service_role_key: '' });
   });
 
   it('refuses to delete the default project', async () => {

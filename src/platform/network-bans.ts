@@ -79,13 +79,13 @@ export class NetworkBans {
     return banned;
   }
 
-  /** The banned IPv4 addresses of a project, sorted. */
-  async list(ref: string): Promise<string[]> {
-    const { rows } = await this.platform.pool.query<{ ip: string }>(
-      `select host(ip) as ip from network_bans where project_ref = $1 and family(ip) = 4 order by ip`,
+  /** The banned addresses of a project, IPv4 and IPv6 apart, sorted. */
+  async list(ref: string): Promise<{ v4: string[]; v6: string[] }> {
+    const { rows } = await this.platform.pool.query<{ ip: string; family: number }>(
+      `select host(ip) as ip, family(ip) as family from network_bans where project_ref = $1 order by ip`,
       [ref],
     );
-    return rows.map((r) => r.ip);
+    return { v4: rows.filter((r) => r.family === 4).map((r) => r.ip), v6: rows.filter((r) => r.family === 6).map((r) => r.ip) };
   }
 
   /** Lifts the bans of these addresses (and forgets their failure counts); returns how many were lifted. */

@@ -164,6 +164,17 @@ describe('custom hostname state machine', () => {
     expect(await graphqlVia(HOST, ctx.anonKey)).not.toBe(200);
   });
 
+  it('a deleted project releases its hostname', async () => {
+    const a = await tp.platform.createProject({ name: 'doomed', organizationId: 'default-org' });
+    const host = 'released.strata-test.example';
+    expect((await api(tp, 'POST', `/v1/projects/${a.ref}/custom-hostname/initialize`, { body: { custom_hostname: host } })).status).toBe(201);
+    await tp.platform.deleteProject(a.ref);
+    const b = await tp.platform.createProject({ name: 'heir', organizationId: 'default-org' });
+    const r = await api(tp, 'POST', `/v1/projects/${b.ref}/custom-hostname/initialize`, { body: { custom_hostname: host } });
+    expect(r.status).toBe(201);
+    expect(r.body.custom_hostname).toBe(host);
+  });
+
   it('initialize, reverify and delete are limited to 10 per minute', async () => {
     const other = await tp.platform.createProject({ name: 'limited', organizationId: 'default-org' });
     const statuses: number[] = [];

@@ -68,11 +68,22 @@ export async function ensureRootKey(platform: Platform, ref: string): Promise<st
  */
 export async function replaceRootKey(platform: Platform, ref: string, rootKeyHex: string): Promise<string> {
   const key = rootKeyHex.toLowerCase();
-  await platform.pool.query(
-    `insert into project_root_keys (project_ref, root_key_sealed) values ($1, $2)
-     on conflict (project_ref) do update set root_key_sealed = excluded.root_key_sealed, updated_at = now()`,
-    [ref, sealSecret(platform.state.platformKey, key, context(ref))],
-  );
-  await installVaultKey(platform, ref, key);
+  const client = await platform.pool.connect();
+  try {
+    // The stored key and the installed vault key change together: rolled back if installing fails.
+    await client.query('begin');
+    await client.query(
+      `insert into project_root_keys (project_ref, root_key_sealed) values ($1, $2)
+       on conflict (project_ref) do update set root_key_sealed = excluded.root_key_sealed, updated_at = now()`,
+      [ref, sealSecret(platform.state.platformKey, key, context(ref))],
+    );
+    await installVaultKey(platform, ref, key);
+    await client.query('commit');
+  } catch (err) {
+    await client.query('rollback').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
   return key;
 }

@@ -51,12 +51,21 @@ export async function getHostname(platform: Platform, ref: string): Promise<Host
 
 /** Whether another project already holds `hostname`. */
 export async function hostnameTakenElsewhere(platform: Platform, ref: string, hostname: string): Promise<boolean> {
-  const { rowCount } = await platform.pool.query('select 1 from custom_hostnames where hostname = $1 and project_ref <> $2', [hostname, ref]);
+  const { rowCount } = await platform.pool.query(
+    `select 1 from custom_hostnames h join projects p on p.ref = h.project_ref
+     where h.hostname = $1 and h.project_ref <> $2 and p.status <> 'REMOVED'`,
+    [hostname, ref],
+  );
   return (rowCount ?? 0) > 0;
 }
 
 /** Inserts a new configuration in state 2_initiated; undefined when the project already has one (or the hostname is taken). */
 export async function insertHostname(platform: Platform, ref: string, hostname: string, originServer: string): Promise<HostnameRecord | undefined> {
+  // A deleted project (tombstone) no longer holds its hostname.
+  await platform.pool.query(
+    `delete from custom_hostnames h using projects p where p.ref = h.project_ref and h.hostname = $1 and p.status = 'REMOVED'`,
+    [hostname],
+  );
   const txtName = `_acme-challenge.${hostname}`;
   const txtValue = `strata-verification=${randomBytes(16).toString('hex')}`;
   const { rows } = await platform.pool.query<Row>(
@@ -90,7 +99,8 @@ export async function deleteHostname(platform: Platform, ref: string): Promise<b
 /** The project whose *active* custom hostname is `hostname`. */
 export async function activeRefForHostname(platform: Platform, hostname: string): Promise<string | undefined> {
   const { rows } = await platform.pool.query<{ project_ref: string }>(
-    `select project_ref from custom_hostnames where hostname = $1 and status = '5_services_reconfigured'`,
+    `select h.project_ref from custom_hostnames h join projects p on p.ref = h.project_ref
+     where h.hostname = $1 and h.status = '5_services_reconfigured' and p.status <> 'REMOVED'`,
     [hostname],
   );
   return rows[0]?.project_ref;

@@ -9,12 +9,20 @@ import { networkBans, normalizeIp } from '../../platform/network-bans.js';
 import { CidrError } from './cidr.js';
 import { applyRestrictions, getRestrictions, parseRestrictionRequest, syncManagedServers } from './restrictions.js';
 
-function ipv4List(v: unknown): string[] {
+/** The addresses to unban: IPv4 as the spec says (IPv6 accepted too, for servers listening on IPv6). */
+function addressList(v: unknown): string[] {
   if (!Array.isArray(v)) throw badRequest('ipv4_addresses must be an array of IPv4 addresses');
   return v.map((item) => {
-    if (typeof item !== 'string' || !ipaddr.IPv4.isValidFourPartDecimal(item.trim())) throw badRequest(`Invalid IPv4 address: ${String(item)}`);
-    return ipaddr.IPv4.parse(item.trim()).toString();
+    const text = typeof item === 'string' ? item.trim() : '';
+    if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text).toString();
+    if (text.includes(':') && ipaddr.IPv6.isValid(text)) return normalizeIp(text)!;
+    throw badRequest(`Invalid IPv4 address: ${String(item)}`);
   });
+}
+
+/** NetworkBanResponse; IPv6 bans (only possible when the platform listens on IPv6) in a non-spec field. */
+function banListResponse(list: { v4: string[]; v6: string[] }): { banned_ipv4_addresses: string[]; banned_ipv6_addresses?: string[] } {
+  return list.v6.length ? { banned_ipv4_addresses: list.v4, banned_ipv6_addresses: list.v6 } : { banned_ipv4_addresses: list.v4 };
 }
 
 export const networkRoutes: ManagementModule = async (app, { platform }) => {
@@ -25,12 +33,12 @@ export const networkRoutes: ManagementModule = async (app, { platform }) => {
   });
 
   app.post('/projects/:ref/network-bans/retrieve', { config: { failureMessage: "Failed to retrieve project's network bans" } }, async (req, reply) =>
-    reply.code(201).send({ banned_ipv4_addresses: await bans.list(projectOf(req).ref) }),
+    reply.code(201).send(banListResponse(await bans.list(projectOf(req).ref))),
   );
 
   app.delete('/projects/:ref/network-bans', { config: { failureMessage: 'Failed to remove network bans.' } }, async (req, reply) => {
     const body = objectBody(req.body);
-    const ips = ipv4List(body.ipv4_addresses);
+    const ips = addressList(body.ipv4_addresses);
     if (body.requester_ip !== undefined && typeof body.requester_ip !== 'boolean') throw badRequest('requester_ip must be a boolean value');
     if (body.identifier !== undefined && typeof body.identifier !== 'string') throw badRequest('identifier must be a string');
     if (body.requester_ip === true) {

@@ -1,6 +1,6 @@
 /** Connections: one correlated subquery with a page CTE; pageInfo, totalCount and aggregates only when selected. */
 import type { Table } from '../introspect/model.js';
-import { minMaxColumns, sumAvgColumns } from '../introspect/rules.js';
+import { minMaxColumns, selectableColumns, sumAvgColumns } from '../introspect/rules.js';
 import type { Comp } from './context.js';
 import { fail } from './errors.js';
 import { compileFilter } from './filter.js';
@@ -8,7 +8,7 @@ import { col, jsonOf } from './json-value.js';
 import { nodeObject } from './node.js';
 import { cursorCondition, cursorSql, decodeCursor, orderKeys, orderSql } from './order.js';
 import { argsOf, collectFields, type Field } from './selection.js';
-import { jsonObject, quoteLiteral } from './sql.js';
+import { jsonObject, quoteIdent, quoteLiteral } from './sql.js';
 
 export interface Source {
   /** A FROM item without alias: a table reference or a set-returning function call. */
@@ -50,7 +50,10 @@ export function connectionSql(comp: Comp, table: Table, field: Field, src: Sourc
   const cursorCond = cursorVals ? cursorCondition(comp, keys, cursorVals, a, after !== undefined) : 'true';
 
   const page = `${a}_p`;
-  const row = `${page}.__r`;
+  // With SELECT on every column the page carries the whole row (computed fields need it);
+  // otherwise only the permitted columns, referenced through the page's own row.
+  const row = table.canSelectAll ? `${page}.__r` : page;
+  const rowSelect = table.canSelectAll ? `${a} as __r` : selectableColumns(table).map((c) => col(a, c.sqlName) + ' as ' + quoteIdent(c.sqlName)).join(', ') || 'null as __r';
   const typeName = `${table.typeName}Connection`;
   const fields = collectFields(field.selections, typeName, comp);
   const pairs: [string, string][] = [];
@@ -104,7 +107,7 @@ export function connectionSql(comp: Comp, table: Table, field: Field, src: Sourc
   }
   const fetch = off + limit + (needsExtra ? 1 : 0);
   const qorder = orderSql(keys, a, backward);
-  const cte = `${page} as (select ${a} as __r, row_number() over (order by ${qorder}) as __n, ${cursorSql(keys, a)} as __c from ${src.from} as ${a} where ${join} and ${filter} and ${cursorCond} order by ${qorder} limit ${fetch})`;
+  const cte = `${page} as (select ${rowSelect}, row_number() over (order by ${qorder}) as __n, ${cursorSql(keys, a)} as __c from ${src.from} as ${a} where ${join} and ${filter} and ${cursorCond} order by ${qorder} limit ${fetch})`;
   return `(with ${cte} select ${jsonObject(pairs)})`;
 }
 

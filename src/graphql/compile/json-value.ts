@@ -15,7 +15,8 @@ export function jsonOf(expr: string, t: SqlType): string {
 }
 
 export function col(row: string, name: string): string {
-  return `(${row}).${quoteIdent(name)}`;
+  // A plain alias is referenced directly (column privileges); other row expressions need parentheses.
+  return /^[a-z0-9_]+$/.test(row) ? `${row}.${quoteIdent(name)}` : `(${row}).${quoteIdent(name)}`;
 }
 
 export function base64Json(arrayExpr: string): string {

@@ -65,13 +65,14 @@ export function decodeCursor(cursor: unknown, keys: OrderKey[]): unknown[] {
     return fail('Failed to decode cursor, error 1');
   }
   if (!Array.isArray(parsed)) fail('Failed to decode cursor, error 2');
-  if ((parsed as unknown[]).length !== keys.length) fail('orderBy clause incompatible with pagination cursor');
+  if ((parsed as unknown[]).length > keys.length) fail('orderBy clause incompatible with pagination cursor');
   return parsed as unknown[];
 }
 
 /** Rows strictly after (`after`) or before (`!after`) the cursor position in the order `keys`. */
 export function cursorCondition(comp: Comp, keys: OrderKey[], values: unknown[], row: string, after: boolean): string {
   const ors: string[] = [];
+  keys = keys.slice(0, values.length);
   for (let i = 0; i < keys.length; i++) {
     const ands: string[] = [];
     for (let j = 0; j < i; j++) ands.push(equal(comp, keys[j]!, values[j], row));

@@ -20,7 +20,12 @@ function included(directives: readonly DirectiveNode[] | undefined, ctx: Ctx): b
   for (const d of directives ?? []) {
     if (d.name.value !== 'skip' && d.name.value !== 'include') continue;
     const arg = d.arguments?.find((a) => a.name.value === 'if');
-    const v = arg ? valueOf(arg.value, ctx.vars) : undefined;
+    let v: unknown;
+    try {
+      v = arg ? valueOf(arg.value, ctx.vars) : undefined;
+    } catch {
+      v = undefined;
+    }
     if (typeof v !== 'boolean') fail(`Value for "if" in @${d.name.value} directive is required`);
     if (d.name.value === 'skip' && v) return false;
     if (d.name.value === 'include' && !v) return false;

@@ -8,13 +8,19 @@ export class EnumLiteral {
   constructor(readonly name: string) {}
 }
 
-export type Vars = Record<string, unknown>;
+export type Vars = Record<string, unknown> & { [REQUIRED]?: Set<string> };
+
+/** Variables declared non-null without a default: using one that is absent is an error. */
+export const REQUIRED = Symbol('required variables');
 
 /** Converts an AST value; an absent variable gives `undefined` (the argument is then ignored). */
 export function valueOf(node: ValueNode, vars: Vars): unknown {
   switch (node.kind) {
-    case Kind.VARIABLE:
-      return vars[node.name.value];
+    case Kind.VARIABLE: {
+      const v = vars[node.name.value];
+      if (v === undefined && vars[REQUIRED]?.has(node.name.value)) fail('Invalid input for NonNull type');
+      return v;
+    }
     case Kind.INT:
       return Number(node.value);
     case Kind.FLOAT:

@@ -1,7 +1,7 @@
 /** Parsing (cached) and operation selection with pg_graphql's request-level errors. */
 import { Kind, parse, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
 import { GraphQLEngineError } from '../compile/errors.js';
-import { valueOf, type Vars } from '../compile/values.js';
+import { REQUIRED, valueOf, type Vars } from '../compile/values.js';
 
 const parsed = new Map<string, DocumentNode | GraphQLEngineError>();
 
@@ -49,6 +49,7 @@ export function selectOperation(doc: DocumentNode, operationName: string | null 
   for (const def of op.variableDefinitions ?? []) {
     const name = def.variable.name.value;
     if (vars[name] === undefined && def.defaultValue) vars[name] = valueOf(def.defaultValue, {});
+    if (def.type.kind === Kind.NON_NULL_TYPE && !def.defaultValue) (vars[REQUIRED] ??= new Set()).add(name);
   }
   return { op, fragments, vars };
 }

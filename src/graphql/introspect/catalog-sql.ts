@@ -106,7 +106,7 @@ select jsonb_build_object(
       'oid', f.oid::int8, 'name', f.proname, 'schema', f.nspname, 'volatility', f.provolatile, 'setof', f.proretset,
       'returnType', f.prorettype::int8, 'rows', f.prorows, 'argTypes', to_jsonb(f.arg_types::int8[]), 'allArgTypes', to_jsonb(f.proallargtypes::int8[]),
       'argModes', to_jsonb(f.proargmodes), 'argNames', to_jsonb(f.proargnames), 'nargs', f.pronargs, 'nargDefaults', f.pronargdefaults,
-      'variadic', f.provariadic::int8, 'comment', f.comment, 'canExecute', f.can_execute,
+      'variadic', f.provariadic::int8, 'argText', f.arg_text, 'comment', f.comment, 'canExecute', f.can_execute,
       'overloaded', (select count(*) > 1 from funcs g where g.proname = f.proname and g.pronamespace = f.pronamespace)
     ) order by f.nspname, f.proname, f.oid), '[]') from funcs f)
 ) as catalog

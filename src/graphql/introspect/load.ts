@@ -217,12 +217,18 @@ function build(raw: Raw): Catalog {
     const argTypes: number[] = f.argTypes ?? [];
     const argNames: string[] = (f.argNames ?? []).slice(0, argTypes.length);
     const ret = sqlType(f.returnType);
-    const args: FuncArg[] = argTypes.map((oid, i) => ({
-      sqlName: argNames[i] ?? '',
-      fieldName: fieldNameFor(argNames[i] ?? '', sch.inflect),
-      type: sqlType(oid),
-      hasDefault: i >= argTypes.length - f.nargDefaults,
-    }));
+    const defaults = splitArgs(f.argText ?? '').map(parseDefault);
+    const args: FuncArg[] = argTypes.map((oid, i) => {
+      const d = defaults[i];
+      const a: FuncArg = {
+        sqlName: argNames[i] ?? '',
+        fieldName: fieldNameFor(argNames[i] ?? '', sch.inflect),
+        type: sqlType(oid),
+        hasDefault: i >= argTypes.length - f.nargDefaults && d !== undefined && d.ok,
+      };
+      if (a.hasDefault && d!.value !== null) a.defaultValue = d!.value;
+      return a;
+    });
     const fn: Func = {
       oid: f.oid, schema: f.schema, sqlName: f.name,
       fieldName: functionFieldName(f.name, sch.inflect, d.name),
@@ -258,4 +264,40 @@ function build(raw: Raw): Catalog {
     role: raw.role, schemas, tables, enums, functions,
     introspection: schemas.some((s) => s.introspection),
   };
+}
+
+/** Splits pg_get_function_arguments() text into one entry per argument. */
+function splitArgs(text: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let quote = false;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (ch === "'") quote = !quote;
+    if (!quote && (ch === '(' || ch === '[')) depth++;
+    if (!quote && (ch === ')' || ch === ']')) depth--;
+    if (!quote && depth === 0 && ch === ',' && text[i + 1] === ' ') {
+      out.push(cur);
+      cur = '';
+      i++;
+      continue;
+    }
+    cur += ch;
+  }
+  if (cur) out.push(cur);
+  return out;
+}
+
+/** A default expression pg_graphql can show: numbers, booleans, NULL and quoted scalars. */
+function parseDefault(arg: string): { ok: boolean; value?: unknown } | undefined {
+  const at = arg.indexOf(' DEFAULT ');
+  if (at < 0) return undefined;
+  const expr = arg.slice(at + 9).trim();
+  if (/^-?\d+(\.\d+)?$/.test(expr)) return { ok: true, value: Number(expr) };
+  if (expr === 'true' || expr === 'false') return { ok: true, value: expr === 'true' };
+  if (/^NULL(::[\w\s."]+)?$/i.test(expr)) return { ok: true, value: null };
+  const m = /^'((?:[^']|'')*)'(::[\w\s."]+)?$/.exec(expr);
+  if (m && !(m[2] ?? '').includes('[')) return { ok: true, value: m[1]!.replace(/''/g, "'") };
+  return { ok: false };
 }

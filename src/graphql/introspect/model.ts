@@ -100,6 +100,8 @@ export interface FuncArg {
   fieldName: string;
   type: SqlType;
   hasDefault: boolean;
+  /** The default as a GraphQL value (for introspection), when it is a simple literal. */
+  defaultValue?: unknown;
 }
 
 export interface Func {

@@ -90,7 +90,7 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
     const args: GraphQLFieldConfigArgumentMap = {};
     for (const a of f.args) {
       const t = reg.inputOf(a.type);
-      args[a.fieldName] = { type: a.hasDefault ? t : new GraphQLNonNull(t) };
+      args[a.fieldName] = { type: a.hasDefault ? t : new GraphQLNonNull(t), defaultValue: a.defaultValue };
     }
     Object.assign(args, o.args);
     target[f.fieldName] = { type: o.type, args, description: f.description ?? undefined };

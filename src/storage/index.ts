@@ -14,7 +14,7 @@ import type { StorageDeps } from './routes/context.js';
 import { objectManageRoutes } from './routes/objects-manage.js';
 import { objectReadRoutes } from './routes/objects-read.js';
 import { objectUploadRoutes } from './routes/objects-upload.js';
-import { opsRoutes } from './routes/ops.js';
+import { opsRoutes, registerCors } from './routes/ops.js';
 import { signedRoutes } from './routes/signed.js';
 import { serializeRequest } from './log-redaction.js';
 
@@ -70,6 +70,7 @@ async function storageApi(app: FastifyInstance, opts: { platform: Platform }): P
   app.addHook('onRequest', async (req) => {
     if (!req.project) throw errors.projectNotFound();
   });
+  registerCors(app);
   await app.register(opsRoutes);
 
   await app.register(async (raw) => {

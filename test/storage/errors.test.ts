@@ -183,6 +183,15 @@ describe('error envelope', () => {
     await expectError(res, 404, { statusCode: '404', error: 'Not Found', message: 'Project not found', code: 'InvalidRequest' });
   });
 
+  it('CORS preflight and exposed headers', async () => {
+    const pre = await h.api(`/object/${b}/x.txt`, { method: 'OPTIONS', headers: { origin: 'http://app.example', 'access-control-request-method': 'POST' } });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get('access-control-allow-origin')).toBe('*');
+    expect(pre.headers.get('access-control-allow-headers')).toContain('x-upsert');
+    const get = await h.api(`/object/${b}/exists.txt`, { token: svc, headers: { origin: 'http://app.example' } });
+    expect(get.headers.get('access-control-expose-headers')).toContain('etag');
+  });
+
   it('ops endpoints', async () => {
     expect((await h.api('/status')).status).toBe(200);
     const v = await h.api('/version');

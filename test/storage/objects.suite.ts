@@ -215,5 +215,34 @@ export function objectSuite(get: () => StorageHarness): void {
       expect((await files.list('', { sortBy: { column: 'created_at', order: 'desc' } })).data!.map((e) => e.name)).toEqual(['folder', 'Folder2', 'zeta.txt', 'a.txt']);
       expect((await get().service.from('missing-bucket').list()).data).toEqual([]);
     });
+
+    it('lists with listV2: full keys, folders with a delimiter, cursor pagination', async () => {
+      const { files } = await setup();
+      for (const k of ['a.txt', 'd/1.txt', 'd/2.txt', 'd/sub/3.txt', 'e/4.txt', 'f.txt']) await files.upload(k, k);
+      const flat = await files.listV2({ prefix: 'd/' });
+      expect(flat.data).toMatchObject({ hasNext: false, folders: [] });
+      expect(flat.data!.objects.map((o) => o.name)).toEqual(['d/1.txt', 'd/2.txt', 'd/sub/3.txt']);
+      const grouped = await files.listV2({ with_delimiter: true });
+      expect(grouped.data!.folders.map((f) => f.name)).toEqual(['d/', 'e/']);
+      expect(grouped.data!.objects.map((o) => o.name)).toEqual(['a.txt', 'f.txt']);
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let i = 0; i < 10; i++) {
+        const page = await files.listV2({ limit: 2, cursor, with_delimiter: true, sortBy: { column: 'name', order: 'desc' } });
+        seen.push(...page.data!.folders.map((f) => f.name), ...page.data!.objects.map((o) => o.name));
+        if (!page.data!.hasNext) break;
+        cursor = page.data!.nextCursor;
+      }
+      expect(seen.sort()).toEqual(['a.txt', 'd/', 'e/', 'f.txt']);
+      const byTime: string[] = [];
+      cursor = undefined;
+      for (let i = 0; i < 10; i++) {
+        const page = await files.listV2({ limit: 2, cursor, sortBy: { column: 'created_at', order: 'asc' } });
+        byTime.push(...page.data!.objects.map((o) => o.name));
+        if (!page.data!.hasNext) break;
+        cursor = page.data!.nextCursor;
+      }
+      expect(byTime).toEqual(['a.txt', 'd/1.txt', 'd/2.txt', 'd/sub/3.txt', 'e/4.txt', 'f.txt']);
+    });
   });
 }

@@ -5,6 +5,7 @@ import { errors } from '../errors.js';
 import { assertBucketName, assertKey } from '../keys.js';
 import { deleteObject, deleteObjects, listObjects, objectJson } from '../service/objects.js';
 import { copyObject, moveObject } from '../service/transfers.js';
+import { listObjectsV2 } from '../service/list-v2.js';
 import { bodyOf, headerValue, objectParams, requireField, scopeOf, type StorageDeps } from './context.js';
 
 function userMetadataHeader(v: string | undefined): Record<string, unknown> | undefined {
@@ -104,6 +105,28 @@ export async function objectManageRoutes(app: FastifyInstance, deps: StorageDeps
       sortColumn: String(column),
       sortOrder: String(order).toLowerCase(),
       search: typeof body.search === 'string' ? body.search : '',
+    });
+  });
+
+  app.post<{ Params: { bucket: string } }>('/object/list-v2/:bucket', async (req) => {
+    const { project } = scopeOf(deps, req);
+    const caller = await requireCaller(req, project);
+    assertBucketName(req.params.bucket);
+    const body = bodyOf(req);
+    const limit = body.limit ?? 1000;
+    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 1000) throw errors.invalidRequest('body/limit must be an integer between 1 and 1000');
+    const sortBy = (body.sortBy ?? {}) as Record<string, unknown>;
+    const column = String(sortBy.column ?? 'name');
+    const order = String(sortBy.order ?? 'asc').toLowerCase();
+    if (!['name', 'updated_at', 'created_at'].includes(column)) throw errors.invalidRequest('body/sortBy/column must be equal to one of the allowed values');
+    if (!['asc', 'desc'].includes(order)) throw errors.invalidRequest('body/sortBy/order must be equal to one of the allowed values');
+    return listObjectsV2(project, caller, req.params.bucket, {
+      prefix: typeof body.prefix === 'string' ? body.prefix : '',
+      limit,
+      cursor: typeof body.cursor === 'string' && body.cursor !== '' ? body.cursor : undefined,
+      withDelimiter: body.with_delimiter === true,
+      column: column as 'name' | 'updated_at' | 'created_at',
+      order: order as 'asc' | 'desc',
     });
   });
 }

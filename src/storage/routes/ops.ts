@@ -6,13 +6,17 @@ export const STORAGE_API_VERSION = 'strata-storage 1.0.0 (supabase storage v1.70
 const ALLOW_HEADERS = 'authorization, apikey, content-type, x-client-info, x-upsert, x-metadata, cache-control, range, if-none-match, if-modified-since, x-robots-tag, content-encoding';
 const EXPOSE_HEADERS = 'etag, content-range, content-length, content-disposition, content-type, last-modified, cache-control, expires';
 
-export async function opsRoutes(app: FastifyInstance): Promise<void> {
+/** Adds the CORS reply headers to every route of `app` (call it directly, not as a plugin). */
+export function registerCors(app: FastifyInstance): void {
   app.addHook('onRequest', async (req, reply) => {
     if (req.headers.origin) {
       reply.header('access-control-allow-origin', '*');
       reply.header('access-control-expose-headers', EXPOSE_HEADERS);
     }
   });
+}
+
+export async function opsRoutes(app: FastifyInstance): Promise<void> {
   app.options('/*', async (_req, reply) => {
     reply.header('access-control-allow-origin', '*');
     reply.header('access-control-allow-methods', 'GET, HEAD, POST, PUT, DELETE, OPTIONS');

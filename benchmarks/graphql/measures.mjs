@@ -60,28 +60,29 @@ export async function strataWideFirstRequest({ apiUrl, env, headers, logDir, str
 
 /**
  * Database-only cost of each query's SQL: Strata's captured statement against the hand-written
- * one (queries.mjs), each sent `n` times in the same one-round-trip shape on one connection as
- * the benchmark principal. Tells SQL cost apart from Node/HTTP cost. Mutations are skipped.
+ * one (queries.mjs), as the benchmark principal: medians of PostgreSQL's own planning and
+ * execution times from EXPLAIN (ANALYZE, TIMING OFF) — steadier than wall-clock on a busy machine.
+ * Tells SQL cost apart from Node/HTTP cost. Mutations are skipped.
  */
-export async function sqlCost({ apiUrl, principal, queries, floorEntries, n = 300 }) {
+export async function sqlCost({ apiUrl, principal, queries, floorEntries, n = 41 }) {
   const pg = (await import('pg')).default;
   const { dist } = await import('./paths.mjs');
   const { rolePrelude } = await import(dist('db/with-role.js'));
-  const client = new pg.Client({ connectionString: apiUrl, types: { getTypeParser: (oid, fmt) => (oid === 114 || oid === 3802 ? (v) => v : pg.types.getTypeParser(oid, fmt)) } });
+  const client = new pg.Client({ connectionString: apiUrl });
   await client.connect();
+  const med = (a) => a.sort((x, y) => x - y)[a.length >> 1];
   const out = {};
   try {
     const time = async (sql) => {
-      const msg = `${rolePrelude(principal)}; ${sql}; commit`;
-      for (let i = 0; i < 20; i++) await client.query(msg);
-      const ts = [];
-      for (let i = 0; i < n; i++) {
-        const t = performance.now();
-        await client.query(msg);
-        ts.push((performance.now() - t) * 1000);
+      const msg = `${rolePrelude(principal)}; explain (analyze, costs off, timing off, summary on) ${sql}; commit`;
+      const planning = [], execution = [];
+      for (let i = 0; i < n + 5; i++) {
+        const text = (await client.query(msg))[3].rows.map((r) => r['QUERY PLAN']).join('\n');
+        if (i < 5) continue;
+        planning.push(1000 * Number(/Planning Time: ([\d.]+)/.exec(text)?.[1]));
+        execution.push(1000 * Number(/Execution Time: ([\d.]+)/.exec(text)?.[1]));
       }
-      ts.sort((a, b) => a - b);
-      return { p50us: ts[n >> 1], p90us: ts[Math.floor(n * 0.9)] };
+      return { planningUs: med(planning), executionUs: med(execution) };
     };
     for (const q of queries) {
       if (q.mutation) continue;

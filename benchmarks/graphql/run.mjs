@@ -53,6 +53,14 @@ async function cleanup() {
 }
 process.on('SIGINT', () => cleanup().then(() => process.exit(130)));
 
+const sqlCostText = (costs) =>
+  Object.entries(costs)
+    .map(([k, v]) => {
+      const f = (x) => (x ? `${x.planningUs.toFixed(0)}+${x.executionUs.toFixed(0)}` : 'n/a');
+      return `${k} ${f(v.strata)} / ${f(v.handwritten)}`;
+    })
+    .join(', ');
+
 function uuidOf(s) {
   const h = createHash('md5').update(s).digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
@@ -69,7 +77,7 @@ async function main() {
   const headers = { apikey: anonKey, authorization: `Bearer ${userToken}` };
   const claims = verifyHS256(jwtSecret, userToken);
   const principal = { role: claims.role, claims };
-  const envFor = (engine, databaseUrl, extra = {}) => ({ DATABASE_URL: databaseUrl, JWT_SECRET: jwtSecret, ANON_KEY: anonKey, POOL_MAX: String(cfg.poolMax), AUTHENTICATOR_PASSWORD, ...extra });
+  const envFor = (engine, databaseUrl, superuserUrl, extra = {}) => ({ DATABASE_URL: databaseUrl, SUPERUSER_URL: superuserUrl, JWT_SECRET: jwtSecret, ANON_KEY: anonKey, POOL_MAX: String(cfg.poolMax), AUTHENTICATOR_PASSWORD, ...extra });
   const bodyFor = (engine, q) => requestBody(engine === 'postgraphile' ? 'postgraphile' : 'strata', q);
   const probeBody = (engine) => bodyFor(engine, QUERIES[0]);
   const floorFile = join(work, 'floor-sql.json');
@@ -77,11 +85,12 @@ async function main() {
   // ---- 1. Correctness, round trips, SQL capture: every server once, through the counting proxy.
   const proxy = await startProxy(db.port);
   cleanups.push(() => proxy.close());
-  const proxiedUrl = (() => {
-    const u = new URL(db.apiUrl);
+  const viaProxy = (url) => {
+    const u = new URL(url);
     u.port = String(proxy.port);
     return u.toString();
-  })();
+  };
+  const proxiedUrl = viaProxy(db.apiUrl);
   const checks = {}; // query -> engine -> { status, canon, message }
   const roundTrips = {}; // engine -> query -> {...}
   const floorEntries = [];
@@ -91,7 +100,7 @@ async function main() {
       for (const q of queries) if (!floorEntries.find((e) => e.query === q.strata.query)) floorEntries.push(handwrittenEntry(q));
       writeFileSync(floorFile, JSON.stringify(floorEntries, null, 2));
     }
-    const s = await startServer({ engine, env: envFor(engine, proxiedUrl, { FLOOR_SQL: floorFile }), headers, probe: probeBody(engine), logDir: work, strataMode: cfg.strataMode });
+    const s = await startServer({ engine, env: envFor(engine, proxiedUrl, viaProxy(db.superuserUrl), { FLOOR_SQL: floorFile }), headers, probe: probeBody(engine), logDir: work, strataMode: cfg.strataMode });
     try {
       roundTrips[engine] = {};
       for (const q of queries) {
@@ -149,8 +158,8 @@ async function main() {
   // Database-only cost of Strata's SQL vs the hand-written SQL (same 1-round-trip shape, 1 client).
   let sqlCosts = {};
   if (cfg.measureExtras) {
-    sqlCosts = await sqlCost({ apiUrl: db.apiUrl, principal, queries, floorEntries, n: QUICK ? 100 : 300 });
-    log('SQL alone, 1 client, median µs per round trip (role + claims + statement): ' + Object.entries(sqlCosts).map(([k, v]) => `${k} strata ${v.strata ? v.strata.p50us.toFixed(0) : 'n/a'} / hand-written ${v.handwritten.p50us.toFixed(0)}`).join(', '));
+    sqlCosts = await sqlCost({ apiUrl: db.apiUrl, principal, queries, floorEntries });
+    log(`SQL alone (PostgreSQL planning + execution µs, medians): ${sqlCostText(sqlCosts)}`);
   }
 
   // ---- 2. Bench servers (direct connections), cold start, memory at rest.
@@ -158,7 +167,7 @@ async function main() {
   const profiled = cfg.cpuProfile ? (env.BENCH_CPU_PROF === '1' ? ['strata'] : env.BENCH_CPU_PROF.split(',')) : [];
   for (const engine of order) {
     const nodeArgs = profiled.includes(engine) ? ['--cpu-prof', `--cpu-prof-dir=${join(work, 'profiles')}`, `--cpu-prof-name=${engine}.cpuprofile`] : [];
-    servers[engine] = await startServer({ engine, env: envFor(engine, db.apiUrl, { FLOOR_SQL: floorFile }), headers, probe: probeBody(engine), logDir: work, strataMode: cfg.strataMode, nodeArgs });
+    servers[engine] = await startServer({ engine, env: envFor(engine, db.apiUrl, db.superuserUrl, { FLOOR_SQL: floorFile }), headers, probe: probeBody(engine), logDir: work, strataMode: cfg.strataMode, nodeArgs });
     cleanups.push(() => servers[engine].stop());
   }
   const coldStart = Object.fromEntries(order.map((e) => [e, servers[e].coldStartMs]));
@@ -176,7 +185,7 @@ async function main() {
         log('strata schema build failed:', e.message.slice(0, 800));
       }
       try {
-        schemaBuild.strataFirstRequest = await strataWideFirstRequest({ apiUrl: db.apiUrl, env: envFor('strata', db.apiUrl), headers, logDir: work, strataMode: cfg.strataMode });
+        schemaBuild.strataFirstRequest = await strataWideFirstRequest({ apiUrl: db.apiUrl, env: envFor('strata', db.apiUrl, undefined), headers, logDir: work, strataMode: cfg.strataMode });
         log(`strata on the wide schema: process start → first answer ${schemaBuild.strataFirstRequest.firstAnswerMs.toFixed(0)} ms (ok=${schemaBuild.strataFirstRequest.ok}), next request ${schemaBuild.strataFirstRequest.secondRequestMs.toFixed(1)} ms`);
       } catch (e) {
         schemaBuild.strataFirstRequest = { error: e.message.slice(0, 2000) };
@@ -234,7 +243,7 @@ async function main() {
   if (schemaBuild.strata?.runsMs) console.log(`Schema build, 1,000 tables: strata buildGraphQLSchema first ${schemaBuild.strata.runsMs[0].toFixed(0)} ms, after a schema change ${schemaBuild.strata.runsMs.slice(1).map((x) => x.toFixed(0)).join(' / ')} ms, of which the catalog query ~${schemaBuild.strata.catalogSqlMs?.toFixed(0)} ms${Number.isFinite(schemaBuild.postgraphileMs) ? `; postgraphile ${schemaBuild.postgraphileMs.toFixed(0)} ms` : ''}`);
   else if (Number.isFinite(schemaBuild.postgraphileMs)) console.log(`Schema build, 1,000 tables: postgraphile ${schemaBuild.postgraphileMs.toFixed(0)} ms; strata n/a`);
   if (schemaBuild.strataFirstRequest?.firstAnswerMs) console.log(`Strata on the 1,000-table schema: process start → first answer ${schemaBuild.strataFirstRequest.firstAnswerMs.toFixed(0)} ms`);
-  if (Object.keys(sqlCosts).length) console.log(`SQL alone (1 client, µs per round trip, p50): ${Object.entries(sqlCosts).map(([k, v]) => `${k} strata ${v.strata ? v.strata.p50us.toFixed(0) : 'n/a'} / hand-written ${v.handwritten.p50us.toFixed(0)}`).join(', ')}`);
+  if (Object.keys(sqlCosts).length) console.log(`SQL alone, PostgreSQL planning + execution µs (EXPLAIN ANALYZE medians), Strata's statement / hand-written: ${sqlCostText(sqlCosts)}`);
   const goalList = goals(summary, extra);
   printGoals(goalList);
   const results = {

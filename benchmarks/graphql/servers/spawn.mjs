@@ -35,10 +35,10 @@ export async function startServer({ engine, env, headers, probe, logDir, strataM
   let cmd = process.execPath;
   let args;
   if (engine === 'strata' && strataMode === 'serve') {
-    // `strata serve` logs in as the URL's user; with --authenticator-password it switches to the
-    // API login role for requests. Given the authenticator URL it just uses that.
-    args = [...nodeArgs, join(root, 'bin', 'strata.js'), 'serve', '--database-url', env.DATABASE_URL, '--jwt-secret', env.JWT_SECRET, '--port', String(port), '--host', '127.0.0.1'];
-    if (env.AUTHENTICATOR_PASSWORD) args.push('--authenticator-password', env.AUTHENTICATOR_PASSWORD);
+    // `strata serve` takes the superuser URL (it installs the roles and the engine's objects) and,
+    // with --authenticator-password, serves requests as the API login role.
+    args = [...nodeArgs, join(root, 'bin', 'strata.js'), 'serve', '--database-url', env.SUPERUSER_URL ?? env.DATABASE_URL, '--jwt-secret', env.JWT_SECRET, '--port', String(port), '--host', '127.0.0.1'];
+    if (env.SUPERUSER_URL && env.AUTHENTICATOR_PASSWORD) args.push('--authenticator-password', env.AUTHENTICATOR_PASSWORD);
   } else {
     args = [...nodeArgs, serverFile(engine)];
   }

@@ -139,4 +139,20 @@ describe('vault', () => {
     const own = (await api(tp, 'GET', `/v1/projects/${p.ref}/pgsodium`)).body.root_key;
     expect(own).not.toBe((await api(tp, 'GET', `/v1/projects/${ref}/pgsodium`)).body.root_key);
   });
+
+  it('the new-project listener comes back after its connection is lost', async () => {
+    const { rowCount } = await tp.platform.pool.query(
+      `select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'strata-root-keys' and datname = $1`,
+      [tp.platform.platformDatabase],
+    );
+    expect(rowCount).toBe(1);
+    await new Promise((r) => setTimeout(r, 2_500));
+    const p = await tp.platform.createProject({ name: 'after-reconnect', organizationId: 'default-org' });
+    let rows: unknown[] = [];
+    for (let i = 0; i < 100 && rows.length === 0; i++) {
+      rows = (await tp.platform.pool.query('select 1 from project_root_keys where project_ref = $1', [p.ref])).rows;
+      if (!rows.length) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(rows).toHaveLength(1);
+  });
 });

@@ -141,8 +141,12 @@ describe('custom hostname state machine', () => {
     // the default project's key is refused: the hostname reaches this project, not the default one
     const dflt = await tp.platform.defaultProject();
     expect(await graphqlVia(HOST, dflt.anonKey)).toBe(401);
-    // activate again: stays active
+    // activate again: stays active; reverify and initialize are still refused
     expect((await api(tp, 'POST', path('/activate'))).body.status).toBe('5_services_reconfigured');
+    expect((await api(tp, 'POST', path('/reverify'))).body).toEqual({ message: 'Verification has been completed, please proceed to activation.' });
+    expect((await api(tp, 'POST', path('/initialize'), { body: { custom_hostname: 'x.strata-test.example' } })).body).toEqual({
+      message: 'Delete the custom hostname associated with your project before attempting to create a new one.',
+    });
   });
 
   it('another project cannot take an active hostname', async () => {

@@ -1,9 +1,10 @@
 /**
  * Root keys for new and existing projects: every API process listens on the platform database
  * channel `strata_project_created` (a trigger on `projects`, sql/platform/0012) and generates the
- * new project's root key at once, installing its vault key; at start it also provisions projects
- * that have none yet (created before this feature). Concurrent processes agree through the
- * table's primary key (only the first insert wins).
+ * new project's root key at once, installing its vault key; on start (and after a lost listener
+ * connection is re-established) it also provisions projects that have none yet. Concurrent
+ * processes agree through the table's primary key (only the first insert wins). Whatever this
+ * misses is still generated on first use (GET pgsodium).
  */
 import pg from 'pg';
 import type { Platform } from '../../platform/platform.js';
@@ -14,34 +15,75 @@ export interface Provisioner {
   close(): Promise<void>;
 }
 
-function provision(platform: Platform, ref: string, log: (m: string) => void): Promise<void> {
-  return ensureRootKey(platform, ref).then(
-    () => undefined,
-    (err: unknown) => log(`root key provisioning for project ${ref} failed: ${err instanceof Error ? err.message : String(err)}`),
-  );
-}
+const CHANNEL = 'strata_project_created';
+const RECONNECT_MS = 2_000;
 
 export async function startRootKeyProvisioning(platform: Platform, log: (m: string) => void): Promise<Provisioner> {
-  const client = new pg.Client({ connectionString: withDatabase(platform.servers.primary.url, platform.platformDatabase), application_name: 'strata-root-keys' });
-  client.on('error', (err) => log(`root key listener: ${err.message}`));
   const pending = new Set<Promise<void>>();
-  const track = (p: Promise<void>) => {
+  let closed = false;
+  let client: pg.Client | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  const provision = (ref: string) => {
+    const p = ensureRootKey(platform, ref).then(
+      () => undefined,
+      (err: unknown) => log(`root key provisioning for project ${ref} failed: ${err instanceof Error ? err.message : String(err)}`),
+    );
     pending.add(p);
     void p.finally(() => pending.delete(p));
   };
-  client.on('notification', (n) => {
-    if (n.channel === 'strata_project_created' && n.payload) track(provision(platform, n.payload, log));
-  });
-  await client.connect();
-  await client.query('listen strata_project_created');
-  const { rows } = await platform.pool.query<{ ref: string }>(
-    `select p.ref from projects p where p.status <> 'REMOVED'
-       and not exists (select 1 from project_root_keys k where k.project_ref = p.ref)`,
-  );
-  for (const r of rows) track(provision(platform, r.ref, log));
+
+  const sweep = async () => {
+    const { rows } = await platform.pool.query<{ ref: string }>(
+      `select p.ref from projects p where p.status <> 'REMOVED'
+         and not exists (select 1 from project_root_keys k where k.project_ref = p.ref)`,
+    );
+    for (const r of rows) provision(r.ref);
+  };
+
+  const scheduleReconnect = () => {
+    if (closed || timer) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      connect().catch((err: unknown) => {
+        log(`root key listener: ${err instanceof Error ? err.message : String(err)}`);
+        scheduleReconnect();
+      });
+    }, RECONNECT_MS);
+    timer.unref();
+  };
+
+  async function connect(): Promise<void> {
+    const c = new pg.Client({ connectionString: withDatabase(platform.servers.primary.url, platform.platformDatabase), application_name: 'strata-root-keys' });
+    c.on('error', (err) => log(`root key listener: ${err.message}`));
+    c.on('end', () => {
+      if (client === c) client = undefined;
+      scheduleReconnect();
+    });
+    c.on('notification', (n) => {
+      if (n.channel === CHANNEL && n.payload) provision(n.payload);
+    });
+    await c.connect();
+    try {
+      await c.query(`listen ${CHANNEL}`);
+    } catch (err) {
+      await c.end().catch(() => {});
+      throw err;
+    }
+    if (closed) {
+      await c.end().catch(() => {});
+      return;
+    }
+    client = c;
+    await sweep();
+  }
+
+  await connect();
   return {
     async close() {
-      await client.end().catch(() => {});
+      closed = true;
+      if (timer) clearTimeout(timer);
+      await client?.end().catch(() => {});
       await Promise.allSettled([...pending]);
     },
   };

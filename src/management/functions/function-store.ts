@@ -1,5 +1,4 @@
 /** Edge function records and bodies in the platform database (table edge_functions). */
-import type pg from 'pg';
 import type { Platform } from '../../platform/platform.js';
 
 export interface FunctionRecord {
@@ -148,7 +147,7 @@ export async function updateFunction(platform: Platform, ref: string, slug: stri
   }
 }
 
-export async function deleteFunction(platform: Platform | { pool: pg.Pool }, ref: string, slug: string): Promise<boolean> {
+export async function deleteFunction(platform: Platform, ref: string, slug: string): Promise<boolean> {
   const { rowCount } = await platform.pool.query('delete from edge_functions where project_ref = $1 and slug = $2', [ref, slug]);
   return (rowCount ?? 0) > 0;
 }

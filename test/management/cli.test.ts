@@ -1,8 +1,9 @@
 /**
  * The real Supabase CLI (npm `supabase` v3, whose binary comes from the npm package
  * `@supabase/cli-linux-x64`) pointed at the platform with a profile (spec §7).
- * The CLI is not a dependency of this repository: set STRATA_SUPABASE_CLI to its path (e.g. after
- * `npm install --prefix /tmp/supacli supabase@3`); the file is skipped when it cannot be found.
+ * The CLI is not (yet) a dev dependency of this repository: set STRATA_SUPABASE_CLI to the binary
+ * (e.g. after `npm install --prefix /tmp/supacli supabase@3`, the binary is
+ * /tmp/supacli/node_modules/@supabase/cli-linux-x64/bin/supabase); skipped when it cannot be found.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
@@ -13,11 +14,7 @@ import { createHash } from 'node:crypto';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { api } from './api-client.js';
 
-const CANDIDATES = [
-  process.env.STRATA_SUPABASE_CLI,
-  join(process.cwd(), 'node_modules/@supabase/cli-linux-x64/bin/supabase'),
-  '/tmp/supacli/node_modules/@supabase/cli-linux-x64/bin/supabase',
-].filter((p): p is string => !!p);
+const CANDIDATES = [process.env.STRATA_SUPABASE_CLI, join(process.cwd(), 'node_modules/@supabase/cli-linux-x64/bin/supabase')].filter((p): p is string => !!p);
 const CLI = CANDIDATES.find((p) => existsSync(p));
 
 let tp: TestPlatform;
@@ -95,6 +92,43 @@ describe.skipIf(!CLI)('Supabase CLI against the platform', () => {
     const viaApi = await api(tp, 'GET', `/v1/projects/${ref}/types/typescript?included_schemas=public`);
     expect(r.stdout.trim()).toBe(viaApi.body.types.trim());
     expect(r.stdout).toContain('cli_notes: {');
+  });
+
+  // (CLI v3 no longer unsets everything when given no names: "No secret names given. Nothing was unset.")
+  it('secrets set --env-file, then unset of several names', async () => {
+    writeFileSync(join(home, 'secrets.env'), 'FROM_FILE_A=alpha\nFROM_FILE_B="quoted value"\n');
+    const set = await supabase(['secrets', 'set', '--env-file', join(home, 'secrets.env'), '--project-ref', ref]);
+    expect(set.code, set.stderr + set.stdout).toBe(0);
+    const stored = await api(tp, 'GET', `/v1/projects/${ref}/secrets`);
+    expect(stored.body).toContainEqual(expect.objectContaining({ name: 'FROM_FILE_B', value: createHash('sha256').update('quoted value').digest('hex') }));
+    const unset = await supabase(['secrets', 'unset', 'FROM_FILE_A', 'FROM_FILE_B', 'CLI_TWO', '--project-ref', ref, '--yes']);
+    expect(unset.code, unset.stderr + unset.stdout).toBe(0);
+    const after = await api(tp, 'GET', `/v1/projects/${ref}/secrets`);
+    expect(after.body.map((s: { name: string }) => s.name)).toEqual(['SUPABASE_ANON_KEY', 'SUPABASE_SERVICE_ROLE_KEY', 'SUPABASE_URL']);
+  });
+
+  it('gen types typescript --schema picks the schemas', async () => {
+    const { withClient } = await import('../../src/db/pool.js');
+    const ctx = await tp.platform.defaultProject();
+    await withClient(ctx.superuserUrl, (c) => c.query('create schema if not exists cli_extra; create table if not exists cli_extra.gadgets (id int primary key)'));
+    const r = await supabase(['gen', 'types', 'typescript', '--project-id', ref, '--schema', 'cli_extra']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('cli_extra: {');
+    expect(r.stdout).toContain('gadgets: {');
+    expect(r.stdout).not.toContain('cli_notes');
+  });
+
+  it('orgs create and projects create', async () => {
+    const org = await supabase(['orgs', 'create', 'CLI Org', '-o', 'json']);
+    expect(org.code, org.stderr + org.stdout).toBe(0);
+    const orgs = await api(tp, 'GET', '/v1/organizations');
+    const created = orgs.body.find((o: { name: string }) => o.name === 'CLI Org');
+    expect(created).toBeDefined();
+    const project = await supabase(['projects', 'create', 'cli-project', '--org-id', created.slug, '--db-password', 'pw-from-cli', '--region', 'eu-west-2', '-o', 'json']);
+    expect(project.code, project.stderr + project.stdout).toBe(0);
+    const projects = await api(tp, 'GET', '/v1/projects');
+    const p = projects.body.find((x: { name: string }) => x.name === 'cli-project');
+    expect(p).toMatchObject({ organization_slug: created.slug, region: 'eu-west-2', status: 'ACTIVE_HEALTHY' });
   });
 
   it('projects list and orgs list', async () => {

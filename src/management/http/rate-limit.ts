@@ -63,12 +63,20 @@ function defaultScope(req: FastifyRequest, identity: string): string {
 }
 
 /** Counts the request and sets the headers; throws 429 when the caller is over the limit. */
-export async function applyRateLimit(platform: Platform, limiter: RateLimiter, req: FastifyRequest, reply: FastifyReply, identity: string): Promise<void> {
+export async function applyRateLimit(
+  platform: Platform,
+  limiter: RateLimiter,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  identity: string,
+  /** Fixed scope for unauthenticated calls (so path parameters cannot mint new counters). */
+  fixedScope?: string,
+): Promise<void> {
   const policy = policyOf(req);
   if (policy === false) return;
   const max = policy.max ?? platform.config.rateLimitMax;
   const windowMs = policy.windowMs ?? platform.config.rateLimitWindowMs;
-  const scope = policy.scope?.(req) ?? defaultScope(req, identity);
+  const scope = fixedScope ?? policy.scope?.(req) ?? defaultScope(req, identity);
   const endpoint = `${req.method} ${req.routeOptions.url ?? '*'}`;
   const state = await limiter.hit(JSON.stringify([identity, scope, endpoint]), max, windowMs);
   const headers = {

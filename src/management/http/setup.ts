@@ -27,7 +27,7 @@ export function registerManagementHttp(app: FastifyInstance, platform: Platform)
     if (req.routeOptions.config?.managementPublic) return;
     const caller = await callerOfToken(platform, bearerTokenOf(req));
     if (!caller) {
-      await applyRateLimit(platform, limiter, req, reply, `ip:${req.ip}`);
+      await applyRateLimit(platform, limiter, req, reply, `ip:${req.ip}`, 'unauthenticated');
       throw unauthorized();
     }
     req.management = caller;

@@ -121,7 +121,7 @@ describe('creating', () => {
       ['service_role', 'legacy'],
     ]);
     const ctx = (await tp.platform.project(created.ref))!;
-    expect(data[0]!.api_key).toBe(ctx.anonKey);
+    expect(data[0]).toEqual({ name: 'anon', api_key: ctx.anonKey, id: 'anon', type: 'legacy', hash: '', prefix: '', description: 'Legacy anon API key' });
     expect(data[1]!.api_key).toBe(ctx.serviceRoleKey);
     expect(decodeJwt(data[0]!.api_key!)).toMatchObject({ role: 'anon', ref: created.ref, iss: 'supabase' });
     expect(decodeJwt(data[1]!.api_key!)).toMatchObject({ role: 'service_role', ref: created.ref });

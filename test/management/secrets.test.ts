@@ -34,6 +34,7 @@ describe('secrets', () => {
     const r = await api(tp, 'POST', `/v1/projects/${ref}/secrets`, { body: [{ name: 'OPENAI_API_KEY', value: 'sk-plaintext-1' }, { name: 'supabase_lower', value: 'ok' }] });
     expect(r.status).toBe(201);
     expect(r.text).toBe('');
+    expect(r.headers.get('content-type')).toBeNull();
     const list = await api(tp, 'GET', `/v1/projects/${ref}/secrets`);
     expect(list.text).not.toContain('sk-plaintext-1');
     expect(list.body).toContainEqual({ name: 'OPENAI_API_KEY', value: sha256('sk-plaintext-1'), updated_at: expect.any(String) });
@@ -91,6 +92,7 @@ describe('secrets', () => {
     const r = await api(tp, 'DELETE', `/v1/projects/${ref}/secrets`, { body: ['TO_DELETE', 'NEVER_EXISTED'] });
     expect(r.status).toBe(200);
     expect(r.text).toBe('');
+    expect(r.headers.get('content-type')).toBeNull();
     const names = (await client.listAllSecrets(ref)).data.map((s) => s.name);
     expect(names).not.toContain('TO_DELETE');
     expect(names).toContain('TO_KEEP');

@@ -86,21 +86,10 @@ export async function listProjects(platform: Platform, userId: string): Promise<
   }));
 }
 
-/** The project's legacy API keys, shaped like the reference `GET /v1/projects/{ref}/api-keys`. */
+/** The project's legacy API keys, shaped like the reference `GET /v1/projects/{ref}/api-keys` (and Studio's self-hosted copy of it). */
 export function legacyApiKeys(keys: { anonKey: string; serviceRoleKey: string }) {
   return [
-    { name: 'anon', api_key: keys.anonKey, id: 'anon', type: 'legacy', prefix: null, description: 'Legacy anon API key', hash: null, secret_jwt_template: null, inserted_at: null, updated_at: null },
-    {
-      name: 'service_role',
-      api_key: keys.serviceRoleKey,
-      id: 'service_role',
-      type: 'legacy',
-      prefix: null,
-      description: 'Legacy service_role API key',
-      hash: null,
-      secret_jwt_template: null,
-      inserted_at: null,
-      updated_at: null,
-    },
+    { name: 'anon', api_key: keys.anonKey, id: 'anon', type: 'legacy', hash: '', prefix: '', description: 'Legacy anon API key' },
+    { name: 'service_role', api_key: keys.serviceRoleKey, id: 'service_role', type: 'legacy', hash: '', prefix: '', description: 'Legacy service_role API key' },
   ];
 }

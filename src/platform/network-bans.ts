@@ -29,6 +29,7 @@ export function isBannable(ip: string): boolean {
 
 export class NetworkBans {
   private readonly cache = new Map<string, { ips: Set<string>; expires: number }>();
+  private failuresSincePrune = 0;
 
   constructor(private readonly platform: Platform) {}
 
@@ -71,6 +72,13 @@ export class NetworkBans {
        select exists (select from banned) as banned`,
       [ref, ip, banWindowMs, Math.max(1, banThreshold)],
     );
+    if (++this.failuresSincePrune >= 1000) {
+      // Counters whose window has passed carry no information; keep the table small.
+      this.failuresSincePrune = 0;
+      this.platform.pool
+        .query(`delete from network_auth_failures where window_start < now() - make_interval(secs => $1::float8 / 1000)`, [banWindowMs])
+        .catch(() => {});
+    }
     const banned = rows[0]?.banned === true;
     if (banned) {
       await this.platform.pool.query('delete from network_auth_failures where project_ref = $1 and ip = $2::inet', [ref, ip]);

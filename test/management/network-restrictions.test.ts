@@ -11,8 +11,38 @@ import { SupabaseManagementAPI } from 'supabase-management-js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { api } from './api-client.js';
 import { withClient } from '../../src/db/pool.js';
+import { renderManagedBlock, withManagedBlock, BEGIN_MARK } from '../../src/platform/pg-hba.js';
 
 const OPEN = { dbAllowedCidrs: ['0.0.0.0/0'], dbAllowedCidrsV6: ['::/0'] };
+
+describe('pg_hba.conf rendering', () => {
+  const initdb = 'local all all scram-sha-256\nhost all all 127.0.0.1/32 scram-sha-256\n';
+
+  it('puts one managed block first, replaces it on every render, and keeps the rest of the file', () => {
+    const block1 = renderManagedBlock([{ ref: 'a'.repeat(20), dbName: 'db_a', v4: ['10.0.0.0/8'], v6: [] }]);
+    const once = withManagedBlock(initdb, block1);
+    expect(once.startsWith(BEGIN_MARK)).toBe(true);
+    expect(once.endsWith(initdb)).toBe(true);
+    expect(once).toMatch(/host\s+"db_a"\s+all\s+10\.0\.0\.0\/8\s+scram-sha-256/);
+    expect(once).toMatch(/host\s+"db_a"\s+all\s+0\.0\.0\.0\/0\s+reject/);
+    expect(once).not.toMatch(/"db_a"\s+all\s+::\/0\s+reject/); // IPv6 left open
+    const block2 = renderManagedBlock([]);
+    const twice = withManagedBlock(once, block2);
+    expect(twice).toBe(block2 + initdb);
+    expect(twice.split(BEGIN_MARK)).toHaveLength(2);
+  });
+
+  it('the platform host comes before any reject line; open lists write nothing for the database', () => {
+    const text = renderManagedBlock([
+      { ref: 'b'.repeat(20), dbName: 'db_b', v4: ['0.0.0.0/0'], v6: ['::/0'] },
+      { ref: 'c'.repeat(20), dbName: 'db_c', v4: [], v6: ['2001:db8::/32'] },
+    ]);
+    expect(text).not.toContain('"db_b"');
+    expect(text.indexOf('127.0.0.1/32')).toBeLessThan(text.indexOf('reject'));
+    expect(text).toMatch(/"db_c"\s+all\s+::\/0\s+reject/);
+    expect(() => renderManagedBlock([{ ref: 'd'.repeat(20), dbName: 'bad"name', v4: ['10.0.0.0/8'], v6: [] }])).toThrow();
+  });
+});
 
 describe('network restrictions on a server the platform does not manage (DATABASE_URL)', () => {
   let tp: TestPlatform;

@@ -163,6 +163,23 @@ describe('error envelope', () => {
     });
   });
 
+  it('EntityTooLarge for user metadata over 1 MiB; InvalidRequest for a bad X-Robots-Tag', async () => {
+    const form = new FormData();
+    form.append('metadata', JSON.stringify({ big: 'x'.repeat(1024 * 1024) }));
+    form.append('', new Blob(['x'], { type: 'text/plain' }));
+    await expectError(await h.api(`/object/${b}/meta.txt`, { method: 'POST', token: svc, body: form }), 400, {
+      statusCode: '413',
+      error: 'Payload too large',
+      message: 'The user_metadata exceeded the maximum allowed size',
+      code: 'EntityTooLarge',
+    });
+    const res = await h.api(`/object/${b}/robots.txt`, { method: 'POST', token: svc, headers: { 'content-type': 'text/plain', 'x-robots-tag': 'noindex<script>' }, body: 'x' });
+    expect(await res.json()).toMatchObject({ statusCode: '400', error: 'invalid_x_robots_tag', code: 'InvalidRequest' });
+    const ok = await h.api(`/object/${b}/robots.txt`, { method: 'POST', token: svc, headers: { 'content-type': 'text/plain', 'x-robots-tag': 'noindex, nofollow' }, body: 'x' });
+    expect(ok.status).toBe(200);
+    expect((await h.api(`/object/${b}/robots.txt`, { token: svc })).headers.get('x-robots-tag')).toBe('noindex, nofollow');
+  });
+
   it('InvalidRange with HTTP 416', async () => {
     await expectError(await h.api(`/object/${b}/exists.txt`, { token: svc, headers: { range: 'bytes=0-0,0-0' } }), 416, { statusCode: '416', error: 'invalid_range', message: 'invalid range provided', code: 'InvalidRange' });
   });

@@ -175,6 +175,10 @@ export function objectSuite(get: () => StorageHarness): void {
       await h.service.createBucket(other);
       await files.upload('src.txt', 'copy me', { contentType: 'text/plain', metadata: { a: 1 } });
       expect((await files.copy('src.txt', 'dst.txt')).data).toEqual({ path: `${b}/dst.txt` });
+      const odd = "sp ace/(x)&y=z;1+2,@'!.txt";
+      expect((await files.upload(odd, 'odd key')).error).toBeNull();
+      expect((await files.copy(odd, `${odd}.copy`)).error).toBeNull();
+      expect(await (await files.download(`${odd}.copy`)).data!.text()).toBe('odd key');
       expect(await (await files.download('dst.txt')).data!.text()).toBe('copy me');
       expect((await files.info('dst.txt')).data).toMatchObject({ contentType: 'text/plain', metadata: { a: 1 } });
       expect((await files.copy('src.txt', 'x/y.txt', { destinationBucket: other })).data).toEqual({ path: `${other}/x/y.txt` });

@@ -193,6 +193,22 @@ export function streamingSuite(get: () => StorageHarness): void {
       expect(await h.sql('select 1 from storage.objects where bucket_id = $1', [b])).toEqual([]);
     });
 
+    it('a database failure after the bytes are stored removes the bytes', async () => {
+      const { h, b, files } = await setup();
+      // The dry run (no version yet) passes; the commit (with the version) fails.
+      await h.sql(`create or replace function public.fail_commit_${b.replace(/-/g, '_')}() returns trigger language plpgsql as $$
+        begin if new.version is not null and new.bucket_id = '${b}' then raise exception 'commit refused'; end if; return new; end $$`);
+      await h.sql(`create trigger fail_commit before insert or update on storage.objects for each row execute function public.fail_commit_${b.replace(/-/g, '_')}()`);
+      try {
+        const up = await files.upload('doomed.txt', 'bytes');
+        expect(up.error).toMatchObject({ status: 500, statusCode: '500', message: 'database error, code: P0001' });
+        expect(await storedIn(h, b)).toEqual([]);
+        expect(await h.sql('select 1 from storage.objects where bucket_id = $1', [b])).toEqual([]);
+      } finally {
+        await h.sql('drop trigger fail_commit on storage.objects');
+      }
+    });
+
     it('streams a 64 MiB object up and down', async () => {
       const { h, b, files } = await setup();
       const size = 64 * 1024 * 1024;

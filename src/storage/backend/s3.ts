@@ -39,8 +39,13 @@ export class S3Backend implements StorageBackend {
     private readonly prefix: string,
   ) {}
 
+  /**
+   * Bucket and key segments are percent-encoded, so S3 object keys hold only unreserved characters
+   * and `%`: CopySource (encoded once more) then means the same thing to every S3 implementation,
+   * whether it decodes fully (AWS) or with decodeURI (s3rver).
+   */
   private keyOf(loc: ObjectLocation): string {
-    return `${this.prefix}${loc.bucket}/${loc.key}/${loc.version}`;
+    return `${this.prefix}${encodeURIComponent(loc.bucket)}/${loc.key.split('/').map(encodeURIComponent).join('/')}/${loc.version}`;
   }
 
   async put(loc: ObjectLocation, body: Readable, opts: PutOptions): Promise<StoredObject> {

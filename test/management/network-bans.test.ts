@@ -8,6 +8,8 @@ import { request } from 'node:http';
 import { SupabaseManagementAPI } from 'supabase-management-js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { api } from './api-client.js';
+import { startPlatform } from '../../src/server.js';
+import { authenticatorPassword } from '../support/database.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 
 const THRESHOLD = 3;
@@ -110,6 +112,36 @@ describe('network bans', () => {
     await new Promise((r) => setTimeout(r, 1_100)); // the per-process cache lives about a second
     expect((await gql('127.0.0.6', ctx.anonKey)).status).toBe(403);
     expect(await retrieve()).toEqual(['127.0.0.6']);
+  });
+
+  it('a second API process on the same platform database enforces the ban made by the first, and sees it lifted', async () => {
+    const second = await startPlatform(tp.config, { platformDatabase: tp.platform.platformDatabase, authenticatorPassword });
+    try {
+      const gql2 = (ip: string, apikey: string) =>
+        new Promise<number>((resolve, reject) => {
+          const body = JSON.stringify({ query: '{ __typename }' });
+          const req = request(
+            { host: '127.0.0.1', port: second.port, localAddress: ip, method: 'POST', path: '/graphql/v1', headers: { apikey, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode ?? 0));
+            },
+          );
+          req.on('error', reject);
+          req.end(body);
+        });
+      expect(second.platform.defaultRef).toBe(ref);
+      expect(await gql2('127.0.0.8', ctx.anonKey)).toBe(200);
+      for (let i = 0; i < THRESHOLD; i++) expect((await gql('127.0.0.8', 'wrong')).status).toBe(401); // failures on the first process
+      await new Promise((res) => setTimeout(res, 1_100)); // the second process caches its ban list for about a second
+      expect(await gql2('127.0.0.8', ctx.anonKey)).toBe(403); // refused by the second
+      const r = await from('127.0.0.1', 'DELETE', `/v1/projects/${ref}/network-bans`, { authorization: `Bearer ${tp.platform.defaultAccessToken}`, 'content-type': 'application/json' }, JSON.stringify({ ipv4_addresses: ['127.0.0.8'] }));
+      expect(r.status).toBe(200);
+      await new Promise((res) => setTimeout(res, 1_100)); // the second process's cache
+      expect(await gql2('127.0.0.8', ctx.anonKey)).toBe(200);
+    } finally {
+      await second.close();
+    }
   });
 
   it('through supabase-management-js v2: listAllNetworkBans (201) and deleteNetworkBans (200)', async () => {

@@ -27,6 +27,25 @@ begin
 end;
 $$;
 
+-- A transactional companion to the version sequence: DDL that is rolled back (to a savepoint or
+-- entirely) also rolls back this marker, so a connection never reuses a catalog read while
+-- uncommitted DDL was visible.
+create table if not exists graphql.strata_schema_state (version bigint primary key);
+create or replace function graphql.strata_mark_schema_state() returns event_trigger
+language plpgsql security definer as $$
+begin
+  insert into graphql.strata_schema_state (version) values (graphql.get_schema_version()) on conflict do nothing;
+end;
+$$;
+do $$
+begin
+  if not exists (select from pg_event_trigger where evtname = 'strata_graphql_schema_state') then
+    create event trigger strata_graphql_schema_state on ddl_command_end execute procedure graphql.strata_mark_schema_state();
+  end if;
+end
+$$;
+grant select on graphql.strata_schema_state to public;
+
 grant usage on schema graphql to public;
 grant execute on function graphql.exception(text), graphql.comment_directive(text),
   graphql.get_schema_version(), graphql.strata_assert_schema_version(int) to public;

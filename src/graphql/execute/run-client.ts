@@ -7,12 +7,13 @@ import { respond, sqlErrorResponse, sqlItems } from './respond.js';
 
 const CONFIG_SQL = `select current_user::text as role, current_schemas(false)::text as search_path,
   (select oid::text from pg_database where datname = current_database()) || ':' || current_database() as db,
-  graphql.get_schema_version() as version`;
+  graphql.get_schema_version() as version,
+  (select max(version) from graphql.strata_schema_state) as tx_version`;
 
 export async function entryFor(client: pg.ClientBase): Promise<CatalogEntry> {
   const { rows } = await client.query(CONFIG_SQL);
   const r = rows[0];
-  const key = catalogKey(r.db, r.role, r.search_path, r.version);
+  const key = catalogKey(r.db, r.role, r.search_path, `${r.version}/${r.tx_version ?? ''}`);
   return getEntry(key) ?? putEntry(key, await loadCatalog(client));
 }
 

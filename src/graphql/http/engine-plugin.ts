@@ -6,20 +6,17 @@
  * the engine's result as it is.
  */
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
-import type { Principal } from '../../db/with-role.js';
-import { loadEngine } from './engine-port.js';
+import { HttpGraphQLError, runEngineRequest, type AuthenticatedRequest } from './engine-call.js';
 import { JSON_CONTENT_TYPE, jsonErrorResponse } from './json-errors.js';
 import type { GraphQLTarget } from './options.js';
-import { queryShape } from './query-shape.js';
 import { AuthError, principalOfRequest } from './request-principal.js';
-import { transientFailure } from './transient-errors.js';
 
 /** What the adapters put in yoga's server context for each request. */
 export interface StrataServerContext {
   /** The project the request is for (undefined: 404). */
   strataTarget: () => GraphQLTarget | undefined | Promise<GraphQLTarget | undefined>;
   /** Filled in by the plugin once the request is authenticated. */
-  strataRequest?: { pool: GraphQLTarget['pool']; principal: Principal };
+  strataRequest?: AuthenticatedRequest;
 }
 
 export interface EnginePluginOptions {
@@ -52,7 +49,7 @@ export function useStrataEngine(opts: EnginePluginOptions): Plugin<object, Strat
         return;
       }
       try {
-        serverContext.strataRequest = { pool: target.pool, principal: await principalOfRequest(target, request.headers) };
+        serverContext.strataRequest = { pool: target.pool, principal: await principalOfRequest(target, (name) => request.headers.get(name)) };
       } catch (err) {
         if (!(err instanceof AuthError)) throw err;
         endResponse(jsonErrorResponse(fetchAPI.Response, 401, err.message));
@@ -63,29 +60,16 @@ export function useStrataEngine(opts: EnginePluginOptions): Plugin<object, Strat
       setParamsHandler(async ({ params, request, context }) => {
         const auth = (context as StrataServerContext).strataRequest;
         if (!auth) throw new Error('request reached execution without being authenticated');
-        const query = params.query ?? '';
-        const shape = queryShape(query, params.operationName);
-        if (shape && request.method === 'GET' && shape.operation === 'mutation') {
-          throw createGraphQLError('Can only perform a mutation operation from a POST request.', {
-            extensions: { http: { status: 405, headers: { Allow: 'POST' } } },
-          });
-        }
-        if (shape && opts.maxDepth !== false && shape.depth > opts.maxDepth) {
-          return asVerbatim({ errors: [{ message: `Query depth ${shape.depth} exceeds the maximum allowed depth of ${opts.maxDepth}` }] });
-        }
-        const engine = await loadEngine();
         try {
-          const result = await engine.resolveWithPool(auth.pool, auth.principal, {
-            query,
-            variables: (params.variables as Record<string, unknown> | undefined) ?? null,
-            operationName: params.operationName ?? null,
-          });
+          const result = await runEngineRequest(
+            auth,
+            { query: params.query ?? '', variables: (params.variables as Record<string, unknown> | undefined) ?? null, operationName: params.operationName ?? null },
+            request.method,
+            opts.maxDepth,
+          );
           return asVerbatim(result);
         } catch (err) {
-          const transient = transientFailure(err);
-          if (transient) {
-            throw createGraphQLError(transient, { extensions: { http: { status: 503, headers: { 'Retry-After': '1' } } } });
-          }
+          if (err instanceof HttpGraphQLError) throw createGraphQLError(err.message, { extensions: { http: { status: err.status, headers: err.headers } } });
           throw err;
         }
       });

@@ -1,37 +1,39 @@
-/** The GraphQL endpoint as Fastify routes (GET, POST, OPTIONS), given the yoga server and how to find a request's project. */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { StrataServerContext } from './engine-plugin.js';
+/** The GraphQL endpoint as Fastify routes (GET, POST, OPTIONS), given the core and how to find a request's project. */
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { GraphQLCore } from './core.js';
+import { JSON_CONTENT_TYPE, jsonErrorBody } from './json-errors.js';
 import type { GraphQLTarget } from './options.js';
-import type { StrataYoga } from './yoga-server.js';
 
 export interface FastifyGraphQLRouteOptions {
-  yoga: StrataYoga;
-  endpoint: string;
+  core: GraphQLCore;
   targetOf: (req: FastifyRequest) => GraphQLTarget | undefined | Promise<GraphQLTarget | undefined>;
-}
-
-/** Writes a Fetch API Response (from graphql-yoga) through a Fastify reply. */
-async function sendFetchResponse(reply: FastifyReply, response: Response): Promise<FastifyReply> {
-  reply.status(response.status);
-  response.headers.forEach((value, key) => {
-    reply.header(key, value);
-  });
-  const body = response.body ? Buffer.from(await response.arrayBuffer()) : undefined;
-  return reply.send(body);
 }
 
 /** Register inside its own encapsulated context (app.register): it replaces the content-type parsers there. */
 export async function registerGraphQLRoutes(app: FastifyInstance, opts: FastifyGraphQLRouteOptions): Promise<void> {
-  // Yoga reads the body itself (with its size limit): keep Fastify's parsers out of this scope.
+  const { core } = opts;
+  // Bodies reach the core as bytes (it parses them), read by Fastify with the limit.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: core.maxBodyBytes }, (_req, body, done) => done(null, body));
   app.route({
     method: ['GET', 'POST', 'OPTIONS'],
-    url: opts.endpoint,
+    url: core.endpoint,
+    bodyLimit: core.maxBodyBytes,
+    errorHandler: (err: FastifyError, _req, reply) => {
+      const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+      const message =
+        err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? `Request body too large: the limit is ${core.maxBodyBytes} bytes`
+          : status === 500
+            ? 'Internal server error'
+            : err.message;
+      if (status === 500) reply.log.error(err);
+      return reply.status(status).header('content-type', JSON_CONTENT_TYPE).send(jsonErrorBody(message));
+    },
     handler: async (req, reply) => {
-      const ctx: StrataServerContext = { strataTarget: () => opts.targetOf(req) };
-      const response = await opts.yoga.handleNodeRequestAndResponse(req, reply, ctx);
-      return sendFetchResponse(reply, response);
+      const body = Buffer.isBuffer(req.body) ? req.body : undefined;
+      const answer = await core.answer(req.method, req.url, req.headers, body, () => opts.targetOf(req));
+      return reply.status(answer.status).headers(answer.headers).send(answer.body);
     },
   });
 }

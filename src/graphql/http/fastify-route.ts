@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../../platform/platform.js';
-import { createStrataYoga } from './yoga-server.js';
+import { GraphQLCore } from './core.js';
 import { registerGraphQLRoutes } from './fastify-plugin.js';
 import { DEFAULT_MAX_DEPTH, GRAPHQL_PATH } from './options.js';
 
@@ -17,10 +17,10 @@ function maxDepthFromEnv(v: string | undefined): number | false {
 }
 
 export async function graphqlRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {
-  const yoga = createStrataYoga(GRAPHQL_PATH, {
+  const core = new GraphQLCore(GRAPHQL_PATH, {
     maxBodyBytes: opts.platform.config.bodyLimit,
     maxDepth: maxDepthFromEnv(process.env.STRATA_GRAPHQL_MAX_DEPTH),
     logging: opts.platform.config.logRequests ? 'info' : 'error',
   });
-  await registerGraphQLRoutes(app, { yoga, endpoint: GRAPHQL_PATH, targetOf: (req) => req.project });
+  await registerGraphQLRoutes(app, { core, targetOf: (req) => req.project });
 }

@@ -4,11 +4,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyPluginAsync } from 'fastify';
-import { createStrataYoga, type StrataYoga } from './yoga-server.js';
-import type { StrataServerContext } from './engine-plugin.js';
-import { JSON_CONTENT_TYPE, jsonErrorBody } from './json-errors.js';
-import { endpointOf, type GraphQLHandlerOptions, type GraphQLTarget } from './options.js';
+import { GraphQLCore } from './core.js';
+import { bodyOrError, sendAnswer, sendJsonError } from './fetch-exchange.js';
 import { registerGraphQLRoutes } from './fastify-plugin.js';
+import { endpointOf, type GraphQLHandlerOptions, type GraphQLTarget } from './options.js';
+import type { StrataYoga } from './yoga-server.js';
 
 export interface GraphQLHandler {
   /** Node `http` listener; as Express middleware, other paths go to `next()`. */
@@ -33,8 +33,6 @@ function targetResolver(opts: GraphQLHandlerOptions): (req: IncomingMessage) => 
   throw new Error('createGraphQLHandler: one of pool, getPool or getTarget is required');
 }
 
-type NodeListenerWithContext = (req: IncomingMessage, res: ServerResponse, ctx: StrataServerContext) => Promise<void>;
-
 function pathOf(url: string | undefined): string {
   const u = url ?? '/';
   const q = u.indexOf('?');
@@ -44,21 +42,28 @@ function pathOf(url: string | undefined): string {
 export function createGraphQLHandler(opts: GraphQLHandlerOptions): GraphQLHandler {
   const endpoint = endpointOf(opts.basePath);
   const resolveTarget = targetResolver(opts);
-  const yoga = createStrataYoga(endpoint, opts);
+  const core = new GraphQLCore(endpoint, opts);
+
+  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const { body, error } = await bodyOrError(req, core.maxBodyBytes);
+    if (error) return sendJsonError(res, error.status, error.message);
+    const method = req.method ?? 'GET';
+    sendAnswer(res, await core.answer(method, req.url, req.headers, body, () => resolveTarget(req)));
+  };
 
   const listener = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): void => {
     if (pathOf(req.url) !== endpoint) {
       if (next) return next();
-      res.writeHead(404, { 'content-type': JSON_CONTENT_TYPE }).end(jsonErrorBody('Not found'));
-      return;
+      return sendJsonError(res, 404, 'Not found');
     }
-    const ctx: StrataServerContext = { strataTarget: () => resolveTarget(req) };
-    // The adapter takes a server context after (req, res); its typings list only the first two.
-    void (yoga.requestListener as unknown as NodeListenerWithContext)(req, res, ctx);
+    serve(req, res).catch((err: unknown) => {
+      if (next) return next(err);
+      if (!res.headersSent) sendJsonError(res, 500, 'Internal server error');
+      else res.destroy(err instanceof Error ? err : undefined);
+    });
   };
 
-  const fastifyPlugin: FastifyPluginAsync = (app) =>
-    registerGraphQLRoutes(app, { yoga, endpoint, targetOf: (req) => resolveTarget(req.raw) });
+  const fastifyPlugin: FastifyPluginAsync = (app) => registerGraphQLRoutes(app, { core, targetOf: (req) => resolveTarget(req.raw) });
 
-  return Object.assign(listener, { endpoint, fastifyPlugin, yoga });
+  return Object.assign(listener, { endpoint, fastifyPlugin, yoga: core.yoga });
 }

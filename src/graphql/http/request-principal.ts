@@ -7,11 +7,14 @@ import type { GraphQLTarget } from './options.js';
 
 export { AuthError };
 
+/** Reads one request header by its lower-case name. */
+export type HeaderGetter = (name: string) => string | null | undefined;
+
 /** Throws AuthError (→ 401) when the credentials are missing or not the target project's. */
-export function principalOfRequest(target: GraphQLTarget, headers: Headers): Promise<Principal> {
+export function principalOfRequest(target: GraphQLTarget, header: HeaderGetter): Promise<Principal> {
   const nodeHeaders: IncomingHttpHeaders = {
-    apikey: headers.get('apikey') ?? undefined,
-    authorization: headers.get('authorization') ?? undefined,
+    apikey: header('apikey') ?? undefined,
+    authorization: header('authorization') ?? undefined,
   };
   return principalOf(
     { jwtSecret: target.jwtSecret, anonKey: target.anonKey ?? '', serviceRoleKey: target.serviceRoleKey ?? '' },

@@ -1,7 +1,7 @@
 /** The graphql-yoga server behind every serving form (Node http, Express, Fastify). */
 import { createYoga, createSchema, type YogaServerInstance } from 'graphql-yoga';
 import { useStrataEngine, type StrataServerContext } from './engine-plugin.js';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DEPTH, type GraphQLHandlerOptions } from './options.js';
+import { DEFAULT_MAX_DEPTH, type GraphQLHandlerOptions } from './options.js';
 
 export type StrataYoga = YogaServerInstance<StrataServerContext, object>;
 
@@ -28,7 +28,8 @@ export function createStrataYoga(endpoint: string, opts: GraphQLHandlerOptions):
     batching: false,
     maskedErrors: true,
     logging: opts.logging ?? 'error',
-    maxRequestBodySize: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    // The body is read (with the limit) before yoga sees the request: see fetch-exchange.ts.
+    maxRequestBodySize: false,
     cors: opts.cors ?? {
       origin: '*',
       methods: ['GET', 'POST', 'OPTIONS'],

@@ -1,0 +1,50 @@
+/**
+ * What every serving form calls: one request in (method, URL, headers, body bytes, how to find
+ * its project), one answer out. The direct POST path serves the common request; yoga the rest.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { answerDirect, directParams, type HttpAnswer } from './direct-post.js';
+import type { StrataServerContext } from './engine-plugin.js';
+import { fetchRequest } from './fetch-exchange.js';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DEPTH, type GraphQLHandlerOptions, type GraphQLTarget } from './options.js';
+import { createStrataYoga, type StrataYoga } from './yoga-server.js';
+
+export type { HttpAnswer };
+
+export type TargetResolver = () => GraphQLTarget | undefined | Promise<GraphQLTarget | undefined>;
+
+export class GraphQLCore {
+  readonly yoga: StrataYoga;
+  readonly maxBodyBytes: number;
+  readonly maxDepth: number | false;
+  private readonly logErrors: boolean;
+
+  constructor(
+    readonly endpoint: string,
+    opts: GraphQLHandlerOptions,
+  ) {
+    this.yoga = createStrataYoga(endpoint, opts);
+    this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.maxDepth = opts.maxDepth === undefined ? DEFAULT_MAX_DEPTH : opts.maxDepth;
+    this.logErrors = opts.logging !== false && opts.logging !== 'silent';
+  }
+
+  async answer(method: string, url: string | undefined, headers: IncomingHttpHeaders, body: Buffer | string | undefined, target: TargetResolver): Promise<HttpAnswer> {
+    const params = directParams(method, headers, body);
+    if (params) {
+      return answerDirect(params, headers, target, {
+        maxDepth: this.maxDepth,
+        onUnexpectedError: (err) => {
+          if (this.logErrors) console.error('[strata graphql]', err);
+        },
+      });
+    }
+    const ctx: StrataServerContext = { strataTarget: target };
+    const response = await this.yoga.fetch(fetchRequest(this.yoga, this.endpoint, method, url, headers, body), ctx);
+    const out: Record<string, string> = {};
+    response.headers.forEach((value, key) => {
+      out[key] = value;
+    });
+    return { status: response.status, headers: out, body: response.body ? Buffer.from(await response.arrayBuffer()) : undefined };
+  }
+}

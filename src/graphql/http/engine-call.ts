@@ -1,0 +1,54 @@
+/**
+ * One GraphQL request handed to the engine, after the HTTP layer's own rules: no mutation over
+ * GET (405), the depth limit (an errors-only result in the engine's shape), and transient
+ * failures as 503. Used by the yoga plugin and by the direct POST path alike.
+ */
+import type pg from 'pg';
+import type { Principal } from '../../db/with-role.js';
+import { loadEngine, type GraphQLRequestBody } from './engine-port.js';
+import { queryShape } from './query-shape.js';
+import { transientFailure } from './transient-errors.js';
+
+export interface AuthenticatedRequest {
+  pool: pg.Pool;
+  principal: Principal;
+}
+
+/** A failure answered with an HTTP status and `{"errors":[{"message"}]}`. */
+export class HttpGraphQLError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'HttpGraphQLError';
+  }
+}
+
+export async function runEngineRequest(
+  auth: AuthenticatedRequest,
+  req: GraphQLRequestBody,
+  method: string,
+  maxDepth: number | false,
+): Promise<Record<string, unknown>> {
+  const shape = queryShape(req.query, req.operationName);
+  if (shape && method === 'GET' && shape.operation === 'mutation') {
+    throw new HttpGraphQLError(405, 'Can only perform a mutation operation from a POST request.', { Allow: 'POST' });
+  }
+  if (shape && maxDepth !== false && shape.depth > maxDepth) {
+    return { errors: [{ message: `Query depth ${shape.depth} exceeds the maximum allowed depth of ${maxDepth}` }] };
+  }
+  const engine = await loadEngine();
+  try {
+    return await engine.resolveWithPool(auth.pool, auth.principal, {
+      query: req.query,
+      variables: req.variables ?? null,
+      operationName: req.operationName ?? null,
+    });
+  } catch (err) {
+    const transient = transientFailure(err);
+    if (transient) throw new HttpGraphQLError(503, transient, { 'Retry-After': '1' });
+    throw err;
+  }
+}

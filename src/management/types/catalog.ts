@@ -73,6 +73,8 @@ export interface PgFunction {
   args: FunctionArg[];
   returnTypeId: number;
   setReturning: boolean;
+  /** Declared result rows (`ROWS n`); a set-returning function declared `ROWS 1` returns one row. */
+  rows: number;
   identityArgs: string;
 }
 
@@ -285,6 +287,7 @@ async function loadFunctions(client: pg.ClientBase, schemas: string[]): Promise<
     name: string;
     rettype: string;
     retset: boolean;
+    prorows: number;
     argnames: string[] | null;
     argmodes: string[] | null;
     allargtypes: string[] | null;
@@ -292,7 +295,7 @@ async function loadFunctions(client: pg.ClientBase, schemas: string[]): Promise<
     nargdefaults: number;
     ident: string;
   }>(
-    `select p.oid::int8 as id, n.nspname as schema, p.proname as name, p.prorettype::int8 as rettype, p.proretset as retset,
+    `select p.oid::int8 as id, n.nspname as schema, p.proname as name, p.prorettype::int8 as rettype, p.proretset as retset, p.prorows::float8 as prorows,
             p.proargnames as argnames, p.proargmodes::text[] as argmodes, p.proallargtypes::int8[] as allargtypes,
             p.proargtypes::oid[]::int8[] as argtypes, p.pronargdefaults as nargdefaults,
             pg_get_function_identity_arguments(p.oid) as ident
@@ -306,7 +309,7 @@ async function loadFunctions(client: pg.ClientBase, schemas: string[]): Promise<
     const args: FunctionArg[] = typesAll.map((typeId, i) => ({ name: r.argnames?.[i] ?? '', mode: MODES[modes[i]!] ?? 'in', typeId, hasDefault: false }));
     const inputs = args.filter((a) => a.mode === 'in' || a.mode === 'inout' || a.mode === 'variadic');
     for (let i = inputs.length - r.nargdefaults; i < inputs.length; i++) if (i >= 0) inputs[i]!.hasDefault = true;
-    return { id: Number(r.id), schema: r.schema, name: r.name, args, returnTypeId: Number(r.rettype), setReturning: r.retset, identityArgs: r.ident };
+    return { id: Number(r.id), schema: r.schema, name: r.name, args, returnTypeId: Number(r.rettype), setReturning: r.retset, rows: Number(r.prorows), identityArgs: r.ident };
   });
 }
 

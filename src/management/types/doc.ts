@@ -63,6 +63,15 @@ export function propertyKey(name: string): string {
   return /^[\p{ID_Start}$_][\p{ID_Continue}$\u200C\u200D]*$/u.test(name) ? name : stringLiteral(name);
 }
 
+/** Prettier keeps `{ ... } | null` (one object type plus null/undefined) attached to its key. */
+function huggedObject(doc: Doc): { object: ObjectDoc; others: Doc[] } | undefined {
+  if (typeof doc === 'string' || doc.kind !== 'union') return undefined;
+  const objects = doc.items.filter((i): i is ObjectDoc => typeof i !== 'string' && i.kind === 'object');
+  const others = doc.items.filter((i) => i === 'null' || i === 'undefined');
+  if (objects.length !== 1 || objects.length + others.length !== doc.items.length || doc.items[0] !== objects[0]) return undefined;
+  return { object: objects[0]!, others };
+}
+
 export function mustBreak(doc: Doc): boolean {
   if (typeof doc === 'string') return doc.includes('\n');
   switch (doc.kind) {
@@ -137,6 +146,14 @@ export function render(doc: Doc, indent: number, col: number, suffix = 0): strin
     case 'member': {
       const head = `${doc.key}${doc.optional ? '?' : ''}:`;
       const value = doc.value;
+      const hugged = huggedObject(value);
+      if (hugged) {
+        // key: {
+        //   ...
+        // } | null
+        const rest = ' | ' + hugged.others.map(flat).join(' | ');
+        return `${head} ${render(hugged.object, indent, col + head.length + 1, suffix + rest.length)}${rest}`;
+      }
       if (typeof value !== 'string' && value.kind === 'union') {
         // key:
         //   | a

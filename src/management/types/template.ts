@@ -24,6 +24,7 @@ const INPUT_MODES = new Set(['in', 'inout', 'variadic']);
 const UNNAMED_BODY_TYPES = new Set(['json', 'jsonb', 'text', 'xml', 'bytea']);
 
 const inputsOf = (fn: PgFunction) => fn.args.filter((a) => INPUT_MODES.has(a.mode));
+const arrayOf = (items: string[]) => (items.length > 1 ? `(${items.join(' | ')})[]` : `${items[0]}[]`);
 
 function section(members: Doc[]): Doc {
   return obj(members.length ? members : [NONE]);
@@ -44,16 +45,37 @@ function callable(ctx: TypeContext, fn: PgFunction): boolean {
   return !!t && ((t.schema === 'pg_catalog' && UNNAMED_BODY_TYPES.has(t.name)) || rowRelationOf(ctx, t.id) !== undefined);
 }
 
-/** Functions taking exactly one unnamed argument of `rel`'s row type: shown as extra Row fields. */
+/** The single input argument's row relation, if the function takes exactly one argument of a row type. */
+function singleRowInput(ctx: TypeContext, fn: PgFunction): { relation: Relation | undefined; unnamed: boolean } | undefined {
+  const inputs = inputsOf(fn);
+  if (inputs.length !== 1) return undefined;
+  const relid = rowRelationOf(ctx, inputs[0]!.typeId);
+  if (relid === undefined) return undefined;
+  return { relation: ctx.catalog.relations.find((r) => r.id === relid), unnamed: inputs[0]!.name === '' };
+}
+
+/** The relation a function returns rows of, when it is one the file describes. */
+function returnedRelation(ctx: TypeContext, fn: PgFunction): Relation | undefined {
+  const relid = rowRelationOf(ctx, fn.returnTypeId);
+  return relid === undefined ? undefined : ctx.catalog.relations.find((r) => r.id === relid);
+}
+
+function rowObject(ctx: TypeContext, rel: Relation): Doc {
+  return obj(rel.columns.map((c) => member(c.name, columnType(ctx, c, c.nullable))));
+}
+
+/** Functions taking exactly one unnamed argument of `rel`'s row type: computed fields, shown in its Row. */
 function computedFields(ctx: TypeContext, rel: Relation, fns: PgFunction[]): Doc[] {
   return fns
     .filter((fn) => {
-      const inputs = inputsOf(fn);
-      return inputs.length === 1 && inputs[0]!.name === '' && rowRelationOf(ctx, inputs[0]!.typeId) === rel.id;
+      const input = singleRowInput(ctx, fn);
+      return input?.unnamed && input.relation?.id === rel.id;
     })
     .map((fn) => {
+      const returned = returnedRelation(ctx, fn);
+      if (returned) return member(fn.name, union([rowObject(ctx, returned), 'null']));
       const items = typeItems(ctx, fn.returnTypeId);
-      return member(fn.name, union(nullableItems(fn.setReturning ? [`${items.length > 1 ? `(${items.join(' | ')})` : items[0]}[]`] : items, true)));
+      return member(fn.name, union(nullableItems(fn.setReturning ? [arrayOf(items)] : items, true)));
     });
 }
 
@@ -98,32 +120,40 @@ function viewDoc(ctx: TypeContext, rel: Relation, fns: PgFunction[]): Doc {
   return obj(members);
 }
 
-function arrayOf(items: string[]): string {
-  return items.length > 1 ? `(${items.join(' | ')})[]` : `${items[0]}[]`;
+/** A composite type the file names (a table, view or composite type of an included schema). */
+function describedComposite(ctx: TypeContext, typeId: number): string | undefined {
+  const t = ctx.catalog.types.get(typeId);
+  if (!t || t.typtype !== 'c' || !ctx.included.has(t.schema)) return undefined;
+  return t.name;
 }
 
 function returnsOf(ctx: TypeContext, fn: PgFunction): Doc[] {
   const tableArgs = fn.args.filter((a) => a.mode === 'table');
   const outArgs = fn.args.filter((a) => a.mode === 'out' || a.mode === 'inout');
-  const suffix = fn.setReturning ? '[]' : '';
   if (tableArgs.length || outArgs.length) {
     const cols = obj((tableArgs.length ? tableArgs : outArgs).map((a) => member(a.name, union(typeItems(ctx, a.typeId)))));
-    return [member('Returns', suffix ? seq(cols, suffix) : cols)];
+    return [member('Returns', fn.setReturning ? seq(cols, '[]') : cols)];
   }
-  const relid = rowRelationOf(ctx, fn.returnTypeId);
-  const rel = relid === undefined ? undefined : ctx.catalog.relations.find((r) => r.id === relid);
-  if (rel) {
-    const cols = obj(rel.columns.map((c) => member(c.name, columnType(ctx, c, c.nullable))));
-    const inputs = inputsOf(fn);
-    const fromRel = inputs.length === 1 ? ctx.catalog.relations.find((r) => r.id === rowRelationOf(ctx, inputs[0]!.typeId)) : undefined;
+  const input = singleRowInput(ctx, fn);
+  const composite = describedComposite(ctx, fn.returnTypeId);
+  if (input?.unnamed && composite === undefined) {
+    // PostgREST cannot call it as an RPC (only as a computed field): the reference marks it so.
+    const message = `the function ${fn.schema}.${fn.name} with parameter or with a single unnamed json/jsonb parameter, but no matches were found in the schema cache`;
+    return [member('Returns', seq(obj([member('error', 'true')]), ` & ${stringLiteral(message)}`))];
+  }
+  if (composite !== undefined) {
+    const oneRow = !fn.setReturning || fn.rows === 1;
+    const rel = returnedRelation(ctx, fn);
+    const shape: Doc = rel ? rowObject(ctx, rel) : union(typeItems(ctx, fn.returnTypeId));
+    const returns: Doc = oneRow ? shape : typeof shape === 'string' ? `${shape}[]` : seq(shape, '[]');
     return [
-      member('Returns', suffix ? seq(cols, suffix) : cols),
+      member('Returns', returns),
       member(
         'SetofOptions',
         obj([
-          member('from', stringLiteral(fromRel ? fromRel.name : '*')),
-          member('to', stringLiteral(rel.name)),
-          member('isOneToOne', String(!fn.setReturning)),
+          member('from', stringLiteral(input?.relation ? input.relation.name : '*')),
+          member('to', stringLiteral(composite)),
+          member('isOneToOne', String(oneRow)),
           member('isSetofReturn', String(fn.setReturning)),
         ]),
       ),

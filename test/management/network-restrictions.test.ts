@@ -213,6 +213,19 @@ describe('network restrictions on the platform’s own embedded server', () => {
     expect(await connectFrom('127.0.0.2', other.dbName)).toMatch(/rejects connection/);
   });
 
+  it('PATCH (the CLI --append path) adds and removes CIDRs and applies them; V2 answer shape', async () => {
+    const client = new SupabaseManagementAPI({ accessToken: tp.platform.defaultAccessToken, baseUrl: tp.url });
+    const r = await client.patchNetworkRestrictions(ref, { add: { dbAllowedCidrs: ['127.0.0.2/32'] } });
+    expect(r.status).toBe(200);
+    expect(r.data).toMatchObject({ entitlement: 'allowed', status: 'applied', config: { dbAllowedCidrs: [{ address: '127.0.0.5/32', type: 'v4' }, { address: '127.0.0.2/32', type: 'v4' }] } });
+    expect(await connectFrom('127.0.0.2', dbName)).toBe('ok');
+    const r2 = await api(tp, 'PATCH', `/v1/projects/${ref}/network-restrictions`, { body: { remove: { dbAllowedCidrs: ['127.0.0.2/32'] } } });
+    expect(r2.status).toBe(200);
+    expect(r2.body.config.dbAllowedCidrs).toEqual([{ address: '127.0.0.5/32', type: 'v4' }]);
+    expect(await connectFrom('127.0.0.2', dbName)).toMatch(/rejects connection/);
+    expect((await api(tp, 'PATCH', `/v1/projects/${ref}/network-restrictions`, { body: { add: { dbAllowedCidrs: ['bad'] } } })).status).toBe(400);
+  });
+
   it('0.0.0.0/0 opens the database again', async () => {
     const r = await apply(ref, OPEN);
     expect(r.body).toMatchObject({ status: 'applied', config: OPEN });

@@ -66,6 +66,11 @@ async function readRow(platform: Platform, ref: string): Promise<Row | undefined
   return rows[0];
 }
 
+/** The config a project asks for now (the open config when it never asked for anything). */
+export async function currentConfig(platform: Platform, ref: string): Promise<RestrictionConfig> {
+  return (await readRow(platform, ref))?.config ?? OPEN;
+}
+
 export async function getRestrictions(platform: Platform, ref: string): Promise<RestrictionsResponse> {
   return toResponse(await readRow(platform, ref));
 }

@@ -7,6 +7,7 @@ import type { ManagementModule } from '../http/index.js';
 import { badRequest, isObject, objectBody, projectOf } from '../http/index.js';
 import { networkBans, normalizeIp } from '../../platform/network-bans.js';
 import { CidrError } from './cidr.js';
+import { patchRestrictions } from './restrictions-patch.js';
 import { applyRestrictions, getRestrictions, parseRestrictionRequest, syncManagedServers } from './restrictions.js';
 
 /** The addresses to unban: IPv4 as the spec says (IPv6 accepted too, for servers listening on IPv6). */
@@ -63,5 +64,16 @@ export const networkRoutes: ManagementModule = async (app, { platform }) => {
       throw err;
     }
     return reply.code(201).send(await applyRestrictions(platform, projectOf(req).ref, config));
+  });
+
+  // Adjacent to M25 (CLI `network-restrictions update --append`): add/remove CIDRs, V2 answer shape.
+  app.patch('/projects/:ref/network-restrictions', { config: { failureMessage: 'Failed to update project network restrictions' } }, async (req) => {
+    const body = objectBody(req.body);
+    try {
+      return await patchRestrictions(platform, projectOf(req).ref, body);
+    } catch (err) {
+      if (err instanceof CidrError) throw badRequest(err.message);
+      throw err;
+    }
   });
 };

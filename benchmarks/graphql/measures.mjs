@@ -94,3 +94,25 @@ export async function sqlCost({ apiUrl, principal, queries, floorEntries, n = 41
   }
   return out;
 }
+
+/**
+ * What a new set of variable values costs: sequential requests alternating between the same
+ * variables (cached plan / compiled SQL) and never-seen ones (byKey with a fresh id each time).
+ * Strata keys its plan cache by document + variables, so fresh values compile anew; PostGraphile
+ * caches by document. Returns median latencies in µs and their difference.
+ */
+export async function newVariablesCost({ url, headers, doc, n = 150 }) {
+  const fixed = [], fresh = [];
+  const body = (id) => JSON.stringify({ query: doc, variables: { id } });
+  for (let i = 0; i < 10; i++) await post(url, headers, body(7));
+  for (let i = 0; i < n; i++) {
+    let t = performance.now();
+    await post(url, headers, body(7));
+    fixed.push((performance.now() - t) * 1000);
+    t = performance.now();
+    await post(url, headers, body(20000 + i)); // no such post: same work for the database, new values for the engine
+    fresh.push((performance.now() - t) * 1000);
+  }
+  const med = (a) => a.sort((x, y) => x - y)[a.length >> 1];
+  return { sameVariablesUs: med(fixed), newVariablesUs: med(fresh), extraUs: med(fresh) - med(fixed) };
+}

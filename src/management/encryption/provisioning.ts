@@ -78,7 +78,11 @@ export async function startRootKeyProvisioning(platform: Platform, log: (m: stri
     await sweep();
   }
 
-  await connect();
+  // A platform database hiccup at start must not keep the API from starting: retry in the background.
+  await connect().catch((err: unknown) => {
+    log(`root key listener: ${err instanceof Error ? err.message : String(err)}`);
+    scheduleReconnect();
+  });
   return {
     async close() {
       closed = true;

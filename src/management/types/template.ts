@@ -163,9 +163,33 @@ function returnsOf(ctx: TypeContext, fn: PgFunction): Doc[] {
   return [member('Returns', fn.setReturning ? arrayOf(items) : union(items))];
 }
 
-function overloadDoc(ctx: TypeContext, fn: PgFunction): Doc {
+/**
+ * PostgREST picks an overload by the argument names a call sends. The overloads that a call with
+ * exactly `fn`'s arguments would match (itself included); more than one means PostgREST cannot choose.
+ */
+function candidatesFor(fn: PgFunction, overloads: PgFunction[]): PgFunction[] {
+  const sent = new Set(inputsOf(fn).map((a) => a.name));
+  return overloads.filter((other) => {
+    const inputs = inputsOf(other);
+    const all = new Set(inputs.map((a) => a.name));
+    return inputs.every((a) => a.hasDefault || sent.has(a.name)) && [...sent].every((n) => all.has(n));
+  });
+}
+
+function signature(ctx: TypeContext, fn: PgFunction): string {
+  const args = inputsOf(fn).map((a) => `${a.name} => ${ctx.catalog.types.get(a.typeId)?.name ?? 'unknown'}`);
+  return `${fn.schema}.${fn.name}(${args.join(', ')})`;
+}
+
+function overloadDoc(ctx: TypeContext, fn: PgFunction, overloads: PgFunction[]): Doc {
   const inputs = inputsOf(fn).sort(byName);
   const args: Doc = inputs.length === 0 ? 'never' : obj(inputs.map((a) => member(a.name, union(typeItems(ctx, a.typeId)), a.hasDefault)), false);
+  const candidates = candidatesFor(fn, overloads);
+  if (candidates.length > 1) {
+    const list = candidates.sort((a, b) => a.id - b.id).map((c) => signature(ctx, c)).join(', ');
+    const message = `Could not choose the best candidate function between: ${list}. Try renaming the parameters or the function itself in the database so function overloading can be resolved`;
+    return obj([member('Args', args), member('Returns', seq(obj([member('error', 'true')]), ` & ${stringLiteral(message)}`))], false);
+  }
   return obj([member('Args', args), ...returnsOf(ctx, fn)], false);
 }
 
@@ -174,7 +198,7 @@ function functionsDoc(ctx: TypeContext, fns: PgFunction[]): Doc {
   for (const fn of fns) groups.set(fn.name, [...(groups.get(fn.name) ?? []), fn]);
   return section(
     [...groups.entries()].map(([name, overloads]) =>
-      member(name, union(overloads.sort((a, b) => a.identityArgs.localeCompare(b.identityArgs)).map((fn) => overloadDoc(ctx, fn)))),
+      member(name, union([...overloads].sort((a, b) => a.identityArgs.localeCompare(b.identityArgs)).map((fn) => overloadDoc(ctx, fn, overloads)))),
     ),
   );
 }

@@ -173,6 +173,7 @@ describe('custom hostname state machine', () => {
     const host = 'released.strata-test.example';
     expect((await api(tp, 'POST', `/v1/projects/${a.ref}/custom-hostname/initialize`, { body: { custom_hostname: host } })).status).toBe(201);
     await tp.platform.deleteProject(a.ref);
+    expect((await tp.platform.pool.query('select 1 from custom_hostnames where project_ref = $1', [a.ref])).rowCount).toBe(0);
     const b = await tp.platform.createProject({ name: 'heir', organizationId: 'default-org' });
     const r = await api(tp, 'POST', `/v1/projects/${b.ref}/custom-hostname/initialize`, { body: { custom_hostname: host } });
     expect(r.status).toBe(201);

@@ -26,7 +26,7 @@ export class GraphQLCore {
     this.yoga = createStrataYoga(endpoint, opts);
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.maxDepth = opts.maxDepth === undefined ? DEFAULT_MAX_DEPTH : opts.maxDepth;
-    this.logErrors = opts.logging !== false && opts.logging !== 'silent';
+    this.logErrors = opts.logging !== false;
   }
 
   async answer(method: string, url: string | undefined, headers: IncomingHttpHeaders, body: Buffer | string | undefined, target: TargetResolver): Promise<HttpAnswer> {

@@ -1,7 +1,8 @@
 /**
- * Between Node's request/response and the Fetch API objects graphql-yoga works with. The body is
- * read here (with the size limit) before yoga sees the request, which keeps yoga's streaming body
- * limiter off the hot path and gives 413 answers the same JSON shape as the other HTTP errors.
+ * Node requests in, answers out. The body is read here (with the size limit) before the core sees
+ * the request, which keeps yoga's streaming body limiter off the hot path and gives 413 answers the
+ * same JSON shape as the other HTTP errors; bodies an Express parser already read are used as they are
+ * (the limit applies to them too).
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { JSON_CONTENT_TYPE, jsonErrorBody } from './json-errors.js';
@@ -47,7 +48,10 @@ export async function bodyOrError(
   const method = req.method ?? 'GET';
   if (BODYLESS.has(method)) return {};
   const pre = preReadBody(req);
-  if (pre !== undefined) return { body: pre };
+  if (pre !== undefined) {
+    if (Buffer.byteLength(pre) > limit) return { error: { status: 413, message: new BodyTooLargeError(limit).message } };
+    return { body: pre };
+  }
   try {
     return { body: await readBody(req, limit) };
   } catch (err) {

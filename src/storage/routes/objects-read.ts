@@ -3,11 +3,10 @@
  * /object/info/{bucket} alias), each with its HEAD form answered from the row alone.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SERVICE, optionalCaller, requireCaller, type Caller } from '../auth.js';
+import { isServiceRole, optionalCaller, requireCaller, type Caller } from '../auth.js';
 import { errors } from '../errors.js';
 import { assertKey } from '../keys.js';
-import { bucketLimits } from '../service/buckets.js';
-import { requireObject, type ObjectRow } from '../service/objects.js';
+import { findWithBucket, requireObject, type ObjectRow } from '../service/objects.js';
 import { renderObject } from './render.js';
 import { objectParams, scopeOf, type RequestScope, type StorageDeps } from './context.js';
 
@@ -26,8 +25,13 @@ async function readRow(scope: RequestScope, req: FastifyRequest, access: Access,
     if (o.authenticated) caller = o.caller;
   }
   assertKey(key);
-  const b = await bucketLimits(scope.project, bucket);
-  if (b.public) return requireObject(scope.project, SERVICE, operation, bucket, key);
+  // One read bypassing RLS answers public buckets and the service role; private buckets are then
+  // read again as the caller, so RLS decides.
+  const found = await findWithBucket(scope.project, operation, bucket, key);
+  if (found.isPublic || (caller && isServiceRole(caller))) {
+    if (!found.row) throw errors.noSuchKey();
+    return found.row;
+  }
   if (!caller) throw errors.noSuchBucket();
   return requireObject(scope.project, caller, operation, bucket, key);
 }

@@ -99,13 +99,22 @@ export async function getBucket(project: ProjectContext, caller: Caller, id: str
   return row;
 }
 
-/** The bucket's limits, read bypassing RLS (upload pipeline step 2, public/optional reads). */
-export async function bucketLimits(project: ProjectContext, id: string): Promise<BucketLimits> {
+/**
+ * The bucket's limits, read bypassing RLS (upload pipeline step 2). With `key`, also whether that
+ * object exists (so the service role, which RLS does not restrict, needs no dry run).
+ */
+export async function bucketLimits(project: ProjectContext, id: string, key?: string): Promise<BucketLimits & { keyExists: boolean }> {
   const row = await inTx(project, SERVICE, 'storage.bucket.get', async (db) =>
-    (await db.query<BucketRow>(`select ${COLUMNS} from storage.buckets where id = $1`, [id])).rows[0],
+    (
+      await db.query<BucketRow & { key_exists: boolean }>(
+        `select ${COLUMNS}, exists (select 1 from storage.objects where bucket_id = $1 and name = $2) as key_exists from storage.buckets where id = $1`,
+        [id, key ?? null],
+      )
+    ).rows[0],
   );
   if (!row) throw errors.noSuchBucket();
   return {
+    keyExists: row.key_exists,
     id: row.id,
     public: row.public === true,
     fileSizeLimit: row.file_size_limit === null ? null : Number(row.file_size_limit),

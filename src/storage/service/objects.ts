@@ -56,6 +56,26 @@ export async function findObject(project: ProjectContext, caller: Caller, operat
   );
 }
 
+/**
+ * Bucket and object in one read bypassing RLS (public reads and the service role): NoSuchBucket
+ * when the bucket is missing; `row` undefined when the object is.
+ */
+export async function findWithBucket(project: ProjectContext, operation: string, bucket: string, key: string): Promise<{ isPublic: boolean; row?: ObjectRow }> {
+  const r = await inTx(project, SERVICE, operation, async (db) =>
+    (
+      await db.query<ObjectRow & { bucket_public: boolean | null; object_id: string | null }>(
+        `select b.public as bucket_public, o.id as object_id, ${OBJECT_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}
+         from storage.buckets b left join storage.objects o on o.bucket_id = b.id and o.name = $2
+         where b.id = $1`,
+        [bucket, key],
+      )
+    ).rows[0],
+  );
+  if (!r) throw errors.noSuchBucket();
+  const { bucket_public, object_id, ...row } = r;
+  return { isPublic: bucket_public === true, row: object_id ? (row as ObjectRow) : undefined };
+}
+
 export async function requireObject(project: ProjectContext, caller: Caller, operation: string, bucket: string, key: string): Promise<ObjectRow> {
   const row = await findObject(project, caller, operation, bucket, key);
   if (!row) throw errors.noSuchKey();

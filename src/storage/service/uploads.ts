@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ProjectContext } from '../../platform/project-context.js';
 import type { StorageBackend } from '../backend/interface.js';
-import type { Caller } from '../auth.js';
+import { isServiceRole, type Caller } from '../auth.js';
 import { errors } from '../errors.js';
 import { assertKey, isFolderPlaceholder } from '../keys.js';
 import { checkMimeType, effectiveLimit } from '../limits.js';
@@ -34,8 +34,8 @@ export interface UploadRequest {
 }
 
 export async function uploadObject(u: UploadRequest): Promise<{ Id: string; Key: string }> {
-  const bucket = await bucketLimits(u.project, u.bucket);
   assertKey(u.key);
+  const bucket = await bucketLimits(u.project, u.bucket, u.key);
   const placeholder = isFolderPlaceholder(u.key);
   const limit = effectiveLimit(u.globalLimit, bucket.fileSizeLimit, placeholder);
   const body = await u.body(limit);
@@ -50,7 +50,10 @@ export async function uploadObject(u: UploadRequest): Promise<{ Id: string; Key:
     userMetadata: body.userMetadata,
     version: null,
   };
-  await dryRunWrite(u.project, u.writer, u.operation, candidate, u.upsert);
+  // RLS dry run before any byte is stored; the service role bypasses RLS, so for it the existence
+  // check made with the bucket read is all the dry run could tell.
+  if (!isServiceRole(u.writer)) await dryRunWrite(u.project, u.writer, u.operation, candidate, u.upsert);
+  else if (bucket.keyExists && !u.upsert) throw errors.keyAlreadyExists();
 
   const version = randomUUID();
   const loc = { bucket: u.bucket, key: u.key, version };

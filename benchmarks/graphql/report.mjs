@@ -6,6 +6,8 @@ import { resultsDir } from './paths.mjs';
 import { median } from './util.mjs';
 
 export const ENGINES = ['strata', 'postgraphile', 'floor'];
+/** With the optional 'strata-engine' (the engine without the HTTP layer, BENCH_ENGINES=...,strata-engine). */
+export const ALL_ENGINES = ['strata', 'strata-engine', 'postgraphile', 'floor'];
 
 export function summarize(cells) {
   const summary = {};
@@ -37,6 +39,7 @@ export function summarize(cells) {
         strataOverPostgraphile: s && p ? s.rps / p.rps : NaN,
         strataOverFloor: s && f ? s.rps / f.rps : NaN,
         strataP99OverFloorP99: s && f ? s.p99 / f.p99 : NaN,
+        strataEngineOverFloor: row['strata-engine'] && f ? row['strata-engine'].rps / f.rps : NaN,
       };
       q[conns] = row;
     }
@@ -47,8 +50,9 @@ export function summarize(cells) {
 const fx = (x, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
 const pad = (s, n) => String(s).padStart(n);
 
-export function printTable(summary, print = console.log) {
-  const head = ['query', 'c', ...ENGINES.flatMap((e) => [`${e.slice(0, 8)} req/s`, 'p50', 'p99', 'RSS']), 's/pg', 's/floor'];
+export function printTable(summary, engines = ENGINES, print = console.log) {
+  const ENGINES = engines;
+  const head = ['query', 'c', ...ENGINES.flatMap((e) => [`${e === 'strata-engine' ? 'engine' : e.slice(0, 8)} req/s`, 'p50', 'p99', 'RSS']), 's/pg', 's/floor'];
   const widths = [8, 3, ...ENGINES.flatMap(() => [14, 6, 6, 5]), 6, 7];
   print(head.map((h, i) => pad(h, widths[i])).join(' '));
   for (const [query, byConns] of Object.entries(summary)) {
@@ -66,7 +70,8 @@ export function printTable(summary, print = console.log) {
 }
 
 /** CPU time per request: the server process, and PostgreSQL (all backends), in µs. */
-export function printCpuTable(summary, print = console.log) {
+export function printCpuTable(summary, engines = ENGINES, print = console.log) {
+  const ENGINES = engines;
   print('CPU per request, µs (server process + PostgreSQL), median over rounds:');
   print(['query', 'c', ...ENGINES.map((e) => e.padStart(14))].map((h, i) => pad(h, i === 0 ? 8 : i === 1 ? 3 : 15)).join(' '));
   for (const [query, byConns] of Object.entries(summary)) {

@@ -12,7 +12,7 @@ import { distExists } from './paths.mjs';
 import { startProxy } from './pgproxy.mjs';
 import { floorEntryFromCapture, handwrittenEntry } from './capture.mjs';
 import { QUERIES, requestBody, selectQueries, BENCH_ACCOUNT, NESTED_FIRST } from './queries.mjs';
-import { ENGINES, goals, lastLine, printCpuTable, printGoals, printTable, summarize, writeJson } from './report.mjs';
+import { ALL_ENGINES, ENGINES, goals, lastLine, printCpuTable, printGoals, printTable, summarize, writeJson } from './report.mjs';
 import { post, startServer } from './servers/spawn.mjs';
 import { jsonEqual, log, memoryOf } from './util.mjs';
 
@@ -37,9 +37,9 @@ const cfg = {
 };
 const queries = QUERIES.filter((q) => cfg.queries.includes(q.name));
 const strataAvailable = distExists('graphql/engine.js') && (cfg.strataMode !== 'handler' || distExists('graphql/http/handler.js'));
-if (!strataAvailable && cfg.engines.includes('strata')) {
+if (!strataAvailable && cfg.engines.some((e) => e.startsWith('strata'))) {
   log('Strata is not built yet (dist/graphql/engine.js missing): running PostGraphile and the floor only');
-  cfg.engines = cfg.engines.filter((e) => e !== 'strata');
+  cfg.engines = cfg.engines.filter((e) => !e.startsWith('strata'));
 }
 
 const work = mkdtempSync(join(tmpdir(), 'strata-bench-run-'));
@@ -94,7 +94,7 @@ async function main() {
   const checks = {}; // query -> engine -> { status, canon, message }
   const roundTrips = {}; // engine -> query -> {...}
   const floorEntries = [];
-  const order = ['strata', 'postgraphile', 'floor'].filter((e) => cfg.engines.includes(e));
+  const order = ALL_ENGINES.filter((e) => cfg.engines.includes(e));
   for (const engine of order) {
     if (engine === 'floor') {
       for (const q of queries) if (!floorEntries.find((e) => e.query === q.strata.query)) floorEntries.push(handwrittenEntry(q));
@@ -239,9 +239,9 @@ async function main() {
   const extra = { schemaBuild };
   console.log('');
   console.log(`GraphQL benchmark — ${cfg.quick ? 'QUICK (one short round: smoke check, not a measurement)' : `${cfg.rounds} rounds × ${cfg.seconds} s`}; load: ${cfg.loadTool}; node ${process.version}; strata mode: ${strataAvailable ? cfg.strataMode : 'not built'}`);
-  printTable(summary);
+  printTable(summary, order);
   console.log('');
-  printCpuTable(summary);
+  printCpuTable(summary, order);
   console.log('');
   console.log(`Cold start, process start → first answer (ms): ${order.map((e) => `${e} ${coldStart[e].toFixed(0)}`).join(', ')}`);
   console.log(`RSS at rest / peak (VmHWM) MB: ${order.map((e) => `${e} ${idleMemory[e].rssMB.toFixed(0)} / ${finalMemory[e].hwmMB.toFixed(0)}`).join(', ')}`);

@@ -32,6 +32,8 @@ export async function post(url, headers, body) {
  */
 export async function startServer({ engine, env, headers, probe, logDir, strataMode = 'handler', nodeArgs = [], timeoutMs = 60_000 }) {
   const port = await freePort();
+  // 'strata-engine': Strata's engine behind a bare node:http listener, without the HTTP layer.
+  if (engine === 'strata-engine') strataMode = 'engine';
   let cmd = process.execPath;
   let args;
   if (engine === 'strata' && strataMode === 'serve') {
@@ -40,7 +42,7 @@ export async function startServer({ engine, env, headers, probe, logDir, strataM
     args = [...nodeArgs, join(root, 'bin', 'strata.js'), 'serve', '--database-url', env.SUPERUSER_URL ?? env.DATABASE_URL, '--jwt-secret', env.JWT_SECRET, '--port', String(port), '--host', '127.0.0.1'];
     if (env.SUPERUSER_URL && env.AUTHENTICATOR_PASSWORD) args.push('--authenticator-password', env.AUTHENTICATOR_PASSWORD);
   } else {
-    args = [...nodeArgs, serverFile(engine)];
+    args = [...nodeArgs, serverFile(engine === 'strata-engine' ? 'strata' : engine)];
   }
   const logFile = join(logDir, `${engine}-${port}.log`);
   const out = createWriteStream(logFile);

@@ -1,7 +1,7 @@
 /**
  * The project's encryption root key (M20–M21): 32 random bytes, hex, kept in the platform database
- * sealed with the platform key. Generated on first use (GET pgsodium, or when the vault key is
- * installed), replaced by PUT. From it the platform derives the project's vault key
+ * sealed with the platform key. Generated when the project is created (provisioning.ts), or on
+ * first use for projects that predate it (GET pgsodium), replaced by PUT. From it the platform derives the project's vault key
  * (HKDF-SHA256, info "strata-vault-v1") and installs it into the project database's vault.key
  * (see sql/project/0200_vault.sql); the root key itself never enters the project database.
  */

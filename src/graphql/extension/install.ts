@@ -113,16 +113,13 @@ async function installPlain(client: pg.ClientBase, name: string, version: string
   return inTransaction(client, async () => {
     const previousVersion = await installedVersion(client);
     const previousHash = await installedHash(client);
+    // Same version and same engine SQL: no DDL (which would bump the schema version for nothing).
+    if (previousVersion === version && previousHash === objectsHash(engineSql)) {
+      return { mode: 'sql', name, version, action: 'unchanged' } as const;
+    }
     await engine.installSchema(client);
     await client.query(versionFunctionSql(version, engineSql));
-    const changed = previousVersion !== version || previousHash !== objectsHash(engineSql);
-    return {
-      mode: 'sql',
-      name,
-      version,
-      action: previousVersion === undefined ? 'installed' : changed ? 'replaced' : 'unchanged',
-      previousVersion,
-    } as const;
+    return { mode: 'sql', name, version, action: previousVersion === undefined ? 'installed' : 'replaced', previousVersion } as const;
   });
 }
 

@@ -34,8 +34,12 @@ describe('plain SQL install (servers whose extension folder is not ours)', () =>
       expect(first).toMatchObject({ mode: 'sql', version: STRATA_VERSION });
       expect(await installedVersion(c)).toBe(STRATA_VERSION);
       expect((await c.query(`select graphql.strata_version() as v`)).rows[0].v).toBe(STRATA_VERSION);
+      const schemaVersion = async () => Number((await c.query('select graphql.get_schema_version() as v')).rows[0].v);
+      const before = await schemaVersion();
       const again = await installGraphQL(c, { extensionDir: false });
       expect(again).toMatchObject({ mode: 'sql', version: STRATA_VERSION, action: 'unchanged' });
+      // Nothing re-run: cached schemas stay valid.
+      expect(await schemaVersion()).toBe(before);
       expect((await c.query(`select count(*)::int as n from pg_extension where extname like 'strata_graphql%'`)).rows[0].n).toBe(0);
       // The engine's objects are there.
       expect((await c.query(`select graphql.get_schema_version() is not null as ok`)).rows[0].ok).toBe(true);

@@ -15,6 +15,16 @@ import type { ByteRange, ObjectLocation, PutOptions, StorageBackend, StoredObjec
 
 const VERSION = /^[0-9a-f-]{36}$/;
 
+/** The bytes reach the disk before the row that points at them is committed. */
+async function syncFile(path: string): Promise<void> {
+  const fh = await open(path, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
 export class FileBackend implements StorageBackend {
   readonly kind = 'file' as const;
   private readonly objectsRoot: string;
@@ -47,6 +57,7 @@ export class FileBackend implements StorageBackend {
     const meter = new MeteredStream(opts.maxBytes, opts.limitError);
     try {
       await pipeline(body, meter, createWriteStream(tmp, { flags: 'wx' }), opts.signal ? { signal: opts.signal } : {});
+      await syncFile(tmp);
       await this.moveIntoPlace(tmp, target);
     } catch (err) {
       await unlink(tmp).catch(() => {});
@@ -88,6 +99,7 @@ export class FileBackend implements StorageBackend {
     const meter = new MeteredStream(Number.MAX_SAFE_INTEGER, () => new Error('unreachable'));
     try {
       await pipeline(createReadStream(src), meter, createWriteStream(tmp, { flags: 'wx' }));
+      await syncFile(tmp);
       await this.moveIntoPlace(tmp, target);
     } catch (err) {
       await unlink(tmp).catch(() => {});

@@ -103,6 +103,12 @@ describe('error bodies', () => {
     expect(r.body).toEqual({ message: 'Request body is not valid JSON' });
   });
 
+  it('refuses __proto__ keys in JSON bodies', async () => {
+    const r = await api(tp, 'POST', '/v1/organizations', { rawBody: '{"name":"x","__proto__":{"polluted":true}}', headers: { 'content-type': 'application/json' } });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ message: 'Request body contains a forbidden property name' });
+  });
+
   it('an unexpected failure is 500 with the operation message and an errorEventId', async () => {
     // Break the platform database under the organizations listing for one request.
     await tp.platform.pool.query('alter table organization_members rename to organization_members_x');

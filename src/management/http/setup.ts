@@ -41,6 +41,14 @@ export function registerManagementHttp(app: FastifyInstance, platform: Platform)
   });
 }
 
+/** Refuses `__proto__` and `constructor.prototype` keys, as Fastify's own JSON parser does. */
+function safeReviver(key: string, value: unknown): unknown {
+  if (key === '__proto__' || (key === 'constructor' && typeof value === 'object' && value !== null && 'prototype' in value)) {
+    throw new ApiError(400, 'Request body contains a forbidden property name');
+  }
+  return value;
+}
+
 /** JSON bodies as usual, but an empty body (clients that send a content type with no body) is `undefined`. */
 function registerLenientJson(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
@@ -48,9 +56,9 @@ function registerLenientJson(app: FastifyInstance): void {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
     try {
-      done(null, JSON.parse(text) as unknown);
-    } catch {
-      done(new ApiError(400, 'Request body is not valid JSON'), undefined);
+      done(null, JSON.parse(text, safeReviver) as unknown);
+    } catch (err) {
+      done(err instanceof ApiError ? err : new ApiError(400, 'Request body is not valid JSON'), undefined);
     }
   });
 }

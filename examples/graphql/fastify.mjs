@@ -1,0 +1,13 @@
+// Fastify: register the handler's plugin form.
+import Fastify from 'fastify';
+import pg from 'pg';
+import { createGraphQLHandler } from '../../dist/graphql/http/index.js';
+import { mintApiKey } from '../../dist/auth/jwt.js';
+
+const jwtSecret = process.env.JWT_SECRET;
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+const anonKey = await mintApiKey(jwtSecret, 'anon', 'example');
+const app = Fastify();
+await app.register(createGraphQLHandler({ pool, jwtSecret, anonKey }).fastifyPlugin);
+await app.listen({ port: 4000 });
+console.log(`http://127.0.0.1:4000/graphql/v1  apikey: ${anonKey}`);

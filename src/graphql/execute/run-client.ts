@@ -1,6 +1,12 @@
-/** resolve() on a caller's connection: current role and search_path; savepoint inside a transaction. */
+/**
+ * resolve() on a caller's connection, as its current role and search_path.
+ * Round trips for a cached request: the version/config query, then one message with the
+ * statements (inside a transaction wrapped in a savepoint; outside, in their own transaction).
+ */
 import type pg from 'pg';
-import { loadCatalog } from '../introspect/load.js';
+import { CATALOG_SQL } from '../introspect/catalog-sql.js';
+import { buildCatalog } from '../introspect/load.js';
+import { inlineParams } from '../compile/sql.js';
 import { cachedPlan, catalogKey, getEntry, planKey, putEntry, schemaOf, type CatalogEntry } from './cache.js';
 import { planRequest, type Request } from './plan.js';
 import { respond, sqlErrorResponse, sqlItems } from './respond.js';
@@ -10,44 +16,52 @@ const CONFIG_SQL = `select current_user::text as role, current_schemas(false)::t
   graphql.get_schema_version() as version,
   (select max(version) from graphql.strata_schema_state) as tx_version`;
 
-export async function entryFor(client: pg.ClientBase): Promise<CatalogEntry> {
-  const { rows } = await client.query(CONFIG_SQL);
-  const r = rows[0];
-  const key = catalogKey(r.db, r.role, r.search_path, `${r.version}/${r.tx_version ?? ''}`);
-  return getEntry(key) ?? putEntry(key, await loadCatalog(client));
-}
+const SP = 'strata_graphql';
 
-function inTransaction(client: pg.ClientBase): boolean | undefined {
+function inTransaction(client: pg.ClientBase): boolean {
   const s = (client as unknown as { _txStatus?: string })._txStatus;
-  return s === undefined ? undefined : s === 'T' || s === 'E';
+  return s === 'T' || s === 'E';
 }
 
-/** Runs `work` so that an SQL error leaves the caller's transaction usable. */
-async function guarded<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {
-  let inTx = inTransaction(client);
-  if (inTx === undefined) {
-    try {
-      await client.query('savepoint strata_graphql');
-      inTx = true;
-    } catch {
-      inTx = false;
-    }
-  } else if (inTx) await client.query('savepoint strata_graphql');
-  if (!inTx) await client.query('begin');
+/**
+ * Runs `statements` as one simple-protocol message and returns each statement's result.
+ * In a transaction they run under a savepoint (an error leaves the caller's transaction usable);
+ * outside one, several statements run in their own transaction.
+ */
+async function runMessage(client: pg.ClientBase, statements: string[]): Promise<pg.QueryResult[]> {
+  const inTx = inTransaction(client);
+  const wrap = inTx ? [`savepoint ${SP}`, `release savepoint ${SP}`] : statements.length > 1 ? ['begin', 'commit'] : undefined;
+  const text = wrap ? [wrap[0], ...statements, wrap[1]].join('; ') : statements[0]!;
   try {
-    const out = await work();
-    await client.query(inTx ? 'release savepoint strata_graphql' : 'commit');
-    return out;
+    const res = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
+    const all = Array.isArray(res) ? res : [res];
+    return wrap ? all.slice(1, 1 + statements.length) : all;
   } catch (e) {
-    await client.query(inTx ? 'rollback to savepoint strata_graphql; release savepoint strata_graphql' : 'rollback');
+    if (wrap) await client.query(inTx ? `rollback to savepoint ${SP}; release savepoint ${SP}` : 'rollback');
     throw e;
   }
+}
+
+export async function entryFor(client: pg.ClientBase): Promise<CatalogEntry> {
+  const [cfg] = await runMessage(client, [CONFIG_SQL]);
+  const r = cfg!.rows[0];
+  const key = catalogKey(r.db, r.role, r.search_path, `${r.version}/${r.tx_version ?? ''}`);
+  const hit = getEntry(key);
+  if (hit) return hit;
+  const [cat] = await runMessage(client, [CATALOG_SQL]);
+  return putEntry(key, buildCatalog(cat!.rows[0].catalog));
+}
+
+function firstValue(res: pg.QueryResult): unknown {
+  const row = res.rows[0];
+  if (!row) return null;
+  return row[res.fields[0]!.name] ?? null;
 }
 
 export async function resolveOnClient(client: pg.ClientBase, req: Request): Promise<Record<string, unknown>> {
   let entry: CatalogEntry;
   try {
-    entry = await guarded(client, () => entryFor(client));
+    entry = await entryFor(client);
   } catch (e) {
     return sqlErrorResponse(e);
   }
@@ -57,14 +71,8 @@ export async function resolveOnClient(client: pg.ClientBase, req: Request): Prom
   let results: unknown[] = [];
   if (items.length) {
     try {
-      results = await guarded(client, async () => {
-        const out: unknown[] = [];
-        for (const it of items) {
-          const res = await client.query({ text: it.compiled.sql, values: it.compiled.params, rowMode: 'array' });
-          out.push(res.rows[0]?.[0] ?? null);
-        }
-        return out;
-      });
+      const res = await runMessage(client, items.map((it) => inlineParams(it.compiled.sql, it.compiled.params)));
+      results = res.map(firstValue);
     } catch (e) {
       return sqlErrorResponse(e);
     }

@@ -51,6 +51,11 @@ async function load(pool: pg.Pool, principal: Principal): Promise<PoolState> {
   return state;
 }
 
+async function versionIs(pool: pg.Pool, version: number): Promise<boolean> {
+  const { rows } = await pool.query('select graphql.get_schema_version()::int as v');
+  return Number(rows[0].v) === version;
+}
+
 export async function resolveOnPool(pool: pg.Pool, principal: Principal, req: Request): Promise<Record<string, unknown>> {
   let state = states.get(pool)?.get(principal.role);
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -61,9 +66,18 @@ export async function resolveOnPool(pool: pg.Pool, principal: Principal, req: Re
     }
     const entry = state.entry;
     const plan = cachedPlan(entry, planKey(req.query, req.operationName, req.variables), () => planRequest(entry.catalog, req));
-    if (plan.kind === 'response') return structuredClone(plan.response);
-    const items = sqlItems(plan);
-    if (!items.length) return respond(plan, [], () => schemaOf(entry, true));
+    const items = plan.kind === 'plan' ? sqlItems(plan) : [];
+    // Answers that need no statement (errors, introspection) were computed from the cached schema:
+    // confirm its version first (one round trip, only on these paths).
+    if (plan.kind === 'response' || !items.length || plan.errors.length) {
+      if (attempt === 0 && !(await versionIs(pool, state.version))) {
+        state = undefined;
+        continue;
+      }
+      if (plan.kind === 'response') return structuredClone(plan.response);
+      if (!items.length) return respond(plan, [], () => schemaOf(entry, true));
+    }
+    if (plan.kind !== 'plan') continue;
     const statements = items.map((it) => inlineParams(it.compiled.sql, it.compiled.params));
     const message = `${rolePrelude(principal)}; select graphql.strata_assert_schema_version(${quoteLiteral(String(state.version))}::int); ${statements.join('; ')}; commit`;
     try {

@@ -3,14 +3,13 @@
  * URL creation (POST /object/upload/sign, with an RLS dry run of the write at signing time).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ownerUuid, requireCaller } from '../auth.js';
+import { SERVICE, ownerUuid, requireCaller } from '../auth.js';
 import { errors } from '../errors.js';
 import { assertBucketName, assertKey } from '../keys.js';
 import { parseExpiresIn, signDownloadToken, signUploadToken, verifyUrlToken } from '../signing.js';
 import { bucketLimits } from '../service/buckets.js';
 import { dryRunWrite } from '../service/object-writes.js';
 import { requireObject, visibleNames } from '../service/objects.js';
-import { SERVICE } from '../auth.js';
 import { bodyOf, headerValue, objectParams, scopeOf, type StorageDeps } from './context.js';
 import { renderObject } from './render.js';
 

@@ -3,19 +3,10 @@
  * part of a multipart form (fields before it: cacheControl, contentType, metadata/userMetadata).
  */
 import type { FastifyRequest } from 'fastify';
-import type { Readable } from 'node:stream';
 import type {} from '@fastify/multipart';
 import { errors } from '../errors.js';
+import type { UploadBody } from '../service/uploads.js';
 
-export interface UploadBody {
-  stream: Readable;
-  contentType: string;
-  cacheControl: string;
-  userMetadata: Record<string, unknown>;
-  /** Content-Length of a raw body, when declared. */
-  declaredLength?: number;
-  xRobotsTag?: string;
-}
 
 const MAX_USER_METADATA = 1024 * 1024;
 

@@ -13,7 +13,18 @@ import { checkMimeType, effectiveLimit } from '../limits.js';
 import { bucketLimits } from './buckets.js';
 import { commitWrite, dryRunWrite, type ObjectWrite } from './object-writes.js';
 import type { SystemMetadata } from './objects.js';
-import type { UploadBody } from '../routes/upload-body.js';
+import type { Readable } from 'node:stream';
+
+/** The content of an upload request, as read by routes/upload-body.ts. */
+export interface UploadBody {
+  stream: Readable;
+  contentType: string;
+  cacheControl: string;
+  userMetadata: Record<string, unknown>;
+  /** Content-Length of a raw body, when declared. */
+  declaredLength?: number;
+  xRobotsTag?: string;
+}
 
 export interface UploadRequest {
   project: ProjectContext;

@@ -25,6 +25,9 @@ function fixDescriptions(v: unknown): unknown {
     if (o.kind === 'SCALAR' && typeof o.name === 'string' && 'description' in o && BUILTIN_SCALAR_DESCRIPTIONS[o.name]) {
       o.description = BUILTIN_SCALAR_DESCRIPTIONS[o.name];
     }
+    // pg_graphql lists "no enum values" / "no interfaces" as empty lists rather than null.
+    if (typeof o.kind === 'string' && o.enumValues === null) o.enumValues = [];
+    if (typeof o.kind === 'string' && o.interfaces === null) o.interfaces = [];
     for (const x of Object.values(o)) fixDescriptions(x);
   }
   return v;

@@ -1,6 +1,7 @@
 // Storage API benchmark: upload/download throughput of 1 MiB and 256 MiB objects through the HTTP
 // API, compared with a plain streamed file copy on the same disk, and the server's peak RSS while a
 // 1 GiB object streams up and down. BENCH_QUICK=1 uses small sizes.
+// BENCH_BACKEND=s3 stores the bytes in a local s3rver (in this process) instead of the file system.
 // Prints a table and writes benchmarks/results/storage-<timestamp>.json.
 import { fork } from 'node:child_process';
 import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,8 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 
 const QUICK = process.env.BENCH_QUICK === '1';
+const BACKEND = process.env.BENCH_BACKEND === 's3' ? 's3' : 'file';
 const MiB = 1024 * 1024;
 const SIZES = QUICK ? [{ size: MiB, reps: 5 }, { size: 16 * MiB, reps: 1 }] : [{ size: MiB, reps: 20 }, { size: 256 * MiB, reps: 2 }];
 const RSS_SIZE = QUICK ? 64 * MiB : 1024 * MiB;
@@ -66,14 +69,25 @@ const time = async (fn) => {
   return Number(process.hrtime.bigint() - t) / 1e9;
 };
 
+/** A local S3 (s3rver, a dev dependency) with the bench bucket, for BENCH_BACKEND=s3. */
+async function startS3() {
+  const require = createRequire(import.meta.url);
+  const S3rver = require('s3rver');
+  const s3 = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: join(work, 's3'), allowMismatchedSignatures: true, configureBuckets: [{ name: 'strata-bench' }] });
+  const { port } = await s3.run();
+  return { endpoint: `http://127.0.0.1:${port}`, close: () => s3.close() };
+}
+
 async function main() {
   const dataDir = join(work, 'data');
-  const child = fork(join(here, 'server.mjs'), { env: { ...process.env, BENCH_DATA_DIR: dataDir }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const s3 = BACKEND === 's3' ? await startS3() : undefined;
+  const env = { ...process.env, BENCH_DATA_DIR: dataDir, ...(s3 ? { BENCH_S3_ENDPOINT: s3.endpoint } : {}) };
+  const child = fork(join(here, 'server.mjs'), { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const server = await new Promise((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
-  const results = { when: new Date().toISOString(), quick: QUICK, node: process.version, backend: 'file', sizes: [], rss: {} };
+  const results = { when: new Date().toISOString(), quick: QUICK, node: process.version, backend: BACKEND, sizes: [], rss: {} };
   try {
     await http(server, 'POST', '/bucket', { headers: { 'content-type': 'application/json' }, body: bufferStream('{"name":"bench"}'), size: 16 });
     for (const { size, reps } of SIZES) {
@@ -129,6 +143,7 @@ async function main() {
   } finally {
     child.send('stop');
     await new Promise((r) => child.once('exit', r));
+    await s3?.close();
     rmSync(work, { recursive: true, force: true });
   }
   report(results);
@@ -141,6 +156,7 @@ function bufferStream(s) {
 function report(r) {
   const f = (n, d = 1) => n.toFixed(d);
   const mib = (b) => `${f(b / MiB)} MiB`;
+  console.log(`backend: ${r.backend}${r.quick ? ' (quick)' : ''}`);
   const rows = [['size', 'reps', 'file copy MiB/s', 'upload MiB/s', 'ratio', 'download MiB/s', 'ratio']];
   for (const s of r.sizes) rows.push([mib(s.size), String(s.reps), f(s.copyMiBps), f(s.uploadMiBps), f(s.uploadRatio, 2), f(s.downloadMiBps), f(s.downloadRatio, 2)]);
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));

@@ -204,6 +204,35 @@ describe('mounting', () => {
     expect((await http(root + '/api/graphql/v2')).status).toBe(404);
   });
 
+  it('getPool and getTarget: the database (or project) chosen per request; no target is 404', async () => {
+    let calls = 0;
+    const byPool = await listen(createGraphQLHandler({ getPool: () => (calls++, t.pool), jwtSecret: t.jwtSecret, anonKey: t.anonKey }));
+    const byTarget = await listen(
+      createGraphQLHandler({
+        getTarget: (req) => (req.headers['x-tenant'] === 'known' ? { pool: t.pool, jwtSecret: t.jwtSecret, anonKey: t.anonKey } : undefined),
+      }),
+    );
+    try {
+      const r = await postGraphQL(byPool.url + '/graphql/v1', { query: TODOS_QUERY }, { apikey: t.anonKey });
+      expect(r.text).toBe(await engineBytes(TODOS_QUERY));
+      expect(calls).toBe(1);
+      const known = await postGraphQL(byTarget.url + '/graphql/v1', { query: TODOS_QUERY }, { apikey: t.anonKey, 'x-tenant': 'known' });
+      expect(known.text).toBe(await engineBytes(TODOS_QUERY));
+      const unknown = await postGraphQL(byTarget.url + '/graphql/v1', { query: TODOS_QUERY }, { apikey: t.anonKey, 'x-tenant': 'nope' });
+      expect(unknown.status).toBe(404);
+      expect(unknown.json.message).toBe('Project not found');
+    } finally {
+      await byPool.close();
+      await byTarget.close();
+    }
+  });
+
+  it('refuses a configuration without a database or secret, and a relative basePath', () => {
+    expect(() => createGraphQLHandler({ jwtSecret: 'x' })).toThrow(/pool, getPool or getTarget/);
+    expect(() => createGraphQLHandler({ pool: t.pool })).toThrow(/jwtSecret/);
+    expect(() => createGraphQLHandler({ pool: t.pool, jwtSecret: 'x', basePath: 'api' })).toThrow(/basePath/);
+  });
+
   it('Node http: any other path is a 404 JSON error', async () => {
     const r = await http(bases.node + '/graphql');
     expect(r.status).toBe(404);

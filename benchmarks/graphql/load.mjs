@@ -88,7 +88,7 @@ function wrk({ url, headers, body, connections, seconds, tmpDir }) {
   ].join('\n');
   writeFileSync(script, lua);
   return new Promise((resolve, reject) => {
-    const p = spawn('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn('wrk', ['-t1', `-c${connections}`, `-d${Math.max(1, Math.round(seconds))}s`, '--latency', '-s', script, url], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     p.stdout.on('data', (d) => (out += d));
     p.stderr.on('data', (d) => (out += d));

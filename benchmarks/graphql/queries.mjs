@@ -33,6 +33,8 @@ export const QUERIES = [
       if (!p) return p;
       return { id: p.id ?? p.rowId, title: p.title, published: p.published, authorId: p.authorId, createdAt: pgDateToMs(p.createdAt) };
     },
+    // Post 7 is account 7's own unpublished post: visible only through RLS's "own" branch.
+    rlsCheck: (c) => (c?.id === 7 && c.published === false ? null : 'post 7 (own, unpublished) should be visible'),
     floorSql: `select (select jsonb_build_object('id', p.id, 'title', p.title, 'published', p.published, 'authorId', p.author_id, 'createdAt', p.created_at)
   from public.posts p where p.id = 7)::text as body`,
   },
@@ -52,6 +54,8 @@ export const QUERIES = [
       const c = engine === 'postgraphile' ? data.allPosts : data.postsCollection;
       return connNodes(c).map((p) => ({ id: p.id ?? p.rowId, title: p.title, published: p.published, authorId: p.authorId }));
     },
+    // Post 14 (account 14's, unpublished) must be filtered out; post 7 (own) kept.
+    rlsCheck: (c) => (c.some((p) => p.id === 14) ? 'post 14 (unpublished, not own) should be hidden by RLS' : c.some((p) => p.id === 7) ? null : 'post 7 (own) should be listed'),
     floorSql: `select jsonb_build_object('edges', coalesce(jsonb_agg(jsonb_build_object('node', jsonb_build_object(
     'id', p.id, 'title', p.title, 'published', p.published, 'authorId', p.author_id)) order by p.id), '[]'))::text as body
   from (select id, title, published, author_id from public.posts order by id limit 20) p`,

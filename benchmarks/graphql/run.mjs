@@ -146,6 +146,11 @@ async function main() {
         x.status = 'mismatch';
         x.message = `got ${JSON.stringify(x.canon).slice(0, 600)}\n      want ${JSON.stringify(ref).slice(0, 600)}`;
       }
+      const rls = x.status === 'ok' && q.rlsCheck ? q.rlsCheck(x.canon) : null;
+      if (rls) {
+        x.status = 'rls';
+        x.message = rls;
+      }
       if (x.status !== 'ok') problems++;
     }
     log(`  ${q.name.padEnd(7)} ${order.map((e) => `${e}=${c[e].status}`).join(' ')}${q.name === 'nested' ? ` (first: ${NESTED_FIRST})` : ''}`);

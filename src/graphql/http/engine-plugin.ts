@@ -1,9 +1,9 @@
 /**
- * The graphql-yoga plugin that hands every GraphQL request to the engine: yoga parses the HTTP
- * request (GET/POST, content types, GraphiQL, CORS, body size); this plugin authenticates it,
- * applies the depth limit and the no-mutation-over-GET rule, runs the document with the engine's
- * resolveWithPool (graphql-js never parses for execution, validates or executes it) and writes
- * the engine's result as it is.
+ * The graphql-yoga plugin that hands GraphQL requests to the engine: yoga parses the HTTP request
+ * (GET/POST, content types, GraphiQL, CORS, content negotiation); this plugin authenticates it,
+ * applies the HTTP layer's rules (engine-call.ts), runs the document with the engine's
+ * resolveWithPool (graphql-js never validates or executes it) and writes the engine's result as it
+ * is. The common POST skips yoga altogether (direct-post.ts) with the same outcome.
  */
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { HttpGraphQLError, runEngineRequest, type AuthenticatedRequest } from './engine-call.js';

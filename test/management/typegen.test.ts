@@ -60,7 +60,7 @@ describe('generate TypeScript types', () => {
     // The helper generics are copied from the reference output, which an older Prettier printed:
     // compare the generated sections only.
     const sections = (text: string) => [text.slice(0, text.indexOf('type DatabaseWithoutInternals')), text.slice(text.indexOf('export const Constants'))];
-    for (const schemas of ['public', 'public,other']) {
+    for (const schemas of ['public', 'public,other', 'public,other,auth,storage,graphql']) {
       const r = await api(tp, 'GET', `/v1/projects/${ref}/types/typescript?included_schemas=${schemas}`);
       const formatted = await prettierFormat(r.body.types);
       if (formatted !== undefined) expect(sections(r.body.types)).toEqual(sections(formatted));

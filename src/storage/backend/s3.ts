@@ -25,6 +25,10 @@ export function createS3Client(cfg: S3BackendConfig): S3Client {
     region: cfg.region,
     forcePathStyle: cfg.forcePathStyle,
     credentials: cfg.accessKeyId && cfg.secretAccessKey ? { accessKeyId: cfg.accessKeyId, secretAccessKey: cfg.secretAccessKey } : undefined,
+    // Flexible checksums only where the API requires them: several S3-compatible stores reject the
+    // SDK's default CRC32 trailers, and the service computes its own MD5 ETag while streaming.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
   });
 }
 

@@ -34,6 +34,8 @@ export interface InstallReport {
   /** What was done: nothing, a first install, or a replacement of another version/build. */
   action: 'unchanged' | 'installed' | 'replaced';
   previousVersion?: string;
+  /** Set when a newer version could not replace the installed one (objects of the database depend on it). */
+  warning?: string;
 }
 
 const LOCK_KEY = createHash('sha256').update('strata graphql install').digest().readInt32BE(0);
@@ -82,6 +84,18 @@ async function bumpSchemaVersion(client: pg.ClientBase, before: number | undefin
 }
 
 async function installExtension(client: pg.ClientBase, name: string, version: string, engineSql: string): Promise<InstallReport> {
+  try {
+    return await swapExtension(client, name, version, engineSql);
+  } catch (err) {
+    // Objects of the database depend on the installed extension: keep it (and the API) as it is.
+    if ((err as { code?: string }).code !== '2BP01') throw err;
+    const installed = (await availability(client, name))?.installed_version;
+    if (!installed) throw err;
+    return { mode: 'extension', name, version: installed, action: 'unchanged', warning: `${name} ${version} not installed, ${installed} kept: ${(err as Error).message}` };
+  }
+}
+
+async function swapExtension(client: pg.ClientBase, name: string, version: string, engineSql: string): Promise<InstallReport> {
   const hash = objectsHash(engineSql);
   return inTransaction(client, async () => {
     const avail = await availability(client, name);
@@ -152,6 +166,7 @@ export async function installGraphQL(client: pg.ClientBase, opts: InstallOptions
 /** A project bootstrap hook (see platform/bootstrap-hooks.ts) installing the objects the same way. */
 export function graphqlInstallHook(opts: InstallOptions = {}): (client: pg.ClientBase) => Promise<void> {
   return async (client) => {
-    await installGraphQL(client, opts);
+    const report = await installGraphQL(client, opts);
+    if (report.warning) console.warn(`[strata graphql] ${report.warning}`);
   };
 }

@@ -65,7 +65,7 @@ describe.skipIf(!embedded)('as a PostgreSQL extension (embedded server)', () => 
 
   afterAll(async () => {
     await db?.drop();
-    for (const v of ['1.0.0', '1.1.0']) removeExtensionFiles(dir, name, v);
+    for (const v of ['1.0.0', '1.1.0', '1.2.0']) removeExtensionFiles(dir, name, v);
   });
 
   it('is listed by pg_available_extensions with name, versions and comment, and can be upgraded by drop + create while the API answers', async () => {
@@ -137,6 +137,15 @@ describe.skipIf(!embedded)('as a PostgreSQL extension (embedded server)', () => 
       await c.query('comment on table public.item is $$items$$');
       expect(Number((await c.query('select graphql.get_schema_version() as v')).rows[0].v)).toBeGreaterThan(v1);
       console.log(`extension upgrade: ${outcomes.length} requests during the swap, ${failures.length} transient failures`);
+
+      // A database object that depends on the extension blocks the swap: the installed version stays, with a warning.
+      await c.query('create view public.engine_version as select graphql.strata_version() as v');
+      const blocked = await installGraphQL(c, { extensionDir: dir, name, version: '1.2.0' });
+      expect(blocked).toMatchObject({ mode: 'extension', version: '1.1.0', action: 'unchanged' });
+      expect(blocked.warning).toMatch(/1\.2\.0 not installed, 1\.1\.0 kept/);
+      expect((await postGraphQL(url, query, { apikey: anonKey })).json).toEqual(expected);
+      await c.query('drop view public.engine_version');
+      expect(await installGraphQL(c, { extensionDir: dir, name, version: '1.2.0' })).toMatchObject({ action: 'replaced', version: '1.2.0' });
     } finally {
       await srv?.close();
       await pool.end();

@@ -15,7 +15,7 @@ let added = 0;
 
 function platformOf(name) {
   const tokens = name.split('/').pop().split('-');
-  const os = tokens.find((t) => OS.includes(t)) ?? (tokens.includes('win32') ? 'win32' : undefined);
+  const os = tokens.find((t) => OS.includes(t)) ?? (tokens.includes('windows') || tokens.includes('win') ? 'win32' : undefined);
   const cpu = tokens.map((t) => CPU[t]).find(Boolean);
   const libc = tokens.includes('musl') || tokens.includes('musleabihf') ? 'musl' : tokens.includes('gnu') || tokens.includes('gnueabihf') ? 'glibc' : undefined;
   return { os, cpu, libc };

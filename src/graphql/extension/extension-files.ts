@@ -65,23 +65,38 @@ language sql immutable
 as $$ select ${quoteLiteral(objectsHash(engineSql))}::text $$;`;
 }
 
-function writeIfChanged(path: string, text: string): void {
-  if (existsSync(path) && readFileSync(path, 'utf8') === text) return;
+function writeAtomically(path: string, text: string): void {
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, text, { mode: 0o644 });
   renameSync(tmp, path);
+}
+
+/** Writes `text` unless already there; returns how to put back what was there before. */
+function writeIfChanged(path: string, text: string): () => void {
+  const before = existsSync(path) ? readFileSync(path, 'utf8') : undefined;
+  if (before === text) return () => {};
+  writeAtomically(path, text);
+  return before === undefined ? () => rmSync(path, { force: true }) : () => writeAtomically(path, before);
 }
 
 export function extensionFilePaths(dir: string, name: string, version: string): { control: string; script: string } {
   return { control: join(dir, `${name}.control`), script: join(dir, `${name}--${version}.sql`) };
 }
 
-/** Writes both files (atomically; untouched when already identical). The script goes first: a control file must never name a missing script. */
-export function writeExtensionFiles(dir: string, name: string, version: string, engineSql: string): void {
+/**
+ * Writes both files (atomically; untouched when already identical). The script goes first: a
+ * control file must never name a missing script. Returns a function that restores the folder as
+ * it was (for a folder that turns out not to be the server's).
+ */
+export function writeExtensionFiles(dir: string, name: string, version: string, engineSql: string): () => void {
   checkExtensionName(name, version);
   const paths = extensionFilePaths(dir, name, version);
-  writeIfChanged(paths.script, scriptFileText(name, version, engineSql));
-  writeIfChanged(paths.control, controlFileText(name, version));
+  const undoScript = writeIfChanged(paths.script, scriptFileText(name, version, engineSql));
+  const undoControl = writeIfChanged(paths.control, controlFileText(name, version));
+  return () => {
+    undoControl();
+    undoScript();
+  };
 }
 
 export function removeExtensionFiles(dir: string, name: string, version: string): void {

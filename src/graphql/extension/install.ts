@@ -14,7 +14,7 @@ import { quoteIdent, quoteLiteral } from '../../db/sql-text.js';
 import { loadEngine } from '../http/engine-port.js';
 import { engineObjectsSql, eventTriggerNames } from './engine-sql.js';
 import { serverExtensionDir, isWritableDir } from './extension-dir.js';
-import { DEFAULT_EXTENSION_NAME, checkExtensionName, objectsHash, removeExtensionFiles, versionFunctionSql, writeExtensionFiles } from './extension-files.js';
+import { DEFAULT_EXTENSION_NAME, checkExtensionName, objectsHash, versionFunctionSql, writeExtensionFiles } from './extension-files.js';
 import { STRATA_VERSION } from './version.js';
 
 export interface InstallOptions {
@@ -151,12 +151,12 @@ export async function installGraphQL(client: pg.ClientBase, opts: InstallOptions
   const { sql: engineSql } = await engineObjectsSql(client);
   const dir = opts.extensionDir === 'auto' ? await serverExtensionDir(client) : opts.extensionDir || undefined;
   if (dir && isWritableDir(dir)) {
-    writeExtensionFiles(dir, name, version, engineSql);
+    const undo = writeExtensionFiles(dir, name, version, engineSql);
     const avail = await availability(client, name);
     if (avail?.default_version === version) return installExtension(client, name, version, engineSql);
-    // The folder is not the one this server reads (another machine's): leave nothing behind.
-    if (opts.extensionDir === 'auto') removeExtensionFiles(dir, name, version);
-    else throw new Error(`PostgreSQL does not see the extension files written to ${dir}`);
+    // The folder is not the one this server reads (another machine's): leave it as it was.
+    undo();
+    if (opts.extensionDir !== 'auto') throw new Error(`PostgreSQL does not see the extension files written to ${dir}`);
   } else if (dir && opts.extensionDir !== 'auto') {
     throw new Error(`the extension folder ${dir} is not writable`);
   }

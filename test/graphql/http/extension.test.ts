@@ -5,7 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createTestDatabase, connect, type TestDatabase } from '../../support/database.js';
 import { embeddedExtensionDir } from '../../../src/db/embedded.js';
 import { installGraphQL, installedVersion } from '../../../src/graphql/extension/install.js';
@@ -48,6 +50,23 @@ describe('plain SQL install (servers whose extension folder is not ours)', () =>
       expect(await installedVersion(c)).toBe('99.0.0');
     } finally {
       await c.end();
+    }
+  });
+});
+
+describe('a folder that is not the server\'s extension folder', () => {
+  it('is refused (explicit) and left as it was', async () => {
+    const db = await createTestDatabase({ prefix: 'gqlnotdir' });
+    const dir = mkdtempSync(join(tmpdir(), 'strata-not-extdir-'));
+    const c = await connect(db.url);
+    try {
+      await expect(installGraphQL(c, { extensionDir: dir, name: 'strata_graphql_nowhere', version: '1.0.0' })).rejects.toThrow(/does not see the extension files/);
+      expect(readdirSync(dir)).toEqual([]);
+      expect((await c.query(`select count(*)::int as n from pg_extension where extname = 'strata_graphql_nowhere'`)).rows[0].n).toBe(0);
+    } finally {
+      await c.end();
+      rmSync(dir, { recursive: true, force: true });
+      await db.drop();
     }
   });
 });

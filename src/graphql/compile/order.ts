@@ -99,6 +99,7 @@ function beyond(comp: Comp, k: OrderKey, v: unknown, row: string, after: boolean
   const greater = k.desc !== after ? '>' : '<';
   const nullsComeAfter = after ? !k.nullsFirst : k.nullsFirst;
   if (v === null) return nullsComeAfter ? 'false' : `${c} is not null`;
-  const cmp = `${c} ${greater} ${comp.sql.param(text(v), elementCast(k.column.type))}`;
-  return nullsComeAfter ? `(${cmp} or ${c} is null)` : cmp;
+  // Against a non-null cursor value pg_graphql compares plainly: rows whose key is NULL are not
+  // on either side of it.
+  return `${c} ${greater} ${comp.sql.param(text(v), elementCast(k.column.type))}`;
 }

@@ -173,6 +173,14 @@ describe.each(['node', 'express', 'express+json', 'fastify'])('%s', (form) => {
     expect(graphqlResponse.headers.get('content-type')).toMatch(/^application\/graphql-response\+json/);
   });
 
+  it('other POST media types go through yoga: application/graphql and form-encoded', async () => {
+    const expected = await engineBytes(TODOS_QUERY);
+    const asGraphQL = await http(url(), { method: 'POST', headers: { 'content-type': 'application/graphql', ...anon() }, body: TODOS_QUERY });
+    expect(asGraphQL.text).toBe(expected);
+    const asForm = await http(url(), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...anon() }, body: new URLSearchParams({ query: TODOS_QUERY }).toString() });
+    expect(asForm.text).toBe(expected);
+  });
+
   it('malformed requests get JSON errors', async () => {
     const badJson = await postGraphQL(url(), '{"query": ', anon());
     if (form === 'express+json') {

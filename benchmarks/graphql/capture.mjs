@@ -74,7 +74,8 @@ export async function floorEntryFromCapture({ q, roundTrips, strataJson, apiUrl,
           continue;
         }
         if (parsed && typeof parsed === 'object' && 'data' in parsed && jsonEqual(q.canon('strata', parsed.data), want)) {
-          return { query: q.strata.query, sql, prefix, suffix, source: 'captured', otherStatements: candidates.filter((_, j) => j !== i) };
+          const otherStatements = candidates.filter((_, j) => j !== i);
+          return { query: q.strata.query, sql, prefix, suffix, source: 'captured', otherStatements, guard: otherStatements.filter((x) => GUARD.test(`${x};`)) };
         }
       }
     }

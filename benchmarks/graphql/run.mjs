@@ -82,6 +82,37 @@ async function main() {
   const probeBody = (engine) => bodyFor(engine, QUERIES[0]);
   const floorFile = join(work, 'floor-sql.json');
 
+  // ---- 0. Schema build for the 1,000-table schema (first: its rebuilds bump the schema version,
+  // which must not happen once the floor holds Strata's captured statements).
+  const schemaBuild = {};
+  if (cfg.measureExtras) {
+    if (strataAvailable) {
+      try {
+        schemaBuild.strata = await strataSchemaBuild(db.apiUrl, db.superuserUrl);
+        log(`strata buildGraphQLSchema, ${schemaBuild.strata.queryFields} Query fields: first ${schemaBuild.strata.runsMs[0].toFixed(0)} ms, rebuilds ${schemaBuild.strata.runsMs.slice(1).map((x) => x.toFixed(0)).join(' / ')} ms (catalog query alone ${schemaBuild.strata.catalogSqlMs?.toFixed(0)} ms; module import ${schemaBuild.strata.importMs.toFixed(0)} ms)`);
+      } catch (e) {
+        schemaBuild.strata = { error: e.message.slice(0, 2000) };
+        log('strata schema build failed:', e.message.slice(0, 800));
+      }
+      try {
+        schemaBuild.strataFirstRequest = await strataWideFirstRequest({ apiUrl: db.apiUrl, env: envFor('strata', db.apiUrl, undefined), headers, logDir: work, strataMode: cfg.strataMode });
+        log(`strata on the wide schema: process start → first answer ${schemaBuild.strataFirstRequest.firstAnswerMs.toFixed(0)} ms (ok=${schemaBuild.strataFirstRequest.ok}), next request ${schemaBuild.strataFirstRequest.secondRequestMs.toFixed(1)} ms`);
+      } catch (e) {
+        schemaBuild.strataFirstRequest = { error: e.message.slice(0, 2000) };
+        log('strata wide first request failed:', e.message.slice(0, 800));
+      }
+    }
+    if (cfg.engines.includes('postgraphile') && cfg.postgraphileWide) {
+      try {
+        schemaBuild.postgraphileMs = await postgraphileSchemaBuild(db.apiUrl, jwtSecret);
+        log(`postgraphile schema build (1,000 tables): ${schemaBuild.postgraphileMs.toFixed(0)} ms`);
+      } catch (e) {
+        schemaBuild.postgraphileMs = NaN;
+        log('postgraphile schema build failed:', e.message.slice(0, 800));
+      }
+    }
+  }
+
   // ---- 1. Correctness, round trips, SQL capture: every server once, through the counting proxy.
   const proxy = await startProxy(db.port);
   cleanups.push(() => proxy.close());
@@ -178,40 +209,14 @@ async function main() {
   const coldStart = Object.fromEntries(order.map((e) => [e, servers[e].coldStartMs]));
   const idleMemory = Object.fromEntries(order.map((e) => [e, memoryOf(servers[e].pid)]));
 
-  // ---- 3. Cost of new variable values (plan / compile caches), schema build for 1,000 tables.
+  // ---- 3. Cost of new variable values (plan / compile caches).
   const newVariables = {};
-  const schemaBuild = {};
   if (cfg.measureExtras) {
     const byKey = QUERIES.find((q) => q.name === 'byKey');
     for (const engine of order.filter((e) => e !== 'floor')) {
       newVariables[engine] = await newVariablesCost({ url: servers[engine].url, headers, doc: engine === 'postgraphile' ? byKey.postgraphile.query : byKey.strata.query, n: QUICK ? 60 : 150 });
     }
     log(`new variable values (byKey, sequential, median latency): ${Object.entries(newVariables).map(([e, v]) => `${e} ${v.sameVariablesUs.toFixed(0)} µs same / ${v.newVariablesUs.toFixed(0)} µs new (+${v.extraUs.toFixed(0)})`).join(', ')}`);
-    if (strataAvailable) {
-      try {
-        schemaBuild.strata = await strataSchemaBuild(db.apiUrl, db.superuserUrl);
-        log(`strata buildGraphQLSchema, ${schemaBuild.strata.queryFields} Query fields: first ${schemaBuild.strata.runsMs[0].toFixed(0)} ms, rebuilds ${schemaBuild.strata.runsMs.slice(1).map((x) => x.toFixed(0)).join(' / ')} ms (catalog query alone ${schemaBuild.strata.catalogSqlMs?.toFixed(0)} ms; module import ${schemaBuild.strata.importMs.toFixed(0)} ms)`);
-      } catch (e) {
-        schemaBuild.strata = { error: e.message.slice(0, 2000) };
-        log('strata schema build failed:', e.message.slice(0, 800));
-      }
-      try {
-        schemaBuild.strataFirstRequest = await strataWideFirstRequest({ apiUrl: db.apiUrl, env: envFor('strata', db.apiUrl, undefined), headers, logDir: work, strataMode: cfg.strataMode });
-        log(`strata on the wide schema: process start → first answer ${schemaBuild.strataFirstRequest.firstAnswerMs.toFixed(0)} ms (ok=${schemaBuild.strataFirstRequest.ok}), next request ${schemaBuild.strataFirstRequest.secondRequestMs.toFixed(1)} ms`);
-      } catch (e) {
-        schemaBuild.strataFirstRequest = { error: e.message.slice(0, 2000) };
-        log('strata wide first request failed:', e.message.slice(0, 800));
-      }
-    }
-    if (cfg.engines.includes('postgraphile') && cfg.postgraphileWide) {
-      try {
-        schemaBuild.postgraphileMs = await postgraphileSchemaBuild(db.apiUrl, jwtSecret);
-        log(`postgraphile schema build (1,000 tables): ${schemaBuild.postgraphileMs.toFixed(0)} ms`);
-      } catch (e) {
-        schemaBuild.postgraphileMs = NaN;
-        log('postgraphile schema build failed:', e.message.slice(0, 800));
-      }
-    }
   }
 
   // ---- 4. Load: rounds × queries × connections × engines (engine order rotates every round).

@@ -4,7 +4,9 @@
 // same prelude text as Strata's db/with-role.ts), and write PostgreSQL's JSON text out unparsed.
 // No GraphQL parsing, validation or planning: each known document maps to a fixed SQL statement
 // (FLOOR_SQL file: Strata's own compiled SQL captured through the proxy, else hand-written).
-// Env: DATABASE_URL (API login role), JWT_SECRET, FLOOR_SQL (json file), PORT, POOL_MAX (10).
+// Env: DATABASE_URL (API login role), JWT_SECRET, FLOOR_SQL (json file), PORT, POOL_MAX (10),
+//   BENCH_FLOOR_GUARD=1: also run Strata's schema-version guard statement before the SQL (same
+//   statements as Strata, not just the same work).
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
@@ -13,7 +15,8 @@ import { dist } from '../paths.mjs';
 
 const { rolePrelude } = await import(dist('db/with-role.js'));
 const entries = JSON.parse(readFileSync(process.env.FLOOR_SQL, 'utf8'));
-const byQuery = new Map(entries.map((e) => [e.query, e]));
+const withGuard = process.env.BENCH_FLOOR_GUARD === '1';
+const byQuery = new Map(entries.map((e) => [e.query, { ...e, pre: withGuard ? e.guard ?? [] : [] }]));
 const secret = process.env.JWT_SECRET;
 
 // JSON stays text: the database already built the response.
@@ -21,13 +24,14 @@ for (const oid of [114, 3802]) pg.types.setTypeParser(oid, (v) => v);
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.POOL_MAX ?? 10) });
 pool.on('error', () => {});
 
-async function run(principal, sql) {
+async function run(principal, entry) {
   const client = await pool.connect();
   let broken;
   try {
-    const results = await client.query(`${rolePrelude(principal)}; ${sql}; commit`);
-    const rows = results[3].rows;
-    return rows.length ? rows[0][results[3].fields[0].name] : null;
+    const pre = entry.pre.length ? entry.pre.join('; ') + '; ' : '';
+    const results = await client.query(`${rolePrelude(principal)}; ${pre}${entry.sql}; commit`);
+    const r = results[3 + entry.pre.length];
+    return r.rows.length ? r.rows[0][r.fields[0].name] : null;
   } catch (e) {
     await client.query('rollback').catch((err) => (broken = err));
     throw e;
@@ -55,7 +59,7 @@ const server = createServer((req, res) => {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       const entry = byQuery.get(body.query);
       if (!entry) return send(res, 400, JSON.stringify({ errors: [{ message: 'unknown document' }] }));
-      const text = await run(principal, entry.sql);
+      const text = await run(principal, entry);
       send(res, 200, entry.prefix + (text ?? 'null') + entry.suffix);
     } catch (e) {
       send(res, 200, JSON.stringify({ data: null, errors: [{ message: String(e.message ?? e) }] }));

@@ -1,6 +1,6 @@
 /** insertInto / update / deleteFrom collections: one data-modifying CTE, records built from its rows. */
 import type { Column, Table } from '../introspect/model.js';
-import { insertableColumns, updatableColumns } from '../introspect/rules.js';
+import { insertableColumns, selectableColumns, updatableColumns } from '../introspect/rules.js';
 import type { Comp } from './context.js';
 import { fail } from './errors.js';
 import { compileFilter } from './filter.js';
@@ -28,10 +28,20 @@ function responseSql(comp: Comp, table: Table, field: Field, kind: string, cte: 
   const pairs: [string, string][] = collectFields(field.selections, typeName, comp).map((f) => {
     if (f.name === '__typename') return [f.alias, `to_jsonb(${quoteLiteral(typeName)}::text)`];
     if (f.name === 'affectedCount') return [f.alias, `to_jsonb((select count(*) from ${cte})::int)`];
-    if (f.name === 'records') return [f.alias, `coalesce((select jsonb_agg(${nodeObject(comp, table, f.selections, `${cte}.__r`)}) from ${cte}), '[]'::jsonb)`];
+    if (f.name === 'records') {
+      const r = comp.sql.alias();
+      return [f.alias, `coalesce((select jsonb_agg(${nodeObject(comp, table, f.selections, table.canSelectAll ? `${r}.__r` : r)}) from ${cte} as ${r}), '[]'::jsonb)`];
+    }
     return fail(`Unknown field "${f.name}" on type ${typeName}`);
   });
   return jsonObject(pairs);
+}
+
+/** RETURNING list: the whole row with SELECT on every column, else only the permitted columns. */
+function returning(table: Table, alias: string): string {
+  if (table.canSelectAll) return `${alias} as __r`;
+  const cols = selectableColumns(table).map((c) => `${alias}.${quoteIdent(c.sqlName)}`);
+  return cols.length ? cols.join(', ') : '1 as __none';
 }
 
 function atMostOf(args: Record<string, unknown>): number {
@@ -53,7 +63,7 @@ export function insertSql(comp: Comp, table: Table, field: Field): string {
   const values = rows.map((r) => '(' + target.map((c) => (r[c.fieldName] === undefined ? 'default' : valueSql(comp, c, r[c.fieldName]))).join(', ') + ')');
   const a = comp.sql.alias();
   const cte = `${a}_m`;
-  return `with ${cte} as (insert into ${tableRef(table)} as ${a} (${target.map((c) => quoteIdent(c.sqlName)).join(', ')}) values ${values.join(', ')} returning ${a} as __r) select ${responseSql(comp, table, field, 'Insert', cte)}`;
+  return `with ${cte} as (insert into ${tableRef(table)} as ${a} (${target.map((c) => quoteIdent(c.sqlName)).join(', ')}) values ${values.join(', ')} returning ${returning(table, a)}) select ${responseSql(comp, table, field, 'Insert', cte)}`;
 }
 
 export function updateSql(comp: Comp, table: Table, field: Field): string {
@@ -69,7 +79,7 @@ export function updateSql(comp: Comp, table: Table, field: Field): string {
   const assignments = entries.map(([k, v]) => `${quoteIdent(cols.get(k)!.sqlName)} = ${valueSql(comp, cols.get(k)!, v)}`);
   const where = compileFilter(comp, table, args.filter, a);
   const cte = `${a}_m`;
-  return `with ${cte} as (update ${tableRef(table)} as ${a} set ${assignments.join(', ')} where ${where} returning ${a} as __r) ` +
+  return `with ${cte} as (update ${tableRef(table)} as ${a} set ${assignments.join(', ')} where ${where} returning ${returning(table, a)}) ` +
     `select case when (select count(*) from ${cte}) > ${atMost} then graphql.exception('update impacts too many records')::jsonb else ${responseSql(comp, table, field, 'Update', cte)} end`;
 }
 
@@ -79,6 +89,6 @@ export function deleteSql(comp: Comp, table: Table, field: Field): string {
   const a = comp.sql.alias();
   const where = compileFilter(comp, table, args.filter, a);
   const cte = `${a}_m`;
-  return `with ${cte} as (delete from ${tableRef(table)} as ${a} where ${where} returning ${a} as __r) ` +
+  return `with ${cte} as (delete from ${tableRef(table)} as ${a} where ${where} returning ${returning(table, a)}) ` +
     `select case when (select count(*) from ${cte}) > ${atMost} then graphql.exception('delete impacts too many records')::jsonb else ${responseSql(comp, table, field, 'Delete', cte)} end`;
 }

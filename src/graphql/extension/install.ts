@@ -1,15 +1,18 @@
 /**
  * Installs the GraphQL engine's database-side objects in one database:
  *  - as the PostgreSQL extension `strata_graphql` (control + script written to the server's
- *    extension folder) where that folder is writable here, always for the embedded server;
- *    an installed version that differs from the files' is replaced by drop + create in ONE
- *    transaction, so API requests running meanwhile see the old objects or the new ones;
+ *    extension folder) where that folder is ours to write: the embedded server's (option
+ *    'embedded', the default of `strata serve` and the platform), or any writable one ('auto');
+ *    an installed version (or engine SQL) that differs from the files' is replaced by drop + create
+ *    in ONE transaction, so API requests running meanwhile see the old objects or the new ones;
  *  - elsewhere as plain SQL (the engine's installSchema), the version readable through
  *    graphql.strata_version() in both cases.
  * Needs a superuser connection (event triggers).
  */
 import type pg from 'pg';
 import { createHash } from 'node:crypto';
+import { resolve } from 'node:path';
+import { embeddedExtensionDir } from '../../db/embedded.js';
 import { quoteIdent, quoteLiteral } from '../../db/sql-text.js';
 import { loadEngine } from '../http/engine-port.js';
 import { engineObjectsSql, eventTriggerNames } from './engine-sql.js';
@@ -18,8 +21,14 @@ import { DEFAULT_EXTENSION_NAME, checkExtensionName, objectsHash, versionFunctio
 import { STRATA_VERSION } from './version.js';
 
 export interface InstallOptions {
-  /** The server's extension folder; 'auto' asks the server (pg_config) and uses it when writable here; false: plain SQL. */
-  extensionDir?: string | 'auto' | false;
+  /**
+   * Where the extension files go:
+   * - 'embedded': the server's folder (pg_config) only when it is the embedded PostgreSQL's (in
+   *   node_modules); plain SQL on any other server, whose folders are never touched;
+   * - 'auto': the server's folder whenever it is writable here;
+   * - a folder: that one (an error if the server does not see it); false: plain SQL.
+   */
+  extensionDir?: string | 'embedded' | 'auto' | false;
   /** Extension name (default strata_graphql). */
   name?: string;
   /** Version to install (default: package.json's). */
@@ -144,20 +153,29 @@ export async function installedVersion(client: pg.ClientBase): Promise<string | 
   return (await client.query<{ v: string }>('select graphql.strata_version() as v')).rows[0]!.v;
 }
 
+async function chosenDir(client: pg.ClientBase, option: InstallOptions['extensionDir']): Promise<string | undefined> {
+  if (option === 'auto') return serverExtensionDir(client);
+  if (option === 'embedded') {
+    const dir = await serverExtensionDir(client);
+    return dir !== undefined && resolve(dir) === resolve(await embeddedExtensionDir()) ? dir : undefined;
+  }
+  return option || undefined;
+}
+
 export async function installGraphQL(client: pg.ClientBase, opts: InstallOptions = {}): Promise<InstallReport> {
   const name = opts.name ?? DEFAULT_EXTENSION_NAME;
   const version = opts.version ?? STRATA_VERSION;
   checkExtensionName(name, version);
   const { sql: engineSql } = await engineObjectsSql(client);
-  const dir = opts.extensionDir === 'auto' ? await serverExtensionDir(client) : opts.extensionDir || undefined;
+  const dir = await chosenDir(client, opts.extensionDir);
   if (dir && isWritableDir(dir)) {
     const undo = writeExtensionFiles(dir, name, version, engineSql);
     const avail = await availability(client, name);
     if (avail?.default_version === version) return installExtension(client, name, version, engineSql);
     // The folder is not the one this server reads (another machine's): leave it as it was.
     undo();
-    if (opts.extensionDir !== 'auto') throw new Error(`PostgreSQL does not see the extension files written to ${dir}`);
-  } else if (dir && opts.extensionDir !== 'auto') {
+    if (opts.extensionDir !== 'auto' && opts.extensionDir !== 'embedded') throw new Error(`PostgreSQL does not see the extension files written to ${dir}`);
+  } else if (dir && opts.extensionDir !== 'auto' && opts.extensionDir !== 'embedded') {
     throw new Error(`the extension folder ${dir} is not writable`);
   }
   return installPlain(client, name, version, engineSql);

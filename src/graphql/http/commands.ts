@@ -36,7 +36,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     port: positiveInt('port', values.port ?? process.env.STRATA_PORT),
     host: values.host ?? process.env.STRATA_HOST,
     authenticatorPassword: values['authenticator-password'] ?? process.env.STRATA_AUTHENTICATOR_PASSWORD,
-    extensionDir: extDir === undefined ? 'auto' : extDir === 'none' ? false : extDir,
+    extensionDir: extDir === undefined ? 'embedded' : extDir === 'none' ? false : extDir,
     maxBodyBytes: positiveInt('max-body-bytes', values['max-body-bytes']),
     maxDepth: maxDepth === 0 ? false : maxDepth,
   });

@@ -25,8 +25,8 @@ export interface ServeOptions extends Pick<GraphQLHandlerOptions, 'maxBodyBytes'
    * with `databaseUrl`, switching role per request all the same.
    */
   authenticatorPassword?: string;
-  /** The server's extension folder, 'auto' (default: found from the server, used when writable), or false for plain SQL. */
-  extensionDir?: string | 'auto' | false;
+  /** Where the engine's objects go (see installGraphQL): default 'embedded' (extension on the embedded server, plain SQL elsewhere). */
+  extensionDir?: string | 'embedded' | 'auto' | false;
 }
 
 export interface ServingDatabase {
@@ -58,7 +58,7 @@ export async function serveDatabase(opts: ServeOptions): Promise<ServingDatabase
       await ensureClusterRoles(client, (await import('node:crypto')).randomBytes(24).toString('base64url'));
     }
     await client.query(`grant connect on database ${quoteIdent(db)} to ${quoteIdent(API_LOGIN_ROLE)}`);
-    return installGraphQL(client, { extensionDir: opts.extensionDir ?? 'auto' });
+    return installGraphQL(client, { extensionDir: opts.extensionDir ?? 'embedded' });
   });
   const poolUrl = opts.authenticatorPassword !== undefined ? withUser(databaseUrl, API_LOGIN_ROLE, opts.authenticatorPassword) : databaseUrl;
   const pool = createPool(poolUrl, { max: 10, applicationName: 'strata-serve' });

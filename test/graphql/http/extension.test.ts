@@ -197,6 +197,29 @@ describe.skipIf(!embedded)("extensionDir 'auto' (embedded server)", () => {
   });
 });
 
+describe("extensionDir 'embedded' (the default of strata serve and the platform)", () => {
+  const name = `strata_graphql_e${randomBytes(4).toString('hex')}`;
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase({ prefix: 'gqlembmode' });
+  });
+  afterAll(async () => {
+    await db?.drop();
+    removeExtensionFiles(await embeddedExtensionDir(), name, '3.0.0');
+  });
+
+  it(embedded ? 'is an extension on the embedded server' : 'is plain SQL on a server that is not the embedded one', async () => {
+    const c = await connect(db.url);
+    try {
+      const report = await installGraphQL(c, { extensionDir: 'embedded', name, version: '3.0.0' });
+      expect(report).toMatchObject({ mode: embedded ? 'extension' : 'sql', version: '3.0.0', action: 'installed' });
+      expect(await installedVersion(c)).toBe('3.0.0');
+    } finally {
+      await c.end();
+    }
+  });
+});
+
 describe.skipIf(embedded)('as a PostgreSQL extension', () => {
   it.skip('needs the embedded server (its extension folder is writable here); this run uses DATABASE_URL', () => {});
 });

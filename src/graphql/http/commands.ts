@@ -40,6 +40,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     maxBodyBytes: positiveInt('max-body-bytes', values['max-body-bytes']),
     maxDepth: maxDepth === 0 ? false : maxDepth,
   });
+  if (running.install.warning) console.warn(`warning: ${running.install.warning}`);
   const how = running.install.mode === 'extension' ? `extension ${running.install.name} ${running.install.version}` : `SQL objects, version ${running.install.version}`;
   console.log(`Strata GraphQL is serving one database.
 

@@ -146,6 +146,22 @@ describe('row-level security', () => {
     expect((await a.info(`${alice}/x.txt`)).error).toMatchObject({ statusCode: '404' });
   });
 
+  it('an INSERT-only policy is enough to upload (a drop box), but not to overwrite or read', async () => {
+    const box = bucketName('box');
+    await h.service.createBucket(box);
+    await h.sql(`create policy "drop box ${box}" on storage.objects for insert to authenticated with check (bucket_id = '${box}')`);
+    const a = (await h.user(alice)).from(box);
+    const up = await a.upload('letter.txt', 'sealed');
+    expect(up.error).toBeNull();
+    expect(up.data!.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await h.sql<{ id: string }>('select id from storage.objects where bucket_id = $1', [box]))[0]!.id).toBe(up.data!.id);
+    expect((await a.upload('letter.txt', 'again')).error).toMatchObject({ statusCode: '409' });
+    expect((await a.upload('letter.txt', 'again', { upsert: true })).error).toMatchObject({ statusCode: '403' });
+    expect((await a.download('letter.txt')).error).not.toBeNull();
+    expect((await a.createSignedUploadUrl('second.txt')).error).toBeNull();
+    expect(await (await h.service.from(box).download('letter.txt')).data!.text()).toBe('sealed');
+  });
+
   it('refuses deleting rows in plain SQL (the delete guard)', async () => {
     await expect(h.sql('delete from storage.objects')).rejects.toThrow(/Direct deletion from storage tables is not allowed/);
   });

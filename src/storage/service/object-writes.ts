@@ -3,11 +3,12 @@
  * after them (serialised per key by an advisory lock, so the version it replaces is known exactly),
  * and the row updates of move and copy. All under the caller's role unless a signed token authorises.
  */
+import { randomUUID } from 'node:crypto';
 import type { ProjectContext } from '../../platform/project-context.js';
 import type { Caller } from '../auth.js';
 import { errors } from '../errors.js';
 import { dryRun, inTx, type Db } from './tx.js';
-import { OBJECT_COLUMNS, type ObjectRow, type SystemMetadata } from './objects.js';
+import type { SystemMetadata } from './objects.js';
 
 export interface ObjectWrite {
   bucket: string;
@@ -19,16 +20,17 @@ export interface ObjectWrite {
   version: string | null;
 }
 
+/** No RETURNING: an upload needs only INSERT rights (RETURNING would also need SELECT on the new row). */
 function upsertSql(upsert: boolean): string {
-  const insert = `insert into storage.objects (bucket_id, name, owner, owner_id, metadata, user_metadata, version)
-                  values ($1, $2, $3, $4, $5, $6, $7)`;
+  const insert = `insert into storage.objects (bucket_id, name, owner, owner_id, metadata, user_metadata, version, id)
+                  values ($1, $2, $3, $4, $5, $6, $7, coalesce($8::uuid, gen_random_uuid()))`;
   if (!upsert) return insert;
   return `${insert} on conflict (bucket_id, name) do update set owner = excluded.owner, owner_id = excluded.owner_id,
             metadata = excluded.metadata, user_metadata = excluded.user_metadata, version = excluded.version, last_accessed_at = now()`;
 }
 
-function paramsOf(w: ObjectWrite): unknown[] {
-  return [w.bucket, w.key, w.owner, w.ownerId, JSON.stringify(w.metadata), w.userMetadata === null ? null : JSON.stringify(w.userMetadata), w.version];
+function paramsOf(w: ObjectWrite, id: string | null = null): unknown[] {
+  return [w.bucket, w.key, w.owner, w.ownerId, JSON.stringify(w.metadata), w.userMetadata === null ? null : JSON.stringify(w.userMetadata), w.version, id];
 }
 
 async function lockKey(db: Db, bucket: string, key: string): Promise<void> {
@@ -55,18 +57,20 @@ export async function commitWrite(
   operation: string,
   w: ObjectWrite,
   upsert: boolean,
-): Promise<{ row: ObjectRow; previousVersion: string | null }> {
+): Promise<{ id: string; previousVersion: string | null }> {
   return inTx(
     project,
     caller,
     operation,
     async (db) => {
       await lockKey(db, w.bucket, w.key);
-      // Under the lock the row cannot change until commit; a row the caller cannot see makes the
-      // upsert itself fail (ON CONFLICT DO UPDATE needs SELECT and UPDATE on the existing row).
-      const prev = await db.query<{ version: string | null }>('select version from storage.objects where bucket_id = $1 and name = $2', [w.bucket, w.key]);
-      const res = await db.query<ObjectRow>(`${upsertSql(upsert)} returning ${OBJECT_COLUMNS}`, paramsOf(w));
-      return { row: res.rows[0]!, previousVersion: prev.rows[0]?.version ?? null };
+      // Under the lock the row cannot change until commit. A row the caller cannot see is either
+      // a unique violation (insert) or makes the upsert fail (ON CONFLICT DO UPDATE needs SELECT
+      // and UPDATE on the existing row), so what this sees is what the write replaces.
+      const prev = await db.query<{ id: string; version: string | null }>('select id, version from storage.objects where bucket_id = $1 and name = $2', [w.bucket, w.key]);
+      const id = prev.rows[0]?.id ?? randomUUID();
+      await db.query(upsertSql(upsert), paramsOf(w, id));
+      return { id, previousVersion: prev.rows[0]?.version ?? null };
     },
     { '23505': errors.keyAlreadyExists },
   );

@@ -6,11 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import type { ProjectContext } from '../../platform/project-context.js';
 import type { StorageBackend } from '../backend/interface.js';
-import { ownerUuid, type Caller } from '../auth.js';
+import { SERVICE, ownerUuid, type Caller } from '../auth.js';
 import { errors } from '../errors.js';
 import { assertKey } from '../keys.js';
 import { commitMove, commitWrite } from './object-writes.js';
-import { requireObject, type ObjectRow, type SystemMetadata } from './objects.js';
+import { findObject, requireObject, type ObjectRow, type SystemMetadata } from './objects.js';
 
 export interface Transfer {
   project: ProjectContext;
@@ -96,5 +96,8 @@ export async function copyObject(t: Transfer, o: CopyOptions): Promise<ObjectRow
   if (committed.previousVersion && committed.previousVersion !== version) {
     await t.backend.delete([{ ...dst, version: committed.previousVersion }]).catch(() => {});
   }
-  return committed.row;
+  // The reply shows the row just written; read back bypassing RLS, since writing it needed only INSERT.
+  const row = await findObject(t.project, SERVICE, 'storage.object.copy', t.destinationBucket, t.destinationKey);
+  if (!row) throw errors.noSuchKey();
+  return row;
 }

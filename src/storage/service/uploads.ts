@@ -95,5 +95,5 @@ export async function uploadObject(u: UploadRequest): Promise<{ Id: string; Key:
   if (committed.previousVersion && committed.previousVersion !== version) {
     await u.backend.delete([{ bucket: u.bucket, key: u.key, version: committed.previousVersion }]).catch(() => {});
   }
-  return { Id: committed.row.id, Key: `${u.bucket}/${u.key}` };
+  return { Id: committed.id, Key: `${u.bucket}/${u.key}` };
 }

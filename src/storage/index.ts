@@ -64,7 +64,8 @@ async function storageApi(app: FastifyInstance, opts: { platform: Platform }): P
   app.addHook('onClose', async () => deps.backends.close());
   app.setErrorHandler(sendError);
   app.setNotFoundHandler((req, reply) => {
-    const path = req.url.split('?')[0]!;
+    // Routes are named relative to the storage base, as the reference (behind its gateway) names them.
+    const path = req.url.split('?')[0]!.replace(/^\/storage\/v1(?=\/|$)/, '') || '/';
     return sendError(req.project ? errors.routeNotFound(req.method, path) : errors.projectNotFound(), req, reply);
   });
   app.addHook('onRequest', async (req) => {

@@ -195,7 +195,7 @@ describe('error envelope', () => {
   });
 
   it('unknown routes and unknown projects are real 404s', async () => {
-    await expectError(await h.api('/object', { token: svc }), 404, { statusCode: '404', error: 'Not Found', message: 'Route GET:/storage/v1/object not found', code: 'InvalidRequest' });
+    await expectError(await h.api('/object', { token: svc }), 404, { statusCode: '404', error: 'Not Found', message: 'Route GET:/object not found', code: 'InvalidRequest' });
     const res = await fetch(`${h.tp.url}/project/aaaaaaaaaaaaaaaaaaaa/storage/v1/bucket`, { headers: { authorization: `Bearer ${svc}` } });
     await expectError(res, 404, { statusCode: '404', error: 'Not Found', message: 'Project not found', code: 'InvalidRequest' });
   });
@@ -211,6 +211,7 @@ describe('error envelope', () => {
 
   it('ops endpoints', async () => {
     expect((await h.api('/status')).status).toBe(200);
+    expect(await (await h.api('/health')).json()).toEqual({ healthy: true });
     const v = await h.api('/version');
     expect(v.status).toBe(200);
     expect((await v.text()).length).toBeGreaterThan(0);

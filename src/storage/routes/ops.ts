@@ -25,5 +25,6 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
     return reply.code(204).send();
   });
   app.get('/status', async (_req, reply) => reply.code(200).send());
+  app.get('/health', async () => ({ healthy: true }));
   app.get('/version', async (_req, reply) => reply.type('text/plain; charset=utf-8').send(STORAGE_API_VERSION));
 }

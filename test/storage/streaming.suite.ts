@@ -219,6 +219,9 @@ export function streamingSuite(get: () => StorageHarness): void {
       expect(res.headers.get('content-length')).toBe(String(size));
       expect(res.headers.get('etag')).toBe(`"${expected.md5}"`);
       expect(await md5Of(res.body as unknown as AsyncIterable<Uint8Array>)).toEqual(expected);
+      const streamed = await files.download('big/64.bin').asStream();
+      expect(streamed.error).toBeNull();
+      expect(await md5Of(streamed.data as unknown as AsyncIterable<Uint8Array>)).toEqual(expected);
       const ranged = await h.api(`/object/${b}/big/64.bin`, { token: h.project.serviceRoleKey, headers: { range: `bytes=${size - 10}-` } });
       expect(ranged.status).toBe(206);
       expect((await ranged.arrayBuffer()).byteLength).toBe(10);

@@ -180,6 +180,42 @@ describe('error envelope', () => {
     expect((await h.api(`/object/${b}/robots.txt`, { token: svc })).headers.get('x-robots-tag')).toBe('noindex, nofollow');
   });
 
+  it('InternalError when the backend fails, with no row written', async () => {
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    const dir = `${h.project.filesDir}/storage/buckets/${b}`;
+    await mkdir(dir, { recursive: true });
+    await writeFile(`${dir}/blocked`, 'not a directory');
+    await expectError(await h.api(`/object/${b}/blocked/x.txt`, { method: 'POST', token: svc, headers: { 'content-type': 'text/plain' }, body: 'x' }), 500, {
+      statusCode: '500',
+      error: 'Internal',
+      message: 'Internal Server Error',
+      code: 'InternalError',
+    });
+    expect(await h.sql('select 1 from storage.objects where bucket_id = $1 and name = $2', [b, 'blocked/x.txt'])).toEqual([]);
+    expect((await h.storedKeys()).filter((k) => k.startsWith('.tmp/'))).toEqual([]);
+  });
+
+  it('database errors: DatabaseError, DatabaseTimeout (544), SlowDown (429)', async () => {
+    await h.sql(`create or replace function public.raise_for_name() returns trigger language plpgsql as $$
+      begin
+        if new.name = 'timeout.txt' then raise exception 'slow' using errcode = '57014'; end if;
+        if new.name = 'busy.txt' then raise exception 'busy' using errcode = '53300'; end if;
+        if new.name = 'broken.txt' then raise exception 'broken' using errcode = 'XX000'; end if;
+        return new;
+      end $$`);
+    await h.sql('create trigger raise_for_name before insert on storage.objects for each row execute function public.raise_for_name()');
+    try {
+      const up = (name: string) => h.api(`/object/${b}/${name}`, { method: 'POST', token: svc, headers: { 'content-type': 'text/plain' }, body: 'x' });
+      const timeout = await up('timeout.txt');
+      expect(timeout.status).toBe(544);
+      expect(await timeout.json()).toMatchObject({ statusCode: '544', code: 'DatabaseTimeout' });
+      await expectError(await up('busy.txt'), 429, { statusCode: '429', error: 'too_many_connections', message: 'Too many connections issued to the database', code: 'SlowDown' });
+      await expectError(await up('broken.txt'), 500, { statusCode: '500', error: 'DatabaseError', message: 'database error, code: XX000', code: 'DatabaseError' });
+    } finally {
+      await h.sql('drop trigger raise_for_name on storage.objects');
+    }
+  });
+
   it('InvalidRange with HTTP 416', async () => {
     await expectError(await h.api(`/object/${b}/exists.txt`, { token: svc, headers: { range: 'bytes=0-0,0-0' } }), 416, { statusCode: '416', error: 'invalid_range', message: 'invalid range provided', code: 'InvalidRange' });
   });

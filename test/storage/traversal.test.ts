@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { request } from 'node:http';
 import { startStorage, bucketName, type StorageHarness } from './harness.js';
 import { FileBackend } from '../../src/storage/backend/file.js';
+import { StorageClient } from '@supabase/storage-js';
 
 let h: StorageHarness;
 let b: string;
@@ -84,6 +85,18 @@ describe('path traversal', () => {
     const files = readdirSync(h.project.filesDir, { recursive: true }) as string[];
     expect(files.every((f) => f === 'storage' || f.startsWith(join('storage', '')))).toBe(true);
     expect(files.some((f) => f.includes('escape') || f.includes('outside') || f.includes('passwd'))).toBe(false);
+  });
+
+  it("projects are isolated: another project's keys are refused and its objects are its own", async () => {
+    const other = await h.tp.platform.createProject({ name: 'storage-other', organizationId: 'default-org' });
+    const otherClient = new StorageClient(`${h.tp.url}/project/${other.ref}/storage/v1`, { apikey: other.anonKey, Authorization: `Bearer ${other.serviceRoleKey}` });
+    expect((await otherClient.createBucket(b)).error).toBeNull();
+    expect((await otherClient.from(b).upload('ok.txt', 'other project')).error).toBeNull();
+    expect(await (await otherClient.from(b).download('ok.txt')).data!.text()).toBe('other project');
+    expect(await (await h.service.from(b).download('ok.txt')).data!.text()).toBe('ok');
+    const crossed = new StorageClient(`${h.tp.url}/project/${other.ref}/storage/v1`, { Authorization: `Bearer ${h.project.serviceRoleKey}` });
+    expect((await crossed.listBuckets()).error).toMatchObject({ statusCode: '403', message: 'signature verification failed' });
+    expect(other.filesDir).not.toBe(h.project.filesDir);
   });
 
   it('the file backend itself refuses paths that leave the bucket', () => {

@@ -33,11 +33,6 @@ export function tableRef(t: Table): string {
   return `${quoteIdent(t.schema)}.${quoteIdent(t.sqlName)}`;
 }
 
-/** The element cast for a SQL type (for arrays: the array type). */
-export function castOf(t: SqlType): string {
-  return t.castName;
-}
-
 export function elementCast(t: SqlType): string {
   return t.isArray ? t.castName.replace(/\[\]$/, '') : t.castName;
 }

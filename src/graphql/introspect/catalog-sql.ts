@@ -111,6 +111,3 @@ select jsonb_build_object(
     ) order by f.nspname, f.proname, f.oid), '[]') from funcs f)
 ) as catalog
 `;
-
-/** The cheap per-request key: role, search path, schema version. */
-export const CONFIG_SQL = `select current_user::text as role, current_schemas(false)::text as search_path, current_database()::text as db, graphql.get_schema_version() as version`;

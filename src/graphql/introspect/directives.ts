@@ -17,12 +17,6 @@ export function parseDirective(comment: string | null | undefined): Record<strin
   }
 }
 
-/** The comment without its directive (used as a description when no "description" is given). */
-export function describe(comment: string | null | undefined, d: Record<string, unknown>): string | null {
-  if (typeof d.description === 'string') return d.description;
-  return null;
-}
-
 function serdeType(v: unknown): string {
   if (typeof v === 'string') return `string ${JSON.stringify(v)}`;
   if (typeof v === 'number') return Number.isInteger(v) ? (v < 0 ? `integer \`${v}\`` : `integer \`${v}\``) : `floating point \`${v}\``;

@@ -117,7 +117,7 @@ function build(raw: Raw): Catalog {
         type: sqlType(c.type, c.typeFormat),
         notNull: c.notNull,
         hasDefault: c.hasDefault,
-        isSerial: typeof c.defaultExpr === 'string' && c.defaultExpr.startsWith('nextval(') || c.identity === 'a' || c.identity === 'd' && false,
+        isSerial: (typeof c.defaultExpr === 'string' && c.defaultExpr.startsWith('nextval(')) || c.identity === 'a',
         generated: c.generated === 's',
         identityAlways: c.identity === 'a',
         canSelect: c.select, canInsert: c.insert, canUpdate: c.update,

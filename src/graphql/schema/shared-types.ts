@@ -28,7 +28,6 @@ export interface SharedTypes {
   all: GraphQLNamedType[];
 }
 
-const ORDERED_OPS = ['Int', 'Float', 'BigInt', 'BigFloat', 'Date', 'Time', 'Datetime', 'String'];
 const LIST_FILTER_SCALARS: ScalarName[] = ['BigFloat', 'BigInt', 'Boolean', 'Date', 'Datetime', 'Float', 'Int', 'String', 'Time', 'UUID'];
 
 /** The operators a scalar filter type has (sorted by name as pg_graphql lists them). */
@@ -39,10 +38,6 @@ export function filterOps(scalar: string): string[] {
   const ops = ['eq', 'gt', 'gte', 'in', 'is', 'lt', 'lte', 'neq'];
   if (scalar === 'String') ops.push('ilike', 'iregex', 'like', 'regex', 'startsWith');
   return ops.sort();
-}
-
-export function isOrderedScalar(s: string): boolean {
-  return ORDERED_OPS.includes(s);
 }
 
 export function enumFilterOps(): string[] {

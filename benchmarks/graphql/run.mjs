@@ -126,6 +126,7 @@ async function main() {
   const roundTrips = {}; // engine -> query -> {...}
   const floorEntries = [];
   const order = ALL_ENGINES.filter((e) => cfg.engines.includes(e));
+  const captureFrom = order.find((e) => e.startsWith('strata')); // Strata's SQL for the floor
   for (const engine of order) {
     if (engine === 'floor') {
       for (const q of queries) if (!floorEntries.find((e) => e.query === q.strata.query)) floorEntries.push(handwrittenEntry(q));
@@ -137,9 +138,9 @@ async function main() {
       for (const q of queries) {
         const body = bodyFor(engine, q);
         await post(s.url, headers, body); // warm: schema load / plan cache
-        if (engine === 'strata') proxy.startRecording();
+        if (engine === captureFrom) proxy.startRecording();
         const res = await post(s.url, headers, body);
-        const recorded = engine === 'strata' ? proxy.stopRecording() : [];
+        const recorded = engine === captureFrom ? proxy.stopRecording() : [];
         const check = (checks[q.name] ??= {});
         if (res.status !== 200 || !res.json || res.json.errors || res.json.data == null) {
           check[engine] = { status: 'error', message: `HTTP ${res.status}: ${res.text.slice(0, 400)}` };
@@ -150,11 +151,11 @@ async function main() {
             check[engine] = { status: 'error', message: `unexpected shape (${e.message}): ${res.text.slice(0, 400)}` };
           }
         }
-        if (engine === 'strata' && check.strata.status === 'ok') {
+        if (engine === captureFrom && check[engine].status === 'ok') {
           const entry = await floorEntryFromCapture({ q, roundTrips: recorded, strataJson: res.json, apiUrl: db.apiUrl, principal });
           if (entry) floorEntries.push(entry);
           else log(`could not derive the floor SQL for ${q.name} from Strata's messages; the floor uses hand-written SQL`);
-          roundTrips.strata[q.name] = { recorded: recorded.map((r) => (r.kind === 'simple' ? { simple: r.text } : { extended: r.parses.map((p) => p.text) })) };
+          roundTrips[engine][q.name] = { recorded: recorded.map((r) => (r.kind === 'simple' ? { simple: r.text } : { extended: r.parses.map((p) => p.text) })) };
         }
         roundTrips[engine][q.name] = { ...roundTrips[engine][q.name], ...(await roundTripsPerRequest({ proxy, url: s.url, headers, body })) };
       }

@@ -6,7 +6,9 @@
 //     bare node:http listener with Strata's own apikey/Bearer check (auth/principal.js). Tells the
 //     HTTP layer's cost apart from the engine's.
 // (STRATA_MODE=serve runs `bin/strata.js serve` directly; see servers/spawn.mjs.)
-// Env: DATABASE_URL (API login role), JWT_SECRET, ANON_KEY, PORT, POOL_MAX (10).
+// Env: DATABASE_URL (API login role), JWT_SECRET, ANON_KEY, PORT, POOL_MAX (10);
+//   BENCH_ENGINE_AUTH=hmac (engine mode only): check the JWTs with the floor's node:crypto HMAC
+//   (../jwt.mjs) instead of Strata's auth/principal.js (jose), to measure what JWT checking costs.
 import { createServer } from 'node:http';
 import { dist } from '../paths.mjs';
 
@@ -25,6 +27,7 @@ if (mode === 'handler') {
   const { principalOf } = await import(dist('auth/principal.js'));
   const { apiKeyOf, bearerOf } = await import(dist('auth/request-credentials.js'));
   const keys = { jwtSecret, anonKey, serviceRoleKey: '' };
+  const hmacAuth = process.env.BENCH_ENGINE_AUTH === 'hmac' ? (await import('../jwt.mjs')).principalFromHeaders : undefined;
   const send = (res, status, text) => {
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     res.end(text);
@@ -35,7 +38,7 @@ if (mode === 'handler') {
     req.on('end', async () => {
       let principal;
       try {
-        principal = await principalOf(keys, apiKeyOf(req.headers), bearerOf(req.headers));
+        principal = hmacAuth ? hmacAuth(jwtSecret, req.headers) : await principalOf(keys, apiKeyOf(req.headers), bearerOf(req.headers));
       } catch (e) {
         return send(res, 401, JSON.stringify({ message: e.message }));
       }

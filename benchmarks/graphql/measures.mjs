@@ -63,6 +63,7 @@ export async function strataWideFirstRequest({ apiUrl, env, headers, logDir, str
  * one (queries.mjs), as the benchmark principal: medians of PostgreSQL's own planning and
  * execution times from EXPLAIN (ANALYZE, TIMING OFF) — steadier than wall-clock on a busy machine.
  * Tells SQL cost apart from Node/HTTP cost. Mutations are skipped.
+ * Also the hand-written statement built with json_* instead of jsonb_* functions.
  */
 export async function sqlCost({ apiUrl, principal, queries, floorEntries, n = 41 }) {
   const pg = (await import('pg')).default;
@@ -87,7 +88,13 @@ export async function sqlCost({ apiUrl, principal, queries, floorEntries, n = 41
     for (const q of queries) {
       if (q.mutation) continue;
       const captured = floorEntries.find((e) => e.query === q.strata.query && e.source === 'captured');
-      out[q.name] = { handwritten: await time(q.floorSql), strata: captured ? await time(captured.sql) : undefined };
+      out[q.name] = {
+        strata: captured ? await time(captured.sql) : undefined,
+        handwritten: await time(q.floorSql),
+        // The same hand-written statement with json_* builders instead of jsonb_* (text JSON,
+        // keys in selection order): what building jsonb costs PostgreSQL.
+        handwrittenJson: await time(q.floorSql.replaceAll('jsonb_', 'json_').replaceAll('::jsonb', '::json')),
+      };
     }
   } finally {
     await client.end();

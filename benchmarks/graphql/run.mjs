@@ -57,7 +57,7 @@ const sqlCostText = (costs) =>
   Object.entries(costs)
     .map(([k, v]) => {
       const f = (x) => (x ? `${x.planningUs.toFixed(0)}+${x.executionUs.toFixed(0)}` : 'n/a');
-      return `${k} ${f(v.strata)} / ${f(v.handwritten)}`;
+      return `${k} ${f(v.strata)} / ${f(v.handwritten)} / ${f(v.handwrittenJson)}`;
     })
     .join(', ');
 
@@ -261,7 +261,7 @@ async function main() {
   else if (Number.isFinite(schemaBuild.postgraphileMs)) console.log(`Schema build, 1,000 tables: postgraphile ${schemaBuild.postgraphileMs.toFixed(0)} ms; strata n/a`);
   if (schemaBuild.strataFirstRequest?.firstAnswerMs) console.log(`Strata on the 1,000-table schema: process start → first answer ${schemaBuild.strataFirstRequest.firstAnswerMs.toFixed(0)} ms`);
   if (Object.keys(newVariables).length) console.log(`New variable values (byKey, sequential, median latency): ${Object.entries(newVariables).map(([e, v]) => `${e} ${v.sameVariablesUs.toFixed(0)} µs with the same values / ${v.newVariablesUs.toFixed(0)} µs with new ones`).join(', ')}`);
-  if (Object.keys(sqlCosts).length) console.log(`SQL alone, PostgreSQL planning + execution µs (EXPLAIN ANALYZE medians), Strata's statement / hand-written: ${sqlCostText(sqlCosts)}`);
+  if (Object.keys(sqlCosts).length) console.log(`SQL alone, PostgreSQL planning + execution µs (EXPLAIN ANALYZE medians), Strata's statement / hand-written (jsonb) / hand-written with json_*: ${sqlCostText(sqlCosts)}`);
   const goalList = goals(summary, extra);
   printGoals(goalList);
   const results = {

@@ -14,9 +14,10 @@ const SCALARS: Record<string, ScalarName> = {
   date: 'Date', time: 'Time', timestamp: 'Datetime', timestamptz: 'Datetime', json: 'JSON', jsonb: 'JSON',
 };
 
+/** A schema-qualified, quoted type name usable in a cast (so "char" stays the 1-byte type and nothing shadows it). */
 function qualified(schema: string, name: string): string {
   const q = (s: string) => '"' + s.replace(/"/g, '""') + '"';
-  return schema === 'pg_catalog' ? name : `${q(schema)}.${q(name)}`;
+  return `${q(schema)}.${q(name)}`;
 }
 
 export async function loadCatalog(client: pg.ClientBase): Promise<Catalog> {

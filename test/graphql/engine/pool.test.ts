@@ -53,6 +53,13 @@ describe('resolveWithPool', () => {
     const res = await resolveWithPool(pool, u1, { query: '{ itemCollection { edges { node { name note } } } }' });
     expect(res).toEqual({ data: { itemCollection: { edges: [{ node: { name: 'one', note: null } }] } } });
   });
+  it('sees GRANT/REVOKE on the next request', async () => {
+    await env.client.query('revoke select on item from authenticated; grant select (id, name, owner) on item to authenticated');
+    const res = await resolveWithPool(pool, u1, { query: '{ itemCollection { edges { node { name note } } } }' });
+    expect(res).toEqual({ data: null, errors: [{ message: "Unknown field 'note' on type 'Item'" }] });
+    await env.client.query('grant select on item to authenticated');
+    expect(await resolveWithPool(pool, u1, { query: '{ itemCollection { edges { node { note } } } }' })).toEqual({ data: { itemCollection: { edges: [{ node: { note: null } }] } } });
+  });
   it('runs mutations in one transaction and returns SQL errors as GraphQL errors', async () => {
     const res = await resolveWithPool(pool, u1, { query: `mutation { a: insertIntoItemCollection(objects: [{name: "three", owner: "u1"}]) { affectedCount } b: insertIntoItemCollection(objects: [{name: null, owner: "u1"}]) { affectedCount } }` });
     expect(res.data).toBeNull();

@@ -163,6 +163,23 @@ export function streamingSuite(get: () => StorageHarness): void {
       expect(await until(async () => (await storedIn(h, b)).length === 1)).toBe(true);
     });
 
+    it('downloads racing overwrites always get a whole version', async () => {
+      const { files } = await setup();
+      const bodies = Array.from({ length: 4 }, (_, i) => Buffer.alloc(64 * 1024, String(i)));
+      await files.upload('hot.bin', bodies[0]!);
+      for (let round = 0; round < 8; round++) {
+        const [, ...downloads] = await Promise.all([
+          files.upload('hot.bin', bodies[round % 4]!, { upsert: true }),
+          ...Array.from({ length: 4 }, () => files.download('hot.bin')),
+        ]);
+        for (const d of downloads) {
+          expect(d.error).toBeNull();
+          const got = Buffer.from(await (d.data as Blob).arrayBuffer());
+          expect(bodies.some((body) => body.equals(got))).toBe(true);
+        }
+      }
+    });
+
     it('an upload aborted mid-stream leaves no row and no bytes', async () => {
       const { h, b } = await setup();
       const url = new URL(`${h.base}/object/${b}/aborted.bin`);

@@ -67,7 +67,7 @@ export async function objectReadRoutes(app: FastifyInstance, deps: StorageDeps):
   const download = (access: Access, operation: string) => async (req: FastifyRequest, reply: FastifyReply) => {
     const scope = scopeOf(deps, req);
     const row = await readRow(scope, req, access, operation);
-    return renderObject(req, reply, scope.backend, row);
+    return renderObject(req, reply, scope.backend, row, { reload: () => readRow(scope, req, access, operation) });
   };
   const info = (access: Access, operation: string) => async (req: FastifyRequest, reply: FastifyReply) => {
     const scope = scopeOf(deps, req);

@@ -11,6 +11,11 @@ import type { ObjectRow, SystemMetadata } from '../service/objects.js';
 export interface RenderOptions {
   /** Signed downloads send Expires instead of Cache-Control. */
   expires?: number;
+  /**
+   * Reads the row again when its bytes are gone: an overwrite that committed between our read and
+   * the backend open removes the old version, and the new one should be served instead.
+   */
+  reload?: () => Promise<ObjectRow>;
 }
 
 function one(v: string | string[] | undefined): string | undefined {
@@ -79,6 +84,10 @@ export async function renderObject(req: FastifyRequest, reply: FastifyReply, bac
     return reply.code(200).send();
   }
   const stream = await backend.get({ bucket: row.bucket_id, key: row.name, version: row.version }, range);
+  if (!stream && opts.reload) {
+    const fresh = await opts.reload();
+    if (fresh.version !== row.version) return renderObject(req, reply, backend, fresh, { ...opts, reload: undefined });
+  }
   if (!stream) {
     reply.removeHeader('etag');
     reply.header('cache-control', 'no-store');

@@ -56,8 +56,8 @@ export async function signedRoutes(app: FastifyInstance, deps: StorageDeps): Pro
     const token = (req.query as Record<string, unknown>).token;
     if (typeof token !== 'string' || token === '') throw errors.invalidRequest("querystring must have required property 'token'");
     const claims = await verifyUrlToken(scope.project.jwtSecret, token, 'download', bucket, key);
-    const row = await requireObject(scope.project, SERVICE, 'storage.object.get_signed', bucket, key);
-    return renderObject(req, reply, scope.backend, row, { expires: claims.exp });
+    const read = () => requireObject(scope.project, SERVICE, 'storage.object.get_signed', bucket, key);
+    return renderObject(req, reply, scope.backend, await read(), { expires: claims.exp, reload: read });
   };
   app.route({ method: ['GET', 'HEAD'], url: '/object/sign/:bucket/*', handler: signedDownload, exposeHeadRoute: false });
 

@@ -8,7 +8,13 @@ export class EnumLiteral {
   constructor(readonly name: string) {}
 }
 
-export type Vars = Record<string, unknown> & { [REQUIRED]?: Set<string> };
+export type Vars = Record<string, unknown> & { [REQUIRED]?: Set<string>; [READS]?: Set<string> };
+
+/** The names of the variables a compilation read (see execute/plan-template.ts). */
+export const READS = Symbol('variables read');
+
+/** Marks a string variable's placeholder value while a plan template is compiled (see execute/plan-template.ts). */
+export const SENTINEL_PREFIX = '\u0001strata:var:';
 
 /** Variables declared non-null without a default: using one that is absent is an error. */
 export const REQUIRED = Symbol('required variables');
@@ -18,6 +24,7 @@ export function valueOf(node: ValueNode, vars: Vars): unknown {
   switch (node.kind) {
     case Kind.VARIABLE: {
       const v = vars[node.name.value];
+      vars[READS]?.add(node.name.value);
       if (v === undefined && vars[REQUIRED]?.has(node.name.value)) fail('Invalid input for NonNull type');
       return v;
     }
@@ -84,6 +91,8 @@ export function scalarText(t: SqlType, v: unknown): string {
       return v ? 'true' : 'false';
     case 'String':
       if (typeof v !== 'string') fail('Invalid input for String type');
+      // A length-checked string depends on its value: a placeholder must not make a template.
+      if (t.maxLength !== undefined && (v as string).startsWith(SENTINEL_PREFIX)) fail('Invalid input for String type');
       if (t.maxLength !== undefined && [...(v as string)].length > t.maxLength) fail(`Invalid input for String type. Maximum character length ${t.maxLength}`);
       return v as string;
     case 'JSON':

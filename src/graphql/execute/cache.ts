@@ -2,12 +2,15 @@
 import type { GraphQLSchema } from 'graphql';
 import type { Catalog } from '../introspect/model.js';
 import { buildSchemaFromCatalog } from '../schema/build.js';
-import type { Plan } from './plan.js';
+import { planRequest, type Plan, type Request } from './plan.js';
+import { fillTemplate, sentinelVariables, shapeKey, templateOf, type Template } from './plan-template.js';
 
 export interface CatalogEntry {
   key: string;
   catalog: Catalog;
   plans: Map<string, Plan>;
+  /** Per (document, operation, variable shape): a template, or null when values shape the SQL. */
+  templates: Map<string, Template | null>;
   schema?: GraphQLSchema;
   introspectionSchema?: GraphQLSchema;
 }
@@ -30,7 +33,7 @@ export function getEntry(key: string): CatalogEntry | undefined {
 }
 
 export function putEntry(key: string, catalog: Catalog): CatalogEntry {
-  const e: CatalogEntry = { key, catalog, plans: new Map() };
+  const e: CatalogEntry = { key, catalog, plans: new Map(), templates: new Map() };
   entries.set(key, e);
   while (entries.size > MAX_ENTRIES) entries.delete(entries.keys().next().value!);
   return e;
@@ -48,6 +51,29 @@ export function cachedPlan(entry: CatalogEntry, key: string, make: () => Plan): 
     entry.plans.set(key, p);
   }
   return p;
+}
+
+/**
+ * The plan of a request: a template filled with this request's scalar variables when the document
+ * allows it (no compilation), else the plan compiled for exactly these variables (cached too).
+ */
+export function planFor(entry: CatalogEntry, req: Request): Plan {
+  const shape = shapeKey(req.variables);
+  if (shape !== undefined) {
+    const tkey = `${req.operationName ?? ''}\u0000${req.query}\u0000${shape}`;
+    let t = entry.templates.get(tkey);
+    if (t === undefined) {
+      const { vars, names } = sentinelVariables(req.variables!);
+      t = templateOf(planRequest(entry.catalog, { ...req, variables: vars }), names) ?? null;
+      if (entry.templates.size >= MAX_PLANS) entry.templates.delete(entry.templates.keys().next().value!);
+      entry.templates.set(tkey, t);
+    }
+    if (t) {
+      const filled = fillTemplate(t, req);
+      if (filled) return filled;
+    }
+  }
+  return cachedPlan(entry, planKey(req.query, req.operationName, req.variables), () => planRequest(entry.catalog, req));
 }
 
 function sortTypeMap(schema: GraphQLSchema): GraphQLSchema {

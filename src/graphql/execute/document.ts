@@ -1,7 +1,7 @@
 /** Parsing (cached) and operation selection with pg_graphql's request-level errors. */
 import { Kind, parse, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
 import { GraphQLEngineError } from '../compile/errors.js';
-import { REQUIRED, valueOf, type Vars } from '../compile/values.js';
+import { READS, REQUIRED, valueOf, type Vars } from '../compile/values.js';
 
 const parsed = new Map<string, DocumentNode | GraphQLEngineError>();
 
@@ -46,6 +46,7 @@ export function selectOperation(doc: DocumentNode, operationName: string | null 
   if (!op) throw new GraphQLEngineError('Operation not found', true);
   if (op.operation === 'subscription') throw new GraphQLEngineError('Subscriptions are not supported', true);
   const vars: Vars = { ...((variables as Vars | null) ?? {}) };
+  vars[READS] = new Set();
   for (const def of op.variableDefinitions ?? []) {
     const name = def.variable.name.value;
     if (vars[name] === undefined && def.defaultValue) vars[name] = valueOf(def.defaultValue, {});

@@ -7,8 +7,8 @@ import type pg from 'pg';
 import { CATALOG_SQL } from '../introspect/catalog-sql.js';
 import { buildCatalog } from '../introspect/load.js';
 import { inlineParams } from '../compile/sql.js';
-import { cachedPlan, catalogKey, getEntry, planKey, putEntry, schemaOf, type CatalogEntry } from './cache.js';
-import { planRequest, type Request } from './plan.js';
+import { catalogKey, getEntry, planFor, putEntry, schemaOf, type CatalogEntry } from './cache.js';
+import type { Request } from './plan.js';
 import { respond, sqlErrorResponse, sqlItems } from './respond.js';
 
 const CONFIG_SQL = `select current_user::text as role, current_schemas(false)::text as search_path,
@@ -65,7 +65,7 @@ export async function resolveOnClient(client: pg.ClientBase, req: Request): Prom
   } catch (e) {
     return sqlErrorResponse(e);
   }
-  const plan = cachedPlan(entry, planKey(req.query, req.operationName, req.variables), () => planRequest(entry.catalog, req));
+  const plan = planFor(entry, req);
   if (plan.kind === 'response') return structuredClone(plan.response);
   const items = sqlItems(plan);
   let results: unknown[] = [];

@@ -10,8 +10,8 @@ import { quoteLiteral } from '../../db/sql-text.js';
 import { CATALOG_SQL } from '../introspect/catalog-sql.js';
 import { buildCatalog } from '../introspect/load.js';
 import { inlineParams } from '../compile/sql.js';
-import { cachedPlan, catalogKey, getEntry, planKey, putEntry, schemaOf, type CatalogEntry } from './cache.js';
-import { planRequest, type Request } from './plan.js';
+import { catalogKey, getEntry, planFor, putEntry, schemaOf, type CatalogEntry } from './cache.js';
+import type { Request } from './plan.js';
 import { respond, sqlErrorResponse, sqlItems } from './respond.js';
 
 interface PoolState {
@@ -65,7 +65,7 @@ export async function resolveOnPool(pool: pg.Pool, principal: Principal, req: Re
       return sqlErrorResponse(e);
     }
     const entry = state.entry;
-    const plan = cachedPlan(entry, planKey(req.query, req.operationName, req.variables), () => planRequest(entry.catalog, req));
+    const plan = planFor(entry, req);
     const items = plan.kind === 'plan' ? sqlItems(plan) : [];
     // Answers that need no statement (errors, introspection) were computed from the cached schema:
     // confirm its version first (one round trip, only on these paths).

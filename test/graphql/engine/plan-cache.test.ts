@@ -1,0 +1,39 @@
+/** Plan reuse across variable values: string variables are templated, everything value-shaped is not. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ids, setupEnv, type Env } from './harness.js';
+import { planFor, getEntry } from '../../../src/graphql/execute/cache.js';
+import { entryFor } from '../../../src/graphql/execute/run-client.js';
+
+let env: Env;
+beforeAll(async () => {
+  env = await setupEnv();
+});
+afterAll(() => env.close());
+
+describe('plans across variable values', () => {
+  it('reuses one template for string filter values and binds each request its own', async () => {
+    const q = 'query Q($name: String, $prefix: String) { blogCollection(filter: {or: [{name: {eq: $name}}, {name: {startsWith: $prefix}}]}) { edges { node { id } } } }';
+    expect(ids(await env.gql(q, { name: 'alpha', prefix: 'zzz' }), 'blogCollection')).toEqual([1]);
+    expect(ids(await env.gql(q, { name: 'gamma', prefix: 'b' }), 'blogCollection')).toEqual([2, 3]);
+    expect(ids(await env.gql(q, { name: "x' or '1'='1", prefix: 'q' }), 'blogCollection')).toEqual([]);
+    const entry = await entryFor(env.client);
+    const a = planFor(entry, { query: q, variables: { name: 'a', prefix: 'b' } });
+    const b = planFor(entry, { query: q, variables: { name: 'c', prefix: 'd' } });
+    expect(a.kind === 'plan' && b.kind === 'plan').toBe(true);
+    if (a.kind === 'plan' && b.kind === 'plan') {
+      const [ia, ib] = [a.items[0]!, b.items[0]!];
+      expect(ia.kind === 'sql' && ib.kind === 'sql' && ia.compiled.sql === ib.compiled.sql).toBe(true);
+      if (ia.kind === 'sql' && ib.kind === 'sql') expect(ib.compiled.params).toContain('c');
+    }
+    expect(getEntry(entry.key)).toBe(entry);
+  });
+  it('keeps value-dependent validation: length-checked strings, cursors, numbers', async () => {
+    const q = 'query Q($e: String) { accountCollection(filter: {email: {eq: $e}}) { edges { node { id } } } }';
+    expect(ids(await env.gql(q, { e: 'b@x.com' }), 'accountCollection')).toEqual([2]);
+    expect(await env.gql(q, { e: 'x'.repeat(41) })).toEqual({ data: null, errors: [{ message: 'Invalid input for String type. Maximum character length 40' }] });
+    const page = 'query P($after: Cursor, $n: Int) { accountCollection(first: $n, after: $after) { edges { node { id } } } }';
+    expect(ids(await env.gql(page, { after: Buffer.from('[1]').toString('base64'), n: 1 }), 'accountCollection')).toEqual([2]);
+    expect(ids(await env.gql(page, { after: Buffer.from('[2]').toString('base64'), n: 5 }), 'accountCollection')).toEqual([3]);
+    expect(await env.gql(page, { after: 'not a cursor', n: 1 })).toEqual({ data: null, errors: [{ message: 'Failed to decode cursor, error 1' }] });
+  });
+});

@@ -85,6 +85,7 @@ export async function floorEntryFromCapture({ q, roundTrips, strataJson, apiUrl,
   return undefined;
 }
 
-export function handwrittenEntry(q) {
-  return { query: q.strata.query, sql: q.floorSql, prefix: `{"data":{${JSON.stringify(q.strata.rootKey)}:`, suffix: '}}', source: 'hand-written' };
+export function handwrittenEntry(q, json = false) {
+  const sql = json ? q.floorSql.replaceAll('jsonb_', 'json_').replaceAll('::jsonb', '::json') : q.floorSql;
+  return { query: q.strata.query, sql, prefix: `{"data":{${JSON.stringify(q.strata.rootKey)}:`, suffix: '}}', source: json ? 'hand-written (json_*)' : 'hand-written' };
 }

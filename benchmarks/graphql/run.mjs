@@ -14,7 +14,7 @@ import { floorEntryFromCapture, handwrittenEntry } from './capture.mjs';
 import { QUERIES, requestBody, selectQueries, BENCH_ACCOUNT, NESTED_FIRST } from './queries.mjs';
 import { ALL_ENGINES, ENGINES, goals, lastLine, printCpuTable, printGoals, printTable, summarize, writeJson } from './report.mjs';
 import { post, startServer } from './servers/spawn.mjs';
-import { jsonEqual, log, memoryOf } from './util.mjs';
+import { firstDiff, jsonEqual, log, memoryOf } from './util.mjs';
 
 const env = process.env;
 const QUICK = env.BENCH_QUICK === '1';
@@ -129,7 +129,11 @@ async function main() {
   const captureFrom = order.find((e) => e.startsWith('strata')); // Strata's SQL for the floor
   for (const engine of order) {
     if (engine === 'floor') {
-      for (const q of queries) if (!floorEntries.find((e) => e.query === q.strata.query)) floorEntries.push(handwrittenEntry(q));
+      // BENCH_FLOOR_SQL=handwritten | handwritten-json: the floor runs queries.mjs's SQL (jsonb, or
+      // with json_* builders) instead of Strata's captured statements — an experiment knob.
+      const mode = env.BENCH_FLOOR_SQL ?? 'captured';
+      if (mode !== 'captured') floorEntries.splice(0, floorEntries.length);
+      for (const q of queries) if (!floorEntries.find((e) => e.query === q.strata.query)) floorEntries.push(handwrittenEntry(q, mode === 'handwritten-json'));
       writeFileSync(floorFile, JSON.stringify(floorEntries, null, 2));
     }
     const s = await startServer({ engine, env: envFor(engine, proxiedUrl, viaProxy(db.superuserUrl), { FLOOR_SQL: floorFile }), headers, probe: probeBody(engine), logDir: work, strataMode: cfg.strataMode });
@@ -176,7 +180,7 @@ async function main() {
       const x = c[engine];
       if (x.status === 'ok' && ref !== undefined && !jsonEqual(x.canon, ref)) {
         x.status = 'mismatch';
-        x.message = `got ${JSON.stringify(x.canon).slice(0, 600)}\n      want ${JSON.stringify(ref).slice(0, 600)}`;
+        x.message = `first difference (got vs want) at ${firstDiff(x.canon, ref)}`;
       }
       const rls = x.status === 'ok' && q.rlsCheck ? q.rlsCheck(x.canon) : null;
       if (rls) {

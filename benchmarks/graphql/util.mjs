@@ -68,3 +68,16 @@ export function pgCpuDelta(before, after) {
   for (const [pid, t] of after) ms += t - (before.get(pid) ?? 0);
   return ms;
 }
+
+/** Path and values of the first difference between two JSON values (for check messages). */
+export function firstDiff(a, b, path = '$') {
+  if (jsonEqual(a, b)) return null;
+  if (a && b && typeof a === 'object' && typeof b === 'object' && Array.isArray(a) === Array.isArray(b)) {
+    if (Array.isArray(a) && a.length !== b.length) return `${path}: length ${a.length} vs ${b.length}`;
+    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      const d = firstDiff(a[k], b[k], `${path}.${k}`);
+      if (d) return d;
+    }
+  }
+  return `${path}: ${JSON.stringify(a)?.slice(0, 200)} vs ${JSON.stringify(b)?.slice(0, 200)}`;
+}

@@ -235,11 +235,18 @@ async function main() {
           if (checks[q.name][engine].status === 'error') continue;
           const s = servers[engine];
           const body = bodyFor(engine, q);
-          if (!warmed.has(`${engine}/${q.name}`)) {
-            warmed.add(`${engine}/${q.name}`);
-            await runLoad({ tool: cfg.loadTool, url: s.url, headers, body, connections: 8, seconds: cfg.warmupSeconds, pid: s.pid, tmpDir: work });
+          let r;
+          try {
+            if (!warmed.has(`${engine}/${q.name}`)) {
+              warmed.add(`${engine}/${q.name}`);
+              await runLoad({ tool: cfg.loadTool, url: s.url, headers, body, connections: 8, seconds: cfg.warmupSeconds, pid: s.pid, tmpDir: work });
+            }
+            r = await runLoad({ tool: cfg.loadTool, url: s.url, headers, body, connections, seconds: cfg.seconds, pid: s.pid, pgPid: db.postmasterPid, tmpDir: work });
+          } catch (e) {
+            // One failed cell (load tool or server trouble) must not lose the whole run.
+            log(`r${round + 1} ${q.name} c=${connections} ${engine}: load failed: ${e.message.slice(0, 500)}`);
+            continue;
           }
-          const r = await runLoad({ tool: cfg.loadTool, url: s.url, headers, body, connections, seconds: cfg.seconds, pid: s.pid, pgPid: db.postmasterPid, tmpDir: work });
           cells.push({ round, query: q.name, connections, engine, ...r });
           log(`r${round + 1} ${q.name.padEnd(7)} c=${String(connections).padEnd(2)} ${engine.padEnd(12)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  rss ${r.rssPeakMB.toFixed(0)} MB  cpu/req ${r.cpuUsPerReq.toFixed(0)} µs + pg ${r.pgCpuUsPerReq.toFixed(0)} µs${r.errors + r.non2xx ? `  FAILED ${r.errors + r.non2xx}` : ''}`);
           if (q.mutation) await resetMutations(db.superuserUrl);

@@ -8,6 +8,7 @@ import { col, jsonOf } from './json-value.js';
 import { nodeObject } from './node.js';
 import { cursorCondition, cursorSql, decodeCursor, orderKeys, orderSql } from './order.js';
 import { argsOf, collectFields, type Field } from './selection.js';
+import { structuralNumber } from './values.js';
 import { jsonObject, quoteIdent, quoteLiteral } from './sql.js';
 
 export interface Source {
@@ -23,7 +24,7 @@ function unsigned(v: unknown, name: string): number | undefined {
   if (v === null || v === undefined) return undefined;
   if (typeof v !== 'number' || !Number.isInteger(v)) fail('Invalid input for Int type');
   if ((v as number) < 0) fail(`\`${name}\` must be an unsigned integer`);
-  return v as number;
+  return structuralNumber(v as number);
 }
 
 export function connectionSql(comp: Comp, table: Table, field: Field, src: Source, extraArgs: string[] = []): string {

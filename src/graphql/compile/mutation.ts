@@ -7,7 +7,7 @@ import { compileFilter } from './filter.js';
 import { nodeObject } from './node.js';
 import { argsOf, collectFields, type Field } from './selection.js';
 import { jsonObject, quoteIdent, quoteLiteral, tableRef } from './sql.js';
-import { isPlainObject, sqlValue } from './values.js';
+import { isPlainObject, sqlValue, structuralNumber } from './values.js';
 
 function valueSql(comp: Comp, c: Column, v: unknown): string {
   const sv = sqlValue(c.type, v);
@@ -47,7 +47,7 @@ function returning(table: Table, alias: string): string {
 function atMostOf(args: Record<string, unknown>): number {
   const v = args.atMost ?? 1;
   if (typeof v !== 'number' || !Number.isInteger(v)) fail('Invalid input for Int type');
-  return v as number;
+  return structuralNumber(v as number);
 }
 
 export function insertSql(comp: Comp, table: Table, field: Field): string {

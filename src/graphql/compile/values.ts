@@ -16,6 +16,26 @@ export const READS = Symbol('variables read');
 /** Marks a string variable's placeholder value while a plan template is compiled (see execute/plan-template.ts). */
 export const SENTINEL_PREFIX = '\u0001strata:var:';
 
+/** Integer variables' placeholders while a plan template is compiled: this base plus a small index. */
+export const INT_SENTINEL_BASE = 1_900_000_000;
+let templating = false;
+
+/** Runs a compilation of a plan template (numbers that shape SQL text then refuse placeholders). */
+export function whileTemplating<T>(work: () => T): T {
+  templating = true;
+  try {
+    return work();
+  } finally {
+    templating = false;
+  }
+}
+
+/** A number that is written into SQL text (limit, offset, atMost): a placeholder must not make a template. */
+export function structuralNumber(v: number): number {
+  if (templating && v >= INT_SENTINEL_BASE && v < INT_SENTINEL_BASE + 1_000_000) fail('Invalid input for Int type');
+  return v;
+}
+
 /** Variables declared non-null without a default: using one that is absent is an error. */
 export const REQUIRED = Symbol('required variables');
 

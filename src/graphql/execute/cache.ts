@@ -3,6 +3,7 @@ import type { GraphQLSchema } from 'graphql';
 import type { Catalog } from '../introspect/model.js';
 import { buildSchemaFromCatalog } from '../schema/build.js';
 import { planRequest, type Plan, type Request } from './plan.js';
+import { whileTemplating } from '../compile/values.js';
 import { fillTemplate, sentinelVariables, shapeKey, templateOf, type Template } from './plan-template.js';
 
 export interface CatalogEntry {
@@ -63,8 +64,8 @@ export function planFor(entry: CatalogEntry, req: Request): Plan {
     const tkey = `${req.operationName ?? ''}\u0000${req.query}\u0000${shape}`;
     let t = entry.templates.get(tkey);
     if (t === undefined) {
-      const { vars, names } = sentinelVariables(req.variables!);
-      t = templateOf(planRequest(entry.catalog, { ...req, variables: vars }), names) ?? null;
+      const sv = sentinelVariables(req);
+      t = sv ? (templateOf(whileTemplating(() => planRequest(entry.catalog, { ...req, variables: sv.vars })), sv.names) ?? null) : null;
       if (entry.templates.size >= MAX_PLANS) entry.templates.delete(entry.templates.keys().next().value!);
       entry.templates.set(tkey, t);
     }

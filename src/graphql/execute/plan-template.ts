@@ -2,15 +2,15 @@
  * Plans that do not depend on the values of scalar variables, so that a document requested again
  * with other variable values skips compilation.
  *
- * The document is compiled once with a unique sentinel in place of every string variable. When
- * each sentinel that was read reaches the SQL only as whole bound parameters (never in the SQL
- * text, never in an error), the compiled plan is a template: later requests with the same variable
- * *shape* (which variables are strings; every other value as it is) reuse it, putting their own
- * strings in those parameters. Anything else (a cursor, a nodeId, an enum name, a length-checked
- * string, an error) makes the document fall back to per-value compilation. Numbers are never
- * templated: they can shape SQL without appearing in it (`first` is clamped to max_rows).
+ * The document is compiled once with a unique sentinel in place of every string and integer
+ * variable. When each sentinel that was read reaches the SQL only as whole bound parameters (never
+ * in the SQL text, never in an error), the compiled plan is a template: later requests with the
+ * same variable *shape* (which variables are strings or integers; every other value as it is)
+ * reuse it, putting their own values in those parameters. Anything else (a cursor, a nodeId, an
+ * enum name, a length-checked string, a limit/offset/atMost number, an error) makes the document
+ * fall back to per-value compilation.
  */
-import { READS, SENTINEL_PREFIX } from '../compile/values.js';
+import { INT_SENTINEL_BASE, READS, SENTINEL_PREFIX } from '../compile/values.js';
 import type { Plan, Request } from './plan.js';
 
 type RunnablePlan = Extract<Plan, { kind: 'plan' }>;
@@ -21,8 +21,10 @@ export interface Template {
   slots: (string | undefined)[][];
 }
 
-function kindOf(v: unknown): 'S' | undefined {
-  return typeof v === 'string' ? 'S' : undefined;
+function kindOf(v: unknown): 'S' | 'I' | undefined {
+  if (typeof v === 'string') return 'S';
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return 'I';
+  return undefined;
 }
 
 /** The variables' shape: templatable values reduced to their kind, the rest kept whole. */
@@ -33,8 +35,12 @@ export function shapeKey(variables: Record<string, unknown> | null | undefined):
   return JSON.stringify(names.sort().map((n) => [n, kindOf(variables[n]) ?? variables[n] ?? null]));
 }
 
-/** Variables with sentinels in place of strings, and the sentinel → name map. */
-export function sentinelVariables(variables: Record<string, unknown>): { vars: Record<string, unknown>; names: Map<string, string> } {
+/**
+ * Variables with sentinels in place of strings and integers, and the sentinel → name map; undefined
+ * when a sentinel already occurs in the request (it could not be told apart).
+ */
+export function sentinelVariables(req: Request): { vars: Record<string, unknown>; names: Map<string, string> } | undefined {
+  const variables = req.variables ?? {};
   const vars: Record<string, unknown> = {};
   const names = new Map<string, string>();
   let i = 0;
@@ -45,8 +51,14 @@ export function sentinelVariables(variables: Record<string, unknown>): { vars: R
       const s = `${SENTINEL_PREFIX}${i}\u0001`;
       vars[n] = s;
       names.set(s, n);
+    } else if (k === 'I') {
+      const s = INT_SENTINEL_BASE + i;
+      vars[n] = s;
+      names.set(String(s), n);
     } else vars[n] = v;
   }
+  const text = JSON.stringify([req.query, req.operationName ?? null, variables]);
+  for (const s of names.keys()) if (text.includes(s.replace(/\u0001/g, '\\u0001'))) return undefined;
   return { vars, names };
 }
 
@@ -57,11 +69,11 @@ export function templateOf(plan: Plan, names: Map<string, string>): Template | u
   const used = new Set<string>();
   for (const item of plan.items) {
     if (item.kind !== 'sql') return undefined;
-    if (item.compiled.sql.includes(SENTINEL_PREFIX)) return undefined;
+    if (item.compiled.sql.includes(SENTINEL_PREFIX) || [...names.keys()].some((s) => item.compiled.sql.includes(s))) return undefined;
     const row: (string | undefined)[] = [];
     for (const p of item.compiled.params) {
       const name = p === null ? undefined : names.get(p);
-      if (name === undefined && p !== null && p.includes(SENTINEL_PREFIX)) return undefined;
+      if (name === undefined && p !== null && [...names.keys()].some((s) => p.includes(s))) return undefined;
       if (name !== undefined) used.add(name);
       row.push(name);
     }

@@ -36,4 +36,25 @@ describe('plans across variable values', () => {
     expect(ids(await env.gql(page, { after: Buffer.from('[2]').toString('base64'), n: 5 }), 'accountCollection')).toEqual([3]);
     expect(await env.gql(page, { after: 'not a cursor', n: 1 })).toEqual({ data: null, errors: [{ message: 'Failed to decode cursor, error 1' }] });
   });
+  it('templates integer values that are parameters, never limits or atMost', async () => {
+    const byPk = 'query Q($id: Int!) { accountByPk(id: $id) { email } }';
+    expect(await env.gql(byPk, { id: 1 })).toEqual({ data: { accountByPk: { email: 'a@x.com' } } });
+    expect(await env.gql(byPk, { id: 3 })).toEqual({ data: { accountByPk: { email: 'c@x.com' } } });
+    const firstN = 'query Q($n: Int) { accountCollection(first: $n) { edges { node { id } } } }';
+    expect(ids(await env.gql(firstN, { n: 1 }), 'accountCollection')).toEqual([1]);
+    expect(ids(await env.gql(firstN, { n: 2 }), 'accountCollection')).toEqual([1, 2]);
+    const both = 'query Q($n: Int) { accountCollection(first: $n, filter: {id: {gte: $n}}) { edges { node { id } } } }';
+    expect(ids(await env.gql(both, { n: 1 }), 'accountCollection')).toEqual([1]);
+    expect(ids(await env.gql(both, { n: 2 }), 'accountCollection')).toEqual([2, 3]);
+    const literal = 'query Q($id: Int) { accountCollection(filter: {or: [{id: {eq: $id}}, {id: {eq: 1900000001}}]}) { edges { node { id } } } }';
+    expect(ids(await env.gql(literal, { id: 2 }), 'accountCollection')).toEqual([2]);
+    await env.client.query('begin');
+    try {
+      const del = 'mutation M($m: Int!, $t: String) { deleteFromPostCollection(atMost: $m, filter: {title: {neq: $t}}) { affectedCount } }';
+      expect(await env.gql(del, { m: 1, t: 'none' })).toEqual({ data: null, errors: [{ message: 'delete impacts too many records' }] });
+      expect(await env.gql(del, { m: 3, t: 'none' })).toEqual({ data: { deleteFromPostCollection: { affectedCount: 3 } } });
+    } finally {
+      await env.client.query('rollback');
+    }
+  });
 });

@@ -1,6 +1,17 @@
 /**
- * The GraphQL engine's public face: a TypeScript re-implementation of pg_graphql.
- * introspect/ (catalog) → schema/ (graphql-js schema) and compile/ (one SQL statement per top-level field) → execute/.
+ * The GraphQL engine's public face: a TypeScript re-implementation of pg_graphql (v1.6.x).
+ *
+ * introspect/  one catalog query → the catalog model (every naming/typing decision)
+ * schema/      catalog model → graphql-js GraphQLSchema (SDL, introspection, GraphiQL)
+ * compile/     operation AST × catalog → one SQL statement per top-level field, returning its JSON
+ * execute/     request pipeline, caches, error shapes
+ *
+ * Caches (execute/cache.ts): catalog + schemas per (database, role, search_path, schema version);
+ * plans per request inside that entry — a template per (document, operation, variable shape)
+ * when string/integer variables only reach bound parameters, else per exact variables.
+ * Round trips: resolve() = version check + one message with the statements (plus the catalog
+ * query on a miss); resolveWithPool() = one message `begin; set local role; claims; version
+ * guard; statements; commit` (a changed version makes the guard fail first: reload + retry).
  */
 import type pg from 'pg';
 import type { GraphQLSchema } from 'graphql';
@@ -9,7 +20,7 @@ import { entryFor, resolveOnClient } from './execute/run-client.js';
 import { resolveOnPool } from './execute/run-pool.js';
 import { schemaOf } from './execute/cache.js';
 
-export interface GraphQLRequest {
+interface GraphQLRequest {
   query: string;
   variables?: Record<string, unknown> | null;
   operationName?: string | null;

@@ -20,7 +20,7 @@ import { entryFor, resolveOnClient } from './execute/run-client.js';
 import { resolveOnPool } from './execute/run-pool.js';
 import { schemaOf } from './execute/cache.js';
 
-interface GraphQLRequest {
+export interface GraphQLRequest {
   query: string;
   variables?: Record<string, unknown> | null;
   operationName?: string | null;

@@ -63,7 +63,8 @@ funcs as (
          p.prokind, p.provariadic,
          pg_get_function_arguments(p.oid) as arg_text,
          obj_description(p.oid, 'pg_proc') as comment,
-         has_function_privilege(p.oid, 'EXECUTE') as can_execute
+         has_function_privilege(p.oid, 'EXECUTE') as can_execute,
+         count(*) over (partition by p.pronamespace, p.proname) as same_name
   from pg_proc p
   join search_path_schemas n on n.oid = p.pronamespace
   where p.prokind = 'f'
@@ -78,6 +79,20 @@ idx as (
   select i.indrelid, i.indkey::int2[] as cols, i.indisprimary, i.indpred is not null as partial
   from pg_index i
   where i.indrelid in (select oid from rels) and i.indisunique and i.indisvalid and i.indexprs is null
+),
+-- Columns and unique indexes aggregated once per relation (joined below, not correlated per table).
+cols_by_rel as (
+  select c.attrelid, bool_and(c.can_select) as all_select,
+         jsonb_agg(jsonb_build_object(
+           'num', c.attnum, 'name', c.attname, 'type', c.atttypid::int8, 'typmod', c.atttypmod, 'notNull', c.attnotnull,
+           'identity', c.attidentity, 'generated', c.attgenerated, 'hasDefault', c.atthasdef, 'defaultExpr', c.default_expr,
+           'typeFormat', c.type_format, 'comment', c.comment,
+           'select', c.can_select, 'insert', c.can_insert, 'update', c.can_update) order by c.attnum) as columns
+  from cols c group by c.attrelid
+),
+idx_by_rel as (
+  select i.indrelid, jsonb_agg(jsonb_build_object('cols', to_jsonb(i.cols), 'primary', i.indisprimary, 'partial', i.partial)) as uniques
+  from idx i group by i.indrelid
 )
 select jsonb_build_object(
   'role', current_user,
@@ -86,15 +101,13 @@ select jsonb_build_object(
       'oid', r.oid::int8, 'name', r.relname, 'kind', r.relkind, 'schema', r.nspname, 'schemaOid', r.relnamespace::int8, 'rls', r.relrowsecurity,
       'comment', r.comment,
       'canDelete', has_table_privilege(r.oid, 'DELETE'),
-      'canSelectAll', not exists (select 1 from cols c where c.attrelid = r.oid and not c.can_select),
-      'columns', (select coalesce(jsonb_agg(jsonb_build_object(
-          'num', c.attnum, 'name', c.attname, 'type', c.atttypid::int8, 'typmod', c.atttypmod, 'notNull', c.attnotnull,
-          'identity', c.attidentity, 'generated', c.attgenerated, 'hasDefault', c.atthasdef, 'defaultExpr', c.default_expr,
-          'typeFormat', c.type_format, 'comment', c.comment,
-          'select', c.can_select, 'insert', c.can_insert, 'update', c.can_update) order by c.attnum), '[]')
-        from cols c where c.attrelid = r.oid),
-      'uniques', (select coalesce(jsonb_agg(jsonb_build_object('cols', to_jsonb(i.cols), 'primary', i.indisprimary, 'partial', i.partial)), '[]') from idx i where i.indrelid = r.oid)
-    ) order by r.nspname, r.relname), '[]') from rels r),
+      'canSelectAll', coalesce(cr.all_select, true),
+      'columns', coalesce(cr.columns, '[]'),
+      'uniques', coalesce(ir.uniques, '[]')
+    ) order by r.nspname, r.relname), '[]')
+    from rels r
+    left join cols_by_rel cr on cr.attrelid = r.oid
+    left join idx_by_rel ir on ir.indrelid = r.oid),
   'constraints', (select coalesce(jsonb_agg(jsonb_build_object(
       'oid', c.oid::int8, 'name', c.conname, 'type', c.contype, 'rel', c.conrelid::int8, 'frel', c.confrelid::int8,
       'cols', to_jsonb(c.conkey), 'fcols', to_jsonb(c.confkey), 'comment', c.comment) order by c.conname, c.oid), '[]') from cons c),
@@ -107,7 +120,7 @@ select jsonb_build_object(
       'returnType', f.prorettype::int8, 'rows', f.prorows, 'argTypes', to_jsonb(f.arg_types::int8[]), 'allArgTypes', to_jsonb(f.proallargtypes::int8[]),
       'argModes', to_jsonb(f.proargmodes), 'argNames', to_jsonb(f.proargnames), 'nargs', f.pronargs, 'nargDefaults', f.pronargdefaults,
       'variadic', f.provariadic::int8, 'argText', f.arg_text, 'comment', f.comment, 'canExecute', f.can_execute,
-      'overloaded', (select count(*) > 1 from funcs g where g.proname = f.proname and g.pronamespace = f.pronamespace)
+      'overloaded', f.same_name > 1
     ) order by f.nspname, f.proname, f.oid), '[]') from funcs f)
 ) as catalog
 `;

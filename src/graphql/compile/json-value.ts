@@ -5,13 +5,14 @@ import { quoteIdent, quoteLiteral } from './sql.js';
 
 const AS_TEXT = new Set(['int8', 'numeric', 'json', 'jsonb']);
 
+/** A value expression whose to_json() is the field's JSON (used inside json_build_object). */
 export function jsonOf(expr: string, t: SqlType): string {
   if (t.enumRef && !t.isArray && t.enumRef.values.some((v) => v.name !== v.label)) {
     const cases = t.enumRef.values.map((v) => `when ${quoteLiteral(v.label)} then ${quoteLiteral(v.name)}`).join(' ');
-    return `to_jsonb(case (${expr})::text ${cases} end)`;
+    return `(case (${expr})::text ${cases} end)`;
   }
-  if (AS_TEXT.has(t.baseName)) return t.isArray ? `to_jsonb((${expr})::text[])` : `to_jsonb((${expr})::text)`;
-  return `to_jsonb(${expr})`;
+  if (AS_TEXT.has(t.baseName)) return t.isArray ? `(${expr})::text[]` : `(${expr})::text`;
+  return expr;
 }
 
 export function col(row: string, name: string): string {

@@ -26,11 +26,11 @@ function checkInput(typeName: string, v: unknown, cols: Map<string, Column>): Re
 function responseSql(comp: Comp, table: Table, field: Field, kind: string, cte: string): string {
   const typeName = `${table.typeName}${kind}Response`;
   const pairs: [string, string][] = collectFields(field.selections, typeName, comp).map((f) => {
-    if (f.name === '__typename') return [f.alias, `to_jsonb(${quoteLiteral(typeName)}::text)`];
-    if (f.name === 'affectedCount') return [f.alias, `to_jsonb((select count(*) from ${cte})::int)`];
+    if (f.name === '__typename') return [f.alias, `${quoteLiteral(typeName)}::text`];
+    if (f.name === 'affectedCount') return [f.alias, `(select count(*) from ${cte})::int`];
     if (f.name === 'records') {
       const r = comp.sql.alias();
-      return [f.alias, `coalesce((select jsonb_agg(${nodeObject(comp, table, f.selections, table.canSelectAll ? `${r}.__r` : r)}) from ${cte} as ${r}), '[]'::jsonb)`];
+      return [f.alias, `coalesce((select json_agg(${nodeObject(comp, table, f.selections, table.canSelectAll ? `${r}.__r` : r)}) from ${cte} as ${r}), '[]'::json)`];
     }
     return fail(`Unknown field "${f.name}" on type ${typeName}`);
   });
@@ -80,7 +80,7 @@ export function updateSql(comp: Comp, table: Table, field: Field): string {
   const where = compileFilter(comp, table, args.filter, a);
   const cte = `${a}_m`;
   return `with ${cte} as (update ${tableRef(table)} as ${a} set ${assignments.join(', ')} where ${where} returning ${returning(table, a)}) ` +
-    `select case when (select count(*) from ${cte}) > ${atMost} then graphql.exception('update impacts too many records')::jsonb else ${responseSql(comp, table, field, 'Update', cte)} end`;
+    `select case when (select count(*) from ${cte}) > ${atMost} then graphql.exception('update impacts too many records')::json else ${responseSql(comp, table, field, 'Update', cte)} end`;
 }
 
 export function deleteSql(comp: Comp, table: Table, field: Field): string {
@@ -90,5 +90,5 @@ export function deleteSql(comp: Comp, table: Table, field: Field): string {
   const where = compileFilter(comp, table, args.filter, a);
   const cte = `${a}_m`;
   return `with ${cte} as (delete from ${tableRef(table)} as ${a} where ${where} returning ${returning(table, a)}) ` +
-    `select case when (select count(*) from ${cte}) > ${atMost} then graphql.exception('delete impacts too many records')::jsonb else ${responseSql(comp, table, field, 'Delete', cte)} end`;
+    `select case when (select count(*) from ${cte}) > ${atMost} then graphql.exception('delete impacts too many records')::json else ${responseSql(comp, table, field, 'Delete', cte)} end`;
 }

@@ -1,4 +1,4 @@
-/** A row of a table type → jsonb_build_object of the selected fields (relations as correlated subqueries). */
+/** A row of a table type → json_build_object of the selected fields (relations as correlated subqueries). */
 import type { SelectionSetNode } from 'graphql';
 import type { Func, Relationship, Table } from '../introspect/model.js';
 import { selectableColumns } from '../introspect/rules.js';
@@ -15,23 +15,42 @@ export function unknownField(name: string, typeName: string, style: QuoteStyle):
   return style === 'single' ? fail(`Unknown field '${name}' on type '${typeName}'`) : fail(`Unknown field "${name}" on type ${typeName}`);
 }
 
-export function nodeObject(comp: Comp, table: Table, sets: SelectionSetNode[], row: string, style: QuoteStyle = 'single'): string {
+/**
+ * `row` gives the columns (`(row)."col"`); `rec` is the whole row typed as the table, for computed
+ * fields (defaults to `row`, which is then a table alias or a row value).
+ */
+export function nodeObject(comp: Comp, table: Table, sets: SelectionSetNode[], row: string, style: QuoteStyle = 'single', rec = row): string {
   const fields = collectFields(sets, table.typeName, comp, ['Node']);
   const cols = new Map(selectableColumns(table).map((c) => [c.fieldName, c]));
   const pairs: [string, string][] = [];
   for (const f of fields) {
-    pairs.push([f.alias, nodeField(comp, table, f, row, cols, style)]);
+    pairs.push([f.alias, nodeField(comp, table, f, row, rec, cols, style)]);
   }
   return jsonObject(pairs);
 }
 
-function nodeField(comp: Comp, table: Table, f: Field, row: string, cols: Map<string, import('../introspect/model.js').Column>, style: QuoteStyle): string {
-  if (f.name === '__typename') return `to_jsonb(${quoteLiteral(table.typeName)}::text)`;
-  if (f.name === 'nodeId' && table.primaryKey.length) return `to_jsonb(${nodeIdOf(table, row)})`;
+/** The SQL columns a node selection reads from its row, and whether it needs the whole row. */
+export function nodeNeeds(comp: Comp, table: Table, sets: SelectionSetNode[]): { columns: Set<string>; wholeRow: boolean } {
+  const columns = new Set<string>();
+  let wholeRow = false;
+  const cols = new Map(selectableColumns(table).map((c) => [c.fieldName, c]));
+  for (const f of collectFields(sets, table.typeName, comp, ['Node'])) {
+    const c = cols.get(f.name);
+    if (f.name === 'nodeId') table.primaryKey.forEach((n) => columns.add(n));
+    else if (c) columns.add(c.sqlName);
+    else if (table.computed.some((x) => x.fieldName === f.name)) wholeRow = true;
+    else table.relationships.find((r) => r.fieldName === f.name)?.localColumns.forEach((n) => columns.add(n));
+  }
+  return { columns, wholeRow };
+}
+
+function nodeField(comp: Comp, table: Table, f: Field, row: string, rec: string, cols: Map<string, import('../introspect/model.js').Column>, style: QuoteStyle): string {
+  if (f.name === '__typename') return `${quoteLiteral(table.typeName)}::text`;
+  if (f.name === 'nodeId' && table.primaryKey.length) return nodeIdOf(table, row);
   const c = cols.get(f.name);
   if (c) return jsonOf(col(row, c.sqlName), c.type);
   const fn = table.computed.find((x) => x.fieldName === f.name);
-  if (fn) return computedField(comp, fn, f, `${row}`, style);
+  if (fn) return computedField(comp, fn, f, rec, style);
   const rel = table.relationships.find((r) => r.fieldName === f.name);
   if (rel) return relationField(comp, rel, f, row);
   return unknownField(f.name, table.typeName, style);

@@ -50,7 +50,7 @@ export function compileRootField(catalog: Catalog, ctx: Ctx, field: Field, opera
       const id = decodeNodeId(args.nodeId as string);
       const t: Table | undefined = catalog.tables.find((x) => x.schema === id.schema && x.sqlName === id.table && x.primaryKey.length > 0);
       if (!t) {
-        sql = 'select null::jsonb';
+        sql = 'select null::json';
         break;
       }
       const a = comp.sql.alias();
@@ -58,7 +58,7 @@ export function compileRootField(catalog: Catalog, ctx: Ctx, field: Field, opera
       break;
     }
     case 'function':
-      sql = `select ${functionSql(comp, rf!.func, field)}`;
+      sql = `select to_json(${functionSql(comp, rf!.func, field)})`;
       break;
     case 'insert':
       sql = insertSql(comp, rf!.table, field);

@@ -37,14 +37,17 @@ export function elementCast(t: SqlType): string {
   return t.isArray ? t.castName.replace(/\[\]$/, '') : t.castName;
 }
 
-/** jsonb_build_object with any number of pairs (Postgres allows 100 arguments per call). */
+/**
+ * json_build_object of the pairs (keys in selection order; json is cheaper to build than jsonb).
+ * Postgres allows 100 arguments per call: larger objects are built as jsonb chunks and merged.
+ */
 export function jsonObject(pairs: [string, string][]): string {
-  if (pairs.length === 0) return `'{}'::jsonb`;
+  if (pairs.length === 0) return `'{}'::json`;
+  const args = (chunk: [string, string][]) => chunk.map(([k, v]) => `${quoteLiteral(k)}, ${v}`).join(', ');
+  if (pairs.length <= 50) return `json_build_object(${args(pairs)})`;
   const chunks: string[] = [];
-  for (let i = 0; i < pairs.length; i += 50) {
-    chunks.push(`jsonb_build_object(${pairs.slice(i, i + 50).map(([k, v]) => `${quoteLiteral(k)}, ${v}`).join(', ')})`);
-  }
-  return chunks.length === 1 ? chunks[0]! : `(${chunks.join(' || ')})`;
+  for (let i = 0; i < pairs.length; i += 50) chunks.push(`jsonb_build_object(${args(pairs.slice(i, i + 50))})`);
+  return `(${chunks.join(' || ')})::json`;
 }
 
 /** Replaces $n placeholders outside quotes by escaped literals (for one-message simple-protocol execution). */

@@ -10,7 +10,7 @@ import { fail } from './errors.js';
 import { compileFilter } from './filter.js';
 import { col, jsonOf } from './json-value.js';
 import { nodeNeeds, nodeObject } from './node.js';
-import { cursorCondition, cursorSql, decodeCursor, orderKeys, orderSql, type OrderKey } from './order.js';
+import { cursorCondition, cursorSql, decodeCursor, orderKeys, orderSql } from './order.js';
 import { argsOf, collectFields, type Field } from './selection.js';
 import { jsonObject, quoteIdent, quoteLiteral } from './sql.js';
 import { structuralNumber } from './values.js';
@@ -150,4 +150,3 @@ function aggregateSql(comp: Comp, table: Table, f: Field, fromWhere: string, b: 
   return `(select ${jsonObject(pairs)} from ${fromWhere})`;
 }
 
-export type { OrderKey };

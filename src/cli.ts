@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { configFromEnv, type StrataConfig } from './config.js';
+import { pidAlive } from './db/pid.js';
 
 const HELP = `strata: GraphQL, Storage and Management APIs over PostgreSQL
 
@@ -124,14 +125,6 @@ Data folder: ${config.dataDir}. Press Ctrl-C to stop.`);
   process.on('SIGHUP', () => void stop('SIGHUP'));
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function statusCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { json: { type: 'boolean' }, 'data-dir': { type: 'string' } } });

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, chmodSync } from
 import { userInfo } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { findFreePort } from './free-port.js';
+import { pidAlive } from './pid.js';
 
 export interface EmbeddedOptions {
   /** Folder holding the cluster's files. */
@@ -38,14 +39,6 @@ function ensureTraversable(dir: string): void {
   }
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A postmaster.pid left by a crash: remove it if its process is gone; stop the orphan if it is ours. */
 async function clearStaleLock(dataDir: string): Promise<void> {

@@ -1,6 +1,6 @@
 /** HS256 JWTs: the project's API keys and user tokens, minted and checked with jose. */
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
-import { randomBytes } from 'node:crypto';
+import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 
 export const DEFAULT_ALLOWED_ROLES = ['anon', 'authenticated', 'service_role'] as const;
 
@@ -22,9 +22,24 @@ export function newJwtSecret(): string {
   return randomBytes(48).toString('base64url');
 }
 
-function keyOf(secret: string): Uint8Array {
-  return new TextEncoder().encode(secret);
+// One KeyObject per secret: jose then skips importing the key on every call.
+const keys = new Map<string, KeyObject>();
+function keyOf(secret: string): KeyObject {
+  let k = keys.get(secret);
+  if (!k) {
+    if (keys.size > 1000) keys.clear();
+    keys.set(secret, (k = createSecretKey(Buffer.from(secret, 'utf8'))));
+  }
+  return k;
 }
+
+/**
+ * Tokens already verified with a given secret, until min(exp, 60 s after the check): the same token
+ * string always verifies the same way, so a hit skips the HMAC. Bounded; cleared when full.
+ */
+const verified = new Map<string, { claims: Claims & { role: string }; until: number }>();
+const VERIFIED_MAX = 10_000;
+const VERIFIED_TTL_MS = 60_000;
 
 export async function signJwt(secret: string, claims: Claims, opts: { expiresInSeconds?: number } = {}): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
@@ -48,6 +63,20 @@ export async function verifyJwt(
   token: string,
   allowedRoles: readonly string[] = DEFAULT_ALLOWED_ROLES,
 ): Promise<Claims & { role: string }> {
+  const cacheKey = `${secret}\u0000${token}`;
+  const hit = verified.get(cacheKey);
+  if (hit && hit.until > Date.now()) {
+    if (!allowedRoles.includes(hit.claims.role)) throw new JwtError(`invalid JWT: role "${hit.claims.role}" is not allowed`, 'bad_role');
+    return { ...hit.claims };
+  }
+  const claims = await verifyUncached(secret, token, allowedRoles);
+  const until = Math.min(Date.now() + VERIFIED_TTL_MS, typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity);
+  if (verified.size >= VERIFIED_MAX) verified.clear();
+  verified.set(cacheKey, { claims, until });
+  return { ...claims };
+}
+
+async function verifyUncached(secret: string, token: string, allowedRoles: readonly string[]): Promise<Claims & { role: string }> {
   let payload: Claims;
   try {
     ({ payload } = (await jwtVerify(token, keyOf(secret), { algorithms: ['HS256'] })) as { payload: Claims });

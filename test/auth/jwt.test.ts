@@ -55,6 +55,20 @@ describe('API keys and JWTs', () => {
     }
   });
 
+  it('a verified token stops being accepted when it expires (the verification cache honours exp)', async () => {
+    const t = await signJwt(secret, { role: 'authenticated', exp: Math.floor(Date.now() / 1000) + 1 });
+    expect((await verifyJwt(secret, t)).role).toBe('authenticated');
+    expect((await verifyJwt(secret, t)).role).toBe('authenticated');
+    await new Promise((r) => setTimeout(r, 1100));
+    await rejects(verifyJwt(secret, t), 'expired');
+  });
+
+  it('a cached verification is bound to its secret', async () => {
+    const t = await signJwt(secret, { role: 'authenticated' });
+    await verifyJwt(secret, t);
+    await rejects(verifyJwt(newJwtSecret(), t), 'invalid_signature');
+  });
+
   it('rejects garbage', async () => {
     await rejects(verifyJwt(secret, 'not.a.jwt'), 'malformed');
     await rejects(verifyJwt(secret, ''), 'malformed');

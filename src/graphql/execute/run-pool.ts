@@ -9,7 +9,7 @@ import { rolePrelude, type Principal } from '../../db/with-role.js';
 import { quoteLiteral } from '../../db/sql-text.js';
 import { CATALOG_SQL } from '../introspect/catalog-sql.js';
 import { buildCatalog } from '../introspect/load.js';
-import { inlineParams } from '../compile/sql.js';
+import { batchFor, forgetPrepared } from './prepared.js';
 import { catalogKey, getEntry, planFor, putEntry, schemaOf, type CatalogEntry } from './cache.js';
 import type { Request } from './plan.js';
 import { respond, sqlErrorResponse, sqlItems } from './respond.js';
@@ -33,6 +33,34 @@ async function multi(pool: pg.Pool, sql: string): Promise<pg.QueryResult[]> {
     return Array.isArray(res) ? res : [res];
   } catch (err) {
     await client.query('rollback').catch((e: Error) => (broken = e));
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
+function firstValue(res: pg.QueryResult): unknown {
+  const row = res.rows[0];
+  if (!row) return null;
+  return row[res.fields[0]!.name] ?? null;
+}
+
+/** One message built for the connection it runs on (prepared statements are per connection). */
+async function runPrepared(
+  pool: pg.Pool,
+  items: ReadonlyArray<{ sql: string; params: readonly (string | null)[] }>,
+  build: (batch: ReturnType<typeof batchFor>) => string,
+): Promise<pg.QueryResult[]> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const batch = batchFor(client, items);
+  try {
+    const res = (await client.query(build(batch))) as unknown as pg.QueryResult[] | pg.QueryResult;
+    batch.commit();
+    return Array.isArray(res) ? res : [res];
+  } catch (err) {
+    forgetPrepared(client);
+    await client.query('rollback; deallocate all').catch((e: Error) => (broken = e));
     throw err;
   } finally {
     client.release(broken);
@@ -78,11 +106,12 @@ export async function resolveOnPool(pool: pg.Pool, principal: Principal, req: Re
       if (!items.length) return respond(plan, [], () => schemaOf(entry, true));
     }
     if (plan.kind !== 'plan') continue;
-    const statements = items.map((it) => inlineParams(it.compiled.sql, it.compiled.params));
-    const message = `${rolePrelude(principal)}; select graphql.strata_assert_schema_version(${quoteLiteral(String(state.version))}::int); ${statements.join('; ')}; commit`;
+    const guard = `select graphql.strata_assert_schema_version(${quoteLiteral(String(state.version))}::int)`;
     try {
-      const results = await multi(pool, message);
-      const values = items.map((_, i) => results[4 + i]!.rows[0]?.[Object.keys(results[4 + i]!.rows[0] ?? {})[0] ?? ''] ?? null);
+      const results = await runPrepared(pool, items.map((it) => it.compiled), (batch) =>
+        [...batch.before, rolePrelude(principal), guard, ...batch.statements, 'commit'].join('; '),
+      );
+      const values = items.map((_, i) => firstValue(results[results.length - 1 - items.length + i]!));
       return respond(plan, values, () => schemaOf(entry, true));
     } catch (e) {
       if ((e as { code?: string }).code === 'GQLSV' && attempt === 0) {

@@ -1,0 +1,96 @@
+/**
+ * The fast path prepares repeated statements on each connection: results stay correct across
+ * variable values, roles (RLS replans), DDL, and errors; the request is still one round trip.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { setupEnv, type Env } from './harness.js';
+import { resolveWithPool } from '../../../src/graphql/engine.js';
+
+let env: Env;
+let pool: pg.Pool;
+let messages = 0;
+
+beforeAll(async () => {
+  env = await setupEnv(`
+    create table item (id serial primary key, name text not null, owner text);
+    insert into item (name, owner) values ('one', 'u1'), ('two', 'u2'), ('three', 'u1');
+    alter table item enable row level security;
+    create policy mine on item for all to authenticated using (owner = current_setting('request.jwt.claims', true)::jsonb ->> 'sub');
+    create policy svc on item for all to service_role using (true);
+    grant select, insert, update, delete on item to authenticated, service_role;
+    grant usage on sequence item_id_seq to authenticated, service_role;
+    comment on schema public is '@graphql({"inflect_names": true})';
+  `);
+  // One connection, so every request reuses the same session's prepared statements.
+  pool = new pg.Pool({ connectionString: env.db.url, max: 1 });
+  pool.on('connect', (c) => {
+    const q = c.query.bind(c) as (...a: unknown[]) => unknown;
+    (c as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
+      messages++;
+      return q(...a);
+    };
+  });
+});
+afterAll(async () => {
+  await pool.end();
+  await env.close();
+});
+
+const user = (sub: string) => ({ role: 'authenticated', claims: { sub, role: 'authenticated' } });
+const service = { role: 'service_role', claims: { role: 'service_role' } };
+const byName = { query: 'query($n: String!) { itemCollection(filter: {name: {eq: $n}}) { edges { node { name owner } } } }' };
+const names = (r: Record<string, unknown>) =>
+  ((r as { data: { itemCollection: { edges: { node: { name: string } }[] } } }).data.itemCollection.edges).map((e) => e.node.name);
+
+describe('prepared statements on the fast path', () => {
+  it('gives the right rows for each variable value, preparing after the first sight', async () => {
+    for (const n of ['one', 'two', 'three', 'one', 'nope', 'two']) {
+      const r = await resolveWithPool(pool, service, { ...byName, variables: { n } });
+      expect(names(r)).toEqual(n === 'nope' ? [] : [n]);
+    }
+    const c = await pool.connect();
+    try {
+      const { rows } = await c.query("select count(*)::int as n from pg_prepared_statements where name like 'strata_%'");
+      expect(rows[0].n).toBeGreaterThanOrEqual(1);
+    } finally {
+      c.release();
+    }
+  });
+
+  it('RLS follows the role and claims of each request on the same prepared statement', async () => {
+    const all = { query: '{ itemCollection(orderBy: [{id: AscNullsLast}]) { edges { node { name } } } }' };
+    for (let i = 0; i < 3; i++) {
+      expect(names(await resolveWithPool(pool, user('u1'), all))).toEqual(['one', 'three']);
+      expect(names(await resolveWithPool(pool, user('u2'), all))).toEqual(['two']);
+      expect(names(await resolveWithPool(pool, service, all))).toEqual(['one', 'two', 'three']);
+      expect(names(await resolveWithPool(pool, { role: 'anon', claims: {} }, all))).toEqual([]);
+    }
+  });
+
+  it('is one message per request once warm', async () => {
+    await resolveWithPool(pool, service, { ...byName, variables: { n: 'one' } });
+    const before = messages;
+    for (const n of ['two', 'three', 'one']) await resolveWithPool(pool, service, { ...byName, variables: { n } });
+    expect(messages - before).toBe(3);
+  });
+
+  it('survives DDL on the table behind a prepared statement', async () => {
+    await env.client.query('alter table item add column note text');
+    await env.client.query("update item set note = 'n-' || name");
+    const q = { query: 'query($n: String!) { itemCollection(filter: {name: {eq: $n}}) { edges { node { name note } } } }' };
+    for (const n of ['one', 'two', 'one']) {
+      const r = (await resolveWithPool(pool, service, { ...q, variables: { n } })) as { data: { itemCollection: { edges: { node: { note: string } }[] } } };
+      expect(r.data.itemCollection.edges[0]!.node.note).toBe(`n-${n}`);
+    }
+    expect(names(await resolveWithPool(pool, service, { ...byName, variables: { n: 'three' } }))).toEqual(['three']);
+  });
+
+  it('an error in a request leaves the connection usable and later requests right', async () => {
+    const ins = { query: 'mutation($n: String!) { insertIntoItemCollection(objects: [{name: $n, owner: "u9"}]) { affectedCount } }' };
+    const denied = await resolveWithPool(pool, user('u1'), { ...ins, variables: { n: 'x' } });
+    expect(denied).toMatchObject({ data: null, errors: [expect.objectContaining({ message: expect.stringMatching(/row-level security/) })] });
+    for (const n of ['one', 'two']) expect(names(await resolveWithPool(pool, service, { ...byName, variables: { n } }))).toEqual([n]);
+    expect(names(await resolveWithPool(pool, service, { query: '{ itemCollection(filter: {owner: {eq: "u9"}}) { edges { node { name } } } }' }))).toEqual([]);
+  });
+});

@@ -15,28 +15,83 @@ const TRAILER = /;\s*commit\s*;?\s*$/i;
 const GUARD = /^\s*(select\s+graphql\.\w+\(\s*'?\d*'?(?:::int)?\s*\))\s*;\s*/i;
 const CONTROL = /^\s*(begin|commit|rollback|set local role|select set_config\()/i;
 
-/** Recorded round trips → candidate statements (strings), in order. */
-export async function statementsOf(roundTrips) {
+// Strata's prepared-statement form: `prepare <name> as <sql>; ...; begin; ...; execute <name>('lit', ...); commit`.
+const PRELUDE_START = /(?:^|;\s*)(?=begin\s*;\s*set local role\b)/i;
+const PREPARE = /^\s*prepare\s+(\w+)\s+as\s+([\s\S]*?)\s*;?\s*$/i;
+const EXECUTE = /^\s*execute\s+(\w+)\s*(?:\(([\s\S]*)\))?\s*$/i;
+
+/** `prepare` statements sent ahead of the transaction: name → SQL (with $n placeholders). */
+function preparedIn(text, into) {
+  const m = PRELUDE_START.exec(text);
+  const head = m ? text.slice(0, m.index) : /^\s*prepare\s/i.test(text) ? text : '';
+  for (const seg of head.split(/;\s*(?=prepare\s+\w+\s+as\s|deallocate\s)/i)) {
+    const p = PREPARE.exec(seg);
+    if (p) into.set(p[1], p[2]);
+  }
+  return m ? text.slice(m.index).replace(/^;\s*/, '') : head ? '' : text;
+}
+
+/** The literal arguments of `execute name('a', E'b', NULL, ...)`, as SQL literal texts. */
+function executeArgs(list) {
+  const out = [];
+  let i = 0;
+  while (i < list.length) {
+    while (list[i] === ' ' || list[i] === ',') i++;
+    if (i >= list.length) break;
+    const start = i;
+    if (/^null/i.test(list.slice(i, i + 4))) i += 4;
+    else {
+      if (list[i] === 'E' || list[i] === 'e') i++;
+      i++; // opening quote
+      const backslash = list[start] === 'E' || list[start] === 'e';
+      for (; i < list.length; i++) {
+        if (backslash && list[i] === '\\') { i++; continue; }
+        if (list[i] === "'") {
+          if (list[i + 1] === "'") { i++; continue; }
+          i++;
+          break;
+        }
+      }
+    }
+    out.push(list.slice(start, i).trim());
+  }
+  return out;
+}
+
+/**
+ * Recorded round trips → candidate statements, in order: { sql } with values inlined, plus
+ * { prepared: { text, args } } when Strata ran it as `execute <name>(<args>)` of a prepared statement.
+ */
+export async function statementsOf(roundTrips, preparingMessages = []) {
   const { inlineParams } = await import(dist('db/sql-text.js'));
+  const prepared = new Map();
+  for (const text of preparingMessages) preparedIn(text, prepared);
   const out = [];
   for (const rt of roundTrips) {
     if (rt.kind === 'simple') {
-      let text = rt.text;
+      let text = preparedIn(rt.text, prepared);
       const m = PRELUDE.exec(text);
       if (m) text = text.slice(m[0].length);
       text = text.replace(TRAILER, '');
       const g = GUARD.exec(text);
       if (g) {
-        out.push(g[1]);
+        out.push({ sql: g[1] });
         text = text.slice(g[0].length);
       }
-      if (text.trim() && !CONTROL.test(text)) out.push(text.trim());
+      const ex = EXECUTE.exec(text);
+      let prep;
+      if (ex && prepared.has(ex[1])) {
+        const args = executeArgs(ex[2] ?? '');
+        prep = { text: prepared.get(ex[1]), args };
+        text = prep.text.replace(/\$(\d+)/g, (whole, n) => args[Number(n) - 1] ?? whole);
+      }
+      if (text.trim() && !CONTROL.test(text)) out.push({ sql: text.trim(), prepared: prep });
     } else {
       rt.parses.forEach((p, i) => {
         const bind = rt.binds[i] ?? rt.binds[rt.binds.length - 1];
         const values = (bind?.values ?? []).map((v) => (v && typeof v === 'object' ? null : v));
         const text = inlineParams(p.text, values);
-        if (text.trim() && !CONTROL.test(text)) out.push(text.trim());
+        if (text.trim() && !CONTROL.test(text)) out.push({ sql: text.trim() });
       });
     }
   }
@@ -47,9 +102,14 @@ export async function statementsOf(roundTrips) {
  * Picks the statement whose result, wrapped, gives Strata's answer. Returns a floor entry
  * { query, sql, prefix, suffix, source: 'captured', otherStatements } or undefined.
  */
-export async function floorEntryFromCapture({ q, roundTrips, strataJson, apiUrl, principal }) {
+export async function floorEntryFromCapture({ q, roundTrips, preparingMessages, strataJson, apiUrl, principal }) {
   const { rolePrelude } = await import(dist('db/with-role.js'));
-  const candidates = await statementsOf(roundTrips);
+  const all = await statementsOf(roundTrips, preparingMessages);
+  // One candidate per SQL text; prefer the prepared form (Strata's steady state) when seen.
+  const bySql = new Map();
+  for (const c of all) if (!bySql.has(c.sql) || c.prepared) bySql.set(c.sql, c);
+  const cands = [...bySql.values()];
+  const candidates = cands.map((c) => c.sql);
   const want = q.canon('strata', strataJson.data);
   const client = new pg.Client({ connectionString: apiUrl, types: { getTypeParser: (oid, fmt) => (oid === 114 || oid === 3802 ? (v) => v : pg.types.getTypeParser(oid, fmt)) } });
   await client.connect();
@@ -73,9 +133,13 @@ export async function floorEntryFromCapture({ q, roundTrips, strataJson, apiUrl,
         } catch {
           continue;
         }
-        if (parsed && typeof parsed === 'object' && 'data' in parsed && jsonEqual(q.canon('strata', parsed.data), want)) {
+        let same = false;
+        try {
+          same = parsed && typeof parsed === 'object' && 'data' in parsed && jsonEqual(q.canon('strata', parsed.data), want);
+        } catch {}
+        if (same) {
           const otherStatements = candidates.filter((_, j) => j !== i);
-          return { query: q.strata.query, sql, prefix, suffix, source: 'captured', otherStatements, guard: otherStatements.filter((x) => GUARD.test(`${x};`)) };
+          return { query: q.strata.query, sql, prepared: cands[i].prepared, prefix, suffix, source: cands[i].prepared ? 'captured (prepared)' : 'captured', otherStatements, guard: otherStatements.filter((x) => GUARD.test(`${x};`)) };
         }
       }
     }

@@ -87,7 +87,7 @@ export async function sqlCost({ apiUrl, principal, queries, floorEntries, n = 41
     };
     for (const q of queries) {
       if (q.mutation) continue;
-      const captured = floorEntries.find((e) => e.query === q.strata.query && e.source === 'captured');
+      const captured = floorEntries.find((e) => e.query === q.strata.query && e.source.startsWith('captured'));
       out[q.name] = {
         strata: captured ? await time(captured.sql) : undefined,
         handwritten: await time(q.floorSql),

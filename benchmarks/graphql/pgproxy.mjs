@@ -8,6 +8,7 @@ import net from 'node:net';
 export async function startProxy(upstreamPort, upstreamHost = '127.0.0.1') {
   const stats = { query: 0, sync: 0, parse: 0, bind: 0, execute: 0, connections: 0 };
   let recording = null; // array of round trips while recording
+  const history = []; // every simple-protocol Query text seen (bounded), to resolve prepared statements
   const sockets = new Set();
 
   const server = net.createServer((client) => {
@@ -57,6 +58,10 @@ export async function startProxy(upstreamPort, upstreamHost = '127.0.0.1') {
           stats.query++;
           const text = body.toString('utf8', 0, body.length - 1);
           recording?.push({ kind: 'simple', text });
+          if (/^\s*(prepare|deallocate)\s/i.test(text)) {
+            history.push(text);
+            if (history.length > 2000) history.shift();
+          }
           break;
         }
         case 'P': {
@@ -96,6 +101,8 @@ export async function startProxy(upstreamPort, upstreamHost = '127.0.0.1') {
     startRecording() {
       recording = [];
     },
+    /** Query messages that prepared statements (for resolving a later `execute <name>`). */
+    preparingMessages: () => [...history],
     stopRecording() {
       const r = recording ?? [];
       recording = null;

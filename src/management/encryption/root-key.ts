@@ -9,6 +9,7 @@ import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import type { Platform } from '../../platform/platform.js';
 import { withClient } from '../../db/pool.js';
 import { openSecret, sealSecret } from '../../platform/secret-box.js';
+import { withTransaction } from '../../db/transaction.js';
 
 export const ROOT_KEY_MESSAGE = 'Expected a 32 byte secret, hex-encoded (64 characters).';
 
@@ -68,22 +69,14 @@ export async function ensureRootKey(platform: Platform, ref: string): Promise<st
  */
 export async function replaceRootKey(platform: Platform, ref: string, rootKeyHex: string): Promise<string> {
   const key = rootKeyHex.toLowerCase();
-  const client = await platform.pool.connect();
-  try {
-    // The stored key and the installed vault key change together: rolled back if installing fails.
-    await client.query('begin');
+  // The stored key and the installed vault key change together: rolled back if installing fails.
+  await withTransaction(platform.pool, async (client) => {
     await client.query(
       `insert into project_root_keys (project_ref, root_key_sealed) values ($1, $2)
        on conflict (project_ref) do update set root_key_sealed = excluded.root_key_sealed, updated_at = now()`,
       [ref, sealSecret(platform.state.platformKey, key, context(ref))],
     );
     await installVaultKey(platform, ref, key);
-    await client.query('commit');
-  } catch (err) {
-    await client.query('rollback').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
   return key;
 }

@@ -1,6 +1,7 @@
 /** Organizations in the platform database: the ones a user belongs to, and creating one. */
 import type { Platform } from '../../platform/platform.js';
 import { newProjectRef } from '../../platform/refs.js';
+import { withTransaction } from '../../db/transaction.js';
 
 export interface OrganizationResponse {
   /** Deprecated upstream; equals the slug. */
@@ -21,9 +22,7 @@ export async function listOrganizations(platform: Platform, userId: string): Pro
 
 /** A new organization with a random 20-letter slug; the caller becomes its owner. */
 export async function createOrganization(platform: Platform, userId: string, name: string): Promise<OrganizationResponse> {
-  const client = await platform.pool.connect();
-  try {
-    await client.query('begin');
+  return withTransaction(platform.pool, async (client) => {
     let slug = '';
     for (let attempt = 0; ; attempt++) {
       slug = newProjectRef();
@@ -32,12 +31,6 @@ export async function createOrganization(platform: Platform, userId: string, nam
       if (attempt > 5) throw new Error('could not allocate an organization slug');
     }
     await client.query(`insert into organization_members (organization_id, user_id, role) values ($1, $2, 'owner')`, [slug, userId]);
-    await client.query('commit');
     return { id: slug, slug, name };
-  } catch (err) {
-    await client.query('rollback').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }

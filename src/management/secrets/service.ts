@@ -7,6 +7,7 @@ import type { Platform } from '../../platform/platform.js';
 import { sha256Hex } from '../../platform/platform.js';
 import type { ProjectContext } from '../../platform/project-context.js';
 import { openSecret, sealSecret } from '../../platform/secret-box.js';
+import { withTransaction } from '../../db/transaction.js';
 
 export const RESERVED_PREFIX = 'SUPABASE_';
 
@@ -46,9 +47,7 @@ export async function listSecrets(platform: Platform, ctx: ProjectContext, apiUr
 /** Creates or overwrites; one transaction. */
 export async function upsertSecrets(platform: Platform, ref: string, secrets: Array<{ name: string; value: string }>): Promise<void> {
   const last = new Map(secrets.map((s) => [s.name, s.value]));
-  const client = await platform.pool.connect();
-  try {
-    await client.query('begin');
+  await withTransaction(platform.pool, async (client) => {
     for (const [name, value] of last) {
       await client.query(
         `insert into project_secrets (project_ref, name, value_encrypted, value_sha256) values ($1, $2, $3, $4)
@@ -57,13 +56,7 @@ export async function upsertSecrets(platform: Platform, ref: string, secrets: Ar
         [ref, name, sealSecret(platform.state.platformKey, value, aad(ref, name)), sha256Hex(value)],
       );
     }
-    await client.query('commit');
-  } catch (err) {
-    await client.query('rollback').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** Deletes the named secrets; names that do not exist are ignored. */

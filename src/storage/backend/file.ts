@@ -58,12 +58,15 @@ export class FileBackend implements StorageBackend {
   }
 
   async put(loc: ObjectLocation, body: Readable, opts: PutOptions): Promise<StoredObject> {
-    const target = this.pathOf(loc);
+    return this.writeVersion(body, this.pathOf(loc), new MeteredStream(opts.maxBytes, opts.limitError), opts.signal);
+  }
+
+  /** Streams `source` to a temporary file, fsyncs it and renames it to `target`; nothing is left on failure. */
+  private async writeVersion(source: Readable, target: string, meter: MeteredStream, signal?: AbortSignal): Promise<StoredObject> {
     await mkdir(this.tmpRoot, { recursive: true });
     const tmp = join(this.tmpRoot, randomUUID());
-    const meter = new MeteredStream(opts.maxBytes, opts.limitError);
     try {
-      await pipeline(body, meter, createWriteStream(tmp, { flags: 'wx' }), opts.signal ? { signal: opts.signal } : {});
+      await pipeline(source, meter, createWriteStream(tmp, { flags: 'wx' }), signal ? { signal } : {});
       await syncFile(tmp);
       await this.moveIntoPlace(tmp, target);
     } catch (err) {
@@ -101,19 +104,7 @@ export class FileBackend implements StorageBackend {
   async copy(from: ObjectLocation, to: ObjectLocation): Promise<StoredObject> {
     const src = this.pathOf(from);
     const target = this.pathOf(to);
-    await mkdir(this.tmpRoot, { recursive: true });
-    const tmp = join(this.tmpRoot, randomUUID());
-    const meter = new MeteredStream(Number.MAX_SAFE_INTEGER, () => new Error('unreachable'));
-    try {
-      await pipeline(createReadStream(src), meter, createWriteStream(tmp, { flags: 'wx' }));
-      await syncFile(tmp);
-      await this.moveIntoPlace(tmp, target);
-    } catch (err) {
-      await unlink(tmp).catch(() => {});
-      throw err;
-    }
-    const s = await stat(target);
-    return { eTag: meter.eTag(), size: meter.bytes, lastModified: s.mtime };
+    return this.writeVersion(createReadStream(src), target, new MeteredStream(Number.MAX_SAFE_INTEGER, () => new Error('unreachable')));
   }
 
   async delete(locs: ObjectLocation[]): Promise<void> {

@@ -4,6 +4,7 @@
  */
 import type pg from 'pg';
 import { quoteIdent, quoteLiteral } from './sql-text.js';
+import { withTransaction } from './transaction.js';
 
 export interface Principal {
   /** The database role the request runs as (anon, authenticated, service_role, ...). */
@@ -18,20 +19,8 @@ export function rolePrelude(p: Principal): string {
 }
 
 /** Runs `work` in one transaction as `principal`; commits on success, rolls back on error. */
-export async function withRole<T>(pool: pg.Pool, principal: Principal, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query(rolePrelude(principal));
-    const result = await work(client);
-    await client.query('commit');
-    return result;
-  } catch (err) {
-    await client.query('rollback').catch((e: Error) => (broken = e));
-    throw err;
-  } finally {
-    client.release(broken);
-  }
+export function withRole<T>(pool: pg.Pool, principal: Principal, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return withTransaction(pool, work, rolePrelude(principal));
 }
 
 /**

@@ -18,7 +18,7 @@ function newest(dir) {
 
 const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
 const changed = Math.max(newest(join(root, 'src')), statSync(join(root, 'tsconfig.json')).mtimeMs);
-if (process.argv.includes("--force") || changed > built) {
+if (process.argv.includes('--force') || changed > built) {
   execSync('npx tsc -p tsconfig.json', { cwd: root, stdio: 'inherit' });
   mkdirSync(join(root, 'dist'), { recursive: true });
   writeFileSync(stamp, String(Date.now()));

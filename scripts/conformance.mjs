@@ -14,7 +14,8 @@ const runner = join(shared, 'tools', 'pg-graphql-conformance.mjs');
 const engine = join(root, 'dist', 'graphql', 'engine.js');
 
 const argv = process.argv.slice(2);
-const passThrough = argv[0] === '--' ? argv.slice(1) : argv.filter((a, i) => !(a === '--' && i === argv.indexOf('--')));
+const passThrough =
+  argv[0] === '--' ? argv.slice(1) : argv.filter((a, i) => !(a === '--' && i === argv.indexOf('--')));
 
 if (!existsSync(runner)) {
   console.error(`conformance runner not found at ${runner} (the shared folder sits beside the clone)`);

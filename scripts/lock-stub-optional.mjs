@@ -9,15 +9,44 @@ import { readFileSync, writeFileSync } from 'node:fs';
 const file = new URL('../package-lock.json', import.meta.url);
 const lock = JSON.parse(readFileSync(file, 'utf8'));
 const pkgs = lock.packages;
-const OS = ['android', 'darwin', 'freebsd', 'linux', 'openbsd', 'netbsd', 'sunos', 'win32', 'aix', 'openharmony'];
-const CPU = { arm: 'arm', arm64: 'arm64', x64: 'x64', ia32: 'ia32', loong64: 'loong64', ppc64: 'ppc64', riscv64: 'riscv64', s390x: 's390x', wasm32: 'wasm32', mips64el: 'mips64el' };
+const OS = [
+  'android',
+  'darwin',
+  'freebsd',
+  'linux',
+  'openbsd',
+  'netbsd',
+  'sunos',
+  'win32',
+  'aix',
+  'openharmony',
+];
+const CPU = {
+  arm: 'arm',
+  arm64: 'arm64',
+  x64: 'x64',
+  ia32: 'ia32',
+  loong64: 'loong64',
+  ppc64: 'ppc64',
+  riscv64: 'riscv64',
+  s390x: 's390x',
+  wasm32: 'wasm32',
+  mips64el: 'mips64el',
+};
 let added = 0;
 
 function platformOf(name) {
   const tokens = name.split('/').pop().split('-');
-  const os = tokens.find((t) => OS.includes(t)) ?? (tokens.includes('windows') || tokens.includes('win') ? 'win32' : undefined);
+  const os =
+    tokens.find((t) => OS.includes(t)) ??
+    (tokens.includes('windows') || tokens.includes('win') ? 'win32' : undefined);
   const cpu = tokens.map((t) => CPU[t]).find(Boolean);
-  const libc = tokens.includes('musl') || tokens.includes('musleabihf') ? 'musl' : tokens.includes('gnu') || tokens.includes('gnueabihf') ? 'glibc' : undefined;
+  const libc =
+    tokens.includes('musl') || tokens.includes('musleabihf')
+      ? 'musl'
+      : tokens.includes('gnu') || tokens.includes('gnueabihf')
+        ? 'glibc'
+        : undefined;
   return { os, cpu, libc };
 }
 
@@ -35,6 +64,8 @@ for (const [path, meta] of Object.entries(pkgs)) {
     added++;
   }
 }
-lock.packages = Object.fromEntries(Object.entries(pkgs).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+lock.packages = Object.fromEntries(
+  Object.entries(pkgs).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+);
 writeFileSync(file, JSON.stringify(lock, null, 2) + '\n');
 console.log(`lock-stub-optional: ${added} platform entries added`);

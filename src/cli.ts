@@ -52,7 +52,13 @@ export async function main(argv: string[]): Promise<void> {
   }
 }
 
-function configWith(flags: { 'data-dir'?: string; port?: string; host?: string; 'db-port'?: string; 'database-url'?: string }): StrataConfig {
+function configWith(flags: {
+  'data-dir'?: string;
+  port?: string;
+  host?: string;
+  'db-port'?: string;
+  'database-url'?: string;
+}): StrataConfig {
   const config = configFromEnv();
   if (flags['data-dir']) config.dataDir = resolve(flags['data-dir']);
   if (flags.port) config.port = Number(flags.port);
@@ -125,9 +131,11 @@ Data folder: ${config.dataDir}. Press Ctrl-C to stop.`);
   process.on('SIGHUP', () => void stop('SIGHUP'));
 }
 
-
 async function statusCommand(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { json: { type: 'boolean' }, 'data-dir': { type: 'string' } } });
+  const { values } = parseArgs({
+    args,
+    options: { json: { type: 'boolean' }, 'data-dir': { type: 'string' } },
+  });
   const config = configWith(values);
   const file = statusFile(config.dataDir);
   const info = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as StatusInfo) : undefined;

@@ -33,7 +33,14 @@ export interface StrataConfig {
   dnsResolver?: string;
   /** Storage backend for object bytes. */
   storageBackend: 'file' | 's3';
-  s3?: { endpoint?: string; region: string; bucket: string; accessKeyId?: string; secretAccessKey?: string; forcePathStyle: boolean };
+  s3?: {
+    endpoint?: string;
+    region: string;
+    bucket: string;
+    accessKeyId?: string;
+    secretAccessKey?: string;
+    forcePathStyle: boolean;
+  };
   logRequests: boolean;
 }
 

@@ -5,5 +5,11 @@ export type { ProjectContext } from './platform/project-context.js';
 export { configFromEnv, type StrataConfig } from './config.js';
 export { withRole, queryAs, type Principal } from './db/with-role.js';
 export { signJwt, verifyJwt, mintApiKey } from './auth/jwt.js';
-export { installSchema, resolve, resolveWithPool, buildGraphQLSchema, type GraphQLRequest } from './graphql/engine.js';
+export {
+  installSchema,
+  resolve,
+  resolveWithPool,
+  buildGraphQLSchema,
+  type GraphQLRequest,
+} from './graphql/engine.js';
 export { createGraphQLHandler, serveDatabase, printSchemaSdl, installGraphQL } from './graphql/http/index.js';

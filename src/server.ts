@@ -39,7 +39,10 @@ export interface RunningPlatform {
 }
 
 /** Starts the database side and the HTTP server; `close()` stops both. */
-export async function startPlatform(config: StrataConfig, options: PlatformOptions = {}): Promise<RunningPlatform> {
+export async function startPlatform(
+  config: StrataConfig,
+  options: PlatformOptions = {},
+): Promise<RunningPlatform> {
   const platform = await Platform.start(config, { projectBootstrapHooks, ...options });
   let app: FastifyInstance;
   try {

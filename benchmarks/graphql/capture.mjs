@@ -8,7 +8,10 @@ import { dist } from './paths.mjs';
 import { jsonEqual } from './util.mjs';
 
 const LIT = String.raw`(?:\s?E?'(?:[^']|'')*')`;
-const PRELUDE = new RegExp(String.raw`^\s*begin\s*;\s*set local role ("(?:[^"]|"")*"|\w+)\s*;\s*select set_config\('request\.jwt\.claims',\s*${LIT},\s*true\)\s*;?\s*`, 'i');
+const PRELUDE = new RegExp(
+  String.raw`^\s*begin\s*;\s*set local role ("(?:[^"]|"")*"|\w+)\s*;\s*select set_config\('request\.jwt\.claims',\s*${LIT},\s*true\)\s*;?\s*`,
+  'i',
+);
 const TRAILER = /;\s*commit\s*;?\s*$/i;
 // Strata's schema-version guard (select graphql.strata_assert_schema_version('N'::int)): part of its
 // cache design, not of the request's work; kept out of the floor's SQL and listed in otherStatements.
@@ -45,9 +48,15 @@ function executeArgs(list) {
       i++; // opening quote
       const backslash = list[start] === 'E' || list[start] === 'e';
       for (; i < list.length; i++) {
-        if (backslash && list[i] === '\\') { i++; continue; }
+        if (backslash && list[i] === '\\') {
+          i++;
+          continue;
+        }
         if (list[i] === "'") {
-          if (list[i + 1] === "'") { i++; continue; }
+          if (list[i + 1] === "'") {
+            i++;
+            continue;
+          }
           i++;
           break;
         }
@@ -102,7 +111,14 @@ export async function statementsOf(roundTrips, preparingMessages = []) {
  * Picks the statement whose result, wrapped, gives Strata's answer. Returns a floor entry
  * { query, sql, prefix, suffix, source: 'captured', otherStatements } or undefined.
  */
-export async function floorEntryFromCapture({ q, roundTrips, preparingMessages, strataJson, apiUrl, principal }) {
+export async function floorEntryFromCapture({
+  q,
+  roundTrips,
+  preparingMessages,
+  strataJson,
+  apiUrl,
+  principal,
+}) {
   const { rolePrelude } = await import(dist('db/with-role.js'));
   const all = await statementsOf(roundTrips, preparingMessages);
   // One candidate per SQL text; prefer the prepared form (Strata's steady state) when seen.
@@ -111,7 +127,13 @@ export async function floorEntryFromCapture({ q, roundTrips, preparingMessages, 
   const cands = [...bySql.values()];
   const candidates = cands.map((c) => c.sql);
   const want = q.canon('strata', strataJson.data);
-  const client = new pg.Client({ connectionString: apiUrl, types: { getTypeParser: (oid, fmt) => (oid === 114 || oid === 3802 ? (v) => v : pg.types.getTypeParser(oid, fmt)) } });
+  const client = new pg.Client({
+    connectionString: apiUrl,
+    types: {
+      getTypeParser: (oid, fmt) =>
+        oid === 114 || oid === 3802 ? (v) => v : pg.types.getTypeParser(oid, fmt),
+    },
+  });
   await client.connect();
   try {
     for (let i = candidates.length - 1; i >= 0; i--) {
@@ -126,7 +148,11 @@ export async function floorEntryFromCapture({ q, roundTrips, preparingMessages, 
         continue;
       }
       const text = value === null ? 'null' : typeof value === 'string' ? value : JSON.stringify(value);
-      for (const [prefix, suffix] of [[`{"data":{${JSON.stringify(q.strata.rootKey)}:`, '}}'], ['{"data":', '}'], ['', '']]) {
+      for (const [prefix, suffix] of [
+        [`{"data":{${JSON.stringify(q.strata.rootKey)}:`, '}}'],
+        ['{"data":', '}'],
+        ['', ''],
+      ]) {
         let parsed;
         try {
           parsed = JSON.parse(prefix + text + suffix);
@@ -135,11 +161,24 @@ export async function floorEntryFromCapture({ q, roundTrips, preparingMessages, 
         }
         let same = false;
         try {
-          same = parsed && typeof parsed === 'object' && 'data' in parsed && jsonEqual(q.canon('strata', parsed.data), want);
+          same =
+            parsed &&
+            typeof parsed === 'object' &&
+            'data' in parsed &&
+            jsonEqual(q.canon('strata', parsed.data), want);
         } catch {}
         if (same) {
           const otherStatements = candidates.filter((_, j) => j !== i);
-          return { query: q.strata.query, sql, prepared: cands[i].prepared, prefix, suffix, source: cands[i].prepared ? 'captured (prepared)' : 'captured', otherStatements, guard: otherStatements.filter((x) => GUARD.test(`${x};`)) };
+          return {
+            query: q.strata.query,
+            sql,
+            prepared: cands[i].prepared,
+            prefix,
+            suffix,
+            source: cands[i].prepared ? 'captured (prepared)' : 'captured',
+            otherStatements,
+            guard: otherStatements.filter((x) => GUARD.test(`${x};`)),
+          };
         }
       }
     }
@@ -151,5 +190,11 @@ export async function floorEntryFromCapture({ q, roundTrips, preparingMessages, 
 
 export function handwrittenEntry(q, json = false) {
   const sql = json ? q.floorSql.replaceAll('jsonb_', 'json_').replaceAll('::jsonb', '::json') : q.floorSql;
-  return { query: q.strata.query, sql, prefix: `{"data":{${JSON.stringify(q.strata.rootKey)}:`, suffix: '}}', source: json ? 'hand-written (json_*)' : 'hand-written' };
+  return {
+    query: q.strata.query,
+    sql,
+    prefix: `{"data":{${JSON.stringify(q.strata.rootKey)}:`,
+    suffix: '}}',
+    source: json ? 'hand-written (json_*)' : 'hand-written',
+  };
 }

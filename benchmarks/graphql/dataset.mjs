@@ -53,7 +53,9 @@ export function wideSchemaSql(schema = WIDE_SCHEMA, n = WIDE_TABLES) {
   }
   out.push(`insert into ${schema}.t0001(name) values ('one'), ('two');`);
   out.push(`grant usage on schema ${schema} to anon, authenticated, service_role;`);
-  out.push(`grant select, insert, update, delete on all tables in schema ${schema} to authenticated, service_role;`);
+  out.push(
+    `grant select, insert, update, delete on all tables in schema ${schema} to authenticated, service_role;`,
+  );
   return out.join('\n');
 }
 
@@ -102,7 +104,9 @@ export async function startDatabase({ wide = true } = {}) {
       }
       await c.query('analyze');
     });
-    log(`database ready in ${Math.round(performance.now() - t0)} ms (port ${server.port}${wide ? `, ${WIDE_TABLES} wide tables` : ''}${engineInstalled ? ', engine objects installed' : ''})`);
+    log(
+      `database ready in ${Math.round(performance.now() - t0)} ms (port ${server.port}${wide ? `, ${WIDE_TABLES} wide tables` : ''}${engineInstalled ? ', engine objects installed' : ''})`,
+    );
     const postmasterPid = Number(readFileSync(join(server.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
     return {
       port: server.port,
@@ -128,9 +132,20 @@ export async function resetMutations(superuserUrl) {
 /** Snapshot of a few server statistics (for the JSON results). */
 export async function dbInfo(superuserUrl) {
   return withClient(superuserUrl, async (c) => {
-    const v = await c.query(`select version() as v, current_setting('fsync') as fsync, current_setting('synchronous_commit') as sc, current_setting('shared_buffers') as sb, current_setting('max_connections') as mc`);
-    const counts = await c.query(`select (select count(*) from public.accounts)::int as accounts, (select count(*) from public.posts)::int as posts, (select count(*) from public.comments)::int as comments, (select count(*) from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = '${WIDE_SCHEMA}' and c.relkind = 'r')::int as wide_tables`);
+    const v = await c.query(
+      `select version() as v, current_setting('fsync') as fsync, current_setting('synchronous_commit') as sc, current_setting('shared_buffers') as sb, current_setting('max_connections') as mc`,
+    );
+    const counts = await c.query(
+      `select (select count(*) from public.accounts)::int as accounts, (select count(*) from public.posts)::int as posts, (select count(*) from public.comments)::int as comments, (select count(*) from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = '${WIDE_SCHEMA}' and c.relkind = 'r')::int as wide_tables`,
+    );
     const r = v.rows[0];
-    return { version: r.v, fsync: r.fsync, synchronous_commit: r.sc, shared_buffers: r.sb, max_connections: Number(r.mc), rows: counts.rows[0] };
+    return {
+      version: r.v,
+      fsync: r.fsync,
+      synchronous_commit: r.sc,
+      shared_buffers: r.sb,
+      max_connections: Number(r.mc),
+      rows: counts.rows[0],
+    };
   });
 }

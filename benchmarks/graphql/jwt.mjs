@@ -33,7 +33,8 @@ export function principalFromHeaders(secret, headers) {
   const m = /^\s*bearer\s+(\S+)\s*$/i.exec(headers['authorization'] ?? '');
   const claims = m && m[1] !== apikey ? verifyHS256(secret, m[1]) : keyClaims;
   const role = claims.role ?? 'anon';
-  if (!['anon', 'authenticated', 'service_role'].includes(role)) throw new Error(`role "${role}" is not allowed`);
+  if (!['anon', 'authenticated', 'service_role'].includes(role))
+    throw new Error(`role "${role}" is not allowed`);
   return { role, claims };
 }
 
@@ -43,6 +44,13 @@ export function benchTokens(secret, userId) {
   const exp = iat + 20 * 365 * 24 * 3600;
   return {
     anonKey: signHS256(secret, { iss: 'strata-bench', role: 'anon', iat, exp }),
-    userToken: signHS256(secret, { iss: 'strata-bench', role: 'authenticated', sub: userId, aud: 'authenticated', iat, exp }),
+    userToken: signHS256(secret, {
+      iss: 'strata-bench',
+      role: 'authenticated',
+      sub: userId,
+      aud: 'authenticated',
+      iat,
+      exp,
+    }),
   };
 }

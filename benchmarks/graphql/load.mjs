@@ -31,11 +31,19 @@ export async function runLoad({ tool, url, headers, body, connections, seconds, 
   const cpu0 = cpuMsOf(pid);
   const pg0 = pgPid ? pgCpuByPid(pgPid) : undefined;
   try {
-    const r = tool === 'wrk' ? await wrk({ url, headers, body, connections, seconds, tmpDir }) : await cannon({ url, headers, body, connections, seconds });
+    const r =
+      tool === 'wrk'
+        ? await wrk({ url, headers, body, connections, seconds, tmpDir })
+        : await cannon({ url, headers, body, connections, seconds });
     const cpuMs = cpuMsOf(pid) - cpu0;
     const pgMs = pg0 ? pgCpuDelta(pg0, pgCpuByPid(pgPid)) : NaN;
     sample();
-    return { ...r, rssPeakMB, cpuUsPerReq: (cpuMs * 1000) / r.requests, pgCpuUsPerReq: (pgMs * 1000) / r.requests };
+    return {
+      ...r,
+      rssPeakMB,
+      cpuUsPerReq: (cpuMs * 1000) / r.requests,
+      pgCpuUsPerReq: (pgMs * 1000) / r.requests,
+    };
   } finally {
     clearInterval(timer);
   }
@@ -59,7 +67,8 @@ async function cannon({ url, headers, body, connections, seconds }) {
   });
   const r = await inst;
   times.sort((a, b) => a - b);
-  const pct = (p) => (times.length ? times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))] : NaN);
+  const pct = (p) =>
+    times.length ? times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))] : NaN;
   return {
     rps: r.requests.total / r.duration,
     p50: pct(50),
@@ -88,7 +97,11 @@ function wrk({ url, headers, body, connections, seconds, tmpDir }) {
   ].join('\n');
   writeFileSync(script, lua);
   return new Promise((resolve, reject) => {
-    const p = spawn('wrk', ['-t1', `-c${connections}`, `-d${Math.max(1, Math.round(seconds))}s`, '--latency', '-s', script, url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(
+      'wrk',
+      ['-t1', `-c${connections}`, `-d${Math.max(1, Math.round(seconds))}s`, '--latency', '-s', script, url],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     p.stdout.on('data', (d) => (out += d));
     p.stderr.on('data', (d) => (out += d));
@@ -96,7 +109,16 @@ function wrk({ url, headers, body, connections, seconds, tmpDir }) {
       const m = /RESULT (\S+) (\S+) (\S+) (\S+) (\S+) (\d+) (\d+) (\d+)/.exec(out);
       if (!m) return reject(new Error(`wrk output not understood:\n${out}`));
       const n = m.slice(1).map(Number);
-      resolve({ rps: n[0], p50: n[1], p90: n[2], p99: n[3], max: n[4], requests: n[5], errors: n[6], non2xx: n[7] });
+      resolve({
+        rps: n[0],
+        p50: n[1],
+        p90: n[2],
+        p99: n[3],
+        max: n[4],
+        requests: n[5],
+        errors: n[6],
+        non2xx: n[7],
+      });
     });
   });
 }

@@ -13,18 +13,29 @@ export async function roundTripsPerRequest({ proxy, url, headers, body, n = 20, 
   proxy.reset();
   for (let i = 0; i < n; i++) await post(url, headers, body);
   const s = { ...proxy.stats };
-  return { perRequest: proxy.roundTrips() / n, queryMessages: s.query / n, syncMessages: s.sync / n, parseMessages: s.parse / n, newConnections: s.connections };
+  return {
+    perRequest: proxy.roundTrips() / n,
+    queryMessages: s.query / n,
+    syncMessages: s.sync / n,
+    parseMessages: s.parse / n,
+    newConnections: s.connections,
+  };
 }
 
 function runChild(file, env, marker) {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [file], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [file], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     p.stdout.on('data', (d) => (out += d));
     p.stderr.on('data', (d) => (out += d));
     p.on('exit', (code) => {
       const line = out.split('\n').find((l) => l.startsWith(marker));
-      if (!line) return reject(new Error(`${file} (exit ${code}) printed no ${marker}:\n${out.slice(-3000)}`));
+      if (!line)
+        return reject(new Error(`${file} (exit ${code}) printed no ${marker}:\n${out.slice(-3000)}`));
       resolve(line.slice(marker.length).trim());
     });
   });
@@ -32,12 +43,24 @@ function runChild(file, env, marker) {
 
 export async function strataSchemaBuild(apiUrl, superuserUrl) {
   const file = fileURLToPath(new URL('./schema-build.mjs', import.meta.url));
-  return JSON.parse(await runChild(file, { DATABASE_URL: apiUrl, SUPERUSER_URL: superuserUrl, SCHEMA: 'wide', ROLE: 'authenticated' }, 'SCHEMA_BUILD'));
+  return JSON.parse(
+    await runChild(
+      file,
+      { DATABASE_URL: apiUrl, SUPERUSER_URL: superuserUrl, SCHEMA: 'wide', ROLE: 'authenticated' },
+      'SCHEMA_BUILD',
+    ),
+  );
 }
 
 export async function postgraphileSchemaBuild(apiUrl, jwtSecret) {
   const file = fileURLToPath(new URL('./servers/postgraphile.mjs', import.meta.url));
-  return Number(await runChild(file, { DATABASE_URL: apiUrl, JWT_SECRET: jwtSecret, SCHEMAS: 'wide', MODE: 'schema-build' }, 'SCHEMA_BUILD_MS'));
+  return Number(
+    await runChild(
+      file,
+      { DATABASE_URL: apiUrl, JWT_SECRET: jwtSecret, SCHEMAS: 'wide', MODE: 'schema-build' },
+      'SCHEMA_BUILD_MS',
+    ),
+  );
 }
 
 /** Strata started on a connection whose search_path is the wide schema: start → first answer. */
@@ -45,14 +68,29 @@ export async function strataWideFirstRequest({ apiUrl, env, headers, logDir, str
   const u = new URL(apiUrl);
   u.searchParams.set('options', '-c search_path=wide');
   const probe = JSON.stringify({ query: '{ t0001Collection(first: 1) { edges { node { id name } } } }' });
-  const s = await startServer({ engine: 'strata', env: { ...env, DATABASE_URL: u.toString() }, headers, probe, logDir, strataMode });
+  const s = await startServer({
+    engine: 'strata',
+    env: { ...env, DATABASE_URL: u.toString() },
+    headers,
+    probe,
+    logDir,
+    strataMode,
+  });
   try {
-    const ok = s.firstAnswer.status === 200 && s.firstAnswer.json?.data?.t0001Collection != null && !s.firstAnswer.json?.errors;
+    const ok =
+      s.firstAnswer.status === 200 &&
+      s.firstAnswer.json?.data?.t0001Collection != null &&
+      !s.firstAnswer.json?.errors;
     const t = performance.now();
     const second = await post(s.url, headers, probe);
     const secondMs = performance.now() - t;
     if (!ok) log(`wide first request answered: ${s.firstAnswer.text.slice(0, 300)}`);
-    return { firstAnswerMs: s.coldStartMs, ok, secondRequestMs: secondMs, secondOk: second.status === 200 && !second.json?.errors };
+    return {
+      firstAnswerMs: s.coldStartMs,
+      ok,
+      secondRequestMs: secondMs,
+      secondOk: second.status === 200 && !second.json?.errors,
+    };
   } finally {
     await s.stop();
   }
@@ -76,7 +114,8 @@ export async function sqlCost({ apiUrl, principal, queries, floorEntries, n = 41
   try {
     const time = async (sql) => {
       const msg = `${rolePrelude(principal)}; explain (analyze, costs off, timing off, summary on) ${sql}; commit`;
-      const planning = [], execution = [];
+      const planning = [],
+        execution = [];
       for (let i = 0; i < n + 5; i++) {
         const text = (await client.query(msg))[3].rows.map((r) => r['QUERY PLAN']).join('\n');
         if (i < 5) continue;
@@ -87,7 +126,9 @@ export async function sqlCost({ apiUrl, principal, queries, floorEntries, n = 41
     };
     for (const q of queries) {
       if (q.mutation) continue;
-      const captured = floorEntries.find((e) => e.query === q.strata.query && e.source.startsWith('captured'));
+      const captured = floorEntries.find(
+        (e) => e.query === q.strata.query && e.source.startsWith('captured'),
+      );
       out[q.name] = {
         strata: captured ? await time(captured.sql) : undefined,
         handwritten: await time(q.floorSql),
@@ -109,7 +150,8 @@ export async function sqlCost({ apiUrl, principal, queries, floorEntries, n = 41
  * caches by document. Returns median latencies in µs and their difference.
  */
 export async function newVariablesCost({ url, headers, doc, n = 150 }) {
-  const fixed = [], fresh = [];
+  const fixed = [],
+    fresh = [];
   const body = (id) => JSON.stringify({ query: doc, variables: { id } });
   for (let i = 0; i < 10; i++) await post(url, headers, body(7));
   for (let i = 0; i < n; i++) {

@@ -68,7 +68,10 @@ export async function startProxy(upstreamPort, upstreamHost = '127.0.0.1') {
           stats.parse++;
           const nameEnd = body.indexOf(0);
           const textEnd = body.indexOf(0, nameEnd + 1);
-          pending.parses.push({ name: body.toString('utf8', 0, nameEnd), text: body.toString('utf8', nameEnd + 1, textEnd) });
+          pending.parses.push({
+            name: body.toString('utf8', 0, nameEnd),
+            text: body.toString('utf8', nameEnd + 1, textEnd),
+          });
           break;
         }
         case 'B': {
@@ -138,7 +141,7 @@ function parseBind(body) {
     o += 4;
     if (len < 0) values.push(null);
     else {
-      const binary = (formats.length === 1 ? formats[0] : formats[i] ?? 0) === 1;
+      const binary = (formats.length === 1 ? formats[0] : (formats[i] ?? 0)) === 1;
       values.push(binary ? { binary: body.toString('hex', o, o + len) } : body.toString('utf8', o, o + len));
       o += len;
     }

@@ -10,11 +10,19 @@ const nodes = new Map(prof.nodes.map((n) => [n.id, n]));
 const parent = new Map();
 for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 const dt = new Map();
-for (let i = 0; i < prof.samples.length; i++) dt.set(prof.samples[i], (dt.get(prof.samples[i]) ?? 0) + (prof.timeDeltas[i] ?? 0));
+for (let i = 0; i < prof.samples.length; i++)
+  dt.set(prof.samples[i], (dt.get(prof.samples[i]) ?? 0) + (prof.timeDeltas[i] ?? 0));
 const total = [...dt.values()].reduce((a, b) => a + b, 0);
-const short = (url) => url.replace(/^file:\/\//, '').replace(/.*node_modules\//, 'nm:').replace(/.*\/(dist|src)\//, '$1/');
-const label = (n) => `${n.callFrame.functionName || '(anon)'} ${short(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
-const bySelf = new Map(), byFile = new Map(), incl = new Map();
+const short = (url) =>
+  url
+    .replace(/^file:\/\//, '')
+    .replace(/.*node_modules\//, 'nm:')
+    .replace(/.*\/(dist|src)\//, '$1/');
+const label = (n) =>
+  `${n.callFrame.functionName || '(anon)'} ${short(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
+const bySelf = new Map(),
+  byFile = new Map(),
+  incl = new Map();
 for (const [id, t] of dt) {
   const n = nodes.get(id);
   bySelf.set(label(n), (bySelf.get(label(n)) ?? 0) + t);

@@ -25,16 +25,24 @@ export const QUERIES = [
       rootKey: 'postsByPk',
     },
     postgraphile: {
-      query: 'query ByKey($id: Int!) { postByRowId(rowId: $id) { rowId title published authorId createdAt } }',
+      query:
+        'query ByKey($id: Int!) { postByRowId(rowId: $id) { rowId title published authorId createdAt } }',
       variables: { id: 7 },
     },
     canon(engine, data) {
       const p = engine === 'postgraphile' ? data.postByRowId : data.postsByPk;
       if (!p) return p;
-      return { id: p.id ?? p.rowId, title: p.title, published: p.published, authorId: p.authorId, createdAt: pgDateToMs(p.createdAt) };
+      return {
+        id: p.id ?? p.rowId,
+        title: p.title,
+        published: p.published,
+        authorId: p.authorId,
+        createdAt: pgDateToMs(p.createdAt),
+      };
     },
     // Post 7 is account 7's own unpublished post: visible only through RLS's "own" branch.
-    rlsCheck: (c) => (c?.id === 7 && c.published === false ? null : 'post 7 (own, unpublished) should be visible'),
+    rlsCheck: (c) =>
+      c?.id === 7 && c.published === false ? null : 'post 7 (own, unpublished) should be visible',
     floorSql: `select (select jsonb_build_object('id', p.id, 'title', p.title, 'published', p.published, 'authorId', p.author_id, 'createdAt', p.created_at)
   from public.posts p where p.id = 7)::text as body`,
   },
@@ -42,20 +50,32 @@ export const QUERIES = [
     name: 'list20',
     title: 'flat list of 20',
     strata: {
-      query: 'query List($first: Int!) { postsCollection(first: $first) { edges { node { id title published authorId } } } }',
+      query:
+        'query List($first: Int!) { postsCollection(first: $first) { edges { node { id title published authorId } } } }',
       variables: { first: 20 },
       rootKey: 'postsCollection',
     },
     postgraphile: {
-      query: 'query List($first: Int!) { allPosts(first: $first, orderBy: PRIMARY_KEY_ASC) { edges { node { rowId title published authorId } } } }',
+      query:
+        'query List($first: Int!) { allPosts(first: $first, orderBy: PRIMARY_KEY_ASC) { edges { node { rowId title published authorId } } } }',
       variables: { first: 20 },
     },
     canon(engine, data) {
       const c = engine === 'postgraphile' ? data.allPosts : data.postsCollection;
-      return connNodes(c).map((p) => ({ id: p.id ?? p.rowId, title: p.title, published: p.published, authorId: p.authorId }));
+      return connNodes(c).map((p) => ({
+        id: p.id ?? p.rowId,
+        title: p.title,
+        published: p.published,
+        authorId: p.authorId,
+      }));
     },
     // Post 14 (account 14's, unpublished) must be filtered out; post 7 (own) kept.
-    rlsCheck: (c) => (c.some((p) => p.id === 14) ? 'post 14 (unpublished, not own) should be hidden by RLS' : c.some((p) => p.id === 7) ? null : 'post 7 (own) should be listed'),
+    rlsCheck: (c) =>
+      c.some((p) => p.id === 14)
+        ? 'post 14 (unpublished, not own) should be hidden by RLS'
+        : c.some((p) => p.id === 7)
+          ? null
+          : 'post 7 (own) should be listed',
     floorSql: `select jsonb_build_object('edges', coalesce(jsonb_agg(jsonb_build_object('node', jsonb_build_object(
     'id', p.id, 'title', p.title, 'published', p.published, 'authorId', p.author_id)) order by p.id), '[]'))::text as body
   from (select id, title, published, author_id from public.posts order by id limit 20) p`,
@@ -112,7 +132,10 @@ export const QUERIES = [
           posts: connNodes(pgl ? a.postsByAuthorId : a.postsCollection).map((p) => ({
             id: p.id ?? p.rowId,
             title: p.title,
-            comments: connNodes(pgl ? p.commentsByPostId : p.commentsCollection).map((x) => ({ id: x.id ?? x.rowId, body: x.body })),
+            comments: connNodes(pgl ? p.commentsByPostId : p.commentsCollection).map((x) => ({
+              id: x.id ?? x.rowId,
+              body: x.body,
+            })),
           })),
         })),
       };
@@ -171,7 +194,12 @@ select jsonb_build_object(
       return {
         hasNextPage: c.pageInfo.hasNextPage,
         hasEndCursor: c.pageInfo.endCursor != null,
-        posts: connNodes(c).map((p) => ({ id: p.id ?? p.rowId, title: p.title, published: p.published, createdAt: pgDateToMs(p.createdAt) })),
+        posts: connNodes(c).map((p) => ({
+          id: p.id ?? p.rowId,
+          title: p.title,
+          published: p.published,
+          createdAt: pgDateToMs(p.createdAt),
+        })),
       };
     },
     floorSql: `with p as (select id, title, published, created_at from public.posts where author_id = 14 order by created_at desc, id limit 6)
@@ -207,7 +235,10 @@ select jsonb_build_object(
       variables: { postId: INSERT_POST_ID, body: 'bench comment' },
     },
     canon(engine, data) {
-      const r = engine === 'postgraphile' ? data.createComment?.comment : data.insertIntoCommentsCollection?.records?.[0];
+      const r =
+        engine === 'postgraphile'
+          ? data.createComment?.comment
+          : data.insertIntoCommentsCollection?.records?.[0];
       if (!r) return r;
       return { newId: (r.id ?? r.rowId) > 50000, postId: r.postId, authorId: r.authorId, body: r.body };
     },

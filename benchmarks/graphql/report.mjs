@@ -34,7 +34,9 @@ export function summarize(cells) {
           failedRequests: list.reduce((n, x) => n + x.errors + x.non2xx, 0),
         };
       }
-      const s = row.strata, p = row.postgraphile, f = row.floor;
+      const s = row.strata,
+        p = row.postgraphile,
+        f = row.floor;
       row.ratios = {
         strataOverPostgraphile: s && p ? s.rps / p.rps : NaN,
         strataOverFloor: s && f ? s.rps / f.rps : NaN,
@@ -52,7 +54,18 @@ const pad = (s, n) => String(s).padStart(n);
 
 export function printTable(summary, engines = ENGINES, print = console.log) {
   const ENGINES = engines;
-  const head = ['query', 'c', ...ENGINES.flatMap((e) => [`${e === 'strata-engine' ? 'engine' : e.slice(0, 8)} req/s`, 'p50', 'p99', 'RSS']), 's/pg', 's/floor'];
+  const head = [
+    'query',
+    'c',
+    ...ENGINES.flatMap((e) => [
+      `${e === 'strata-engine' ? 'engine' : e.slice(0, 8)} req/s`,
+      'p50',
+      'p99',
+      'RSS',
+    ]),
+    's/pg',
+    's/floor',
+  ];
   const widths = [8, 3, ...ENGINES.flatMap(() => [14, 6, 6, 5]), 6, 7];
   print(head.map((h, i) => pad(h, widths[i])).join(' '));
   for (const [query, byConns] of Object.entries(summary)) {
@@ -60,23 +73,36 @@ export function printTable(summary, engines = ENGINES, print = console.log) {
       const cols = [query, conns];
       for (const e of ENGINES) {
         const r = row[e];
-        cols.push(r ? `${fx(r.rps)}${r.failedRequests ? '!' : ''}` : '-', r ? fx(r.p50, 1) : '-', r ? fx(r.p99, 1) : '-', r ? fx(r.rssPeakMB) : '-');
+        cols.push(
+          r ? `${fx(r.rps)}${r.failedRequests ? '!' : ''}` : '-',
+          r ? fx(r.p50, 1) : '-',
+          r ? fx(r.p99, 1) : '-',
+          r ? fx(r.rssPeakMB) : '-',
+        );
       }
       cols.push(fx(row.ratios.strataOverPostgraphile, 2), fx(row.ratios.strataOverFloor, 2));
       print(cols.map((c, i) => pad(c, widths[i])).join(' '));
     }
   }
-  print('(req/s: median over rounds; p50/p99 in ms: median over rounds; RSS: peak MB of the server process during the cells; "!" = failed requests)');
+  print(
+    '(req/s: median over rounds; p50/p99 in ms: median over rounds; RSS: peak MB of the server process during the cells; "!" = failed requests)',
+  );
 }
 
 /** CPU time per request: the server process, and PostgreSQL (all backends), in µs. */
 export function printCpuTable(summary, engines = ENGINES, print = console.log) {
   const ENGINES = engines;
   print('CPU per request, µs (server process + PostgreSQL), median over rounds:');
-  print(['query', 'c', ...ENGINES.map((e) => e.padStart(14))].map((h, i) => pad(h, i === 0 ? 8 : i === 1 ? 3 : 15)).join(' '));
+  print(
+    ['query', 'c', ...ENGINES.map((e) => e.padStart(14))]
+      .map((h, i) => pad(h, i === 0 ? 8 : i === 1 ? 3 : 15))
+      .join(' '),
+  );
   for (const [query, byConns] of Object.entries(summary)) {
     for (const [conns, row] of Object.entries(byConns)) {
-      const cols = ENGINES.map((e) => (row[e] ? `${fx(row[e].cpuUsPerReq)} + ${fx(row[e].pgCpuUsPerReq)}` : '-'));
+      const cols = ENGINES.map((e) =>
+        row[e] ? `${fx(row[e].cpuUsPerReq)} + ${fx(row[e].pgCpuUsPerReq)}` : '-',
+      );
       print([pad(query, 8), pad(conns, 3), ...cols.map((c) => pad(c, 15))].join(' '));
     }
   }
@@ -85,9 +111,16 @@ export function printCpuTable(summary, engines = ENGINES, print = console.log) {
 /** The goals from the brief, evaluated on this run's numbers. */
 export function goals(summary, extra) {
   const n8 = summary.nested?.[8] ?? {};
-  const strataPeak = Math.max(...Object.values(summary).flatMap((q) => Object.values(q).map((r) => r.strata?.rssPeakMB ?? -Infinity)));
+  const strataPeak = Math.max(
+    ...Object.values(summary).flatMap((q) => Object.values(q).map((r) => r.strata?.rssPeakMB ?? -Infinity)),
+  );
   const build = extra.schemaBuild?.strata?.runsMs?.[0];
-  const mk = (name, value, target, ok) => ({ name, value, target, met: Number.isFinite(value) ? ok(value) : null });
+  const mk = (name, value, target, ok) => ({
+    name,
+    value,
+    target,
+    met: Number.isFinite(value) ? ok(value) : null,
+  });
   return [
     mk('nested c=8 req/s, strata/postgraphile', n8.ratios?.strataOverPostgraphile, '>= 2.00', (v) => v >= 2),
     mk('nested c=8 req/s, strata/floor', n8.ratios?.strataOverFloor, '>= 0.85', (v) => v >= 0.85),
@@ -100,8 +133,14 @@ export function goals(summary, extra) {
 export function printGoals(list, print = console.log) {
   print('Goals:');
   for (const g of list) {
-    const v = Number.isFinite(g.value) ? (Math.abs(g.value) < 10 ? g.value.toFixed(2) : g.value.toFixed(0)) : 'n/a';
-    print(`  ${g.met === null ? '[ n/a ]' : g.met ? '[ met ]' : '[ MISS ]'} ${g.name}: ${v} (target ${g.target})`);
+    const v = Number.isFinite(g.value)
+      ? Math.abs(g.value) < 10
+        ? g.value.toFixed(2)
+        : g.value.toFixed(0)
+      : 'n/a';
+    print(
+      `  ${g.met === null ? '[ n/a ]' : g.met ? '[ met ]' : '[ MISS ]'} ${g.name}: ${v} (target ${g.target})`,
+    );
   }
 }
 

@@ -7,12 +7,29 @@ import { join } from 'node:path';
 import { AUTHENTICATOR_PASSWORD, dbInfo, resetMutations, startDatabase } from './dataset.mjs';
 import { benchTokens, verifyHS256 } from './jwt.mjs';
 import { pickLoadTool, runLoad } from './load.mjs';
-import { newVariablesCost, postgraphileSchemaBuild, roundTripsPerRequest, sqlCost, strataSchemaBuild, strataWideFirstRequest } from './measures.mjs';
+import {
+  newVariablesCost,
+  postgraphileSchemaBuild,
+  roundTripsPerRequest,
+  sqlCost,
+  strataSchemaBuild,
+  strataWideFirstRequest,
+} from './measures.mjs';
 import { distExists } from './paths.mjs';
 import { startProxy } from './pgproxy.mjs';
 import { floorEntryFromCapture, handwrittenEntry } from './capture.mjs';
 import { QUERIES, requestBody, selectQueries, BENCH_ACCOUNT, NESTED_FIRST } from './queries.mjs';
-import { ALL_ENGINES, ENGINES, goals, lastLine, printCpuTable, printGoals, printTable, summarize, writeJson } from './report.mjs';
+import {
+  ALL_ENGINES,
+  ENGINES,
+  goals,
+  lastLine,
+  printCpuTable,
+  printGoals,
+  printTable,
+  summarize,
+  writeJson,
+} from './report.mjs';
 import { post, startServer } from './servers/spawn.mjs';
 import { firstDiff, jsonEqual, log, memoryOf } from './util.mjs';
 
@@ -36,7 +53,8 @@ const cfg = {
   postgraphileWide: (env.BENCH_PGL_WIDE ?? (QUICK ? '0' : '1')) === '1',
 };
 const queries = QUERIES.filter((q) => cfg.queries.includes(q.name));
-const strataAvailable = distExists('graphql/engine.js') && (cfg.strataMode !== 'handler' || distExists('graphql/http/handler.js'));
+const strataAvailable =
+  distExists('graphql/engine.js') && (cfg.strataMode !== 'handler' || distExists('graphql/http/handler.js'));
 if (!strataAvailable && cfg.engines.some((e) => e.startsWith('strata'))) {
   log('Strata is not built yet (dist/graphql/engine.js missing): running PostGraphile and the floor only');
   cfg.engines = cfg.engines.filter((e) => !e.startsWith('strata'));
@@ -77,7 +95,15 @@ async function main() {
   const headers = { apikey: anonKey, authorization: `Bearer ${userToken}` };
   const claims = verifyHS256(jwtSecret, userToken);
   const principal = { role: claims.role, claims };
-  const envFor = (engine, databaseUrl, superuserUrl, extra = {}) => ({ DATABASE_URL: databaseUrl, SUPERUSER_URL: superuserUrl, JWT_SECRET: jwtSecret, ANON_KEY: anonKey, POOL_MAX: String(cfg.poolMax), AUTHENTICATOR_PASSWORD, ...extra });
+  const envFor = (engine, databaseUrl, superuserUrl, extra = {}) => ({
+    DATABASE_URL: databaseUrl,
+    SUPERUSER_URL: superuserUrl,
+    JWT_SECRET: jwtSecret,
+    ANON_KEY: anonKey,
+    POOL_MAX: String(cfg.poolMax),
+    AUTHENTICATOR_PASSWORD,
+    ...extra,
+  });
   const bodyFor = (engine, q) => requestBody(engine === 'postgraphile' ? 'postgraphile' : 'strata', q);
   const probeBody = (engine) => bodyFor(engine, QUERIES[0]);
   const floorFile = join(work, 'floor-sql.json');
@@ -89,14 +115,29 @@ async function main() {
     if (strataAvailable) {
       try {
         schemaBuild.strata = await strataSchemaBuild(db.apiUrl, db.superuserUrl);
-        log(`strata buildGraphQLSchema, ${schemaBuild.strata.queryFields} Query fields: first ${schemaBuild.strata.runsMs[0].toFixed(0)} ms, rebuilds ${schemaBuild.strata.runsMs.slice(1).map((x) => x.toFixed(0)).join(' / ')} ms (catalog query alone ${schemaBuild.strata.catalogSqlMs?.toFixed(0)} ms; module import ${schemaBuild.strata.importMs.toFixed(0)} ms)`);
+        log(
+          `strata buildGraphQLSchema, ${schemaBuild.strata.queryFields} Query fields: first ${schemaBuild.strata.runsMs[0].toFixed(0)} ms, rebuilds ${schemaBuild.strata.runsMs
+            .slice(1)
+            .map((x) => x.toFixed(0))
+            .join(
+              ' / ',
+            )} ms (catalog query alone ${schemaBuild.strata.catalogSqlMs?.toFixed(0)} ms; module import ${schemaBuild.strata.importMs.toFixed(0)} ms)`,
+        );
       } catch (e) {
         schemaBuild.strata = { error: e.message.slice(0, 2000) };
         log('strata schema build failed:', e.message.slice(0, 800));
       }
       try {
-        schemaBuild.strataFirstRequest = await strataWideFirstRequest({ apiUrl: db.apiUrl, env: envFor('strata', db.apiUrl, undefined), headers, logDir: work, strataMode: cfg.strataMode });
-        log(`strata on the wide schema: process start → first answer ${schemaBuild.strataFirstRequest.firstAnswerMs.toFixed(0)} ms (ok=${schemaBuild.strataFirstRequest.ok}), next request ${schemaBuild.strataFirstRequest.secondRequestMs.toFixed(1)} ms`);
+        schemaBuild.strataFirstRequest = await strataWideFirstRequest({
+          apiUrl: db.apiUrl,
+          env: envFor('strata', db.apiUrl, undefined),
+          headers,
+          logDir: work,
+          strataMode: cfg.strataMode,
+        });
+        log(
+          `strata on the wide schema: process start → first answer ${schemaBuild.strataFirstRequest.firstAnswerMs.toFixed(0)} ms (ok=${schemaBuild.strataFirstRequest.ok}), next request ${schemaBuild.strataFirstRequest.secondRequestMs.toFixed(1)} ms`,
+        );
       } catch (e) {
         schemaBuild.strataFirstRequest = { error: e.message.slice(0, 2000) };
         log('strata wide first request failed:', e.message.slice(0, 800));
@@ -133,10 +174,19 @@ async function main() {
       // with json_* builders) instead of Strata's captured statements — an experiment knob.
       const mode = env.BENCH_FLOOR_SQL ?? 'captured';
       if (mode !== 'captured') floorEntries.splice(0, floorEntries.length);
-      for (const q of queries) if (!floorEntries.find((e) => e.query === q.strata.query)) floorEntries.push(handwrittenEntry(q, mode === 'handwritten-json'));
+      for (const q of queries)
+        if (!floorEntries.find((e) => e.query === q.strata.query))
+          floorEntries.push(handwrittenEntry(q, mode === 'handwritten-json'));
       writeFileSync(floorFile, JSON.stringify(floorEntries, null, 2));
     }
-    const s = await startServer({ engine, env: envFor(engine, proxiedUrl, viaProxy(db.superuserUrl), { FLOOR_SQL: floorFile }), headers, probe: probeBody(engine), logDir: work, strataMode: cfg.strataMode });
+    const s = await startServer({
+      engine,
+      env: envFor(engine, proxiedUrl, viaProxy(db.superuserUrl), { FLOOR_SQL: floorFile }),
+      headers,
+      probe: probeBody(engine),
+      logDir: work,
+      strataMode: cfg.strataMode,
+    });
     try {
       roundTrips[engine] = {};
       for (const q of queries) {
@@ -150,18 +200,41 @@ async function main() {
           check[engine] = { status: 'error', message: `HTTP ${res.status}: ${res.text.slice(0, 400)}` };
         } else {
           try {
-            check[engine] = { status: 'ok', canon: q.canon(engine === 'postgraphile' ? 'postgraphile' : 'strata', res.json.data) };
+            check[engine] = {
+              status: 'ok',
+              canon: q.canon(engine === 'postgraphile' ? 'postgraphile' : 'strata', res.json.data),
+            };
           } catch (e) {
-            check[engine] = { status: 'error', message: `unexpected shape (${e.message}): ${res.text.slice(0, 400)}` };
+            check[engine] = {
+              status: 'error',
+              message: `unexpected shape (${e.message}): ${res.text.slice(0, 400)}`,
+            };
           }
         }
         if (engine === captureFrom && check[engine].status === 'ok') {
-          const entry = await floorEntryFromCapture({ q, roundTrips: recorded, preparingMessages: proxy.preparingMessages(), strataJson: res.json, apiUrl: db.apiUrl, principal });
+          const entry = await floorEntryFromCapture({
+            q,
+            roundTrips: recorded,
+            preparingMessages: proxy.preparingMessages(),
+            strataJson: res.json,
+            apiUrl: db.apiUrl,
+            principal,
+          });
           if (entry) floorEntries.push(entry);
-          else log(`could not derive the floor SQL for ${q.name} from Strata's messages; the floor uses hand-written SQL`);
-          roundTrips[engine][q.name] = { recorded: recorded.map((r) => (r.kind === 'simple' ? { simple: r.text } : { extended: r.parses.map((p) => p.text) })) };
+          else
+            log(
+              `could not derive the floor SQL for ${q.name} from Strata's messages; the floor uses hand-written SQL`,
+            );
+          roundTrips[engine][q.name] = {
+            recorded: recorded.map((r) =>
+              r.kind === 'simple' ? { simple: r.text } : { extended: r.parses.map((p) => p.text) },
+            ),
+          };
         }
-        roundTrips[engine][q.name] = { ...roundTrips[engine][q.name], ...(await roundTripsPerRequest({ proxy, url: s.url, headers, body })) };
+        roundTrips[engine][q.name] = {
+          ...roundTrips[engine][q.name],
+          ...(await roundTripsPerRequest({ proxy, url: s.url, headers, body })),
+        };
       }
     } finally {
       await s.stop();
@@ -172,7 +245,7 @@ async function main() {
 
   // Equal data: PostGraphile (an independent implementation) is the reference.
   let problems = 0;
-  log('check (canonical data equal to PostGraphile\'s):');
+  log("check (canonical data equal to PostGraphile's):");
   for (const q of queries) {
     const c = checks[q.name];
     const ref = c.postgraphile?.status === 'ok' ? c.postgraphile.canon : c.strata?.canon;
@@ -189,12 +262,19 @@ async function main() {
       }
       if (x.status !== 'ok') problems++;
     }
-    log(`  ${q.name.padEnd(7)} ${order.map((e) => `${e}=${c[e].status}`).join(' ')}${q.name === 'nested' ? ` (first: ${NESTED_FIRST})` : ''}`);
+    log(
+      `  ${q.name.padEnd(7)} ${order.map((e) => `${e}=${c[e].status}`).join(' ')}${q.name === 'nested' ? ` (first: ${NESTED_FIRST})` : ''}`,
+    );
     for (const e of order) if (c[e].status !== 'ok') log(`      ${e}: ${c[e].message}`);
   }
   log('round trips to PostgreSQL per request (Query + Sync messages):');
-  for (const e of order) log(`  ${e.padEnd(12)} ${queries.map((q) => `${q.name}=${roundTrips[e][q.name]?.perRequest ?? 'n/a'}`).join(' ')}`);
-  log(`floor SQL: ${floorEntries.map((e) => `${queries.find((q) => q.strata.query === e.query)?.name}=${e.source}`).join(' ')}`);
+  for (const e of order)
+    log(
+      `  ${e.padEnd(12)} ${queries.map((q) => `${q.name}=${roundTrips[e][q.name]?.perRequest ?? 'n/a'}`).join(' ')}`,
+    );
+  log(
+    `floor SQL: ${floorEntries.map((e) => `${queries.find((q) => q.strata.query === e.query)?.name}=${e.source}`).join(' ')}`,
+  );
 
   // Database-only cost of Strata's SQL vs the hand-written SQL (same 1-round-trip shape, 1 client).
   let sqlCosts = {};
@@ -205,10 +285,24 @@ async function main() {
 
   // ---- 2. Bench servers (direct connections), cold start, memory at rest.
   const servers = {};
-  const profiled = cfg.cpuProfile ? (env.BENCH_CPU_PROF === '1' ? ['strata'] : env.BENCH_CPU_PROF.split(',')) : [];
+  const profiled = cfg.cpuProfile
+    ? env.BENCH_CPU_PROF === '1'
+      ? ['strata']
+      : env.BENCH_CPU_PROF.split(',')
+    : [];
   for (const engine of order) {
-    const nodeArgs = profiled.includes(engine) ? ['--cpu-prof', `--cpu-prof-dir=${join(work, 'profiles')}`, `--cpu-prof-name=${engine}.cpuprofile`] : [];
-    servers[engine] = await startServer({ engine, env: envFor(engine, db.apiUrl, db.superuserUrl, { FLOOR_SQL: floorFile }), headers, probe: probeBody(engine), logDir: work, strataMode: cfg.strataMode, nodeArgs });
+    const nodeArgs = profiled.includes(engine)
+      ? ['--cpu-prof', `--cpu-prof-dir=${join(work, 'profiles')}`, `--cpu-prof-name=${engine}.cpuprofile`]
+      : [];
+    servers[engine] = await startServer({
+      engine,
+      env: envFor(engine, db.apiUrl, db.superuserUrl, { FLOOR_SQL: floorFile }),
+      headers,
+      probe: probeBody(engine),
+      logDir: work,
+      strataMode: cfg.strataMode,
+      nodeArgs,
+    });
     cleanups.push(() => servers[engine].stop());
   }
   const coldStart = Object.fromEntries(order.map((e) => [e, servers[e].coldStartMs]));
@@ -219,9 +313,21 @@ async function main() {
   if (cfg.measureExtras) {
     const byKey = QUERIES.find((q) => q.name === 'byKey');
     for (const engine of order.filter((e) => e !== 'floor')) {
-      newVariables[engine] = await newVariablesCost({ url: servers[engine].url, headers, doc: engine === 'postgraphile' ? byKey.postgraphile.query : byKey.strata.query, n: QUICK ? 60 : 150 });
+      newVariables[engine] = await newVariablesCost({
+        url: servers[engine].url,
+        headers,
+        doc: engine === 'postgraphile' ? byKey.postgraphile.query : byKey.strata.query,
+        n: QUICK ? 60 : 150,
+      });
     }
-    log(`new variable values (byKey, sequential, median latency): ${Object.entries(newVariables).map(([e, v]) => `${e} ${v.sameVariablesUs.toFixed(0)} µs same / ${v.newVariablesUs.toFixed(0)} µs new (+${v.extraUs.toFixed(0)})`).join(', ')}`);
+    log(
+      `new variable values (byKey, sequential, median latency): ${Object.entries(newVariables)
+        .map(
+          ([e, v]) =>
+            `${e} ${v.sameVariablesUs.toFixed(0)} µs same / ${v.newVariablesUs.toFixed(0)} µs new (+${v.extraUs.toFixed(0)})`,
+        )
+        .join(', ')}`,
+    );
   }
 
   // ---- 4. Load: rounds × queries × connections × engines (engine order rotates every round).
@@ -239,16 +345,39 @@ async function main() {
           try {
             if (!warmed.has(`${engine}/${q.name}`)) {
               warmed.add(`${engine}/${q.name}`);
-              await runLoad({ tool: cfg.loadTool, url: s.url, headers, body, connections: 8, seconds: cfg.warmupSeconds, pid: s.pid, tmpDir: work });
+              await runLoad({
+                tool: cfg.loadTool,
+                url: s.url,
+                headers,
+                body,
+                connections: 8,
+                seconds: cfg.warmupSeconds,
+                pid: s.pid,
+                tmpDir: work,
+              });
             }
-            r = await runLoad({ tool: cfg.loadTool, url: s.url, headers, body, connections, seconds: cfg.seconds, pid: s.pid, pgPid: db.postmasterPid, tmpDir: work });
+            r = await runLoad({
+              tool: cfg.loadTool,
+              url: s.url,
+              headers,
+              body,
+              connections,
+              seconds: cfg.seconds,
+              pid: s.pid,
+              pgPid: db.postmasterPid,
+              tmpDir: work,
+            });
           } catch (e) {
             // One failed cell (load tool or server trouble) must not lose the whole run.
-            log(`r${round + 1} ${q.name} c=${connections} ${engine}: load failed: ${e.message.slice(0, 500)}`);
+            log(
+              `r${round + 1} ${q.name} c=${connections} ${engine}: load failed: ${e.message.slice(0, 500)}`,
+            );
             continue;
           }
           cells.push({ round, query: q.name, connections, engine, ...r });
-          log(`r${round + 1} ${q.name.padEnd(7)} c=${String(connections).padEnd(2)} ${engine.padEnd(12)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  rss ${r.rssPeakMB.toFixed(0)} MB  cpu/req ${r.cpuUsPerReq.toFixed(0)} µs + pg ${r.pgCpuUsPerReq.toFixed(0)} µs${r.errors + r.non2xx ? `  FAILED ${r.errors + r.non2xx}` : ''}`);
+          log(
+            `r${round + 1} ${q.name.padEnd(7)} c=${String(connections).padEnd(2)} ${engine.padEnd(12)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  rss ${r.rssPeakMB.toFixed(0)} MB  cpu/req ${r.cpuUsPerReq.toFixed(0)} µs + pg ${r.pgCpuUsPerReq.toFixed(0)} µs${r.errors + r.non2xx ? `  FAILED ${r.errors + r.non2xx}` : ''}`,
+          );
           if (q.mutation) await resetMutations(db.superuserUrl);
         }
       }
@@ -260,27 +389,70 @@ async function main() {
   const summary = summarize(cells);
   const extra = { schemaBuild };
   console.log('');
-  console.log(`GraphQL benchmark — ${cfg.quick ? 'QUICK (one short round: smoke check, not a measurement)' : `${cfg.rounds} rounds × ${cfg.seconds} s`}; load: ${cfg.loadTool}; node ${process.version}; strata mode: ${strataAvailable ? cfg.strataMode : 'not built'}`);
+  console.log(
+    `GraphQL benchmark — ${cfg.quick ? 'QUICK (one short round: smoke check, not a measurement)' : `${cfg.rounds} rounds × ${cfg.seconds} s`}; load: ${cfg.loadTool}; node ${process.version}; strata mode: ${strataAvailable ? cfg.strataMode : 'not built'}`,
+  );
   printTable(summary, order);
   console.log('');
   printCpuTable(summary, order);
   console.log('');
-  console.log(`Cold start, process start → first answer (ms): ${order.map((e) => `${e} ${coldStart[e].toFixed(0)}`).join(', ')}`);
-  console.log(`RSS at rest / peak (VmHWM) MB: ${order.map((e) => `${e} ${idleMemory[e].rssMB.toFixed(0)} / ${finalMemory[e].hwmMB.toFixed(0)}`).join(', ')}`);
-  console.log(`Round trips to PostgreSQL per request: ${order.map((e) => `${e} ${[...new Set(queries.map((q) => roundTrips[e][q.name]?.perRequest))].join('/')}`).join(', ')}`);
-  if (schemaBuild.strata?.runsMs) console.log(`Schema build, 1,000 tables: strata buildGraphQLSchema first ${schemaBuild.strata.runsMs[0].toFixed(0)} ms, after a schema change ${schemaBuild.strata.runsMs.slice(1).map((x) => x.toFixed(0)).join(' / ')} ms, of which the catalog query ~${schemaBuild.strata.catalogSqlMs?.toFixed(0)} ms${Number.isFinite(schemaBuild.postgraphileMs) ? `; postgraphile ${schemaBuild.postgraphileMs.toFixed(0)} ms` : ''}`);
-  else if (Number.isFinite(schemaBuild.postgraphileMs)) console.log(`Schema build, 1,000 tables: postgraphile ${schemaBuild.postgraphileMs.toFixed(0)} ms; strata n/a`);
-  if (schemaBuild.strataFirstRequest?.firstAnswerMs) console.log(`Strata on the 1,000-table schema: process start → first answer ${schemaBuild.strataFirstRequest.firstAnswerMs.toFixed(0)} ms`);
-  if (Object.keys(newVariables).length) console.log(`New variable values (byKey, sequential, median latency): ${Object.entries(newVariables).map(([e, v]) => `${e} ${v.sameVariablesUs.toFixed(0)} µs with the same values / ${v.newVariablesUs.toFixed(0)} µs with new ones`).join(', ')}`);
-  if (Object.keys(sqlCosts).length) console.log(`SQL alone, PostgreSQL planning + execution µs (EXPLAIN ANALYZE medians), Strata's statement / hand-written (jsonb) / hand-written with json_*: ${sqlCostText(sqlCosts)}`);
+  console.log(
+    `Cold start, process start → first answer (ms): ${order.map((e) => `${e} ${coldStart[e].toFixed(0)}`).join(', ')}`,
+  );
+  console.log(
+    `RSS at rest / peak (VmHWM) MB: ${order.map((e) => `${e} ${idleMemory[e].rssMB.toFixed(0)} / ${finalMemory[e].hwmMB.toFixed(0)}`).join(', ')}`,
+  );
+  console.log(
+    `Round trips to PostgreSQL per request: ${order.map((e) => `${e} ${[...new Set(queries.map((q) => roundTrips[e][q.name]?.perRequest))].join('/')}`).join(', ')}`,
+  );
+  if (schemaBuild.strata?.runsMs)
+    console.log(
+      `Schema build, 1,000 tables: strata buildGraphQLSchema first ${schemaBuild.strata.runsMs[0].toFixed(0)} ms, after a schema change ${schemaBuild.strata.runsMs
+        .slice(1)
+        .map((x) => x.toFixed(0))
+        .join(
+          ' / ',
+        )} ms, of which the catalog query ~${schemaBuild.strata.catalogSqlMs?.toFixed(0)} ms${Number.isFinite(schemaBuild.postgraphileMs) ? `; postgraphile ${schemaBuild.postgraphileMs.toFixed(0)} ms` : ''}`,
+    );
+  else if (Number.isFinite(schemaBuild.postgraphileMs))
+    console.log(
+      `Schema build, 1,000 tables: postgraphile ${schemaBuild.postgraphileMs.toFixed(0)} ms; strata n/a`,
+    );
+  if (schemaBuild.strataFirstRequest?.firstAnswerMs)
+    console.log(
+      `Strata on the 1,000-table schema: process start → first answer ${schemaBuild.strataFirstRequest.firstAnswerMs.toFixed(0)} ms`,
+    );
+  if (Object.keys(newVariables).length)
+    console.log(
+      `New variable values (byKey, sequential, median latency): ${Object.entries(newVariables)
+        .map(
+          ([e, v]) =>
+            `${e} ${v.sameVariablesUs.toFixed(0)} µs with the same values / ${v.newVariablesUs.toFixed(0)} µs with new ones`,
+        )
+        .join(', ')}`,
+    );
+  if (Object.keys(sqlCosts).length)
+    console.log(
+      `SQL alone, PostgreSQL planning + execution µs (EXPLAIN ANALYZE medians), Strata's statement / hand-written (jsonb) / hand-written with json_*: ${sqlCostText(sqlCosts)}`,
+    );
   const goalList = goals(summary, extra);
   printGoals(goalList);
   const results = {
     when: new Date().toISOString(),
     config: cfg,
-    machine: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model, memGiB: totalmem() / 2 ** 30 },
+    machine: {
+      node: process.version,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model,
+      memGiB: totalmem() / 2 ** 30,
+    },
     database: await dbInfo(db.superuserUrl),
-    checks: Object.fromEntries(Object.entries(checks).map(([q, c]) => [q, Object.fromEntries(Object.entries(c).map(([e, x]) => [e, { status: x.status, message: x.message }]))])),
+    checks: Object.fromEntries(
+      Object.entries(checks).map(([q, c]) => [
+        q,
+        Object.fromEntries(Object.entries(c).map(([e, x]) => [e, { status: x.status, message: x.message }])),
+      ]),
+    ),
     roundTrips,
     floorSql: floorEntries,
     coldStartMs: coldStart,
@@ -294,7 +466,9 @@ async function main() {
   };
   const file = writeJson(results);
   if (cfg.cpuProfile) console.log(`CPU profile(s): ${join(work, 'profiles')} (kept)`);
-  console.log(`Results: ${file}${problems ? `\nWARNING: ${problems} engine/query checks did not pass (see the check lines above and "checks" in the JSON)` : ''}`);
+  console.log(
+    `Results: ${file}${problems ? `\nWARNING: ${problems} engine/query checks did not pass (see the check lines above and "checks" in the JSON)` : ''}`,
+  );
   // npm prints its own error lines after a failing script, which would push the verdict off the
   // last line: failed checks only change the exit status with BENCH_STRICT=1.
   if (problems && env.BENCH_STRICT === '1') process.exitCode = 1;

@@ -15,7 +15,9 @@ const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
 await client.connect();
 await client.query(`set role ${process.env.ROLE ?? 'authenticated'}`);
 await client.query(`set search_path to ${schemaName}`);
-const admin = process.env.SUPERUSER_URL ? new pg.Client({ connectionString: process.env.SUPERUSER_URL }) : undefined;
+const admin = process.env.SUPERUSER_URL
+  ? new pg.Client({ connectionString: process.env.SUPERUSER_URL })
+  : undefined;
 await admin?.connect();
 
 const runsMs = [];

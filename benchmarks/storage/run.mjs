@@ -4,7 +4,15 @@
 // BENCH_BACKEND=s3 stores the bytes in a local s3rver (in this process) instead of the file system.
 // Prints a table and writes benchmarks/results/storage-<timestamp>.json.
 import { fork } from 'node:child_process';
-import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  createWriteStream,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +23,15 @@ import { createRequire } from 'node:module';
 const QUICK = process.env.BENCH_QUICK === '1';
 const BACKEND = process.env.BENCH_BACKEND === 's3' ? 's3' : 'file';
 const MiB = 1024 * 1024;
-const SIZES = QUICK ? [{ size: MiB, reps: 5 }, { size: 16 * MiB, reps: 1 }] : [{ size: MiB, reps: 20 }, { size: 256 * MiB, reps: 2 }];
+const SIZES = QUICK
+  ? [
+      { size: MiB, reps: 5 },
+      { size: 16 * MiB, reps: 1 },
+    ]
+  : [
+      { size: MiB, reps: 20 },
+      { size: 256 * MiB, reps: 2 },
+    ];
 const RSS_SIZE = QUICK ? 64 * MiB : 1024 * MiB;
 const here = fileURLToPath(new URL('.', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'strata-bench-storage-'));
@@ -30,7 +46,8 @@ function makeFile(path, size) {
       while (left > 0) {
         const n = Math.min(chunk.length, left);
         left -= n;
-        if (!out.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void out.once('drain', write);
+        if (!out.write(n === chunk.length ? chunk : chunk.subarray(0, n)))
+          return void out.once('drain', write);
       }
       out.end(resolve);
     };
@@ -47,16 +64,31 @@ function rssOf(pid) {
 function http(server, method, path, { body, size, headers = {} } = {}) {
   const url = new URL(server.url + '/storage/v1' + path);
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, headers: { authorization: `Bearer ${server.serviceRoleKey}`, ...headers, ...(size !== undefined ? { 'content-length': String(size) } : {}) } }, (res) => {
-      let bytes = 0;
-      const chunks = [];
-      res.on('data', (c) => {
-        bytes += c.length;
-        if (chunks.length < 4) chunks.push(c);
-      });
-      res.on('end', () => (res.statusCode >= 300 ? reject(new Error(`${method} ${path}: ${res.statusCode} ${Buffer.concat(chunks).toString()}`)) : resolve(bytes)));
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      {
+        method,
+        headers: {
+          authorization: `Bearer ${server.serviceRoleKey}`,
+          ...headers,
+          ...(size !== undefined ? { 'content-length': String(size) } : {}),
+        },
+      },
+      (res) => {
+        let bytes = 0;
+        const chunks = [];
+        res.on('data', (c) => {
+          bytes += c.length;
+          if (chunks.length < 4) chunks.push(c);
+        });
+        res.on('end', () =>
+          res.statusCode >= 300
+            ? reject(new Error(`${method} ${path}: ${res.statusCode} ${Buffer.concat(chunks).toString()}`))
+            : resolve(bytes),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     if (body) body.pipe(req);
     else req.end();
@@ -73,7 +105,14 @@ const time = async (fn) => {
 async function startS3() {
   const require = createRequire(import.meta.url);
   const S3rver = require('s3rver');
-  const s3 = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: join(work, 's3'), allowMismatchedSignatures: true, configureBuckets: [{ name: 'strata-bench' }] });
+  const s3 = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory: join(work, 's3'),
+    allowMismatchedSignatures: true,
+    configureBuckets: [{ name: 'strata-bench' }],
+  });
   const { port } = await s3.run();
   return { endpoint: `http://127.0.0.1:${port}`, close: () => s3.close() };
 }
@@ -87,19 +126,38 @@ async function main() {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
-  const results = { when: new Date().toISOString(), quick: QUICK, node: process.version, backend: BACKEND, sizes: [], rss: {} };
+  const results = {
+    when: new Date().toISOString(),
+    quick: QUICK,
+    node: process.version,
+    backend: BACKEND,
+    sizes: [],
+    rss: {},
+  };
   try {
-    await http(server, 'POST', '/bucket', { headers: { 'content-type': 'application/json' }, body: bufferStream('{"name":"bench"}'), size: 16 });
+    await http(server, 'POST', '/bucket', {
+      headers: { 'content-type': 'application/json' },
+      body: bufferStream('{"name":"bench"}'),
+      size: 16,
+    });
     for (const { size, reps } of SIZES) {
       const src = join(work, `src-${size}`);
       await makeFile(src, size);
-      let copy = 0, up = 0, down = 0;
+      let copy = 0,
+        up = 0,
+        down = 0;
       for (let i = 0; i < reps; i++) {
         const dst = join(work, `copy-${size}-${i}`);
         copy += await time(() => pipeline(createReadStream(src), createWriteStream(dst)));
         rmSync(dst);
         const key = `obj-${size}-${i}`;
-        up += await time(() => http(server, 'POST', `/object/bench/${key}`, { body: createReadStream(src), size, headers: { 'content-type': 'application/octet-stream' } }));
+        up += await time(() =>
+          http(server, 'POST', `/object/bench/${key}`, {
+            body: createReadStream(src),
+            size,
+            headers: { 'content-type': 'application/octet-stream' },
+          }),
+        );
         down += await time(async () => {
           const n = await http(server, 'GET', `/object/bench/${key}`);
           if (n !== size) throw new Error(`downloaded ${n} of ${size} bytes`);
@@ -133,13 +191,25 @@ async function main() {
       };
     };
     let stop = sample('uploadPeak');
-    const upT = await time(() => http(server, 'POST', '/object/bench/rss', { body: createReadStream(src), size: RSS_SIZE, headers: { 'content-type': 'application/octet-stream' } }));
+    const upT = await time(() =>
+      http(server, 'POST', '/object/bench/rss', {
+        body: createReadStream(src),
+        size: RSS_SIZE,
+        headers: { 'content-type': 'application/octet-stream' },
+      }),
+    );
     stop();
     stop = sample('downloadPeak');
     const downT = await time(() => http(server, 'GET', '/object/bench/rss'));
     stop();
     rmSync(src);
-    results.rss = { objectSize: RSS_SIZE, baseline, ...results.rss, uploadMiBps: RSS_SIZE / MiB / upT, downloadMiBps: RSS_SIZE / MiB / downT };
+    results.rss = {
+      objectSize: RSS_SIZE,
+      baseline,
+      ...results.rss,
+      uploadMiBps: RSS_SIZE / MiB / upT,
+      downloadMiBps: RSS_SIZE / MiB / downT,
+    };
   } finally {
     child.send('stop');
     await new Promise((r) => child.once('exit', r));
@@ -158,7 +228,16 @@ function report(r) {
   const mib = (b) => `${f(b / MiB)} MiB`;
   console.log(`backend: ${r.backend}${r.quick ? ' (quick)' : ''}`);
   const rows = [['size', 'reps', 'file copy MiB/s', 'upload MiB/s', 'ratio', 'download MiB/s', 'ratio']];
-  for (const s of r.sizes) rows.push([mib(s.size), String(s.reps), f(s.copyMiBps), f(s.uploadMiBps), f(s.uploadRatio, 2), f(s.downloadMiBps), f(s.downloadRatio, 2)]);
+  for (const s of r.sizes)
+    rows.push([
+      mib(s.size),
+      String(s.reps),
+      f(s.copyMiBps),
+      f(s.uploadMiBps),
+      f(s.uploadRatio, 2),
+      f(s.downloadMiBps),
+      f(s.downloadRatio, 2),
+    ]);
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
   for (const row of rows) console.log(row.map((c, i) => c.padStart(widths[i])).join('  '));
   console.log(

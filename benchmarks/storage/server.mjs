@@ -14,7 +14,14 @@ const config = {
   storageFileSizeLimit: 4 * 1024 * 1024 * 1024,
   storageBackend: process.env.BENCH_S3_ENDPOINT ? 's3' : 'file',
   s3: process.env.BENCH_S3_ENDPOINT
-    ? { endpoint: process.env.BENCH_S3_ENDPOINT, region: 'us-east-1', bucket: 'strata-bench', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true }
+    ? {
+        endpoint: process.env.BENCH_S3_ENDPOINT,
+        region: 'us-east-1',
+        bucket: 'strata-bench',
+        accessKeyId: 'S3RVER',
+        secretAccessKey: 'S3RVER',
+        forcePathStyle: true,
+      }
     : undefined,
 };
 const running = await startPlatform(config);

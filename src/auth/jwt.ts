@@ -41,10 +41,15 @@ const verified = new Map<string, { claims: Claims & { role: string }; until: num
 const VERIFIED_MAX = 10_000;
 const VERIFIED_TTL_MS = 60_000;
 
-export async function signJwt(secret: string, claims: Claims, opts: { expiresInSeconds?: number } = {}): Promise<string> {
+export async function signJwt(
+  secret: string,
+  claims: Claims,
+  opts: { expiresInSeconds?: number } = {},
+): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   const payload: Claims = { iat: now, ...claims };
-  if (opts.expiresInSeconds !== undefined && payload.exp === undefined) payload.exp = now + opts.expiresInSeconds;
+  if (opts.expiresInSeconds !== undefined && payload.exp === undefined)
+    payload.exp = now + opts.expiresInSeconds;
   return new SignJWT(payload).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(keyOf(secret));
 }
 
@@ -66,24 +71,34 @@ export async function verifyJwt(
   const cacheKey = `${secret}\u0000${token}`;
   const hit = verified.get(cacheKey);
   if (hit && hit.until > Date.now()) {
-    if (!allowedRoles.includes(hit.claims.role)) throw new JwtError(`invalid JWT: role "${hit.claims.role}" is not allowed`, 'bad_role');
+    if (!allowedRoles.includes(hit.claims.role))
+      throw new JwtError(`invalid JWT: role "${hit.claims.role}" is not allowed`, 'bad_role');
     return { ...hit.claims };
   }
   const claims = await verifyUncached(secret, token, allowedRoles);
-  const until = Math.min(Date.now() + VERIFIED_TTL_MS, typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity);
+  const until = Math.min(
+    Date.now() + VERIFIED_TTL_MS,
+    typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity,
+  );
   if (verified.size >= VERIFIED_MAX) verified.clear();
   verified.set(cacheKey, { claims, until });
   return { ...claims };
 }
 
-async function verifyUncached(secret: string, token: string, allowedRoles: readonly string[]): Promise<Claims & { role: string }> {
+async function verifyUncached(
+  secret: string,
+  token: string,
+  allowedRoles: readonly string[],
+): Promise<Claims & { role: string }> {
   let payload: Claims;
   try {
     ({ payload } = (await jwtVerify(token, keyOf(secret), { algorithms: ['HS256'] })) as { payload: Claims });
   } catch (err) {
     if (err instanceof joseErrors.JWTExpired) throw new JwtError('JWT expired', 'expired');
-    if (err instanceof joseErrors.JWSSignatureVerificationFailed) throw new JwtError('invalid JWT: signature verification failed', 'invalid_signature');
-    if (err instanceof joseErrors.JOSEAlgNotAllowed) throw new JwtError('invalid JWT: algorithm not allowed', 'bad_algorithm');
+    if (err instanceof joseErrors.JWSSignatureVerificationFailed)
+      throw new JwtError('invalid JWT: signature verification failed', 'invalid_signature');
+    if (err instanceof joseErrors.JOSEAlgNotAllowed)
+      throw new JwtError('invalid JWT: algorithm not allowed', 'bad_algorithm');
     throw new JwtError(`invalid JWT: ${err instanceof Error ? err.message : 'malformed token'}`, 'malformed');
   }
   const role = payload.role === undefined ? 'anon' : payload.role;

@@ -9,7 +9,10 @@ export interface ProjectKeys {
 }
 
 export class AuthError extends Error {
-  constructor(message: string, readonly reason: string) {
+  constructor(
+    message: string,
+    readonly reason: string,
+  ) {
     super(message);
     this.name = 'AuthError';
   }
@@ -29,13 +32,20 @@ export async function checkApiKey(keys: ProjectKeys, apiKey: string | undefined)
 }
 
 /** A bearer JWT decides the role; without one the apikey's role applies. */
-export async function principalOf(keys: ProjectKeys, apiKey: string | undefined, bearer: string | undefined): Promise<Principal> {
+export async function principalOf(
+  keys: ProjectKeys,
+  apiKey: string | undefined,
+  bearer: string | undefined,
+): Promise<Principal> {
   const fromKey = await checkApiKey(keys, apiKey);
   if (!bearer || bearer === apiKey) return fromKey;
   try {
     const claims = await verifyJwt(keys.jwtSecret, bearer);
     return { role: claims.role, claims };
   } catch (err) {
-    throw new AuthError(err instanceof Error ? err.message : 'invalid JWT', err instanceof JwtError ? err.reason : 'invalid_jwt');
+    throw new AuthError(
+      err instanceof Error ? err.message : 'invalid JWT',
+      err instanceof JwtError ? err.reason : 'invalid_jwt',
+    );
   }
 }

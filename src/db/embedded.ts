@@ -43,7 +43,6 @@ function ensureTraversable(dir: string): void {
   }
 }
 
-
 /** A postmaster.pid left by a crash: remove it if its process is gone; stop the orphan if it is ours. */
 async function clearStaleLock(dataDir: string): Promise<void> {
   const pidFile = resolve(dataDir, 'postmaster.pid');
@@ -85,11 +84,16 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
     createPostgresUser: isRoot,
     initdbFlags: ['--encoding=UTF8'],
     postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
-      '-c', 'max_connections=300',
-      '-c', 'fsync=on',
-      '-c', 'shared_buffers=128MB',
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=300',
+      '-c',
+      'fsync=on',
+      '-c',
+      'shared_buffers=128MB',
     ],
     onLog: (m) => log(m.trimEnd()),
     onError: (m) => log(String(m instanceof Error ? m.message : m).trimEnd()),

@@ -33,7 +33,12 @@ export function loadMigrations(dir: string): Migration[] {
     .map((f) => {
       const [, version, name] = FILE.exec(f)!;
       const sql = readFileSync(join(dir, f), 'utf8');
-      return { version: version!, name: name!, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+      return {
+        version: version!,
+        name: name!,
+        sql,
+        checksum: createHash('sha256').update(sql).digest('hex'),
+      };
     });
 }
 
@@ -41,7 +46,11 @@ export function loadMigrations(dir: string): Migration[] {
 const LOCK_KEY = 0x5374_7261; // 'Stra'
 
 /** Applies what is not yet applied; returns the versions applied by this call. */
-export async function migrate(client: pg.ClientBase, migrations: Migration[], opts: MigrateOptions = {}): Promise<string[]> {
+export async function migrate(
+  client: pg.ClientBase,
+  migrations: Migration[],
+  opts: MigrateOptions = {},
+): Promise<string[]> {
   const schema = quoteIdent(opts.schema ?? 'strata_meta');
   const table = `${schema}.${quoteIdent(opts.table ?? 'migrations')}`;
   const lockNs = hashKey(`${opts.schema ?? 'strata_meta'}.${opts.table ?? 'migrations'}`);
@@ -55,7 +64,9 @@ export async function migrate(client: pg.ClientBase, migrations: Migration[], op
          checksum text not null,
          applied_at timestamptz not null default now())`,
     );
-    const done = new Set((await client.query<{ version: string }>(`select version from ${table}`)).rows.map((r) => r.version));
+    const done = new Set(
+      (await client.query<{ version: string }>(`select version from ${table}`)).rows.map((r) => r.version),
+    );
     const applied: string[] = [];
     for (const m of migrations) {
       if (done.has(m.version)) continue;
@@ -64,7 +75,11 @@ export async function migrate(client: pg.ClientBase, migrations: Migration[], op
       await client.query('begin');
       try {
         await client.query(sql);
-        await client.query(`insert into ${table} (version, name, checksum) values ($1, $2, $3)`, [m.version, m.name, m.checksum]);
+        await client.query(`insert into ${table} (version, name, checksum) values ($1, $2, $3)`, [
+          m.version,
+          m.name,
+          m.checksum,
+        ]);
         await client.query('commit');
       } catch (err) {
         await client.query('rollback');

@@ -4,7 +4,6 @@ export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
 export type Client = pg.Client;
 
-
 export interface PoolOptions {
   max?: number;
   applicationName?: string;
@@ -23,7 +22,10 @@ export function createPool(connectionString: string, opts: PoolOptions = {}): pg
 }
 
 /** Opens one client, runs `work`, closes it. */
-export async function withClient<T>(connectionString: string, work: (c: pg.Client) => Promise<T>): Promise<T> {
+export async function withClient<T>(
+  connectionString: string,
+  work: (c: pg.Client) => Promise<T>,
+): Promise<T> {
   const client = new pg.Client({ connectionString, application_name: 'strata' });
   client.on('error', () => {});
   await client.connect();

@@ -12,8 +12,13 @@ export type ApiRole = (typeof API_ROLES)[number];
 const RETRYABLE = new Set(['23505', '42710', 'XX000', '40001', '40P01']);
 
 /** Creates or updates the cluster-wide API roles (needs a superuser connection). */
-export async function ensureClusterRoles(client: pg.ClientBase, authenticatorPassword: string): Promise<void> {
-  const sql = readFileSync(sqlPath('cluster', 'roles.sql'), 'utf8').split('{{authenticator_password}}').join(quoteLiteral(authenticatorPassword));
+export async function ensureClusterRoles(
+  client: pg.ClientBase,
+  authenticatorPassword: string,
+): Promise<void> {
+  const sql = readFileSync(sqlPath('cluster', 'roles.sql'), 'utf8')
+    .split('{{authenticator_password}}')
+    .join(quoteLiteral(authenticatorPassword));
   for (let attempt = 0; ; attempt++) {
     try {
       await client.query(sql);

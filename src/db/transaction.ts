@@ -4,7 +4,11 @@ import type pg from 'pg';
  * Runs `work` in one transaction on a client of `pool`: commit on success, rollback on error.
  * `opening` is the message that starts it (`begin`, or `begin; set local role ...` for the API).
  */
-export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, opening = 'begin'): Promise<T> {
+export async function withTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+  opening = 'begin',
+): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
   try {

@@ -19,7 +19,11 @@ export function rolePrelude(p: Principal): string {
 }
 
 /** Runs `work` in one transaction as `principal`; commits on success, rolls back on error. */
-export function withRole<T>(pool: pg.Pool, principal: Principal, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export function withRole<T>(
+  pool: pg.Pool,
+  principal: Principal,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   return withTransaction(pool, work, rolePrelude(principal));
 }
 
@@ -35,7 +39,9 @@ export async function queryAs<R extends pg.QueryResultRow = pg.QueryResultRow>(
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
-    const results = (await client.query(`${rolePrelude(principal)}; ${sql}; commit`)) as unknown as pg.QueryResult<R>[];
+    const results = (await client.query(
+      `${rolePrelude(principal)}; ${sql}; commit`,
+    )) as unknown as pg.QueryResult<R>[];
     return results[3]!.rows;
   } catch (err) {
     // The message stopped at the failing statement and left the transaction open and aborted.

@@ -10,7 +10,10 @@ export interface DbServer extends DbServerConfig {
 
 export class DbServers {
   private readonly byId = new Map<string, DbServer>();
-  constructor(readonly primary: DbServer, extras: DbServerConfig[] = []) {
+  constructor(
+    readonly primary: DbServer,
+    extras: DbServerConfig[] = [],
+  ) {
     this.byId.set(primary.id, primary);
     for (const e of extras) this.byId.set(e.id, { ...e, managed: false });
   }

@@ -19,7 +19,8 @@ const NEVER_BANNED = new Set(['127.0.0.1', '::1']);
 export function normalizeIp(ip: string | undefined): string | undefined {
   if (!ip || !ipaddr.isValid(ip)) return undefined;
   const a = ipaddr.parse(ip);
-  if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress()) return (a as ipaddr.IPv6).toIPv4Address().toString();
+  if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress())
+    return (a as ipaddr.IPv6).toIPv4Address().toString();
   return a.toString();
 }
 
@@ -41,7 +42,10 @@ export class NetworkBans {
   private async bannedSet(ref: string): Promise<Set<string>> {
     const hit = this.cache.get(ref);
     if (hit && hit.expires > Date.now()) return hit.ips;
-    const { rows } = await this.platform.pool.query<{ ip: string }>('select host(ip) as ip from network_bans where project_ref = $1', [ref]);
+    const { rows } = await this.platform.pool.query<{ ip: string }>(
+      'select host(ip) as ip from network_bans where project_ref = $1',
+      [ref],
+    );
     const ips = new Set(rows.map((r) => r.ip));
     this.cache.set(ref, { ips, expires: Date.now() + CACHE_MS });
     return ips;
@@ -76,12 +80,18 @@ export class NetworkBans {
       // Counters whose window has passed carry no information; keep the table small.
       this.failuresSincePrune = 0;
       this.platform.pool
-        .query(`delete from network_auth_failures where window_start < now() - make_interval(secs => $1::float8 / 1000)`, [banWindowMs])
+        .query(
+          `delete from network_auth_failures where window_start < now() - make_interval(secs => $1::float8 / 1000)`,
+          [banWindowMs],
+        )
         .catch(() => {});
     }
     const banned = rows[0]?.banned === true;
     if (banned) {
-      await this.platform.pool.query('delete from network_auth_failures where project_ref = $1 and ip = $2::inet', [ref, ip]);
+      await this.platform.pool.query(
+        'delete from network_auth_failures where project_ref = $1 and ip = $2::inet',
+        [ref, ip],
+      );
       this.cache.delete(ref);
     }
     return banned;
@@ -93,14 +103,23 @@ export class NetworkBans {
       `select host(ip) as ip, family(ip) as family from network_bans where project_ref = $1 order by ip`,
       [ref],
     );
-    return { v4: rows.filter((r) => r.family === 4).map((r) => r.ip), v6: rows.filter((r) => r.family === 6).map((r) => r.ip) };
+    return {
+      v4: rows.filter((r) => r.family === 4).map((r) => r.ip),
+      v6: rows.filter((r) => r.family === 6).map((r) => r.ip),
+    };
   }
 
   /** Lifts the bans of these addresses (and forgets their failure counts); returns how many were lifted. */
   async remove(ref: string, ips: string[]): Promise<number> {
     if (ips.length === 0) return 0;
-    const { rowCount } = await this.platform.pool.query('delete from network_bans where project_ref = $1 and ip = any($2::inet[])', [ref, ips]);
-    await this.platform.pool.query('delete from network_auth_failures where project_ref = $1 and ip = any($2::inet[])', [ref, ips]);
+    const { rowCount } = await this.platform.pool.query(
+      'delete from network_bans where project_ref = $1 and ip = any($2::inet[])',
+      [ref, ips],
+    );
+    await this.platform.pool.query(
+      'delete from network_auth_failures where project_ref = $1 and ip = any($2::inet[])',
+      [ref, ips],
+    );
     this.cache.delete(ref);
     return rowCount ?? 0;
   }

@@ -17,7 +17,8 @@ function projectApi(req: FastifyRequest): 'graphql' | 'storage' | undefined {
   return m[1] === 'graphql/v1' ? 'graphql' : 'storage';
 }
 
-export const BANNED_MESSAGE = 'Access denied: this IP address is banned from this project after repeated failed authentications';
+export const BANNED_MESSAGE =
+  'Access denied: this IP address is banned from this project after repeated failed authentications';
 
 /** Storage answers a bad token with HTTP 400 and the logical status in the body. */
 function isStorageAuthFailure(statusCode: number, payload: unknown): boolean {
@@ -45,7 +46,10 @@ export function registerNetworkGuard(app: FastifyInstance, platform: Platform): 
     const ip = normalizeIp(req.ip);
     if (!ip || !isBannable(ip)) return;
     if (await bans.isBanned(project.ref, ip)) {
-      const body = api === 'storage' ? { statusCode: '403', error: 'Forbidden', code: 'AccessDenied', message: BANNED_MESSAGE } : { message: BANNED_MESSAGE };
+      const body =
+        api === 'storage'
+          ? { statusCode: '403', error: 'Forbidden', code: 'AccessDenied', message: BANNED_MESSAGE }
+          : { message: BANNED_MESSAGE };
       return reply.code(403).send(body);
     }
   });
@@ -54,13 +58,15 @@ export function registerNetworkGuard(app: FastifyInstance, platform: Platform): 
     const api = projectApi(req);
     const project = req.project;
     if (!api || !project) return payload;
-    const failed = reply.statusCode === 401 || (api === 'storage' && isStorageAuthFailure(reply.statusCode, payload));
+    const failed =
+      reply.statusCode === 401 || (api === 'storage' && isStorageAuthFailure(reply.statusCode, payload));
     if (!failed) return payload;
     const ip = normalizeIp(req.ip);
     if (!ip || !isBannable(ip)) return payload;
     // Counted before the reply leaves, so the next request from this IP already sees the ban.
     try {
-      if (await bans.recordFailure(project.ref, ip)) log(`network ban: ${ip} banned on project ${project.ref}`);
+      if (await bans.recordFailure(project.ref, ip))
+        log(`network ban: ${ip} banned on project ${project.ref}`);
     } catch (err) {
       log(`network ban bookkeeping failed: ${err instanceof Error ? err.message : String(err)}`);
     }

@@ -21,13 +21,15 @@ export interface DatabaseRestriction {
   v6: string[];
 }
 
-export const BEGIN_MARK = '# BEGIN STRATA NETWORK RESTRICTIONS (managed by the platform: edits inside this block are replaced)';
+export const BEGIN_MARK =
+  '# BEGIN STRATA NETWORK RESTRICTIONS (managed by the platform: edits inside this block are replaced)';
 export const END_MARK = '# END STRATA NETWORK RESTRICTIONS';
 
 const METHOD = 'scram-sha-256';
 
 function quoteDb(name: string): string {
-  if (/["\r\n]/.test(name)) throw new Error(`database name ${JSON.stringify(name)} cannot be written to pg_hba.conf`);
+  if (/["\r\n]/.test(name))
+    throw new Error(`database name ${JSON.stringify(name)} cannot be written to pg_hba.conf`);
   return `"${name}"`;
 }
 
@@ -41,7 +43,12 @@ export function isOpen(list: string[], family: 4 | 6): boolean {
 }
 
 export function renderManagedBlock(restrictions: DatabaseRestriction[]): string {
-  const out = [BEGIN_MARK, '# the platform itself (API pools, superuser) on the loopback addresses', line('all', '127.0.0.1/32', METHOD), line('all', '::1/128', METHOD)];
+  const out = [
+    BEGIN_MARK,
+    '# the platform itself (API pools, superuser) on the loopback addresses',
+    line('all', '127.0.0.1/32', METHOD),
+    line('all', '::1/128', METHOD),
+  ];
   for (const r of [...restrictions].sort((a, b) => a.dbName.localeCompare(b.dbName))) {
     const open4 = isOpen(r.v4, 4);
     const open6 = isOpen(r.v6, 6);
@@ -57,7 +64,12 @@ export function renderManagedBlock(restrictions: DatabaseRestriction[]): string 
       out.push(line(db, '::/0', 'reject'));
     }
   }
-  out.push('# every other database: open', line('all', '0.0.0.0/0', METHOD), line('all', '::/0', METHOD), END_MARK);
+  out.push(
+    '# every other database: open',
+    line('all', '0.0.0.0/0', METHOD),
+    line('all', '::/0', METHOD),
+    END_MARK,
+  );
   return out.join('\n') + '\n';
 }
 
@@ -83,7 +95,9 @@ function writeLike(file: string, text: string): void {
 }
 
 async function loadTime(url: string): Promise<number> {
-  return withClient(url, async (c) => (await c.query<{ t: Date }>('select pg_conf_load_time() as t')).rows[0]!.t.getTime());
+  return withClient(url, async (c) =>
+    (await c.query<{ t: Date }>('select pg_conf_load_time() as t')).rows[0]!.t.getTime(),
+  );
 }
 
 /**
@@ -100,10 +114,16 @@ export async function applyPgHba(superuserUrl: string, restrictions: DatabaseRes
     const next = withManagedBlock(previous, block);
     if (next === previous) return;
     writeLike(file, next);
-    const errors = (await c.query<{ line_number: number; error: string }>('select line_number, error from pg_hba_file_rules where error is not null')).rows;
+    const errors = (
+      await c.query<{ line_number: number; error: string }>(
+        'select line_number, error from pg_hba_file_rules where error is not null',
+      )
+    ).rows;
     if (errors.length) {
       writeLike(file, previous);
-      throw new Error(`pg_hba.conf rejected: ${errors.map((e) => `line ${e.line_number}: ${e.error}`).join('; ')}`);
+      throw new Error(
+        `pg_hba.conf rejected: ${errors.map((e) => `line ${e.line_number}: ${e.error}`).join('; ')}`,
+      );
     }
     const before = await loadTime(superuserUrl);
     await c.query('select pg_reload_conf()');

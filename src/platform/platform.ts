@@ -64,7 +64,10 @@ export class Platform {
     readonly platformDatabase: string,
     private readonly options: PlatformOptions,
   ) {
-    this.pool = createPool(withDatabase(servers.primary.url, platformDatabase), { max: 5, applicationName: 'strata-platform' });
+    this.pool = createPool(withDatabase(servers.primary.url, platformDatabase), {
+      max: 5,
+      applicationName: 'strata-platform',
+    });
   }
 
   static async start(config: StrataConfig, options: PlatformOptions = {}): Promise<Platform> {
@@ -76,13 +79,19 @@ export class Platform {
     if (config.databaseUrl) {
       primary = { id: 'primary', url: config.databaseUrl, managed: false };
     } else {
-      const embedded = await startEmbedded({ dataDir: join(config.dataDir, 'db'), port: config.dbPort, password: state.superuserPassword, log: (l) => log(`[postgres] ${l}`) });
+      const embedded = await startEmbedded({
+        dataDir: join(config.dataDir, 'db'),
+        port: config.dbPort,
+        password: state.superuserPassword,
+        log: (l) => log(`[postgres] ${l}`),
+      });
       primary = { id: 'primary', url: embedded.superuserUrl('postgres'), managed: true, embedded };
     }
     const servers = new DbServers(primary, config.extraDbServers);
     const platformDatabase = options.platformDatabase ?? 'strata_platform';
     try {
-      for (const s of servers.all()) await withClient(s.url, (c) => ensureClusterRoles(c, state.authenticatorPassword));
+      for (const s of servers.all())
+        await withClient(s.url, (c) => ensureClusterRoles(c, state.authenticatorPassword));
       await createDatabaseIfMissing(primary.url, platformDatabase);
       const platform = new Platform(config, state, servers, platformDatabase, options);
       await platform.migrate();
@@ -97,9 +106,15 @@ export class Platform {
   private async migrate(): Promise<void> {
     const client = await this.pool.connect();
     try {
-      await migrate(client, loadMigrations(sqlPath('platform')), { schema: 'strata_meta', table: 'platform_migrations' });
+      await migrate(client, loadMigrations(sqlPath('platform')), {
+        schema: 'strata_meta',
+        table: 'platform_migrations',
+      });
       for (const s of this.servers.all()) {
-        await client.query('insert into db_servers (id, managed) values ($1, $2) on conflict (id) do update set managed = excluded.managed', [s.id, s.managed]);
+        await client.query(
+          'insert into db_servers (id, managed) values ($1, $2) on conflict (id) do update set managed = excluded.managed',
+          [s.id, s.managed],
+        );
       }
     } finally {
       client.release();
@@ -108,8 +123,12 @@ export class Platform {
 
   /** The default user, organization, access token and project that `npm start` prints. */
   private async ensureDefaults(defaultDb: string): Promise<void> {
-    await this.pool.query(`insert into users (email) values ('admin@localhost') on conflict (email) do nothing`);
-    await this.pool.query(`insert into organizations (id, name) values ('default-org', 'Default Organization') on conflict (id) do nothing`);
+    await this.pool.query(
+      `insert into users (email) values ('admin@localhost') on conflict (email) do nothing`,
+    );
+    await this.pool.query(
+      `insert into organizations (id, name) values ('default-org', 'Default Organization') on conflict (id) do nothing`,
+    );
     await this.pool.query(
       `insert into organization_members (organization_id, user_id)
        select 'default-org', id from users where email = 'admin@localhost' on conflict do nothing`,
@@ -129,7 +148,12 @@ export class Platform {
     if (existing.rows[0]) {
       this.defaultRef = existing.rows[0].ref;
     } else {
-      const ctx = await this.createProject({ name: 'Default Project', organizationId: 'default-org', dbName: defaultDb, isDefault: true });
+      const ctx = await this.createProject({
+        name: 'Default Project',
+        organizationId: 'default-org',
+        dbName: defaultDb,
+        isDefault: true,
+      });
       this.defaultRef = ctx.ref;
     }
     await this.project(this.defaultRef);
@@ -178,7 +202,10 @@ export class Platform {
   }
 
   private async loadProject(ref: string): Promise<ProjectContext | undefined> {
-    const { rows } = await this.pool.query<ProjectRow>(`select * from projects where ref = $1 and status <> 'REMOVED'`, [ref]);
+    const { rows } = await this.pool.query<ProjectRow>(
+      `select * from projects where ref = $1 and status <> 'REMOVED'`,
+      [ref],
+    );
     const row = rows[0];
     if (!row) return undefined;
     const ctx = this.contextOf(row);
@@ -216,7 +243,14 @@ export class Platform {
   }
 
   /** Creates a real project: its database, bootstrap, JWT secret and keys, and the registry row. */
-  async createProject(input: { name: string; organizationId: string; region?: string; dbServer?: string; dbName?: string; isDefault?: boolean }): Promise<ProjectContext> {
+  async createProject(input: {
+    name: string;
+    organizationId: string;
+    region?: string;
+    dbServer?: string;
+    dbName?: string;
+    isDefault?: boolean;
+  }): Promise<ProjectContext> {
     const server = input.dbServer ? this.servers.placeNew(input.dbServer) : await this.leastLoadedServer();
     const ref = newProjectRef();
     const dbName = input.dbName ?? `project_${ref}`;
@@ -229,7 +263,18 @@ export class Platform {
       await this.pool.query(
         `insert into projects (ref, organization_id, name, region, db_server, db_name, jwt_secret, anon_key, service_role_key, is_default)
          values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-        [ref, input.organizationId, input.name, input.region ?? 'local', server.id, dbName, jwtSecret, anonKey, serviceKey, input.isDefault ?? false],
+        [
+          ref,
+          input.organizationId,
+          input.name,
+          input.region ?? 'local',
+          server.id,
+          dbName,
+          jwtSecret,
+          anonKey,
+          serviceKey,
+          input.isDefault ?? false,
+        ],
       );
     } catch (err) {
       if (created) await dropDatabase(server.url, dbName).catch(() => {});
@@ -257,7 +302,10 @@ export class Platform {
    * been removed"; project() no longer finds it. The default project cannot be removed.
    */
   async deleteProject(ref: string): Promise<boolean> {
-    const { rows } = await this.pool.query<ProjectRow>(`select * from projects where ref = $1 and status <> 'REMOVED'`, [ref]);
+    const { rows } = await this.pool.query<ProjectRow>(
+      `select * from projects where ref = $1 and status <> 'REMOVED'`,
+      [ref],
+    );
     const row = rows[0];
     if (!row) return false;
     if (row.is_default) throw new Error('the default project cannot be deleted');
@@ -302,5 +350,7 @@ export async function createDatabaseIfMissing(serverUrl: string, name: string): 
 }
 
 export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
-  await withClient(withDatabase(serverUrl, 'postgres'), (c) => c.query(`drop database if exists ${quoteIdent(name)} with (force)`));
+  await withClient(withDatabase(serverUrl, 'postgres'), (c) =>
+    c.query(`drop database if exists ${quoteIdent(name)} with (force)`),
+  );
 }

@@ -40,7 +40,10 @@ export function hostnameOf(hostHeader: string | undefined): string {
   return i >= 0 ? h.slice(0, i) : h;
 }
 
-export async function projectForRequest(platform: Platform, req: FastifyRequest): Promise<{ project?: ProjectContext; explicit: boolean }> {
+export async function projectForRequest(
+  platform: Platform,
+  req: FastifyRequest,
+): Promise<{ project?: ProjectContext; explicit: boolean }> {
   const prefixed = refByRequest.get(req.raw);
   if (prefixed) return { project: await platform.project(prefixed), explicit: true };
   const host = hostnameOf(req.headers.host);

@@ -60,7 +60,10 @@ export async function requireCaller(req: FastifyRequest, project: ProjectContext
 }
 
 /** Optional-auth routes: a missing or invalid token means anonymous. */
-export async function optionalCaller(req: FastifyRequest, project: ProjectContext): Promise<{ caller: Caller; authenticated: boolean }> {
+export async function optionalCaller(
+  req: FastifyRequest,
+  project: ProjectContext,
+): Promise<{ caller: Caller; authenticated: boolean }> {
   const token = tokenOf(req);
   if (!token) return { caller: ANON, authenticated: false };
   try {
@@ -77,5 +80,7 @@ export function isServiceRole(caller: Caller): boolean {
 
 /** `owner` column: the sub when it is a UUID. */
 export function ownerUuid(caller: Caller): string | null {
-  return caller.sub && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(caller.sub) ? caller.sub : null;
+  return caller.sub && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(caller.sub)
+    ? caller.sub
+    : null;
 }

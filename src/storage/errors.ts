@@ -26,7 +26,8 @@ export class StorageError extends Error {
   }
 }
 
-const e = (code: string, status: number, label: string, message: string, httpStatus?: number) => new StorageError(code, status, label, message, httpStatus);
+const e = (code: string, status: number, label: string, message: string, httpStatus?: number) =>
+  new StorageError(code, status, label, message, httpStatus);
 
 export const errors = {
   noSuchBucket: () => e('NoSuchBucket', 404, 'Bucket not found', 'Bucket not found'),
@@ -35,10 +36,14 @@ export const errors = {
   bucketAlreadyExists: () => e('BucketAlreadyExists', 409, 'Duplicate', 'The resource already exists'),
   keyAlreadyExists: () => e('KeyAlreadyExists', 409, 'Duplicate', 'The resource already exists'),
   resourceAlreadyExists: () => e('ResourceAlreadyExists', 409, 'Duplicate', 'The resource already exists'),
-  bucketNotEmpty: () => e('ResourceNotEmpty', 409, 'ResourceNotEmpty', 'The bucket you tried to delete is not empty'),
-  entityTooLarge: () => e('EntityTooLarge', 413, 'Payload too large', 'The object exceeded the maximum allowed size'),
-  metadataTooLarge: () => e('EntityTooLarge', 413, 'Payload too large', 'The user_metadata exceeded the maximum allowed size'),
-  invalidMimeType: (type: string) => e('InvalidMimeType', 415, 'invalid_mime_type', `mime type ${type} is not supported`),
+  bucketNotEmpty: () =>
+    e('ResourceNotEmpty', 409, 'ResourceNotEmpty', 'The bucket you tried to delete is not empty'),
+  entityTooLarge: () =>
+    e('EntityTooLarge', 413, 'Payload too large', 'The object exceeded the maximum allowed size'),
+  metadataTooLarge: () =>
+    e('EntityTooLarge', 413, 'Payload too large', 'The user_metadata exceeded the maximum allowed size'),
+  invalidMimeType: (type: string) =>
+    e('InvalidMimeType', 415, 'invalid_mime_type', `mime type ${type} is not supported`),
   invalidContentType: () => e('InvalidMimeType', 415, 'invalid_mime_type', 'Invalid Content-Type header'),
   invalidKey: (key: string) => e('InvalidKey', 400, 'InvalidKey', `Invalid key: ${key}`),
   invalidBucketName: () => e('InvalidBucketName', 400, 'Invalid Input', 'Bucket name invalid'),
@@ -46,21 +51,35 @@ export const errors = {
   rlsViolation: () => e('AccessDenied', 403, 'Unauthorized', 'new row violates row-level security policy'),
   serviceRoleOnly: (message: string) => e('AccessDenied', 403, 'Unauthorized', message, 403),
   invalidJwt: (message: string) => e('InvalidJWT', 400, 'InvalidJWT', message),
-  invalidSignature: (message = 'Invalid signature') => e('InvalidSignature', 400, 'InvalidSignature', message),
+  invalidSignature: (message = 'Invalid signature') =>
+    e('InvalidSignature', 400, 'InvalidSignature', message),
   expiredToken: () => e('ExpiredToken', 400, 'ExpiredToken', 'The provided token has expired.'),
   invalidRequest: (message: string) => e('InvalidRequest', 400, 'Error', message),
   noContent: () => e('InvalidRequest', 400, 'InvalidRequest', 'No content provided'),
-  invalidFileSize: () => e('InvalidRequest', 400, 'InvalidRequest', 'Invalid file size format, hint: use 20GB / 20MB / 30KB / 3B'),
-  invalidParameter: (name: string) => e('InvalidParameter', 400, 'InvalidParameter', `Invalid Parameter ${name}`),
+  invalidFileSize: () =>
+    e('InvalidRequest', 400, 'InvalidRequest', 'Invalid file size format, hint: use 20GB / 20MB / 30KB / 3B'),
+  invalidParameter: (name: string) =>
+    e('InvalidParameter', 400, 'InvalidParameter', `Invalid Parameter ${name}`),
   invalidRange: () => e('InvalidRange', 416, 'invalid_range', 'invalid range provided', 416),
-  tooManyObjectsToEmpty: () => e('InvalidRequest', 409, 'InvalidRequest', 'Unable to empty the bucket because it contains too many objects'),
+  tooManyObjectsToEmpty: () =>
+    e(
+      'InvalidRequest',
+      409,
+      'InvalidRequest',
+      'Unable to empty the bucket because it contains too many objects',
+    ),
   relatedMissing: () => e('InvalidRequest', 404, 'InvalidRequest', 'The related resource does not exist'),
-  invalidRobotsTag: (why: string) => e('InvalidRequest', 400, 'invalid_x_robots_tag', `Invalid X-Robots-Tag header: ${why}`),
-  routeNotFound: (method: string, url: string) => e('InvalidRequest', 404, 'Not Found', `Route ${method}:${url} not found`, 404),
+  invalidRobotsTag: (why: string) =>
+    e('InvalidRequest', 400, 'invalid_x_robots_tag', `Invalid X-Robots-Tag header: ${why}`),
+  routeNotFound: (method: string, url: string) =>
+    e('InvalidRequest', 404, 'Not Found', `Route ${method}:${url} not found`, 404),
   projectNotFound: () => e('InvalidRequest', 404, 'Not Found', 'Project not found', 404),
-  tooManyConnections: () => e('SlowDown', 429, 'too_many_connections', 'Too many connections issued to the database', 429),
-  statementTimeout: () => e('DatabaseTimeout', 544, 'DatabaseTimeout', 'The connection to the database timed out', 544),
-  database: (sqlState: string) => e('DatabaseError', 500, 'DatabaseError', `database error, code: ${sqlState}`),
+  tooManyConnections: () =>
+    e('SlowDown', 429, 'too_many_connections', 'Too many connections issued to the database', 429),
+  statementTimeout: () =>
+    e('DatabaseTimeout', 544, 'DatabaseTimeout', 'The connection to the database timed out', 544),
+  database: (sqlState: string) =>
+    e('DatabaseError', 500, 'DatabaseError', `database error, code: ${sqlState}`),
   internal: () => e('InternalError', 500, 'Internal', 'Internal Server Error'),
 };
 

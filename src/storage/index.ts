@@ -19,18 +19,30 @@ import { signedRoutes } from './routes/signed.js';
 import { serializeRequest } from './log-redaction.js';
 
 /** Headers of a download that must not survive into an error reply. */
-const DOWNLOAD_HEADERS = ['content-length', 'content-range', 'content-disposition', 'accept-ranges', 'last-modified', 'x-robots-tag', 'expires'];
+const DOWNLOAD_HEADERS = [
+  'content-length',
+  'content-range',
+  'content-disposition',
+  'accept-ranges',
+  'last-modified',
+  'x-robots-tag',
+  'expires',
+];
 
 function toStorageError(err: FastifyError | Error): StorageError {
   if (err instanceof StorageError) return err;
   const e = err as FastifyError & { part?: unknown };
   if (e.code === 'FST_REQ_FILE_TOO_LARGE') return errors.entityTooLarge();
-  if (e.code === 'FST_FILES_LIMIT' || e.code === 'FST_FIELDS_LIMIT' || e.code === 'FST_PARTS_LIMIT') return errors.invalidRequest(e.message);
+  if (e.code === 'FST_FILES_LIMIT' || e.code === 'FST_FIELDS_LIMIT' || e.code === 'FST_PARTS_LIMIT')
+    return errors.invalidRequest(e.message);
   if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return errors.invalidContentType();
   if (e.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' || e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     return errors.invalidRequest(e.message);
   }
-  if (e.code === 'FST_INVALID_MULTIPART_CONTENT_TYPE' || (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500)) {
+  if (
+    e.code === 'FST_INVALID_MULTIPART_CONTENT_TYPE' ||
+    (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500)
+  ) {
     return errors.invalidRequest(e.message);
   }
   return errors.internal();
@@ -46,7 +58,11 @@ function sendError(err: FastifyError | Error, req: FastifyRequest, reply: Fastif
 }
 
 /** JSON bodies; an empty body (storage-js sends `{}`, others nothing) is an empty object. */
-function parseJsonBody(_req: FastifyRequest, body: string, done: (err: Error | null, body?: unknown) => void): void {
+function parseJsonBody(
+  _req: FastifyRequest,
+  body: string,
+  done: (err: Error | null, body?: unknown) => void,
+): void {
   if (body.trim() === '') return done(null, {});
   try {
     done(null, JSON.parse(body));
@@ -56,7 +72,9 @@ function parseJsonBody(_req: FastifyRequest, body: string, done: (err: Error | n
 }
 
 export async function storageRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {
-  await app.register(storageApi, { platform: opts.platform, logSerializers: { req: serializeRequest } } as { platform: Platform });
+  await app.register(storageApi, { platform: opts.platform, logSerializers: { req: serializeRequest } } as {
+    platform: Platform;
+  });
 }
 
 async function storageApi(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {
@@ -66,7 +84,11 @@ async function storageApi(app: FastifyInstance, opts: { platform: Platform }): P
   app.setNotFoundHandler((req, reply) => {
     // Routes are named relative to the storage base, as the reference (behind its gateway) names them.
     const path = req.url.split('?')[0]!.replace(/^\/storage\/v1(?=\/|$)/, '') || '/';
-    return sendError(req.project ? errors.routeNotFound(req.method, path) : errors.projectNotFound(), req, reply);
+    return sendError(
+      req.project ? errors.routeNotFound(req.method, path) : errors.projectNotFound(),
+      req,
+      reply,
+    );
   });
   app.addHook('onRequest', async (req) => {
     if (!req.project) throw errors.projectNotFound();
@@ -85,7 +107,9 @@ async function storageApi(app: FastifyInstance, opts: { platform: Platform }): P
     const limit = opts.platform.config.bodyLimit;
     json.removeAllContentTypeParsers();
     json.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: limit }, parseJsonBody);
-    json.addContentTypeParser('*', { parseAs: 'string', bodyLimit: limit }, (_req, _body, done) => done(null, {}));
+    json.addContentTypeParser('*', { parseAs: 'string', bodyLimit: limit }, (_req, _body, done) =>
+      done(null, {}),
+    );
     await json.register(bucketRoutes, deps);
     await json.register(objectReadRoutes, deps);
     await json.register(objectManageRoutes, deps);

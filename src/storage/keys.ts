@@ -9,7 +9,17 @@ const BUCKET_CHARS = /^[A-Za-z0-9_!.*'() &$=@;:+,?-]+$/;
 const KEY_CHARS = /^[A-Za-z0-9_!.*'() &$=@;:+,?/-]+$/;
 
 /** Route words that win over a `{bucket}` segment; such buckets would be unreachable. */
-const RESERVED_BUCKETS = new Set(['public', 'authenticated', 'sign', 'info', 'list', 'list-v2', 'move', 'copy', 'upload']);
+const RESERVED_BUCKETS = new Set([
+  'public',
+  'authenticated',
+  'sign',
+  'info',
+  'list',
+  'list-v2',
+  'move',
+  'copy',
+  'upload',
+]);
 
 export function isValidBucketName(name: unknown): name is string {
   return (

@@ -33,7 +33,8 @@ export function parseAllowedMimeTypes(v: unknown): string[] | null {
   if (!Array.isArray(v)) throw errors.invalidRequest('body/allowed_mime_types must be array');
   const out: string[] = [];
   for (const t of v) {
-    if (typeof t !== 'string') throw errors.invalidRequest('body/allowed_mime_types must be array of strings');
+    if (typeof t !== 'string')
+      throw errors.invalidRequest('body/allowed_mime_types must be array of strings');
     if (t === '') continue;
     if (t.length > 1000 || !(MIME_ENTRY.test(t) || t.endsWith('*'))) throw errors.invalidMimeType(t);
     out.push(t);
@@ -58,7 +59,11 @@ export function checkMimeType(allowed: string[] | null, contentType: string): vo
 }
 
 /** The effective per-upload limit in bytes. */
-export function effectiveLimit(globalLimit: number, bucketLimit: number | null, placeholder: boolean): number {
+export function effectiveLimit(
+  globalLimit: number,
+  bucketLimit: number | null,
+  placeholder: boolean,
+): number {
   if (placeholder) return 0;
   return bucketLimit === null ? globalLimit : Math.min(globalLimit, bucketLimit);
 }

@@ -8,5 +8,11 @@ export function redactUrl(url: string): string {
 }
 
 export function serializeRequest(req: FastifyRequest): Record<string, unknown> {
-  return { method: req.method, url: redactUrl(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort };
+  return {
+    method: req.method,
+    url: redactUrl(req.url),
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort,
+  };
 }

@@ -11,22 +11,38 @@ import { errors } from './errors.js';
 const MAX_EXPIRES_IN = 100 * 365 * 24 * 3600;
 
 export function parseExpiresIn(v: unknown): number {
-  if (v === undefined || v === null) throw errors.invalidRequest("body must have required property 'expiresIn'");
+  if (v === undefined || v === null)
+    throw errors.invalidRequest("body must have required property 'expiresIn'");
   const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isInteger(n)) throw errors.invalidRequest('body/expiresIn must be integer');
+  if (typeof n !== 'number' || !Number.isInteger(n))
+    throw errors.invalidRequest('body/expiresIn must be integer');
   if (n < 1) throw errors.invalidRequest('body/expiresIn must be >= 1');
   if (n > MAX_EXPIRES_IN) throw errors.invalidParameter('expiresIn');
   return n;
 }
 
-export function signDownloadToken(secret: string, bucket: string, key: string, expiresIn: number): Promise<string> {
+export function signDownloadToken(
+  secret: string,
+  bucket: string,
+  key: string,
+  expiresIn: number,
+): Promise<string> {
   return signJwt(secret, { url: `${bucket}/${key}`, scope: 'download' }, { expiresInSeconds: expiresIn });
 }
 
-export function signUploadToken(secret: string, bucket: string, key: string, opts: { owner?: string; upsert: boolean; expiresIn: number }): Promise<string> {
+export function signUploadToken(
+  secret: string,
+  bucket: string,
+  key: string,
+  opts: { owner?: string; upsert: boolean; expiresIn: number },
+): Promise<string> {
   const claims: Record<string, unknown> = { upsert: opts.upsert };
   if (opts.owner) claims.owner = opts.owner;
-  return signJwt(secret, { ...claims, url: `${bucket}/${key}`, scope: 'upload' }, { expiresInSeconds: opts.expiresIn });
+  return signJwt(
+    secret,
+    { ...claims, url: `${bucket}/${key}`, scope: 'upload' },
+    { expiresInSeconds: opts.expiresIn },
+  );
 }
 
 export interface VerifiedToken {
@@ -37,7 +53,13 @@ export interface VerifiedToken {
 }
 
 /** Signature/format/expiry, then kind, then path binding, then expiry again (§2 S14). */
-export async function verifyUrlToken(secret: string, token: string, kind: 'download' | 'upload', bucket: string, key: string): Promise<VerifiedToken> {
+export async function verifyUrlToken(
+  secret: string,
+  token: string,
+  kind: 'download' | 'upload',
+  bucket: string,
+  key: string,
+): Promise<VerifiedToken> {
   let claims: Record<string, unknown>;
   try {
     claims = await verifyJwt(secret, token);
@@ -49,10 +71,18 @@ export async function verifyUrlToken(secret: string, token: string, kind: 'downl
     throw err;
   }
   const scope = claims.scope;
-  const okKind = scope === kind || (scope === undefined && (kind === 'download' ? claims.upsert === undefined : claims.upsert !== undefined));
+  const okKind =
+    scope === kind ||
+    (scope === undefined &&
+      (kind === 'download' ? claims.upsert === undefined : claims.upsert !== undefined));
   if (!okKind) throw errors.invalidSignature(`Token is not scoped for ${kind}`);
   if (typeof claims.url !== 'string' || claims.url !== `${bucket}/${key}`) throw errors.invalidSignature();
   const exp = typeof claims.exp === 'number' ? claims.exp : undefined;
   if (exp !== undefined && exp * 1000 < Date.now()) throw errors.expiredToken();
-  return { url: claims.url, exp, owner: typeof claims.owner === 'string' ? claims.owner : undefined, upsert: claims.upsert === true };
+  return {
+    url: claims.url,
+    exp,
+    owner: typeof claims.owner === 'string' ? claims.owner : undefined,
+    upsert: claims.upsert === true,
+  };
 }

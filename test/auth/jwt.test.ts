@@ -6,7 +6,10 @@ import { checkApiKey, principalOf, AuthError } from '../../src/auth/principal.js
 const secret = newJwtSecret();
 
 async function rejects(p: Promise<unknown>, reason: string) {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(JwtError);
   expect((err as JwtError).reason).toBe(reason);
 }
@@ -38,13 +41,21 @@ describe('API keys and JWTs', () => {
 
   it('rejects alg: none', async () => {
     const t = new UnsecuredJWT({ role: 'service_role' }).encode();
-    const err = await verifyJwt(secret, t).then(() => undefined, (e: unknown) => e);
+    const err = await verifyJwt(secret, t).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(JwtError);
   });
 
   it('rejects other algorithms even with the right key material', async () => {
-    const t = await new SignJWT({ role: 'service_role' }).setProtectedHeader({ alg: 'HS512' }).sign(new TextEncoder().encode(secret));
-    const err = await verifyJwt(secret, t).then(() => undefined, (e: unknown) => e);
+    const t = await new SignJWT({ role: 'service_role' })
+      .setProtectedHeader({ alg: 'HS512' })
+      .sign(new TextEncoder().encode(secret));
+    const err = await verifyJwt(secret, t).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(JwtError);
   });
 
@@ -91,14 +102,20 @@ describe('request principal', () => {
     const keys = await keysP;
     await expect(checkApiKey(keys, undefined)).rejects.toBeInstanceOf(AuthError);
     await expect(checkApiKey(keys, 'nope')).rejects.toBeInstanceOf(AuthError);
-    await expect(checkApiKey(keys, await mintApiKey(newJwtSecret(), 'anon', 'abcdefghijabcdefghij'))).rejects.toBeInstanceOf(AuthError);
+    await expect(
+      checkApiKey(keys, await mintApiKey(newJwtSecret(), 'anon', 'abcdefghijabcdefghij')),
+    ).rejects.toBeInstanceOf(AuthError);
   });
 
   it('the bearer token decides the role; its claims travel along', async () => {
     const keys = await keysP;
     expect((await principalOf(keys, keys.anonKey, undefined)).role).toBe('anon');
     expect((await principalOf(keys, keys.serviceRoleKey, undefined)).role).toBe('service_role');
-    const user = await signJwt(secret, { role: 'authenticated', sub: 'u1', email: 'a@b.c' }, { expiresInSeconds: 60 });
+    const user = await signJwt(
+      secret,
+      { role: 'authenticated', sub: 'u1', email: 'a@b.c' },
+      { expiresInSeconds: 60 },
+    );
     const p = await principalOf(keys, keys.anonKey, user);
     expect(p.role).toBe('authenticated');
     expect(p.claims).toMatchObject({ sub: 'u1', email: 'a@b.c' });

@@ -22,7 +22,10 @@ interface Started {
 }
 
 async function start(port: number): Promise<Started> {
-  const child = spawn(process.execPath, [bin, 'start', '--port', String(port), '--db-port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'start', '--port', String(port), '--db-port', '0'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -57,23 +60,51 @@ describe('strata start', () => {
   it('prints the URLs and keys, and status --json gives the same as one object', async () => {
     port = await findFreePort(0);
     const s = await start(port);
-    for (const label of ['API URL', 'GraphQL URL', 'Storage URL', 'Management URL', 'anon key', 'service_role key', 'Access token', 'DB URL']) {
+    for (const label of [
+      'API URL',
+      'GraphQL URL',
+      'Storage URL',
+      'Management URL',
+      'anon key',
+      'service_role key',
+      'Access token',
+      'DB URL',
+    ]) {
       expect(s.output).toContain(label);
     }
     expect(s.output).toContain(`http://127.0.0.1:${port}/graphql/v1`);
     first = status();
     expect(Object.keys(first).sort()).toEqual(
-      ['access_token', 'anon_key', 'api_url', 'db_url', 'graphql_url', 'jwt_secret', 'management_url', 'project_ref', 'service_role_key', 'storage_url'].sort(),
+      [
+        'access_token',
+        'anon_key',
+        'api_url',
+        'db_url',
+        'graphql_url',
+        'jwt_secret',
+        'management_url',
+        'project_ref',
+        'service_role_key',
+        'storage_url',
+      ].sort(),
     );
     expect(first.graphql_url).toBe(`http://127.0.0.1:${port}/graphql/v1`);
     expect(first.access_token).toMatch(/^sbp_[0-9a-f]{40}$/);
     expect(s.output).toContain(first.anon_key);
 
     // apikey checking at the bare address
-    const noKey = await fetch(first.graphql_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{__typename}"}' });
+    const noKey = await fetch(first.graphql_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"query":"{__typename}"}',
+    });
     expect(noKey.status).toBe(401);
     expect(await noKey.json()).toHaveProperty('message');
-    const withKey = await fetch(first.graphql_url, { method: 'POST', headers: { 'content-type': 'application/json', apikey: first.anon_key }, body: '{"query":"{__typename}"}' });
+    const withKey = await fetch(first.graphql_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', apikey: first.anon_key },
+      body: '{"query":"{__typename}"}',
+    });
     expect(withKey.status).toBe(200);
     expect(withKey.headers.get('content-type')).toMatch(/json/);
 
@@ -90,7 +121,8 @@ describe('strata start', () => {
   it('a second start reuses the data and prints the same keys', async () => {
     const s = await start(port);
     const again = status();
-    for (const k of ['anon_key', 'service_role_key', 'jwt_secret', 'access_token', 'project_ref']) expect(again[k]).toBe(first[k]);
+    for (const k of ['anon_key', 'service_role_key', 'jwt_secret', 'access_token', 'project_ref'])
+      expect(again[k]).toBe(first[k]);
     const c = new pg.Client({ connectionString: again.db_url });
     await c.connect();
     expect((await c.query('select v from kept')).rows).toEqual([{ v: 'still here' }]);

@@ -37,17 +37,24 @@ describe('migration runner', () => {
   });
 
   it('serialises concurrent starts: every file applied exactly once', async () => {
-    const results = await withClients(3, (cs) => Promise.all(cs.map((c) => migrate(c, loadMigrations(dir), { table: 'test_migrations' }))));
+    const results = await withClients(3, (cs) =>
+      Promise.all(cs.map((c) => migrate(c, loadMigrations(dir), { table: 'test_migrations' }))),
+    );
     expect(results.flat().sort()).toEqual(['0001', '0002']);
     await withClients(1, async ([c]) => {
       expect((await c!.query('select count(*)::int as n from t')).rows[0].n).toBe(1);
       const rec = await c!.query('select version, name from strata_meta.test_migrations order by version');
-      expect(rec.rows).toEqual([{ version: '0001', name: 'create' }, { version: '0002', name: 'seed' }]);
+      expect(rec.rows).toEqual([
+        { version: '0001', name: 'create' },
+        { version: '0002', name: 'seed' },
+      ]);
     });
   });
 
   it('re-running is a no-op', async () => {
-    const applied = await withClients(1, ([c]) => migrate(c!, loadMigrations(dir), { table: 'test_migrations' }));
+    const applied = await withClients(1, ([c]) =>
+      migrate(c!, loadMigrations(dir), { table: 'test_migrations' }),
+    );
     expect(applied).toEqual([]);
   });
 
@@ -55,9 +62,13 @@ describe('migration runner', () => {
     writeFileSync(join(dir, '0003_bad.sql'), "insert into t values (2, 'two'); select 1/0;");
     writeFileSync(join(dir, '0004_after.sql'), "insert into t values (4, 'four');");
     await withClients(1, async ([c]) => {
-      await expect(migrate(c!, loadMigrations(dir), { table: 'test_migrations' })).rejects.toThrow(/0003_bad failed: division by zero/);
+      await expect(migrate(c!, loadMigrations(dir), { table: 'test_migrations' })).rejects.toThrow(
+        /0003_bad failed: division by zero/,
+      );
       expect((await c!.query('select id from t order by id')).rows).toEqual([{ id: 1 }]);
-      expect((await c!.query('select max(version) as v from strata_meta.test_migrations')).rows[0].v).toBe('0002');
+      expect((await c!.query('select max(version) as v from strata_meta.test_migrations')).rows[0].v).toBe(
+        '0002',
+      );
     });
   });
 
@@ -75,9 +86,19 @@ describe('migration runner', () => {
       await c!.query("comment on table bump_me is 'x'");
       const v2 = (await c!.query('select graphql.get_schema_version() as v')).rows[0].v;
       expect(v2).toBeGreaterThanOrEqual(v1 + 2);
-      await c!.query(`select set_config('request.jwt.claims', '{"sub":"11111111-1111-1111-1111-111111111111","role":"authenticated"}', false)`);
-      const r = (await c!.query('select auth.uid()::text as uid, auth.role() as role, auth.jwt() ->> $1 as sub', ['sub'])).rows[0];
-      expect(r).toEqual({ uid: '11111111-1111-1111-1111-111111111111', role: 'authenticated', sub: '11111111-1111-1111-1111-111111111111' });
+      await c!.query(
+        `select set_config('request.jwt.claims', '{"sub":"11111111-1111-1111-1111-111111111111","role":"authenticated"}', false)`,
+      );
+      const r = (
+        await c!.query('select auth.uid()::text as uid, auth.role() as role, auth.jwt() ->> $1 as sub', [
+          'sub',
+        ])
+      ).rows[0];
+      expect(r).toEqual({
+        uid: '11111111-1111-1111-1111-111111111111',
+        role: 'authenticated',
+        sub: '11111111-1111-1111-1111-111111111111',
+      });
     });
   });
 
@@ -85,10 +106,15 @@ describe('migration runner', () => {
     await withClients(1, async ([c]) => {
       await c!.query('create table pub_t (id serial primary key, v text)');
       for (const role of ['anon', 'authenticated', 'service_role']) {
-        const r = await c!.query("select has_table_privilege($1, 'public.pub_t', 'select, insert, update, delete') as ok, has_sequence_privilege($1, 'public.pub_t_id_seq', 'usage') as seq", [role]);
+        const r = await c!.query(
+          "select has_table_privilege($1, 'public.pub_t', 'select, insert, update, delete') as ok, has_sequence_privilege($1, 'public.pub_t_id_seq', 'usage') as seq",
+          [role],
+        );
         expect(r.rows[0]).toEqual({ ok: true, seq: true });
       }
-      const roles = await c!.query("select rolname, rolcanlogin, rolbypassrls from pg_roles where rolname in ('anon','authenticated','service_role','authenticator') order by rolname");
+      const roles = await c!.query(
+        "select rolname, rolcanlogin, rolbypassrls from pg_roles where rolname in ('anon','authenticated','service_role','authenticator') order by rolname",
+      );
       expect(roles.rows).toEqual([
         { rolname: 'anon', rolcanlogin: false, rolbypassrls: false },
         { rolname: 'authenticated', rolcanlogin: false, rolbypassrls: false },

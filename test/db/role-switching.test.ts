@@ -28,37 +28,63 @@ afterAll(async () => {
 
 describe('role switching per request', () => {
   it('anon sees nothing under RLS without a policy for it', async () => {
-    const rows = await queryAs(pool, { role: 'anon', claims: { role: 'anon' } }, 'select body from notes order by id');
+    const rows = await queryAs(
+      pool,
+      { role: 'anon', claims: { role: 'anon' } },
+      'select body from notes order by id',
+    );
     expect(rows).toEqual([]);
   });
 
   it('service_role bypasses RLS and sees everything', async () => {
-    const rows = await queryAs(pool, { role: 'service_role', claims: { role: 'service_role' } }, 'select body from notes order by id');
+    const rows = await queryAs(
+      pool,
+      { role: 'service_role', claims: { role: 'service_role' } },
+      'select body from notes order by id',
+    );
     expect(rows.map((r) => r.body)).toEqual(['alice', 'bob']);
   });
 
   it('authenticated sees its own rows through auth.uid() from the claims', async () => {
-    const principal = { role: 'authenticated', claims: { role: 'authenticated', sub: '22222222-2222-2222-2222-222222222222' } };
-    const rows = await withRole(pool, principal, async (c) => (await c.query('select body, auth.role() as r, auth.jwt() ->> $1 as sub from notes', ['sub'])).rows);
+    const principal = {
+      role: 'authenticated',
+      claims: { role: 'authenticated', sub: '22222222-2222-2222-2222-222222222222' },
+    };
+    const rows = await withRole(
+      pool,
+      principal,
+      async (c) =>
+        (await c.query('select body, auth.role() as r, auth.jwt() ->> $1 as sub from notes', ['sub'])).rows,
+    );
     expect(rows).toEqual([{ body: 'bob', r: 'authenticated', sub: '22222222-2222-2222-2222-222222222222' }]);
   });
 
   it('the role and claims do not leak to the next request on the same connection', async () => {
     const p = createPool(db.apiUrl, { max: 1 });
     await queryAs(p, { role: 'service_role', claims: { role: 'service_role', sub: 'x' } }, 'select 1');
-    const rows = await p.query(`select current_user as u, coalesce(current_setting('request.jwt.claims', true), '') as c`);
+    const rows = await p.query(
+      `select current_user as u, coalesce(current_setting('request.jwt.claims', true), '') as c`,
+    );
     expect(rows.rows[0]).toEqual({ u: 'authenticator', c: '' });
     await p.end();
   });
 
   it('a failing statement rolls back and leaves the connection usable', async () => {
     const p = createPool(db.apiUrl, { max: 1 });
-    await expect(queryAs(p, { role: 'service_role', claims: {} }, 'select 1/0')).rejects.toThrow(/division by zero/);
-    await expect(withRole(p, { role: 'service_role', claims: {} }, async (c) => {
-      await c.query(`insert into notes (body) values ('lost')`);
-      throw new Error('boom');
-    })).rejects.toThrow('boom');
-    const rows = await queryAs(p, { role: 'service_role', claims: {} }, `select count(*)::int as n from notes where body = 'lost'`);
+    await expect(queryAs(p, { role: 'service_role', claims: {} }, 'select 1/0')).rejects.toThrow(
+      /division by zero/,
+    );
+    await expect(
+      withRole(p, { role: 'service_role', claims: {} }, async (c) => {
+        await c.query(`insert into notes (body) values ('lost')`);
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    const rows = await queryAs(
+      p,
+      { role: 'service_role', claims: {} },
+      `select count(*)::int as n from notes where body = 'lost'`,
+    );
     expect(rows[0]!.n).toBe(0);
     await p.end();
   });

@@ -26,20 +26,32 @@ export async function api<T = any>(
   const res = await fetch(tp.url + path, { method, headers, body });
   const text = await res.text();
   let parsed: unknown = text;
-  if ((res.headers.get('content-type') ?? '').includes('application/json') && text !== '') parsed = JSON.parse(text);
+  if ((res.headers.get('content-type') ?? '').includes('application/json') && text !== '')
+    parsed = JSON.parse(text);
   return { status: res.status, headers: res.headers, body: parsed as T, text };
 }
 
 /** A second user with their own organization and token, straight in the platform database. */
-export async function createOtherUser(tp: TestPlatform, label: string): Promise<{ userId: string; token: string; orgSlug: string }> {
+export async function createOtherUser(
+  tp: TestPlatform,
+  label: string,
+): Promise<{ userId: string; token: string; orgSlug: string }> {
   const { randomBytes, createHash } = await import('node:crypto');
   const token = 'sbp_' + randomBytes(20).toString('hex');
   const orgSlug = `org-${label}-${randomBytes(3).toString('hex')}`;
   const pool = tp.platform.pool;
-  const u = await pool.query<{ id: string }>('insert into users (email) values ($1) returning id', [`${label}-${randomBytes(3).toString('hex')}@example.com`]);
+  const u = await pool.query<{ id: string }>('insert into users (email) values ($1) returning id', [
+    `${label}-${randomBytes(3).toString('hex')}@example.com`,
+  ]);
   const userId = u.rows[0]!.id;
   await pool.query('insert into organizations (id, name) values ($1, $2)', [orgSlug, `Org of ${label}`]);
-  await pool.query('insert into organization_members (organization_id, user_id) values ($1, $2)', [orgSlug, userId]);
-  await pool.query(`insert into access_tokens (user_id, name, token_sha256) values ($1, 'test', $2)`, [userId, createHash('sha256').update(token).digest('hex')]);
+  await pool.query('insert into organization_members (organization_id, user_id) values ($1, $2)', [
+    orgSlug,
+    userId,
+  ]);
+  await pool.query(`insert into access_tokens (user_id, name, token_sha256) values ($1, 'test', $2)`, [
+    userId,
+    createHash('sha256').update(token).digest('hex'),
+  ]);
   return { userId, token, orgSlug };
 }

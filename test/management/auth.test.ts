@@ -17,7 +17,9 @@ describe('personal access tokens', () => {
     const { rows } = await tp.platform.pool.query('select token_sha256 from access_tokens');
     for (const r of rows) expect(r.token_sha256).not.toContain(tp.platform.defaultAccessToken);
     const { createHash } = await import('node:crypto');
-    expect(rows.map((r) => r.token_sha256)).toContain(createHash('sha256').update(tp.platform.defaultAccessToken).digest('hex'));
+    expect(rows.map((r) => r.token_sha256)).toContain(
+      createHash('sha256').update(tp.platform.defaultAccessToken).digest('hex'),
+    );
   });
 
   it.each([
@@ -34,7 +36,10 @@ describe('personal access tokens', () => {
   });
 
   it('a non-bearer scheme is refused', async () => {
-    const r = await api(tp, 'GET', '/v1/projects', { token: null, headers: { authorization: `Basic ${tp.platform.defaultAccessToken}` } });
+    const r = await api(tp, 'GET', '/v1/projects', {
+      token: null,
+      headers: { authorization: `Basic ${tp.platform.defaultAccessToken}` },
+    });
     expect(r.status).toBe(401);
   });
 
@@ -87,10 +92,14 @@ describe('project access', () => {
 
   it('an organization of another user is 403, an unknown one 404', async () => {
     const other = await createOtherUser(tp, 'eve');
-    const theirs = await api(tp, 'POST', '/v1/projects', { body: { name: 'x', db_pass: 'pw', organization_slug: other.orgSlug } });
+    const theirs = await api(tp, 'POST', '/v1/projects', {
+      body: { name: 'x', db_pass: 'pw', organization_slug: other.orgSlug },
+    });
     expect(theirs.status).toBe(403);
     expect(theirs.body).toEqual({ message: 'Forbidden resource' });
-    const unknown = await api(tp, 'POST', '/v1/projects', { body: { name: 'x', db_pass: 'pw', organization_slug: 'no-such-org' } });
+    const unknown = await api(tp, 'POST', '/v1/projects', {
+      body: { name: 'x', db_pass: 'pw', organization_slug: 'no-such-org' },
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ message: 'Organization not found' });
   });
@@ -98,13 +107,19 @@ describe('project access', () => {
 
 describe('error bodies', () => {
   it('malformed JSON is 400 with a message', async () => {
-    const r = await api(tp, 'POST', '/v1/organizations', { rawBody: '{"name":', headers: { 'content-type': 'application/json' } });
+    const r = await api(tp, 'POST', '/v1/organizations', {
+      rawBody: '{"name":',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ message: 'Request body is not valid JSON' });
   });
 
   it('refuses __proto__ keys in JSON bodies', async () => {
-    const r = await api(tp, 'POST', '/v1/organizations', { rawBody: '{"name":"x","__proto__":{"polluted":true}}', headers: { 'content-type': 'application/json' } });
+    const r = await api(tp, 'POST', '/v1/organizations', {
+      rawBody: '{"name":"x","__proto__":{"polluted":true}}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ message: 'Request body contains a forbidden property name' });
   });
@@ -115,7 +130,10 @@ describe('error bodies', () => {
     try {
       const r = await api(tp, 'GET', '/v1/organizations');
       expect(r.status).toBe(500);
-      expect(r.body).toEqual({ message: 'Unexpected error listing organizations', errorEventId: expect.stringMatching(/^[0-9a-f]{32}$/) });
+      expect(r.body).toEqual({
+        message: 'Unexpected error listing organizations',
+        errorEventId: expect.stringMatching(/^[0-9a-f]{32}$/),
+      });
     } finally {
       await tp.platform.pool.query('alter table organization_members_x rename to organization_members');
     }

@@ -14,7 +14,10 @@ import { createHash } from 'node:crypto';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { api } from './api-client.js';
 
-const CANDIDATES = [process.env.STRATA_SUPABASE_CLI, join(process.cwd(), 'node_modules/@supabase/cli-linux-x64/bin/supabase')].filter((p): p is string => !!p);
+const CANDIDATES = [
+  process.env.STRATA_SUPABASE_CLI,
+  join(process.cwd(), 'node_modules/@supabase/cli-linux-x64/bin/supabase'),
+].filter((p): p is string => !!p);
 const CLI = CANDIDATES.find((p) => existsSync(p));
 
 let tp: TestPlatform;
@@ -42,7 +45,8 @@ function supabase(args: string[]): Promise<{ code: number; stdout: string; stder
           CI: '1',
         },
       },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -67,7 +71,9 @@ describe.skipIf(!CLI)('Supabase CLI against the platform', () => {
     const set = await supabase(['secrets', 'set', 'CLI_ONE=first', 'CLI_TWO=second', '--project-ref', ref]);
     expect(set.code, set.stderr + set.stdout).toBe(0);
     const stored = await api(tp, 'GET', `/v1/projects/${ref}/secrets`);
-    expect(stored.body).toContainEqual(expect.objectContaining({ name: 'CLI_ONE', value: createHash('sha256').update('first').digest('hex') }));
+    expect(stored.body).toContainEqual(
+      expect.objectContaining({ name: 'CLI_ONE', value: createHash('sha256').update('first').digest('hex') }),
+    );
 
     const list = await supabase(['secrets', 'list', '--project-ref', ref]);
     expect(list.code, list.stderr + list.stdout).toBe(0);
@@ -86,7 +92,11 @@ describe.skipIf(!CLI)('Supabase CLI against the platform', () => {
   it('gen types typescript --project-id prints the generated types', async () => {
     const { withClient } = await import('../../src/db/pool.js');
     const ctx = await tp.platform.defaultProject();
-    await withClient(ctx.superuserUrl, (c) => c.query('create table if not exists public.cli_notes (id bigint generated always as identity primary key, body text not null)'));
+    await withClient(ctx.superuserUrl, (c) =>
+      c.query(
+        'create table if not exists public.cli_notes (id bigint generated always as identity primary key, body text not null)',
+      ),
+    );
     const r = await supabase(['gen', 'types', 'typescript', '--project-id', ref]);
     expect(r.code, r.stderr).toBe(0);
     const viaApi = await api(tp, 'GET', `/v1/projects/${ref}/types/typescript?included_schemas=public`);
@@ -97,20 +107,49 @@ describe.skipIf(!CLI)('Supabase CLI against the platform', () => {
   // (CLI v3 no longer unsets everything when given no names: "No secret names given. Nothing was unset.")
   it('secrets set --env-file, then unset of several names', async () => {
     writeFileSync(join(home, 'secrets.env'), 'FROM_FILE_A=alpha\nFROM_FILE_B="quoted value"\n');
-    const set = await supabase(['secrets', 'set', '--env-file', join(home, 'secrets.env'), '--project-ref', ref]);
+    const set = await supabase([
+      'secrets',
+      'set',
+      '--env-file',
+      join(home, 'secrets.env'),
+      '--project-ref',
+      ref,
+    ]);
     expect(set.code, set.stderr + set.stdout).toBe(0);
     const stored = await api(tp, 'GET', `/v1/projects/${ref}/secrets`);
-    expect(stored.body).toContainEqual(expect.objectContaining({ name: 'FROM_FILE_B', value: createHash('sha256').update('quoted value').digest('hex') }));
-    const unset = await supabase(['secrets', 'unset', 'FROM_FILE_A', 'FROM_FILE_B', 'CLI_TWO', '--project-ref', ref, '--yes']);
+    expect(stored.body).toContainEqual(
+      expect.objectContaining({
+        name: 'FROM_FILE_B',
+        value: createHash('sha256').update('quoted value').digest('hex'),
+      }),
+    );
+    const unset = await supabase([
+      'secrets',
+      'unset',
+      'FROM_FILE_A',
+      'FROM_FILE_B',
+      'CLI_TWO',
+      '--project-ref',
+      ref,
+      '--yes',
+    ]);
     expect(unset.code, unset.stderr + unset.stdout).toBe(0);
     const after = await api(tp, 'GET', `/v1/projects/${ref}/secrets`);
-    expect(after.body.map((s: { name: string }) => s.name)).toEqual(['SUPABASE_ANON_KEY', 'SUPABASE_SERVICE_ROLE_KEY', 'SUPABASE_URL']);
+    expect(after.body.map((s: { name: string }) => s.name)).toEqual([
+      'SUPABASE_ANON_KEY',
+      'SUPABASE_SERVICE_ROLE_KEY',
+      'SUPABASE_URL',
+    ]);
   });
 
   it('gen types typescript --schema picks the schemas', async () => {
     const { withClient } = await import('../../src/db/pool.js');
     const ctx = await tp.platform.defaultProject();
-    await withClient(ctx.superuserUrl, (c) => c.query('create schema if not exists cli_extra; create table if not exists cli_extra.gadgets (id int primary key)'));
+    await withClient(ctx.superuserUrl, (c) =>
+      c.query(
+        'create schema if not exists cli_extra; create table if not exists cli_extra.gadgets (id int primary key)',
+      ),
+    );
     const r = await supabase(['gen', 'types', 'typescript', '--project-id', ref, '--schema', 'cli_extra']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('cli_extra: {');
@@ -124,11 +163,27 @@ describe.skipIf(!CLI)('Supabase CLI against the platform', () => {
     const orgs = await api(tp, 'GET', '/v1/organizations');
     const created = orgs.body.find((o: { name: string }) => o.name === 'CLI Org');
     expect(created).toBeDefined();
-    const project = await supabase(['projects', 'create', 'cli-project', '--org-id', created.slug, '--db-password', 'pw-from-cli', '--region', 'eu-west-2', '-o', 'json']);
+    const project = await supabase([
+      'projects',
+      'create',
+      'cli-project',
+      '--org-id',
+      created.slug,
+      '--db-password',
+      'pw-from-cli',
+      '--region',
+      'eu-west-2',
+      '-o',
+      'json',
+    ]);
     expect(project.code, project.stderr + project.stdout).toBe(0);
     const projects = await api(tp, 'GET', '/v1/projects');
     const p = projects.body.find((x: { name: string }) => x.name === 'cli-project');
-    expect(p).toMatchObject({ organization_slug: created.slug, region: 'eu-west-2', status: 'ACTIVE_HEALTHY' });
+    expect(p).toMatchObject({
+      organization_slug: created.slug,
+      region: 'eu-west-2',
+      status: 'ACTIVE_HEALTHY',
+    });
   });
 
   it('projects list and orgs list', async () => {

@@ -23,16 +23,29 @@ afterAll(async () => {
 });
 
 const asService = <T>(c: ProjectContext, sql: string, params: unknown[] = []) =>
-  withRole(c.pool, { role: 'service_role', claims: { role: 'service_role' } }, async (client) => (await client.query(sql, params)).rows as T[]);
-const asRole = (c: ProjectContext, role: string, sql: string) => withRole(c.pool, { role, claims: { role } }, (client) => client.query(sql));
+  withRole(
+    c.pool,
+    { role: 'service_role', claims: { role: 'service_role' } },
+    async (client) => (await client.query(sql, params)).rows as T[],
+  );
+const asRole = (c: ProjectContext, role: string, sql: string) =>
+  withRole(c.pool, { role, claims: { role } }, (client) => client.query(sql));
 
 async function vaultValue(c: ProjectContext, id: string): Promise<string | null> {
-  const rows = await asService<{ decrypted_secret: string | null }>(c, 'select decrypted_secret from vault.decrypted_secrets where id = $1', [id]);
+  const rows = await asService<{ decrypted_secret: string | null }>(
+    c,
+    'select decrypted_secret from vault.decrypted_secrets where id = $1',
+    [id],
+  );
   return rows[0]!.decrypted_secret;
 }
 
 async function createVaultSecret(c: ProjectContext, secret: string, name: string): Promise<string> {
-  const rows = await asService<{ id: string }>(c, 'select vault.create_secret($1, $2, $3) as id', [secret, name, 'test secret']);
+  const rows = await asService<{ id: string }>(c, 'select vault.create_secret($1, $2, $3) as id', [
+    secret,
+    name,
+    'test secret',
+  ]);
   return rows[0]!.id;
 }
 
@@ -48,18 +61,31 @@ describe('root key', () => {
   });
 
   it('is stored sealed in the platform database, and never enters the project database', async () => {
-    const { rows } = await tp.platform.pool.query(`select encode(root_key_sealed, 'hex') as h, encode(root_key_sealed, 'escape') as e from project_root_keys where project_ref = $1`, [ref]);
+    const { rows } = await tp.platform.pool.query(
+      `select encode(root_key_sealed, 'hex') as h, encode(root_key_sealed, 'escape') as e from project_root_keys where project_ref = $1`,
+      [ref],
+    );
     expect(rows).toHaveLength(1);
     expect(rows[0].h).not.toContain(first);
     expect(rows[0].e).not.toContain(first);
-    const inProject = await withClient(ctx.superuserUrl, async (c) => (await c.query(`select encode(key, 'hex') as k from vault.key`)).rows);
+    const inProject = await withClient(
+      ctx.superuserUrl,
+      async (c) => (await c.query(`select encode(key, 'hex') as k from vault.key`)).rows,
+    );
     expect(inProject).toHaveLength(1);
     expect(inProject[0].k).toMatch(/^[0-9a-f]{64}$/);
     expect(inProject[0].k).not.toBe(first);
   });
 
   it('PUT validates: 400 "Expected a 32 byte secret, hex-encoded (64 characters)."', async () => {
-    for (const bad of [{ root_key: '' }, { root_key: 'ab'.repeat(31) }, { root_key: 'zz'.repeat(32) }, { root_key: 'MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=' }, { root_key: 42 }, {}]) {
+    for (const bad of [
+      { root_key: '' },
+      { root_key: 'ab'.repeat(31) },
+      { root_key: 'zz'.repeat(32) },
+      { root_key: 'MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=' },
+      { root_key: 42 },
+      {},
+    ]) {
       const r = await api(tp, 'PUT', `/v1/projects/${ref}/pgsodium`, { body: bad });
       expect(r.status, JSON.stringify(bad)).toBe(400);
       expect(r.body).toEqual({ message: MESSAGE });
@@ -87,7 +113,10 @@ describe('root key', () => {
   });
 
   it('through supabase-management-js v2: getPgsodiumConfig / updatePgsodiumConfig', async () => {
-    const client = new SupabaseManagementAPI({ accessToken: tp.platform.defaultAccessToken, baseUrl: tp.url });
+    const client = new SupabaseManagementAPI({
+      accessToken: tp.platform.defaultAccessToken,
+      baseUrl: tp.url,
+    });
     const got = await client.getPgsodiumConfig(ref);
     expect(got.status).toBe(200);
     expect(got.data.root_key).toBe(first);
@@ -103,7 +132,12 @@ describe('root key', () => {
 describe('vault', () => {
   it('stores ciphertext; decrypts through vault.decrypted_secrets; update_secret and delete_secret work', async () => {
     const id = await createVaultSecret(ctx, 'plain-text-never-stored', `v_${randomBytes(3).toString('hex')}`);
-    const raw = await withClient(ctx.superuserUrl, async (c) => (await c.query(`select encode(secret, 'escape') as s, key_id from vault.secrets where id = $1`, [id])).rows[0]);
+    const raw = await withClient(
+      ctx.superuserUrl,
+      async (c) =>
+        (await c.query(`select encode(secret, 'escape') as s, key_id from vault.secrets where id = $1`, [id]))
+          .rows[0],
+    );
     expect(raw.s).not.toContain('plain-text-never-stored');
     expect(raw.key_id).toMatch(/^[0-9a-f]{16}$/);
     await asService(ctx, `select vault.update_secret($1, 'rotated-value')`, [id]);
@@ -114,18 +148,23 @@ describe('vault', () => {
 
   it('is for service_role only: anon and authenticated cannot read or write it; nobody but the superuser reads the key', async () => {
     for (const role of ['anon', 'authenticated']) {
-      await expect(asRole(ctx, role, 'select * from vault.decrypted_secrets')).rejects.toThrow(/permission denied/);
+      await expect(asRole(ctx, role, 'select * from vault.decrypted_secrets')).rejects.toThrow(
+        /permission denied/,
+      );
       await expect(asRole(ctx, role, `select vault.create_secret('x')`)).rejects.toThrow(/permission denied/);
     }
     await expect(asRole(ctx, 'service_role', 'select * from vault.key')).rejects.toThrow(/permission denied/);
-    await expect(asRole(ctx, 'service_role', 'select * from vault._current_key()')).rejects.toThrow(/permission denied/);
+    await expect(asRole(ctx, 'service_role', 'select * from vault._current_key()')).rejects.toThrow(
+      /permission denied/,
+    );
   });
 
   it('a new project gets its root key at creation, so its vault works without any pgsodium call', async () => {
     const p = await tp.platform.createProject({ name: 'vaulted', organizationId: 'default-org' });
     let rows: unknown[] = [];
     for (let i = 0; i < 100 && rows.length === 0; i++) {
-      rows = (await tp.platform.pool.query('select 1 from project_root_keys where project_ref = $1', [p.ref])).rows;
+      rows = (await tp.platform.pool.query('select 1 from project_root_keys where project_ref = $1', [p.ref]))
+        .rows;
       if (!rows.length) await new Promise((r) => setTimeout(r, 50));
     }
     expect(rows).toHaveLength(1);
@@ -150,7 +189,8 @@ describe('vault', () => {
     const p = await tp.platform.createProject({ name: 'after-reconnect', organizationId: 'default-org' });
     let rows: unknown[] = [];
     for (let i = 0; i < 100 && rows.length === 0; i++) {
-      rows = (await tp.platform.pool.query('select 1 from project_root_keys where project_ref = $1', [p.ref])).rows;
+      rows = (await tp.platform.pool.query('select 1 from project_root_keys where project_ref = $1', [p.ref]))
+        .rows;
       if (!rows.length) await new Promise((r) => setTimeout(r, 50));
     }
     expect(rows).toHaveLength(1);

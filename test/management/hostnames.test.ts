@@ -32,7 +32,18 @@ function graphqlVia(host: string, apikey: string): Promise<number> {
   const body = JSON.stringify({ query: '{ __typename }' });
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port: tp.port, path: '/graphql/v1', method: 'POST', headers: { host, apikey, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        host: '127.0.0.1',
+        port: tp.port,
+        path: '/graphql/v1',
+        method: 'POST',
+        headers: {
+          host,
+          apikey,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
@@ -45,7 +56,11 @@ function graphqlVia(host: string, apikey: string): Promise<number> {
 
 describe('custom hostname state machine', () => {
   it('without a configuration: GET, reverify and activate answer 400 "No custom hostname configuration found."', async () => {
-    for (const [method, p] of [['GET', ''], ['POST', '/reverify'], ['POST', '/activate']] as const) {
+    for (const [method, p] of [
+      ['GET', ''],
+      ['POST', '/reverify'],
+      ['POST', '/activate'],
+    ] as const) {
       const r = await api(tp, method, path(p));
       expect(r.status).toBe(400);
       expect(r.body).toEqual({ message: NONE });
@@ -55,7 +70,14 @@ describe('custom hostname state machine', () => {
   });
 
   it('initialize validates the hostname', async () => {
-    for (const bad of [{}, { custom_hostname: '' }, { custom_hostname: 'no_underscores.example.com' }, { custom_hostname: 'localhost' }, { custom_hostname: '10.0.0.1' }, { custom_hostname: 'x'.repeat(254) }]) {
+    for (const bad of [
+      {},
+      { custom_hostname: '' },
+      { custom_hostname: 'no_underscores.example.com' },
+      { custom_hostname: 'localhost' },
+      { custom_hostname: '10.0.0.1' },
+      { custom_hostname: 'x'.repeat(254) },
+    ]) {
       const r = await api(tp, 'POST', path('/initialize'), { body: bad });
       expect(r.status, JSON.stringify(bad)).toBe(400);
       expect(r.body.message).toEqual(expect.any(String));
@@ -70,14 +92,32 @@ describe('custom hostname state machine', () => {
     expect(r.body.custom_hostname).toBe(HOST);
     const result = r.body.data.result;
     expect(r.body.data).toMatchObject({ success: true, errors: [], messages: [] });
-    expect(result).toMatchObject({ hostname: HOST, custom_origin_server: `${ref}.localhost`, status: 'pending' });
+    expect(result).toMatchObject({
+      hostname: HOST,
+      custom_origin_server: `${ref}.localhost`,
+      status: 'pending',
+    });
     expect(result.ssl.status).toBe('pending_validation');
-    expect(result.ssl.validation_records).toEqual([{ txt_name: `_acme-challenge.${HOST}`, txt_value: expect.stringMatching(/^strata-verification=[0-9a-f]{32}$/) }]);
-    expect(result.ownership_verification).toEqual({ type: 'txt', name: `_acme-challenge.${HOST}`, value: result.ssl.validation_records[0].txt_value });
+    expect(result.ssl.validation_records).toEqual([
+      {
+        txt_name: `_acme-challenge.${HOST}`,
+        txt_value: expect.stringMatching(/^strata-verification=[0-9a-f]{32}$/),
+      },
+    ]);
+    expect(result.ownership_verification).toEqual({
+      type: 'txt',
+      name: `_acme-challenge.${HOST}`,
+      value: result.ssl.validation_records[0].txt_value,
+    });
 
-    const again = await api(tp, 'POST', path('/initialize'), { body: { custom_hostname: 'other.strata-test.example' } });
+    const again = await api(tp, 'POST', path('/initialize'), {
+      body: { custom_hostname: 'other.strata-test.example' },
+    });
     expect(again.status).toBe(400);
-    expect(again.body).toEqual({ message: 'Delete the custom hostname associated with your project before attempting to create a new one.' });
+    expect(again.body).toEqual({
+      message:
+        'Delete the custom hostname associated with your project before attempting to create a new one.',
+    });
 
     const get = await api(tp, 'GET', path());
     expect(get.status).toBe(200);
@@ -109,7 +149,9 @@ describe('custom hostname state machine', () => {
     expect(r3.status).toBe(201);
     expect(r3.body.status).toBe('3_challenge_verified');
     expect(r3.body.data.result.verification_errors[0]).toContain(`CNAME record pointing to ${ref}.localhost`);
-    expect((await api(tp, 'POST', path('/activate'))).body).toEqual({ message: 'Verification has not been completed.' });
+    expect((await api(tp, 'POST', path('/activate'))).body).toEqual({
+      message: 'Verification has not been completed.',
+    });
 
     dns.setCname(HOST, `${ref}.localhost.`);
     const r4 = await api(tp, 'POST', path('/reverify'));
@@ -143,15 +185,23 @@ describe('custom hostname state machine', () => {
     expect(await graphqlVia(HOST, dflt.anonKey)).toBe(401);
     // activate again: stays active; reverify and initialize are still refused
     expect((await api(tp, 'POST', path('/activate'))).body.status).toBe('5_services_reconfigured');
-    expect((await api(tp, 'POST', path('/reverify'))).body).toEqual({ message: 'Verification has been completed, please proceed to activation.' });
-    expect((await api(tp, 'POST', path('/initialize'), { body: { custom_hostname: 'x.strata-test.example' } })).body).toEqual({
-      message: 'Delete the custom hostname associated with your project before attempting to create a new one.',
+    expect((await api(tp, 'POST', path('/reverify'))).body).toEqual({
+      message: 'Verification has been completed, please proceed to activation.',
+    });
+    expect(
+      (await api(tp, 'POST', path('/initialize'), { body: { custom_hostname: 'x.strata-test.example' } }))
+        .body,
+    ).toEqual({
+      message:
+        'Delete the custom hostname associated with your project before attempting to create a new one.',
     });
   });
 
   it('another project cannot take an active hostname', async () => {
     const other = await tp.platform.createProject({ name: 'taker', organizationId: 'default-org' });
-    const r = await api(tp, 'POST', `/v1/projects/${other.ref}/custom-hostname/initialize`, { body: { custom_hostname: HOST } });
+    const r = await api(tp, 'POST', `/v1/projects/${other.ref}/custom-hostname/initialize`, {
+      body: { custom_hostname: HOST },
+    });
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ message: 'The custom hostname is already in use by another project.' });
   });
@@ -171,11 +221,22 @@ describe('custom hostname state machine', () => {
   it('a deleted project releases its hostname', async () => {
     const a = await tp.platform.createProject({ name: 'doomed', organizationId: 'default-org' });
     const host = 'released.strata-test.example';
-    expect((await api(tp, 'POST', `/v1/projects/${a.ref}/custom-hostname/initialize`, { body: { custom_hostname: host } })).status).toBe(201);
+    expect(
+      (
+        await api(tp, 'POST', `/v1/projects/${a.ref}/custom-hostname/initialize`, {
+          body: { custom_hostname: host },
+        })
+      ).status,
+    ).toBe(201);
     await tp.platform.deleteProject(a.ref);
-    expect((await tp.platform.pool.query('select 1 from custom_hostnames where project_ref = $1', [a.ref])).rowCount).toBe(0);
+    expect(
+      (await tp.platform.pool.query('select 1 from custom_hostnames where project_ref = $1', [a.ref]))
+        .rowCount,
+    ).toBe(0);
     const b = await tp.platform.createProject({ name: 'heir', organizationId: 'default-org' });
-    const r = await api(tp, 'POST', `/v1/projects/${b.ref}/custom-hostname/initialize`, { body: { custom_hostname: host } });
+    const r = await api(tp, 'POST', `/v1/projects/${b.ref}/custom-hostname/initialize`, {
+      body: { custom_hostname: host },
+    });
     expect(r.status).toBe(201);
     expect(r.body.custom_hostname).toBe(host);
   });
@@ -183,7 +244,8 @@ describe('custom hostname state machine', () => {
   it('initialize, reverify and delete are limited to 10 per minute', async () => {
     const other = await tp.platform.createProject({ name: 'limited', organizationId: 'default-org' });
     const statuses: number[] = [];
-    for (let i = 0; i < 11; i++) statuses.push((await api(tp, 'POST', `/v1/projects/${other.ref}/custom-hostname/reverify`)).status);
+    for (let i = 0; i < 11; i++)
+      statuses.push((await api(tp, 'POST', `/v1/projects/${other.ref}/custom-hostname/reverify`)).status);
     expect(statuses.slice(0, 10).every((s) => s === 400)).toBe(true);
     expect(statuses[10]).toBe(429);
   });

@@ -40,7 +40,9 @@ describe('pg_hba.conf rendering', () => {
     expect(text).not.toContain('"db_b"');
     expect(text.indexOf('127.0.0.1/32')).toBeLessThan(text.indexOf('reject'));
     expect(text).toMatch(/"db_c"\s+all\s+::\/0\s+reject/);
-    expect(() => renderManagedBlock([{ ref: 'd'.repeat(20), dbName: 'bad"name', v4: ['10.0.0.0/8'], v6: [] }])).toThrow();
+    expect(() =>
+      renderManagedBlock([{ ref: 'd'.repeat(20), dbName: 'bad"name', v4: ['10.0.0.0/8'], v6: [] }]),
+    ).toThrow();
   });
 });
 
@@ -79,7 +81,9 @@ describe('network restrictions on a server the platform does not manage (DATABAS
   });
 
   it('apply answers 201 `stored` and says why; GET shows the stored config', async () => {
-    const r = await api(tp, 'POST', `/v1/projects/${ref}/network-restrictions/apply`, { body: { dbAllowedCidrs: ['203.0.113.7/24'], dbAllowedCidrsV6: ['2001:db8::1/32'] } });
+    const r = await api(tp, 'POST', `/v1/projects/${ref}/network-restrictions/apply`, {
+      body: { dbAllowedCidrs: ['203.0.113.7/24'], dbAllowedCidrsV6: ['2001:db8::1/32'] },
+    });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({
       entitlement: 'allowed',
@@ -94,14 +98,22 @@ describe('network restrictions on a server the platform does not manage (DATABAS
   });
 
   it('through supabase-management-js v2: getNetworkRestrictions / updateNetworkRestrictions', async () => {
-    const client = new SupabaseManagementAPI({ accessToken: tp.platform.defaultAccessToken, baseUrl: tp.url });
-    const up = await client.updateNetworkRestrictions(ref, { dbAllowedCidrs: ['198.51.100.0/24'], dbAllowedCidrsV6: [] });
+    const client = new SupabaseManagementAPI({
+      accessToken: tp.platform.defaultAccessToken,
+      baseUrl: tp.url,
+    });
+    const up = await client.updateNetworkRestrictions(ref, {
+      dbAllowedCidrs: ['198.51.100.0/24'],
+      dbAllowedCidrsV6: [],
+    });
     expect(up.status).toBe(201);
     expect(up.data.status).toBe('stored');
     const got = await client.getNetworkRestrictions(ref);
     expect(got.status).toBe(200);
     expect(got.data.config).toEqual({ dbAllowedCidrs: ['198.51.100.0/24'], dbAllowedCidrsV6: [] });
-    await expect(client.updateNetworkRestrictions(ref, { dbAllowedCidrs: ['nope'] })).rejects.toThrow(/Invalid IPv4 CIDR/);
+    await expect(client.updateNetworkRestrictions(ref, { dbAllowedCidrs: ['nope'] })).rejects.toThrow(
+      /Invalid IPv4 CIDR/,
+    );
   });
 });
 
@@ -133,7 +145,10 @@ describe('network restrictions on the platform’s own embedded server', () => {
       stream: () => {
         const s = new Socket();
         const connect = s.connect.bind(s) as (o: object) => Socket;
-        (s as unknown as { connect: (port: number, host: string) => Socket }).connect = (port: number, host: string) => connect({ port, host, localAddress });
+        (s as unknown as { connect: (port: number, host: string) => Socket }).connect = (
+          port: number,
+          host: string,
+        ) => connect({ port, host, localAddress });
         return s;
       },
     });
@@ -149,24 +164,41 @@ describe('network restrictions on the platform’s own embedded server', () => {
     }
   }
 
-  const hbaFile = () => withClient(superuserUrl, async (c) => (await c.query<{ f: string }>(`select current_setting('hba_file') as f`)).rows[0]!.f);
+  const hbaFile = () =>
+    withClient(
+      superuserUrl,
+      async (c) => (await c.query<{ f: string }>(`select current_setting('hba_file') as f`)).rows[0]!.f,
+    );
 
-  const apply = (target: string, body: unknown) => api(tp, 'POST', `/v1/projects/${target}/network-restrictions/apply`, { body });
+  const apply = (target: string, body: unknown) =>
+    api(tp, 'POST', `/v1/projects/${target}/network-restrictions/apply`, { body });
 
   it('at start the platform opens its own server to every address (nothing restricted yet)', async () => {
     expect(tp.platform.servers.primary.managed).toBe(true);
     expect(readFileSync(await hbaFile(), 'utf8')).toContain('# BEGIN STRATA NETWORK RESTRICTIONS');
     expect(await connectFrom('127.0.0.2', dbName)).toBe('ok');
-    expect((await api(tp, 'GET', `/v1/projects/${ref}/network-restrictions`)).body).toEqual({ entitlement: 'allowed', config: OPEN, status: 'applied' });
+    expect((await api(tp, 'GET', `/v1/projects/${ref}/network-restrictions`)).body).toEqual({
+      entitlement: 'allowed',
+      config: OPEN,
+      status: 'applied',
+    });
   });
 
   it('a restricted CIDR refuses direct connections from other addresses, for that database only', async () => {
     const r = await apply(ref, { dbAllowedCidrs: ['127.0.0.3/32'], dbAllowedCidrsV6: [] });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ entitlement: 'allowed', config: { dbAllowedCidrs: ['127.0.0.3/32'], dbAllowedCidrsV6: [] }, status: 'applied', applied_at: expect.any(String), updated_at: expect.any(String) });
+    expect(r.body).toMatchObject({
+      entitlement: 'allowed',
+      config: { dbAllowedCidrs: ['127.0.0.3/32'], dbAllowedCidrsV6: [] },
+      status: 'applied',
+      applied_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
     expect(r.body.old_config).toBeUndefined();
     expect(r.body.detail).toBeUndefined();
-    expect(await connectFrom('127.0.0.2', dbName)).toMatch(/pg_hba\.conf rejects connection for host "127\.0\.0\.2"/);
+    expect(await connectFrom('127.0.0.2', dbName)).toMatch(
+      /pg_hba\.conf rejects connection for host "127\.0\.0\.2"/,
+    );
     expect(await connectFrom('127.0.0.3', dbName)).toBe('ok');
     // the platform itself (127.0.0.1) keeps working, and other databases stay open
     expect(await connectFrom('127.0.0.1', dbName)).toBe('ok');
@@ -179,12 +211,19 @@ describe('network restrictions on the platform’s own embedded server', () => {
   it("the project's APIs keep working (the API pool connects from 127.0.0.1)", async () => {
     await tp.platform.forget(ref); // new pool, new connections
     const p = (await tp.platform.project(ref))!;
-    const res = await fetch(`${tp.url}/project/${ref}/graphql/v1`, { method: 'POST', headers: { apikey: p.anonKey, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) });
+    const res = await fetch(`${tp.url}/project/${ref}/graphql/v1`, {
+      method: 'POST',
+      headers: { apikey: p.anonKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
     expect(res.status).toBe(200);
   });
 
   it('re-applying with the address allowed lets it in', async () => {
-    const r = await apply(ref, { dbAllowedCidrs: ['127.0.0.3/32', '127.0.0.2/32'], dbAllowedCidrsV6: ['::1/128'] });
+    const r = await apply(ref, {
+      dbAllowedCidrs: ['127.0.0.3/32', '127.0.0.2/32'],
+      dbAllowedCidrsV6: ['::1/128'],
+    });
     expect(r.body.status).toBe('applied');
     expect(await connectFrom('127.0.0.2', dbName)).toBe('ok');
     expect(await connectFrom('127.0.0.4', dbName)).toMatch(/rejects connection/);
@@ -204,7 +243,10 @@ describe('network restrictions on the platform’s own embedded server', () => {
       detail: expect.stringContaining('Applying failed'),
     });
     expect(await connectFrom('127.0.0.2', dbName)).toBe('ok'); // the previous rules still hold
-    await tp.platform.pool.query(`update projects set db_name = $2 where ref = $1`, [other.ref, other.dbName]);
+    await tp.platform.pool.query(`update projects set db_name = $2 where ref = $1`, [
+      other.ref,
+      other.dbName,
+    ]);
     const fixed = await apply(ref, { dbAllowedCidrs: ['127.0.0.5/32'] });
     expect(fixed.body.status).toBe('applied');
     expect(fixed.body.old_config).toBeUndefined();
@@ -214,16 +256,36 @@ describe('network restrictions on the platform’s own embedded server', () => {
   });
 
   it('PATCH (the CLI --append path) adds and removes CIDRs and applies them; V2 answer shape', async () => {
-    const client = new SupabaseManagementAPI({ accessToken: tp.platform.defaultAccessToken, baseUrl: tp.url });
+    const client = new SupabaseManagementAPI({
+      accessToken: tp.platform.defaultAccessToken,
+      baseUrl: tp.url,
+    });
     const r = await client.patchNetworkRestrictions(ref, { add: { dbAllowedCidrs: ['127.0.0.2/32'] } });
     expect(r.status).toBe(200);
-    expect(r.data).toMatchObject({ entitlement: 'allowed', status: 'applied', config: { dbAllowedCidrs: [{ address: '127.0.0.5/32', type: 'v4' }, { address: '127.0.0.2/32', type: 'v4' }] } });
+    expect(r.data).toMatchObject({
+      entitlement: 'allowed',
+      status: 'applied',
+      config: {
+        dbAllowedCidrs: [
+          { address: '127.0.0.5/32', type: 'v4' },
+          { address: '127.0.0.2/32', type: 'v4' },
+        ],
+      },
+    });
     expect(await connectFrom('127.0.0.2', dbName)).toBe('ok');
-    const r2 = await api(tp, 'PATCH', `/v1/projects/${ref}/network-restrictions`, { body: { remove: { dbAllowedCidrs: ['127.0.0.2/32'] } } });
+    const r2 = await api(tp, 'PATCH', `/v1/projects/${ref}/network-restrictions`, {
+      body: { remove: { dbAllowedCidrs: ['127.0.0.2/32'] } },
+    });
     expect(r2.status).toBe(200);
     expect(r2.body.config.dbAllowedCidrs).toEqual([{ address: '127.0.0.5/32', type: 'v4' }]);
     expect(await connectFrom('127.0.0.2', dbName)).toMatch(/rejects connection/);
-    expect((await api(tp, 'PATCH', `/v1/projects/${ref}/network-restrictions`, { body: { add: { dbAllowedCidrs: ['bad'] } } })).status).toBe(400);
+    expect(
+      (
+        await api(tp, 'PATCH', `/v1/projects/${ref}/network-restrictions`, {
+          body: { add: { dbAllowedCidrs: ['bad'] } },
+        })
+      ).status,
+    ).toBe(400);
   });
 
   it('0.0.0.0/0 opens the database again', async () => {

@@ -24,7 +24,11 @@ describe('organizations', () => {
   it('creates one (201, id = slug, 20 letters) and lists it afterwards', async () => {
     const { data, status } = await client.createAnOrganization({ name: 'Test Org' });
     expect(status).toBe(201);
-    expect(data).toEqual({ id: expect.stringMatching(/^[a-z]{20}$/), slug: expect.any(String), name: 'Test Org' });
+    expect(data).toEqual({
+      id: expect.stringMatching(/^[a-z]{20}$/),
+      slug: expect.any(String),
+      name: 'Test Org',
+    });
     expect(data.id).toBe(data.slug);
     const list = await client.listAllOrganizations();
     expect(list.data.map((o) => o.slug)).toContain(data.slug);
@@ -52,7 +56,10 @@ describe('organizations', () => {
   });
 
   it('a missing body is 400', async () => {
-    const r = await api(tp, 'POST', '/v1/organizations', { rawBody: '', headers: { 'content-type': 'application/json' } });
+    const r = await api(tp, 'POST', '/v1/organizations', {
+      rawBody: '',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ message: 'Request body must be a JSON object' });
   });

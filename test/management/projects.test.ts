@@ -23,18 +23,32 @@ afterAll(async () => {
 });
 
 async function databaseExists(name: string): Promise<boolean> {
-  return withClient(serverUrl(), async (c) => ((await c.query('select 1 from pg_database where datname = $1', [name])).rowCount ?? 0) > 0);
+  return withClient(
+    serverUrl(),
+    async (c) => ((await c.query('select 1 from pg_database where datname = $1', [name])).rowCount ?? 0) > 0,
+  );
 }
 
 async function dbNameOf(ref: string): Promise<string> {
-  return (await tp.platform.pool.query<{ db_name: string }>('select db_name from projects where ref = $1', [ref])).rows[0]!.db_name;
+  return (
+    await tp.platform.pool.query<{ db_name: string }>('select db_name from projects where ref = $1', [ref])
+  ).rows[0]!.db_name;
 }
 
 /** An HTTP request with a chosen Host header (fetch does not let a caller set Host). */
-function request(path: string, opts: { method?: string; host?: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; text: string }> {
+function request(
+  path: string,
+  opts: { method?: string; host?: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: '127.0.0.1', port: tp.port, path, method: opts.method ?? 'GET', headers: { ...opts.headers, ...(opts.host ? { host: opts.host } : {}) } },
+      {
+        host: '127.0.0.1',
+        port: tp.port,
+        path,
+        method: opts.method ?? 'GET',
+        headers: { ...opts.headers, ...(opts.host ? { host: opts.host } : {}) },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -58,7 +72,12 @@ async function graphql(ref: string, apikey: string, via: 'host' | 'prefix') {
   return { status: r.status };
 }
 
-const validBody = { db_pass: 'correct-horse-battery-staple', name: 'acme-prod', organization_slug: 'default-org', region: 'us-east-1' };
+const validBody = {
+  db_pass: 'correct-horse-battery-staple',
+  name: 'acme-prod',
+  organization_slug: 'default-org',
+  region: 'us-east-1',
+};
 
 describe('listing', () => {
   it('lists the default project with its database block', async () => {
@@ -74,7 +93,12 @@ describe('listing', () => {
         region: 'local',
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
         status: 'ACTIVE_HEALTHY',
-        database: { host: expect.any(String), version: expect.stringMatching(/^\d+/), postgres_engine: expect.stringMatching(/^\d+$/), release_channel: 'ga' },
+        database: {
+          host: expect.any(String),
+          version: expect.stringMatching(/^\d+/),
+          postgres_engine: expect.stringMatching(/^\d+$/),
+          release_channel: 'ga',
+        },
       },
     ]);
   });
@@ -121,7 +145,15 @@ describe('creating', () => {
       ['service_role', 'legacy'],
     ]);
     const ctx = (await tp.platform.project(created.ref))!;
-    expect(data[0]).toEqual({ name: 'anon', api_key: ctx.anonKey, id: 'anon', type: 'legacy', hash: '', prefix: '', description: 'Legacy anon API key' });
+    expect(data[0]).toEqual({
+      name: 'anon',
+      api_key: ctx.anonKey,
+      id: 'anon',
+      type: 'legacy',
+      hash: '',
+      prefix: '',
+      description: 'Legacy anon API key',
+    });
     expect(data[1]!.api_key).toBe(ctx.serviceRoleKey);
     expect(decodeJwt(data[0]!.api_key!)).toMatchObject({ role: 'anon', ref: created.ref, iss: 'supabase' });
     expect(decodeJwt(data[1]!.api_key!)).toMatchObject({ role: 'service_role', ref: created.ref });
@@ -151,27 +183,59 @@ describe('creating', () => {
     const probe = await request(`/project/${created.ref}/storage/v1/bucket`, { headers: auth });
     if (probe.status === 404 && probe.text.includes('Route GET:')) ctx.skip();
     expect(probe.status).toBe(200);
-    const viaHost = await request('/storage/v1/bucket', { host: `${created.ref}.localhost:${tp.port}`, headers: auth });
+    const viaHost = await request('/storage/v1/bucket', {
+      host: `${created.ref}.localhost:${tp.port}`,
+      headers: auth,
+    });
     expect(viaHost.status).toBe(200);
     const other = (await tp.platform.defaultProject()).serviceRoleKey;
-    const refused = await request(`/project/${created.ref}/storage/v1/bucket`, { headers: { apikey: other, authorization: `Bearer ${other}` } });
+    const refused = await request(`/project/${created.ref}/storage/v1/bucket`, {
+      headers: { apikey: other, authorization: `Bearer ${other}` },
+    });
     expect(refused.status).toBeGreaterThanOrEqual(400);
     expect(refused.status).toBeLessThan(500);
   });
 
   it('accepts the older organization_id, region_selection, plan and ignored fields', async () => {
-    const legacy = await api(tp, 'POST', '/v1/projects', { body: { db_pass: 'pw', name: 'legacy', organization_id: 'default-org', region: 'eu-west-1', plan: 'free', kps_enabled: false } });
+    const legacy = await api(tp, 'POST', '/v1/projects', {
+      body: {
+        db_pass: 'pw',
+        name: 'legacy',
+        organization_id: 'default-org',
+        region: 'eu-west-1',
+        plan: 'free',
+        kps_enabled: false,
+      },
+    });
     expect(legacy.status).toBe(201);
     expect(legacy.body).toMatchObject({ organization_slug: 'default-org', region: 'eu-west-1' });
-    const smart = await api(tp, 'POST', '/v1/projects', { body: { db_pass: 'pw', name: 'smart', organization_slug: 'default-org', region_selection: { type: 'smartGroup', code: 'emea' }, desired_instance_size: 'micro' } });
+    const smart = await api(tp, 'POST', '/v1/projects', {
+      body: {
+        db_pass: 'pw',
+        name: 'smart',
+        organization_slug: 'default-org',
+        region_selection: { type: 'smartGroup', code: 'emea' },
+        desired_instance_size: 'micro',
+      },
+    });
     expect(smart.status).toBe(201);
     expect(smart.body.region).toBe('eu-central-1');
-    const specific = await api(tp, 'POST', '/v1/projects', { body: { db_pass: 'pw', name: 'specific', organization_slug: 'default-org', region_selection: { type: 'specific', code: 'ap-south-1' } } });
+    const specific = await api(tp, 'POST', '/v1/projects', {
+      body: {
+        db_pass: 'pw',
+        name: 'specific',
+        organization_slug: 'default-org',
+        region_selection: { type: 'specific', code: 'ap-south-1' },
+      },
+    });
     expect(specific.body.region).toBe('ap-south-1');
-    const none = await api(tp, 'POST', '/v1/projects', { body: { db_pass: 'pw', name: 'no region', organization_slug: 'default-org' } });
+    const none = await api(tp, 'POST', '/v1/projects', {
+      body: { db_pass: 'pw', name: 'no region', organization_slug: 'default-org' },
+    });
     expect(none.status).toBe(201);
     expect(none.body.region).toBe('local');
-    for (const r of [legacy, smart, specific, none]) expect((await api(tp, 'DELETE', `/v1/projects/${r.body.ref}`)).status).toBe(200);
+    for (const r of [legacy, smart, specific, none])
+      expect((await api(tp, 'DELETE', `/v1/projects/${r.body.ref}`)).status).toBe(200);
   });
 
   it.each([
@@ -182,8 +246,14 @@ describe('creating', () => {
     [{ ...validBody, name: 'n'.repeat(257) }, /^name must be shorter than or equal to 256 characters$/],
     [{ ...validBody, organization_slug: undefined }, /^organization_slug is required$/],
     [{ ...validBody, organization_slug: 'bad slug!' }, /^organization_slug must match pattern/],
-    [{ ...validBody, region_selection: { type: 'specific', code: 'us-east-1' } }, /^Only one of region or region_selection can be specified$/],
-    [{ ...validBody, region: undefined, region_selection: { type: 'smartGroup', code: 'mars' } }, /^code must be one of/],
+    [
+      { ...validBody, region_selection: { type: 'specific', code: 'us-east-1' } },
+      /^Only one of region or region_selection can be specified$/,
+    ],
+    [
+      { ...validBody, region: undefined, region_selection: { type: 'smartGroup', code: 'mars' } },
+      /^code must be one of/,
+    ],
     [{ ...validBody, region: undefined, region_selection: { type: 'nearest' } }, /^type must be one of/],
     [{ ...validBody, plan: 'enterprise' }, /^plan must be one of the following values: free, pro$/],
     [{ ...validBody, desired_instance_size: 'huge' }, /^desired_instance_size must be one of/],
@@ -204,17 +274,34 @@ describe('creating', () => {
     expect(status).toBe(200);
     expect(data).toEqual({ id: expect.any(Number), ref: created.ref, name: 'acme-prod' });
     expect(await databaseExists(dbName)).toBe(false);
-    expect((await tp.platform.pool.query('select count(*)::int as n from project_secrets where project_ref = $1', [created.ref])).rows[0].n).toBe(0);
-    for (const path of [`/v1/projects/${created.ref}`, `/v1/projects/${created.ref}/secrets`, `/v1/projects/${created.ref}/api-keys`, `/v1/projects/${created.ref}/types/typescript`]) {
+    expect(
+      (
+        await tp.platform.pool.query(
+          'select count(*)::int as n from project_secrets where project_ref = $1',
+          [created.ref],
+        )
+      ).rows[0].n,
+    ).toBe(0);
+    for (const path of [
+      `/v1/projects/${created.ref}`,
+      `/v1/projects/${created.ref}/secrets`,
+      `/v1/projects/${created.ref}/api-keys`,
+      `/v1/projects/${created.ref}/types/typescript`,
+    ]) {
       const r = await api(tp, 'GET', path);
       expect(r.status, path).toBe(400);
       expect(r.body).toEqual({ message: 'Resource has been removed' });
     }
-    expect((await api(tp, 'DELETE', `/v1/projects/${created.ref}`)).body).toEqual({ message: 'Resource has been removed' });
+    expect((await api(tp, 'DELETE', `/v1/projects/${created.ref}`)).body).toEqual({
+      message: 'Resource has been removed',
+    });
     expect((await client.listAllProjects()).data.map((p) => p.ref)).not.toContain(created.ref);
     expect((await graphql(created.ref, 'any', 'prefix')).status).toBe(404);
     expect(await tp.platform.project(created.ref)).toBeUndefined();
-    const tomb = await tp.platform.pool.query('select status, jwt_secret, anon_key, service_role_key from projects where ref = $1', [created.ref]);
+    const tomb = await tp.platform.pool.query(
+      'select status, jwt_secret, anon_key, service_role_key from projects where ref = $1',
+      [created.ref],
+    );
     expect(tomb.rows[0]).toEqual({ status: 'REMOVED', jwt_secret: '', anon_key: '', service_role_key: '' });
   });
 

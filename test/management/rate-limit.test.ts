@@ -37,7 +37,8 @@ describe('rate limiting', () => {
 
   it('counts each endpoint, scope and user separately', async () => {
     const ref = tp.platform.defaultRef;
-    for (let i = 0; i < 3; i++) expect((await api(tp, 'GET', `/v1/projects/${ref}/api-keys`)).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await api(tp, 'GET', `/v1/projects/${ref}/api-keys`)).status).toBe(200);
     expect((await api(tp, 'GET', `/v1/projects/${ref}/api-keys`)).status).toBe(429);
     // another endpoint of the same project
     expect((await api(tp, 'GET', `/v1/projects/${ref}/secrets`)).status).toBe(200);
@@ -51,8 +52,11 @@ describe('rate limiting', () => {
   it('POST /v1/projects is counted per organization named in the body', async () => {
     const org = (await api(tp, 'POST', '/v1/organizations', { body: { name: 'second' } })).body.slug;
     // invalid bodies (no db_pass): refused with 400 after being counted, nothing is created
-    const bad = (slug: string) => api(tp, 'POST', '/v1/projects', { body: { name: 'x', organization_slug: slug } });
-    expect((await Promise.all([bad('default-org'), bad('default-org'), bad('default-org')])).map((r) => r.status)).toEqual([400, 400, 400]);
+    const bad = (slug: string) =>
+      api(tp, 'POST', '/v1/projects', { body: { name: 'x', organization_slug: slug } });
+    expect(
+      (await Promise.all([bad('default-org'), bad('default-org'), bad('default-org')])).map((r) => r.status),
+    ).toEqual([400, 400, 400]);
     expect((await bad('default-org')).status).toBe(429);
     const other = await bad(org);
     expect(other.status).toBe(400);
@@ -64,7 +68,10 @@ describe('rate limiting', () => {
     const second = 'sbp_' + randomBytes(20).toString('hex');
     await tp.platform.pool.query(
       `insert into access_tokens (user_id, name, token_sha256) select user_id, 'second', $1 from access_tokens where token_sha256 = $2`,
-      [createHash('sha256').update(second).digest('hex'), createHash('sha256').update(tp.platform.defaultAccessToken).digest('hex')],
+      [
+        createHash('sha256').update(second).digest('hex'),
+        createHash('sha256').update(tp.platform.defaultAccessToken).digest('hex'),
+      ],
     );
     for (let i = 0; i < 3; i++) expect((await api(tp, 'GET', '/v1/organizations')).status).toBe(200);
     expect((await api(tp, 'GET', '/v1/organizations', { token: second })).status).toBe(429);
@@ -72,7 +79,8 @@ describe('rate limiting', () => {
 
   it('unauthenticated calls are limited by client address', async () => {
     const codes: number[] = [];
-    for (let i = 0; i < 4; i++) codes.push((await api(tp, 'GET', '/v1/projects', { token: 'sbp_' + 'f'.repeat(40) })).status);
+    for (let i = 0; i < 4; i++)
+      codes.push((await api(tp, 'GET', '/v1/projects', { token: 'sbp_' + 'f'.repeat(40) })).status);
     expect(codes).toEqual([401, 401, 401, 429]);
   });
 });

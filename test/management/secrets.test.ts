@@ -24,20 +24,35 @@ describe('secrets', () => {
   it('a new project lists only the platform-managed SUPABASE_ secrets, as digests', async () => {
     const { data, status } = await client.listAllSecrets(ref);
     expect(status).toBe(200);
-    expect(data.map((s) => s.name)).toEqual(['SUPABASE_ANON_KEY', 'SUPABASE_SERVICE_ROLE_KEY', 'SUPABASE_URL']);
+    expect(data.map((s) => s.name)).toEqual([
+      'SUPABASE_ANON_KEY',
+      'SUPABASE_SERVICE_ROLE_KEY',
+      'SUPABASE_URL',
+    ]);
     const ctx = await tp.platform.defaultProject();
     expect(data.find((s) => s.name === 'SUPABASE_ANON_KEY')!.value).toBe(sha256(ctx.anonKey));
-    expect(data.find((s) => s.name === 'SUPABASE_URL')!.value).toBe(sha256(`http://${ref}.localhost:${tp.port}`));
+    expect(data.find((s) => s.name === 'SUPABASE_URL')!.value).toBe(
+      sha256(`http://${ref}.localhost:${tp.port}`),
+    );
   });
 
   it('bulk create answers exactly 201 with an empty body; list shows digests, never plaintext', async () => {
-    const r = await api(tp, 'POST', `/v1/projects/${ref}/secrets`, { body: [{ name: 'OPENAI_API_KEY', value: 'sk-plaintext-1' }, { name: 'supabase_lower', value: 'ok' }] });
+    const r = await api(tp, 'POST', `/v1/projects/${ref}/secrets`, {
+      body: [
+        { name: 'OPENAI_API_KEY', value: 'sk-plaintext-1' },
+        { name: 'supabase_lower', value: 'ok' },
+      ],
+    });
     expect(r.status).toBe(201);
     expect(r.text).toBe('');
     expect(r.headers.get('content-type')).toBeNull();
     const list = await api(tp, 'GET', `/v1/projects/${ref}/secrets`);
     expect(list.text).not.toContain('sk-plaintext-1');
-    expect(list.body).toContainEqual({ name: 'OPENAI_API_KEY', value: sha256('sk-plaintext-1'), updated_at: expect.any(String) });
+    expect(list.body).toContainEqual({
+      name: 'OPENAI_API_KEY',
+      value: sha256('sk-plaintext-1'),
+      updated_at: expect.any(String),
+    });
     expect(list.body).toContainEqual(expect.objectContaining({ name: 'supabase_lower' }));
     const names = list.body.map((s: { name: string }) => s.name);
     expect(names).toEqual([...names].sort());
@@ -48,19 +63,28 @@ describe('secrets', () => {
     expect(status).toBe(201);
     await client.bulkCreateSecrets(ref, [{ name: 'STRIPE_KEY', value: 'v2' }]);
     const { data } = await client.listAllSecrets(ref);
-    expect(data.filter((s) => s.name === 'STRIPE_KEY')).toEqual([{ name: 'STRIPE_KEY', value: sha256('v2'), updated_at: expect.any(String) }]);
+    expect(data.filter((s) => s.name === 'STRIPE_KEY')).toEqual([
+      { name: 'STRIPE_KEY', value: sha256('v2'), updated_at: expect.any(String) },
+    ]);
   });
 
   it('stores values encrypted in the platform database, readable by the platform itself', async () => {
     await client.bulkCreateSecrets(ref, [{ name: 'AT_REST', value: 'very-secret-value' }]);
-    const { rows } = await tp.platform.pool.query(`select value_encrypted::text as enc, value_sha256 from project_secrets where name = 'AT_REST'`);
+    const { rows } = await tp.platform.pool.query(
+      `select value_encrypted::text as enc, value_sha256 from project_secrets where name = 'AT_REST'`,
+    );
     expect(rows[0].enc).not.toContain(Buffer.from('very-secret-value').toString('hex'));
     const plain = await readProjectSecrets(tp.platform, ref);
     expect(plain.AT_REST).toBe('very-secret-value');
   });
 
   it('refuses names with the SUPABASE_ prefix (and stores nothing of that request)', async () => {
-    const r = await api(tp, 'POST', `/v1/projects/${ref}/secrets`, { body: [{ name: 'FINE_ONE', value: 'x' }, { name: 'SUPABASE_URL', value: 'x' }] });
+    const r = await api(tp, 'POST', `/v1/projects/${ref}/secrets`, {
+      body: [
+        { name: 'FINE_ONE', value: 'x' },
+        { name: 'SUPABASE_URL', value: 'x' },
+      ],
+    });
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ message: 'Secret name must not start with the SUPABASE_ prefix.' });
     const list = await api(tp, 'GET', `/v1/projects/${ref}/secrets`);
@@ -72,7 +96,13 @@ describe('secrets', () => {
     [[{ value: 'x' }], '0.name is required'],
     [[{ name: 'A', value: 1 }], '0.value must be a string'],
     [[{ name: '', value: 'x' }], '0.name should not be empty'],
-    [[{ name: 'A', value: 'x' }, { name: 'n'.repeat(257), value: 'x' }], '1.name must be shorter than or equal to 256 characters'],
+    [
+      [
+        { name: 'A', value: 'x' },
+        { name: 'n'.repeat(257), value: 'x' },
+      ],
+      '1.name must be shorter than or equal to 256 characters',
+    ],
     [[{ name: 'A', value: 'v'.repeat(24577) }], '0.value must be shorter than or equal to 24576 characters'],
   ])('refuses %j with 400', async (body, message) => {
     const payload = Array.isArray(body) ? body : [body];
@@ -88,8 +118,13 @@ describe('secrets', () => {
   });
 
   it('bulk delete answers exactly 200 with an empty body; unknown names are a no-op', async () => {
-    await client.bulkCreateSecrets(ref, [{ name: 'TO_DELETE', value: 'x' }, { name: 'TO_KEEP', value: 'y' }]);
-    const r = await api(tp, 'DELETE', `/v1/projects/${ref}/secrets`, { body: ['TO_DELETE', 'NEVER_EXISTED'] });
+    await client.bulkCreateSecrets(ref, [
+      { name: 'TO_DELETE', value: 'x' },
+      { name: 'TO_KEEP', value: 'y' },
+    ]);
+    const r = await api(tp, 'DELETE', `/v1/projects/${ref}/secrets`, {
+      body: ['TO_DELETE', 'NEVER_EXISTED'],
+    });
     expect(r.status).toBe(200);
     expect(r.text).toBe('');
     expect(r.headers.get('content-type')).toBeNull();
@@ -107,12 +142,23 @@ describe('secrets', () => {
   });
 
   it('the CLI flow: secrets unset without names lists, drops SUPABASE_*, deletes the rest', async () => {
-    await api(tp, 'POST', `/v1/projects/${ref}/secrets`, { body: [{ name: 'CLI_A', value: '1' }, { name: 'CLI_B', value: '2' }] });
+    await api(tp, 'POST', `/v1/projects/${ref}/secrets`, {
+      body: [
+        { name: 'CLI_A', value: '1' },
+        { name: 'CLI_B', value: '2' },
+      ],
+    });
     const listed = await api(tp, 'GET', `/v1/projects/${ref}/secrets`);
-    const names = listed.body.map((s: { name: string }) => s.name).filter((n: string) => !n.startsWith('SUPABASE_'));
+    const names = listed.body
+      .map((s: { name: string }) => s.name)
+      .filter((n: string) => !n.startsWith('SUPABASE_'));
     const del = await api(tp, 'DELETE', `/v1/projects/${ref}/secrets`, { body: names });
     expect(del.status).toBe(200);
     const after = await api(tp, 'GET', `/v1/projects/${ref}/secrets`);
-    expect(after.body.map((s: { name: string }) => s.name)).toEqual(['SUPABASE_ANON_KEY', 'SUPABASE_SERVICE_ROLE_KEY', 'SUPABASE_URL']);
+    expect(after.body.map((s: { name: string }) => s.name)).toEqual([
+      'SUPABASE_ANON_KEY',
+      'SUPABASE_SERVICE_ROLE_KEY',
+      'SUPABASE_URL',
+    ]);
   });
 });

@@ -18,7 +18,11 @@ let ref: string;
 beforeAll(async () => {
   tp = await startTestPlatform();
   client = new SupabaseManagementAPI({ accessToken: tp.platform.defaultAccessToken, baseUrl: tp.url });
-  const created = await client.createAProject({ name: 'typegen', db_pass: 'pw', organization_slug: 'default-org' });
+  const created = await client.createAProject({
+    name: 'typegen',
+    db_pass: 'pw',
+    organization_slug: 'default-org',
+  });
   ref = created.data.ref;
   const ctx = (await tp.platform.project(ref))!;
   await withClient(ctx.superuserUrl, (c) => c.query(readFileSync(fixture('typegen-schema.sql'), 'utf8')));
@@ -59,7 +63,10 @@ describe('generate TypeScript types', () => {
   it('prints Database and Constants exactly as Prettier would', async () => {
     // The helper generics are copied from the reference output, which an older Prettier printed:
     // compare the generated sections only.
-    const sections = (text: string) => [text.slice(0, text.indexOf('type DatabaseWithoutInternals')), text.slice(text.indexOf('export const Constants'))];
+    const sections = (text: string) => [
+      text.slice(0, text.indexOf('type DatabaseWithoutInternals')),
+      text.slice(text.indexOf('export const Constants')),
+    ];
     for (const schemas of ['public', 'public,other', 'public,other,auth,storage,graphql']) {
       const r = await api(tp, 'GET', `/v1/projects/${ref}/types/typescript?included_schemas=${schemas}`);
       const formatted = await prettierFormat(r.body.types);
@@ -70,7 +77,13 @@ describe('generate TypeScript types', () => {
   it('the generated file type-checks', async () => {
     const ts = await import('typescript');
     const r = await api(tp, 'GET', `/v1/projects/${ref}/types/typescript?included_schemas=public,other`);
-    const source = ts.createSourceFile('types.ts', r.body.types, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
+    const source = ts.createSourceFile(
+      'types.ts',
+      r.body.types,
+      ts.ScriptTarget.ES2022,
+      true,
+      ts.ScriptKind.TS,
+    );
     const diagnostics = (source as unknown as { parseDiagnostics: unknown[] }).parseDiagnostics;
     expect(diagnostics).toEqual([]);
   });
@@ -84,7 +97,9 @@ describe('generate TypeScript types', () => {
 
   it('sees schema changes immediately', async () => {
     const ctx = (await tp.platform.project(ref))!;
-    await withClient(ctx.superuserUrl, (c) => c.query('create table public.late_addition (id int primary key)'));
+    await withClient(ctx.superuserUrl, (c) =>
+      c.query('create table public.late_addition (id int primary key)'),
+    );
     const r = await api(tp, 'GET', `/v1/projects/${ref}/types/typescript`);
     expect(r.body.types).toContain('late_addition: {');
     await withClient(ctx.superuserUrl, (c) => c.query('drop table public.late_addition'));

@@ -10,7 +10,11 @@ afterAll(async () => {
 });
 
 async function gql(path: string, headers: Record<string, string>) {
-  const res = await fetch(tp.url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query: '{ __typename }' }) });
+  const res = await fetch(tp.url + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ query: '{ __typename }' }),
+  });
   return { status: res.status, body: await res.json().catch(() => null) };
 }
 
@@ -35,7 +39,11 @@ describe('project routing and apikey checking', () => {
 
   it('does not accept the trailing-slash path', async () => {
     const p = await tp.platform.defaultProject();
-    const res = await fetch(tp.url + '/graphql/v1/', { method: 'POST', headers: { 'content-type': 'application/json', apikey: p.anonKey }, body: '{"query":"{__typename}"}' });
+    const res = await fetch(tp.url + '/graphql/v1/', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', apikey: p.anonKey },
+      body: '{"query":"{__typename}"}',
+    });
     expect(res.status).toBe(404);
   });
 

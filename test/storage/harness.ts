@@ -43,12 +43,21 @@ interface S3rverInstance {
 
 async function startS3rver(dir: string): Promise<{ endpoint: string; close(): Promise<void> }> {
   const S3rver = require('s3rver') as new (opts: Record<string, unknown>) => S3rverInstance;
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: dir, allowMismatchedSignatures: true });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory: dir,
+    allowMismatchedSignatures: true,
+  });
   const { port } = await server.run();
   return { endpoint: `http://127.0.0.1:${port}`, close: () => server.close() };
 }
 
-export async function startStorage(kind: BackendKind, overrides: Record<string, unknown> = {}): Promise<StorageHarness> {
+export async function startStorage(
+  kind: BackendKind,
+  overrides: Record<string, unknown> = {},
+): Promise<StorageHarness> {
   let s3: { endpoint: string; close(): Promise<void> } | undefined;
   let s3dir: string | undefined;
   let s3client: S3Client | undefined;
@@ -56,18 +65,34 @@ export async function startStorage(kind: BackendKind, overrides: Record<string, 
   if (kind === 's3') {
     s3dir = mkdtempSync(join(tmpdir(), 'strata-s3rver-'));
     s3 = await startS3rver(s3dir);
-    s3client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+    s3client = new S3Client({
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    });
     await s3client.send(new CreateBucketCommand({ Bucket: bucket }));
   }
   const tp = await startTestPlatform({
     storageBackend: kind,
-    s3: s3 ? { endpoint: s3.endpoint, region: 'us-east-1', bucket, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true } : undefined,
+    s3: s3
+      ? {
+          endpoint: s3.endpoint,
+          region: 'us-east-1',
+          bucket,
+          accessKeyId: 'S3RVER',
+          secretAccessKey: 'S3RVER',
+          forcePathStyle: true,
+        }
+      : undefined,
     ...overrides,
   });
   const project = await tp.platform.defaultProject();
   const base = `${tp.url}/storage/v1`;
-  const client = (token: string) => new StorageClient(base, { apikey: project.anonKey, Authorization: `Bearer ${token}` });
-  const userToken = (sub: string) => signJwt(project.jwtSecret, { role: 'authenticated', sub }, { expiresInSeconds: 3600 });
+  const client = (token: string) =>
+    new StorageClient(base, { apikey: project.anonKey, Authorization: `Bearer ${token}` });
+  const userToken = (sub: string) =>
+    signJwt(project.jwtSecret, { role: 'authenticated', sub }, { expiresInSeconds: 3600 });
   const { default: pg } = await import('pg');
   return {
     tp,
@@ -82,13 +107,21 @@ export async function startStorage(kind: BackendKind, overrides: Record<string, 
     },
     async storedKeys() {
       if (kind === 's3') {
-        const out = await s3client!.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${project.ref}/` }));
+        const out = await s3client!.send(
+          new ListObjectsV2Command({ Bucket: bucket, Prefix: `${project.ref}/` }),
+        );
         return (out.Contents ?? []).map((o) => o.Key!.slice(project.ref.length + 1));
       }
       const { readdir } = await import('node:fs/promises');
       const root = join(project.filesDir, 'storage');
-      const files = (await readdir(root, { recursive: true, withFileTypes: true }).catch(() => [])) as import('node:fs').Dirent[];
-      return files.filter((f) => f.isFile()).map((f) => join(f.parentPath ?? (f as unknown as { path: string }).path, f.name).slice(root.length + 1));
+      const files = (await readdir(root, { recursive: true, withFileTypes: true }).catch(
+        () => [],
+      )) as import('node:fs').Dirent[];
+      return files
+        .filter((f) => f.isFile())
+        .map((f) =>
+          join(f.parentPath ?? (f as unknown as { path: string }).path, f.name).slice(root.length + 1),
+        );
     },
     api(path, init = {}) {
       const { token, headers, ...rest } = init;

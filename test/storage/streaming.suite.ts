@@ -44,13 +44,16 @@ async function until(cond: () => Promise<boolean>, ms = 5000): Promise<boolean> 
 }
 
 export function streamingSuite(get: () => StorageHarness): void {
-  const setup = async (opts: Parameters<StorageHarness['service']['createBucket']>[1] = { public: false }) => {
+  const setup = async (
+    opts: Parameters<StorageHarness['service']['createBucket']>[1] = { public: false },
+  ) => {
     const h = get();
     const b = bucketName();
     expect((await h.service.createBucket(b, opts)).error).toBeNull();
     return { h, b, files: h.service.from(b) };
   };
-  const storedIn = async (h: StorageHarness, b: string) => (await h.storedKeys()).filter((k) => k.includes(`${b}/`) || k.startsWith('.tmp/'));
+  const storedIn = async (h: StorageHarness, b: string) =>
+    (await h.storedKeys()).filter((k) => k.includes(`${b}/`) || k.startsWith('.tmp/'));
 
   describe('signed URLs', () => {
     it('creates one and many signed download URLs and downloads through them', async () => {
@@ -64,12 +67,26 @@ export function streamingSuite(get: () => StorageHarness): void {
       expect(res.headers.get('cache-control')).toBeNull();
       expect(new Date(res.headers.get('expires')!).getTime()).toBeGreaterThan(Date.now());
       expect(res.headers.get('content-disposition')).toContain('filename=x.txt');
-      const raw = await h.api(`/object/sign/${b}/s/one.txt`, { method: 'POST', token: h.project.serviceRoleKey, headers: { 'content-type': 'application/json' }, body: '{"expiresIn":60}' });
+      const raw = await h.api(`/object/sign/${b}/s/one.txt`, {
+        method: 'POST',
+        token: h.project.serviceRoleKey,
+        headers: { 'content-type': 'application/json' },
+        body: '{"expiresIn":60}',
+      });
       const { signedURL } = (await raw.json()) as { signedURL: string };
       expect(signedURL).toMatch(new RegExp(`^/object/sign/${b}/s/one.txt\\?token=`));
       const many = await files.createSignedUrls(['s/one.txt', 's/missing.txt'], 60);
-      expect(many.data![0]).toMatchObject({ error: null, path: 's/one.txt', signedURL: expect.stringContaining('token=') });
-      expect(many.data![1]).toEqual({ error: 'Either the object does not exist or you do not have access to it', path: 's/missing.txt', signedURL: null, signedUrl: null });
+      expect(many.data![0]).toMatchObject({
+        error: null,
+        path: 's/one.txt',
+        signedURL: expect.stringContaining('token='),
+      });
+      expect(many.data![1]).toEqual({
+        error: 'Either the object does not exist or you do not have access to it',
+        path: 's/missing.txt',
+        signedURL: null,
+        signedUrl: null,
+      });
       expect(await (await fetch(many.data![0]!.signedUrl!)).text()).toBe('signed bytes');
       const head = await fetch(one.data!.signedUrl, { method: 'HEAD' });
       expect(head.status).toBe(200);
@@ -78,7 +95,9 @@ export function streamingSuite(get: () => StorageHarness): void {
     it('uploads through a signed upload URL as the signer', async () => {
       const { h, b } = await setup();
       const sub = crypto.randomUUID();
-      await h.sql(`create policy "own folder insert ${b}" on storage.objects for insert to authenticated with check (bucket_id = '${b}' and (storage.foldername(name))[1] = auth.uid()::text)`);
+      await h.sql(
+        `create policy "own folder insert ${b}" on storage.objects for insert to authenticated with check (bucket_id = '${b}' and (storage.foldername(name))[1] = auth.uid()::text)`,
+      );
       const user = (await h.user(sub)).from(b);
       const signed = await user.createSignedUploadUrl(`${sub}/up.txt`);
       expect(signed.error).toBeNull();
@@ -86,13 +105,19 @@ export function streamingSuite(get: () => StorageHarness): void {
       const up = await user.uploadToSignedUrl(`${sub}/up.txt`, signed.data!.token, 'via token');
       expect(up.error).toBeNull();
       expect(up.data).toMatchObject({ path: `${sub}/up.txt`, fullPath: `${b}/${sub}/up.txt` });
-      const rows = await h.sql<{ owner_id: string }>('select owner_id from storage.objects where bucket_id = $1 and name = $2', [b, `${sub}/up.txt`]);
+      const rows = await h.sql<{ owner_id: string }>(
+        'select owner_id from storage.objects where bucket_id = $1 and name = $2',
+        [b, `${sub}/up.txt`],
+      );
       expect(rows[0]!.owner_id).toBe(sub);
       expect(await (await h.service.from(b).download(`${sub}/up.txt`)).data!.text()).toBe('via token');
       const again = await user.uploadToSignedUrl(`${sub}/up.txt`, signed.data!.token, 'again');
       expect(again.error).toMatchObject({ statusCode: '409' });
       const denied = await user.createSignedUploadUrl('someone-else/up.txt');
-      expect(denied.error).toMatchObject({ statusCode: '403', message: 'new row violates row-level security policy' });
+      expect(denied.error).toMatchObject({
+        statusCode: '403',
+        message: 'new row violates row-level security policy',
+      });
       const wrongPath = await user.uploadToSignedUrl(`${sub}/other.txt`, signed.data!.token, 'x');
       expect(wrongPath.error).toMatchObject({ statusCode: '400', message: 'Invalid signature' });
     });
@@ -103,13 +128,18 @@ export function streamingSuite(get: () => StorageHarness): void {
       const { h, b, files } = await setup({ public: false, fileSizeLimit: '1KB' });
       expect((await files.upload('ok.bin', Buffer.alloc(1000))).error).toBeNull();
       const big = await files.upload('big.bin', Buffer.alloc(1001));
-      expect(big.error).toMatchObject({ statusCode: '413', message: 'The object exceeded the maximum allowed size' });
+      expect(big.error).toMatchObject({
+        statusCode: '413',
+        message: 'The object exceeded the maximum allowed size',
+      });
       const chunked = await files.upload('chunked.bin', bytes(5000) as never);
       expect(chunked.error).toMatchObject({ statusCode: '413' });
       const multipart = await files.upload('mp.bin', new Blob([new Uint8Array(5000)]));
       expect(multipart.error).toMatchObject({ statusCode: '413' });
       expect(await until(async () => (await storedIn(h, b)).length === 1)).toBe(true);
-      expect((await h.sql('select name from storage.objects where bucket_id = $1', [b])).map((r) => r.name)).toEqual(['ok.bin']);
+      expect(
+        (await h.sql('select name from storage.objects where bucket_id = $1', [b])).map((r) => r.name),
+      ).toEqual(['ok.bin']);
     });
 
     it('enforces allowed_mime_types with type/* entries', async () => {
@@ -117,8 +147,13 @@ export function streamingSuite(get: () => StorageHarness): void {
       expect((await files.upload('a.png', 'x', { contentType: 'image/png' })).error).toBeNull();
       expect((await files.upload('a.txt', 'x', { contentType: 'text/plain' })).error).toBeNull();
       const bad = await files.upload('b.txt', 'x');
-      expect(bad.error).toMatchObject({ statusCode: '415', message: 'mime type text/plain;charset=UTF-8 is not supported' });
-      expect((await files.upload('c.pdf', new Blob(['x'], { type: 'application/pdf' }))).error).toMatchObject({ statusCode: '415' });
+      expect(bad.error).toMatchObject({
+        statusCode: '415',
+        message: 'mime type text/plain;charset=UTF-8 is not supported',
+      });
+      expect((await files.upload('c.pdf', new Blob(['x'], { type: 'application/pdf' }))).error).toMatchObject(
+        { statusCode: '415' },
+      );
     });
 
     it('applies the global limit', async () => {
@@ -130,7 +165,11 @@ export function streamingSuite(get: () => StorageHarness): void {
       const body = await new Promise<Record<string, unknown>>((resolve, reject) => {
         const req = request(new URL(`${h.base}/object/${b}/huge.bin`), {
           method: 'POST',
-          headers: { authorization: `Bearer ${h.project.serviceRoleKey}`, 'content-type': 'application/octet-stream', 'content-length': String(over) },
+          headers: {
+            authorization: `Bearer ${h.project.serviceRoleKey}`,
+            'content-type': 'application/octet-stream',
+            'content-length': String(over),
+          },
         });
         req.on('response', (res) => {
           let text = '';
@@ -187,7 +226,11 @@ export function streamingSuite(get: () => StorageHarness): void {
       await new Promise<void>((resolve) => {
         const req = request(url, {
           method: 'POST',
-          headers: { authorization: `Bearer ${h.project.serviceRoleKey}`, 'content-type': 'application/octet-stream', 'content-length': String(total) },
+          headers: {
+            authorization: `Bearer ${h.project.serviceRoleKey}`,
+            'content-type': 'application/octet-stream',
+            'content-length': String(total),
+          },
         });
         req.on('error', () => resolve());
         let sent = 0;
@@ -215,10 +258,16 @@ export function streamingSuite(get: () => StorageHarness): void {
       // The dry run (no version yet) passes; the commit (with the version) fails.
       await h.sql(`create or replace function public.fail_commit_${b.replace(/-/g, '_')}() returns trigger language plpgsql as $$
         begin if new.version is not null and new.bucket_id = '${b}' then raise exception 'commit refused'; end if; return new; end $$`);
-      await h.sql(`create trigger fail_commit before insert or update on storage.objects for each row execute function public.fail_commit_${b.replace(/-/g, '_')}()`);
+      await h.sql(
+        `create trigger fail_commit before insert or update on storage.objects for each row execute function public.fail_commit_${b.replace(/-/g, '_')}()`,
+      );
       try {
         const up = await files.upload('doomed.txt', 'bytes');
-        expect(up.error).toMatchObject({ status: 500, statusCode: '500', message: 'database error, code: P0001' });
+        expect(up.error).toMatchObject({
+          status: 500,
+          statusCode: '500',
+          message: 'database error, code: P0001',
+        });
         expect(await storedIn(h, b)).toEqual([]);
         expect(await h.sql('select 1 from storage.objects where bucket_id = $1', [b])).toEqual([]);
       } finally {
@@ -230,7 +279,9 @@ export function streamingSuite(get: () => StorageHarness): void {
       const { h, b, files } = await setup();
       const size = 64 * 1024 * 1024;
       const expected = await md5Of(bytes(size, 42));
-      const up = await files.upload('big/64.bin', bytes(size, 42) as never, { contentType: 'application/octet-stream' });
+      const up = await files.upload('big/64.bin', bytes(size, 42) as never, {
+        contentType: 'application/octet-stream',
+      });
       expect(up.error).toBeNull();
       const res = await h.api(`/object/${b}/big/64.bin`, { token: h.project.serviceRoleKey });
       expect(res.headers.get('content-length')).toBe(String(size));
@@ -239,7 +290,10 @@ export function streamingSuite(get: () => StorageHarness): void {
       const streamed = await files.download('big/64.bin').asStream();
       expect(streamed.error).toBeNull();
       expect(await md5Of(streamed.data as unknown as AsyncIterable<Uint8Array>)).toEqual(expected);
-      const ranged = await h.api(`/object/${b}/big/64.bin`, { token: h.project.serviceRoleKey, headers: { range: `bytes=${size - 10}-` } });
+      const ranged = await h.api(`/object/${b}/big/64.bin`, {
+        token: h.project.serviceRoleKey,
+        headers: { range: `bytes=${size - 10}-` },
+      });
       expect(ranged.status).toBe(206);
       expect((await ranged.arrayBuffer()).byteLength).toBe(10);
     }, 120_000);

@@ -17,11 +17,21 @@ beforeAll(async () => {
 afterAll(async () => h?.close());
 
 /** A raw request with the path sent verbatim (fetch would normalise dot segments and backslashes). */
-function rawRequest(method: string, path: string, body?: string): Promise<{ status: number; json: { code: string; message: string } }> {
+function rawRequest(
+  method: string,
+  path: string,
+  body?: string,
+): Promise<{ status: number; json: { code: string; message: string } }> {
   const url = new URL(h.base);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: url.hostname, port: url.port, method, path: `${url.pathname}${path}`, headers: { authorization: `Bearer ${h.project.serviceRoleKey}`, 'content-type': 'text/plain' } },
+      {
+        host: url.hostname,
+        port: url.port,
+        method,
+        path: `${url.pathname}${path}`,
+        headers: { authorization: `Bearer ${h.project.serviceRoleKey}`, 'content-type': 'text/plain' },
+      },
       (res) => {
         let text = '';
         res.on('data', (c: Buffer) => (text += c));
@@ -56,7 +66,12 @@ describe('path traversal', () => {
 
   it('refuses dot bucket names and encoded slashes in bucket names', async () => {
     for (const name of ['..', '.', 'a%2Fb']) {
-      const res = await h.api('/bucket', { method: 'POST', token: h.project.serviceRoleKey, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: decodeURIComponent(name) }) });
+      const res = await h.api('/bucket', {
+        method: 'POST',
+        token: h.project.serviceRoleKey,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: decodeURIComponent(name) }),
+      });
       expect(((await res.json()) as { code: string }).code).toBe('InvalidBucketName');
     }
     for (const bucket of ['..', '%2E%2E', '.']) {
@@ -68,9 +83,18 @@ describe('path traversal', () => {
   it('refuses traversal on downloads, info, signing, move and copy destinations', async () => {
     const svc = h.project.serviceRoleKey;
     await h.service.from(b).upload('ok.txt', 'ok');
-    for (const path of [`/object/${b}/a%2F..%2F..%2Fx`, `/object/info/${b}/../x`, `/object/authenticated/${b}/..%2F..%2Fx`, `/object/sign/${b}/../../x?token=x`]) {
+    for (const path of [
+      `/object/${b}/a%2F..%2F..%2Fx`,
+      `/object/info/${b}/../x`,
+      `/object/authenticated/${b}/..%2F..%2Fx`,
+      `/object/sign/${b}/../../x?token=x`,
+    ]) {
       const res = await rawRequest('GET', path);
-      expect([res.json.code, res.json.message]).toEqual(path.includes('/sign/') ? ['InvalidJWT', 'Invalid Compact JWS'] : ['InvalidKey', expect.stringContaining('Invalid key')]);
+      expect([res.json.code, res.json.message]).toEqual(
+        path.includes('/sign/')
+          ? ['InvalidJWT', 'Invalid Compact JWS']
+          : ['InvalidKey', expect.stringContaining('Invalid key')],
+      );
     }
     const del = await rawRequest('DELETE', `/object/${b}/../../etc`);
     expect(del.json.code).toBe('InvalidKey');
@@ -84,18 +108,28 @@ describe('path traversal', () => {
   it('stored files stay inside the storage folder', () => {
     const files = readdirSync(h.project.filesDir, { recursive: true }) as string[];
     expect(files.every((f) => f === 'storage' || f.startsWith(join('storage', '')))).toBe(true);
-    expect(files.some((f) => f.includes('escape') || f.includes('outside') || f.includes('passwd'))).toBe(false);
+    expect(files.some((f) => f.includes('escape') || f.includes('outside') || f.includes('passwd'))).toBe(
+      false,
+    );
   });
 
   it("projects are isolated: another project's keys are refused and its objects are its own", async () => {
     const other = await h.tp.platform.createProject({ name: 'storage-other', organizationId: 'default-org' });
-    const otherClient = new StorageClient(`${h.tp.url}/project/${other.ref}/storage/v1`, { apikey: other.anonKey, Authorization: `Bearer ${other.serviceRoleKey}` });
+    const otherClient = new StorageClient(`${h.tp.url}/project/${other.ref}/storage/v1`, {
+      apikey: other.anonKey,
+      Authorization: `Bearer ${other.serviceRoleKey}`,
+    });
     expect((await otherClient.createBucket(b)).error).toBeNull();
     expect((await otherClient.from(b).upload('ok.txt', 'other project')).error).toBeNull();
     expect(await (await otherClient.from(b).download('ok.txt')).data!.text()).toBe('other project');
     expect(await (await h.service.from(b).download('ok.txt')).data!.text()).toBe('ok');
-    const crossed = new StorageClient(`${h.tp.url}/project/${other.ref}/storage/v1`, { Authorization: `Bearer ${h.project.serviceRoleKey}` });
-    expect((await crossed.listBuckets()).error).toMatchObject({ statusCode: '403', message: 'signature verification failed' });
+    const crossed = new StorageClient(`${h.tp.url}/project/${other.ref}/storage/v1`, {
+      Authorization: `Bearer ${h.project.serviceRoleKey}`,
+    });
+    expect((await crossed.listBuckets()).error).toMatchObject({
+      statusCode: '403',
+      message: 'signature verification failed',
+    });
     expect(other.filesDir).not.toBe(h.project.filesDir);
   });
 
@@ -105,6 +139,8 @@ describe('path traversal', () => {
     expect(() => fb.pathOf({ bucket: b, key: '../../x', version: v })).toThrow();
     expect(() => fb.pathOf({ bucket: '..', key: 'x', version: v })).toThrow();
     expect(() => fb.pathOf({ bucket: b, key: 'x', version: '../../../etc' })).toThrow();
-    expect(fb.pathOf({ bucket: b, key: 'a/b.txt', version: v })).toBe(`/tmp/strata-root/buckets/${b}/a/b.txt/~${v}`);
+    expect(fb.pathOf({ bucket: b, key: 'a/b.txt', version: v })).toBe(
+      `/tmp/strata-root/buckets/${b}/a/b.txt/~${v}`,
+    );
   });
 });

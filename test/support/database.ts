@@ -25,10 +25,14 @@ export function serverUrl(): string {
 export const authenticatorPassword = TEST_AUTHENTICATOR_PASSWORD;
 
 /** Creates an empty database (from template0). With `bootstrap` (default) the project migrations are applied. */
-export async function createTestDatabase(opts: { prefix?: string; bootstrap?: boolean } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(
+  opts: { prefix?: string; bootstrap?: boolean } = {},
+): Promise<TestDatabase> {
   const server = serverUrl();
   const name = `${opts.prefix ?? 'test'}_${randomBytes(6).toString('hex')}`;
-  await withClient(withDatabase(server, 'postgres'), (c) => c.query(`create database ${quoteIdent(name)} template template0 encoding 'UTF8'`));
+  await withClient(withDatabase(server, 'postgres'), (c) =>
+    c.query(`create database ${quoteIdent(name)} template template0 encoding 'UTF8'`),
+  );
   const url = withDatabase(server, name);
   if (opts.bootstrap !== false) await withClient(url, (c) => bootstrapProjectDatabase(c));
   return {
@@ -36,7 +40,10 @@ export async function createTestDatabase(opts: { prefix?: string; bootstrap?: bo
     url,
     apiUrl: withUser(url, 'authenticator', TEST_AUTHENTICATOR_PASSWORD),
     serverUrl: server,
-    drop: () => withClient(withDatabase(server, 'postgres'), (c) => c.query(`drop database if exists ${quoteIdent(name)} with (force)`)).then(() => undefined),
+    drop: () =>
+      withClient(withDatabase(server, 'postgres'), (c) =>
+        c.query(`drop database if exists ${quoteIdent(name)} with (force)`),
+      ).then(() => undefined),
   };
 }
 

@@ -37,8 +37,10 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     if (q) {
       const e = zone.get(key(q.name));
       if (e) found = true;
-      if (e?.txt && q.type === 'TXT') for (const v of e.txt) answers.push({ type: 'TXT', name: q.name, ttl: 1, data: [v] });
-      if (e?.cname && (q.type === 'CNAME' || q.type === 'A')) answers.push({ type: 'CNAME', name: q.name, ttl: 1, data: e.cname });
+      if (e?.txt && q.type === 'TXT')
+        for (const v of e.txt) answers.push({ type: 'TXT', name: q.name, ttl: 1, data: [v] });
+      if (e?.cname && (q.type === 'CNAME' || q.type === 'A'))
+        answers.push({ type: 'CNAME', name: q.name, ttl: 1, data: e.cname });
     }
     const reply = dnsPacket.encode({
       type: 'response',

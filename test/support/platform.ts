@@ -18,7 +18,10 @@ export interface TestPlatform extends RunningPlatform {
   config: StrataConfig;
 }
 
-export async function startTestPlatform(overrides: Partial<StrataConfig> = {}, options: PlatformOptions = {}): Promise<TestPlatform> {
+export async function startTestPlatform(
+  overrides: Partial<StrataConfig> = {},
+  options: PlatformOptions = {},
+): Promise<TestPlatform> {
   const dataDir = mkdtempSync(join(tmpdir(), 'strata-test-'));
   const suffix = randomBytes(5).toString('hex');
   const config: StrataConfig = {
@@ -42,10 +45,15 @@ export async function startTestPlatform(overrides: Partial<StrataConfig> = {}, o
     dataDir,
     config,
     async close() {
-      const dbs = (await running.platform.pool.query<{ db_name: string }>('select db_name from projects').catch(() => ({ rows: [] as { db_name: string }[] }))).rows;
+      const dbs = (
+        await running.platform.pool
+          .query<{ db_name: string }>('select db_name from projects')
+          .catch(() => ({ rows: [] as { db_name: string }[] }))
+      ).rows;
       await close();
       await withClient(withDatabase(serverUrl(), 'postgres'), async (c) => {
-        for (const d of [...dbs.map((r) => r.db_name), platformDatabase]) await c.query(`drop database if exists ${quoteIdent(d)} with (force)`);
+        for (const d of [...dbs.map((r) => r.db_name), platformDatabase])
+          await c.query(`drop database if exists ${quoteIdent(d)} with (force)`);
       });
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -17,6 +17,8 @@ export default class SummaryReporter implements Reporter {
       if (m.state() === 'failed' && [...m.children.allTests()].length === 0) failed++;
     }
     failed += unhandledErrors.length;
-    process.stdout.write(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
+    process.stdout.write(
+      `\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`,
+    );
   }
 }

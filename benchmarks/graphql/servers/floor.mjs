@@ -24,9 +24,16 @@ const withGuard = process.env.BENCH_FLOOR_GUARD === '1';
 const prepareMode = process.env.BENCH_FLOOR_PREPARE; // undefined: follow Strata; '0' never; '1' always
 const byQuery = new Map(
   entries.map((e, i) => {
-    const prepared = prepareMode === '0' ? undefined : e.prepared ?? (prepareMode === '1' ? { text: e.sql, args: [] } : undefined);
-    const execute = prepared ? (prepared.args.length ? `execute floor_${i}(${prepared.args.join(', ')})` : `execute floor_${i}`) : undefined;
-    return [e.query, { ...e, name: `floor_${i}`, prepared, execute, pre: withGuard ? e.guard ?? [] : [] }];
+    const prepared =
+      prepareMode === '0'
+        ? undefined
+        : (e.prepared ?? (prepareMode === '1' ? { text: e.sql, args: [] } : undefined));
+    const execute = prepared
+      ? prepared.args.length
+        ? `execute floor_${i}(${prepared.args.join(', ')})`
+        : `execute floor_${i}`
+      : undefined;
+    return [e.query, { ...e, name: `floor_${i}`, prepared, execute, pre: withGuard ? (e.guard ?? []) : [] }];
   }),
 );
 const preparedOn = new WeakMap(); // pool client -> Set of statement names prepared on it
@@ -34,7 +41,10 @@ const secret = process.env.JWT_SECRET;
 
 // JSON stays text: the database already built the response.
 for (const oid of [114, 3802]) pg.types.setTypeParser(oid, (v) => v);
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.POOL_MAX ?? 10) });
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL,
+  max: Number(process.env.POOL_MAX ?? 10),
+});
 pool.on('error', () => {});
 
 async function run(principal, entry) {
@@ -44,7 +54,8 @@ async function run(principal, entry) {
   if (!set) preparedOn.set(client, (set = new Set()));
   try {
     const pre = entry.pre.length ? entry.pre.join('; ') + '; ' : '';
-    const prepare = entry.prepared && !set.has(entry.name) ? `prepare ${entry.name} as ${entry.prepared.text}; ` : '';
+    const prepare =
+      entry.prepared && !set.has(entry.name) ? `prepare ${entry.name} as ${entry.prepared.text}; ` : '';
     const statement = entry.execute ?? entry.sql;
     const results = await client.query(`${prepare}${rolePrelude(principal)}; ${pre}${statement}; commit`);
     if (prepare) set.add(entry.name);

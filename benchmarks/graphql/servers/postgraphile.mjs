@@ -29,7 +29,13 @@ const { grafserv } = await import('postgraphile/grafserv/node');
 
 const pgl = postgraphile({
   extends: [PostGraphileAmberPreset],
-  pgServices: [makePgService({ connectionString: url, schemas, poolConfig: { max: Number(process.env.POOL_MAX ?? 10) } })],
+  pgServices: [
+    makePgService({
+      connectionString: url,
+      schemas,
+      poolConfig: { max: Number(process.env.POOL_MAX ?? 10) },
+    }),
+  ],
   grafserv: { graphqlPath: '/graphql/v1', graphiql: false, watch: false },
   grafast: {
     context(requestContext) {
@@ -51,7 +57,9 @@ if (process.env.MODE === 'schema-build') {
 const server = createServer();
 await pgl.createServ(grafserv).addTo(server);
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
-  console.log(`READY http://127.0.0.1:${server.address().port}/graphql/v1 schema_ms=${buildMs.toFixed(0)} boot_ms=${(performance.now() - t0).toFixed(0)}`);
+  console.log(
+    `READY http://127.0.0.1:${server.address().port}/graphql/v1 schema_ms=${buildMs.toFixed(0)} boot_ms=${(performance.now() - t0).toFixed(0)}`,
+  );
 });
 const stop = () => server.close(() => pgl.release().then(() => process.exit(0)));
 process.on('SIGTERM', stop);

@@ -16,7 +16,11 @@ export async function freePort() {
 
 /** POST a GraphQL body; resolves to { status, text, json } (json undefined if not JSON). */
 export async function post(url, headers, body) {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  });
   const text = await r.text();
   let json;
   try {
@@ -30,7 +34,16 @@ export async function post(url, headers, body) {
  * The server is ready when it answers `probe` (a POST body) with any HTTP status;
  * coldStartMs is spawn → that first answer.
  */
-export async function startServer({ engine, env, headers, probe, logDir, strataMode = 'handler', nodeArgs = [], timeoutMs = 60_000 }) {
+export async function startServer({
+  engine,
+  env,
+  headers,
+  probe,
+  logDir,
+  strataMode = 'handler',
+  nodeArgs = [],
+  timeoutMs = 60_000,
+}) {
   const port = await freePort();
   // 'strata-engine': Strata's engine behind a bare node:http listener, without the HTTP layer.
   if (engine === 'strata-engine') strataMode = 'engine';
@@ -39,8 +52,21 @@ export async function startServer({ engine, env, headers, probe, logDir, strataM
   if (engine === 'strata' && strataMode === 'serve') {
     // `strata serve` takes the superuser URL (it installs the roles and the engine's objects) and,
     // with --authenticator-password, serves requests as the API login role.
-    args = [...nodeArgs, join(root, 'bin', 'strata.js'), 'serve', '--database-url', env.SUPERUSER_URL ?? env.DATABASE_URL, '--jwt-secret', env.JWT_SECRET, '--port', String(port), '--host', '127.0.0.1'];
-    if (env.SUPERUSER_URL && env.AUTHENTICATOR_PASSWORD) args.push('--authenticator-password', env.AUTHENTICATOR_PASSWORD);
+    args = [
+      ...nodeArgs,
+      join(root, 'bin', 'strata.js'),
+      'serve',
+      '--database-url',
+      env.SUPERUSER_URL ?? env.DATABASE_URL,
+      '--jwt-secret',
+      env.JWT_SECRET,
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+    ];
+    if (env.SUPERUSER_URL && env.AUTHENTICATOR_PASSWORD)
+      args.push('--authenticator-password', env.AUTHENTICATOR_PASSWORD);
   } else {
     args = [...nodeArgs, serverFile(engine === 'strata-engine' ? 'strata' : engine)];
   }
@@ -59,7 +85,10 @@ export async function startServer({ engine, env, headers, probe, logDir, strataM
   const url = `http://127.0.0.1:${port}/graphql/v1`;
   let first;
   while (!first) {
-    if (exited) throw new Error(`${engine} exited (${exited.code ?? exited.signal}) before answering; log ${logFile}:\n${tail(logFile)}`);
+    if (exited)
+      throw new Error(
+        `${engine} exited (${exited.code ?? exited.signal}) before answering; log ${logFile}:\n${tail(logFile)}`,
+      );
     if (performance.now() - t0 > timeoutMs) {
       child.kill('SIGKILL');
       throw new Error(`${engine} did not answer within ${timeoutMs} ms; log ${logFile}:\n${tail(logFile)}`);
@@ -71,7 +100,9 @@ export async function startServer({ engine, env, headers, probe, logDir, strataM
     }
   }
   const coldStartMs = performance.now() - t0;
-  log(`${engine}${engine === 'strata' ? ` (${strataMode})` : ''} up: pid ${child.pid}, first answer after ${coldStartMs.toFixed(0)} ms (HTTP ${first.status})`);
+  log(
+    `${engine}${engine === 'strata' ? ` (${strataMode})` : ''} up: pid ${child.pid}, first answer after ${coldStartMs.toFixed(0)} ms (HTTP ${first.status})`,
+  );
   return {
     engine,
     url,

@@ -14,7 +14,10 @@ import { dist } from '../paths.mjs';
 
 const mode = process.env.STRATA_MODE ?? 'handler';
 const { createPool } = await import(dist('db/pool.js'));
-const pool = createPool(process.env.DATABASE_URL, { max: Number(process.env.POOL_MAX ?? 10), applicationName: 'strata-bench' });
+const pool = createPool(process.env.DATABASE_URL, {
+  max: Number(process.env.POOL_MAX ?? 10),
+  applicationName: 'strata-bench',
+});
 const jwtSecret = process.env.JWT_SECRET;
 const anonKey = process.env.ANON_KEY;
 
@@ -27,7 +30,8 @@ if (mode === 'handler') {
   const { principalOf } = await import(dist('auth/principal.js'));
   const { apiKeyOf, bearerOf } = await import(dist('auth/request-credentials.js'));
   const keys = { jwtSecret, anonKey, serviceRoleKey: '' };
-  const hmacAuth = process.env.BENCH_ENGINE_AUTH === 'hmac' ? (await import('../jwt.mjs')).principalFromHeaders : undefined;
+  const hmacAuth =
+    process.env.BENCH_ENGINE_AUTH === 'hmac' ? (await import('../jwt.mjs')).principalFromHeaders : undefined;
   const send = (res, status, text) => {
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     res.end(text);
@@ -38,7 +42,9 @@ if (mode === 'handler') {
     req.on('end', async () => {
       let principal;
       try {
-        principal = hmacAuth ? hmacAuth(jwtSecret, req.headers) : await principalOf(keys, apiKeyOf(req.headers), bearerOf(req.headers));
+        principal = hmacAuth
+          ? hmacAuth(jwtSecret, req.headers)
+          : await principalOf(keys, apiKeyOf(req.headers), bearerOf(req.headers));
       } catch (e) {
         return send(res, 401, JSON.stringify({ message: e.message }));
       }

@@ -31,7 +31,13 @@ function unsigned(v: unknown, name: string): number | undefined {
   return structuralNumber(v as number);
 }
 
-export function connectionSql(comp: Comp, table: Table, field: Field, src: Source, extraArgs: string[] = []): string {
+export function connectionSql(
+  comp: Comp,
+  table: Table,
+  field: Field,
+  src: Source,
+  extraArgs: string[] = [],
+): string {
   const args = argsOf(field, comp, [...ARGS, ...extraArgs]);
   const first = unsigned(args.first, 'first');
   const last = unsigned(args.last, 'last');
@@ -42,17 +48,28 @@ export function connectionSql(comp: Comp, table: Table, field: Field, src: Sourc
   if (before !== undefined && after !== undefined) fail('only one of "before" and "after" may be provided');
   if (first !== undefined && before !== undefined) fail('"first" may only be used with "after"');
   if (last !== undefined && after !== undefined) fail('"last" may only be used with "before"');
-  if (offset !== undefined && (last !== undefined || before !== undefined)) fail('"offset" may only be used with "first" and "after"');
+  if (offset !== undefined && (last !== undefined || before !== undefined))
+    fail('"offset" may only be used with "first" and "after"');
   const backward = last !== undefined || before !== undefined;
   const limit = Math.min(first ?? last ?? table.maxRows, table.maxRows);
   const off = offset ?? 0;
 
   const keys = orderKeys(table, args.orderBy);
-  const cursorVals = after !== undefined ? decodeCursor(after, keys) : before !== undefined ? decodeCursor(before, keys) : undefined;
+  const cursorVals =
+    after !== undefined
+      ? decodeCursor(after, keys)
+      : before !== undefined
+        ? decodeCursor(before, keys)
+        : undefined;
   /** WHERE for this connection's rows over alias `b` (join, filter, cursor). */
   const where = (b: string, withCursor: boolean) =>
-    [src.join ? src.join(b) : '', compileFilter(comp, table, args.filter, b), withCursor && cursorVals ? cursorCondition(comp, keys, cursorVals, b, after !== undefined) : '']
-      .filter((x) => x && x !== 'true').join(' and ') || 'true';
+    [
+      src.join ? src.join(b) : '',
+      compileFilter(comp, table, args.filter, b),
+      withCursor && cursorVals ? cursorCondition(comp, keys, cursorVals, b, after !== undefined) : '',
+    ]
+      .filter((x) => x && x !== 'true')
+      .join(' and ') || 'true';
   /** Rows on the other side of the cursor (they prove a page exists there). */
   const otherSide = () => {
     if (!cursorVals) return 'false';
@@ -91,20 +108,39 @@ export function connectionSql(comp: Comp, table: Table, field: Field, src: Sourc
       }
       const ep: [string, string][] = edgeFields.map((e) => {
         if (e.name === '__typename') return [e.alias, `${quoteLiteral(edgeType)}::text`];
-        if (e.name === 'cursor') return (needCursor = true), [e.alias, `${page}.__c`];
-        if (e.name === 'node') return [e.alias, nodeObject(comp, table, e.selections, page, 'single', `${page}.__r`)];
+        if (e.name === 'cursor') return ((needCursor = true), [e.alias, `${page}.__c`]);
+        if (e.name === 'node')
+          return [e.alias, nodeObject(comp, table, e.selections, page, 'single', `${page}.__r`)];
         return fail(`Unknown field '${e.name}' on type '${edgeType}'`);
       });
-      pairs.push([f.alias, `coalesce((select json_agg(${jsonObject(ep)} order by ${displayOrder}) from ${page}), '[]'::json)`]);
+      pairs.push([
+        f.alias,
+        `coalesce((select json_agg(${jsonObject(ep)} order by ${displayOrder}) from ${page}), '[]'::json)`,
+      ]);
     } else if (f.name === 'pageInfo') {
       const pp: [string, string][] = collectFields(f.selections, 'PageInfo', comp).map((p) => {
         switch (p.name) {
-          case '__typename': return [p.alias, `'PageInfo'::text`];
-          case 'hasNextPage': return [p.alias, backward ? otherSide() : beyondPage()];
-          case 'hasPreviousPage': return [p.alias, backward ? beyondPage() : off > 0 ? `(${anyRow()} or ${otherSide()})` : otherSide()];
-          case 'startCursor': return (needCursor = true), [p.alias, `(select ${page}.__c from ${page} order by ${displayOrder} limit 1)`];
-          case 'endCursor': return (needCursor = true), [p.alias, `(select ${page}.__c from ${page} order by ${orderSql(keys, page, true)} limit 1)`];
-          default: return fail(`Unknown field '${p.name}' on type 'PageInfo'`);
+          case '__typename':
+            return [p.alias, `'PageInfo'::text`];
+          case 'hasNextPage':
+            return [p.alias, backward ? otherSide() : beyondPage()];
+          case 'hasPreviousPage':
+            return [
+              p.alias,
+              backward ? beyondPage() : off > 0 ? `(${anyRow()} or ${otherSide()})` : otherSide(),
+            ];
+          case 'startCursor':
+            return (
+              (needCursor = true),
+              [p.alias, `(select ${page}.__c from ${page} order by ${displayOrder} limit 1)`]
+            );
+          case 'endCursor':
+            return (
+              (needCursor = true),
+              [p.alias, `(select ${page}.__c from ${page} order by ${orderSql(keys, page, true)} limit 1)`]
+            );
+          default:
+            return fail(`Unknown field '${p.name}' on type 'PageInfo'`);
         }
       });
       pairs.push([f.alias, jsonObject(pp)]);
@@ -141,7 +177,8 @@ function aggregateSql(comp: Comp, table: Table, f: Field, fromWhere: string, b: 
         if (!c) return fail(`Unknown or invalid field "${s.name}" selected on type "${resultType}"`);
         const expr = col(b, c.sqlName);
         if (kind === 'avg') return [s.alias, `avg((${expr})::numeric)`];
-        if (kind === 'sum' || ['float4', 'float8', 'numeric', 'int8'].includes(c.type.baseName)) return [s.alias, `${kind}(${expr})`];
+        if (kind === 'sum' || ['float4', 'float8', 'numeric', 'int8'].includes(c.type.baseName))
+          return [s.alias, `${kind}(${expr})`];
         return [s.alias, jsonOf(`${kind}(${expr})`, c.type)];
       });
       pairs.push([x.alias, jsonObject(inner)]);
@@ -149,4 +186,3 @@ function aggregateSql(comp: Comp, table: Table, f: Field, fromWhere: string, b: 
   }
   return `(select ${jsonObject(pairs)} from ${fromWhere})`;
 }
-

@@ -9,7 +9,19 @@ import { decodeNodeId } from './node-id.js';
 import { elementCast } from './sql.js';
 import { EnumLiteral, isPlainObject, scalarText } from './values.js';
 
-const BINARY: Record<string, string> = { eq: '=', neq: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=', like: 'like', ilike: 'ilike', regex: '~', iregex: '~*', startsWith: '^@' };
+const BINARY: Record<string, string> = {
+  eq: '=',
+  neq: '<>',
+  lt: '<',
+  lte: '<=',
+  gt: '>',
+  gte: '>=',
+  like: 'like',
+  ilike: 'ilike',
+  regex: '~',
+  iregex: '~*',
+  startsWith: '^@',
+};
 const LIST_OPS: Record<string, string> = { eq: '=', contains: '@>', containedBy: '<@', overlaps: '&&' };
 
 export function compileFilter(comp: Comp, table: Table, value: unknown, row: string): string {
@@ -17,7 +29,11 @@ export function compileFilter(comp: Comp, table: Table, value: unknown, row: str
   const typeName = `${table.typeName}Filter`;
   if (!isPlainObject(value)) fail(`Invalid input for ${typeName} type`);
   const obj = value as Record<string, unknown>;
-  const cols = new Map(selectableColumns(table).filter((c) => filterTypeOf(c.type)).map((c) => [c.fieldName, c]));
+  const cols = new Map(
+    selectableColumns(table)
+      .filter((c) => filterTypeOf(c.type))
+      .map((c) => [c.fieldName, c]),
+  );
   const extra = Object.keys(obj).filter((k) => !cols.has(k) && !['and', 'or', 'not', 'nodeId'].includes(k));
   if (extra.length) fail(`Input for type ${typeName} contains extra keys ${JSON.stringify(extra)}`);
   const parts: string[] = [];
@@ -34,7 +50,8 @@ export function compileFilter(comp: Comp, table: Table, value: unknown, row: str
       if (o.eq === undefined) continue;
       if (typeof o.eq !== 'string') fail('Invalid input for ID type');
       const id = decodeNodeId(o.eq as string);
-      if (id.schema !== table.schema || id.table !== table.sqlName) fail('nodeId belongs to a different collection');
+      if (id.schema !== table.schema || id.table !== table.sqlName)
+        fail('nodeId belongs to a different collection');
       parts.push(pkMatch(comp, table, id.values, row));
     } else if (key === 'and' || key === 'or') {
       if (v === null) continue;
@@ -55,18 +72,28 @@ export function compileFilter(comp: Comp, table: Table, value: unknown, row: str
 export function pkMatch(comp: Comp, table: Table, values: unknown[], row: string): string {
   const pk = table.primaryKey.map((n) => table.columns.find((c) => c.sqlName === n)!);
   if (values.length !== pk.length) fail('Invalid value passed to nodeId argument. Error 9');
-  return '(' + pk.map((c, i) => {
-    const v = values[i];
-    const text = v === null ? null : typeof v === 'object' ? JSON.stringify(v) : String(v);
-    return `${col(row, c.sqlName)} = ${comp.sql.param(text, elementCast(c.type))}`;
-  }).join(' and ') + ')';
+  return (
+    '(' +
+    pk
+      .map((c, i) => {
+        const v = values[i];
+        const text = v === null ? null : typeof v === 'object' ? JSON.stringify(v) : String(v);
+        return `${col(row, c.sqlName)} = ${comp.sql.param(text, elementCast(c.type))}`;
+      })
+      .join(' and ') +
+    ')'
+  );
 }
 
 function columnFilter(comp: Comp, c: Column, v: unknown, row: string): string[] {
   const ft = filterTypeOf(c.type)!;
   if (v === null) return [];
   if (!isPlainObject(v)) fail(`Invalid input for ${ft} type`);
-  const ops = c.type.isArray ? Object.keys(LIST_OPS).concat('is') : c.type.enumRef ? enumFilterOps() : filterOps(c.type.scalar);
+  const ops = c.type.isArray
+    ? Object.keys(LIST_OPS).concat('is')
+    : c.type.enumRef
+      ? enumFilterOps()
+      : filterOps(c.type.scalar);
   const o = v as Record<string, unknown>;
   const extra = Object.keys(o).filter((k) => !ops.includes(k));
   if (extra.length) fail(`Input for type ${ft} contains extra keys ${JSON.stringify(extra)}`);
@@ -98,9 +125,13 @@ function columnFilter(comp: Comp, c: Column, v: unknown, row: string): string[] 
       const items = list.map((y) => (y === null ? null : scalarText(el, y)));
       out.push(`${expr} = any(${comp.sql.arrayParam(items, `${cast}[]`)})`);
     } else {
-      if (Array.isArray(x) || isPlainObject(x)) fail(`Invalid input for ${el.enumRef ? el.enumRef.name : el.scalar} type`);
+      if (Array.isArray(x) || isPlainObject(x))
+        fail(`Invalid input for ${el.enumRef ? el.enumRef.name : el.scalar} type`);
       const text = x === null ? null : scalarText(el, x);
-      const rhs = comp.sql.param(text, ['startsWith', 'like', 'ilike', 'regex', 'iregex'].includes(op) ? 'text' : cast);
+      const rhs = comp.sql.param(
+        text,
+        ['startsWith', 'like', 'ilike', 'regex', 'iregex'].includes(op) ? 'text' : cast,
+      );
       out.push(`${op === 'startsWith' ? `(${expr})::text` : expr} ${BINARY[op]} ${rhs}`);
     }
   }

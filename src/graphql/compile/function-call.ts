@@ -21,13 +21,23 @@ export function functionSql(comp: Comp, fn: Func, field: Field): string {
       continue;
     }
     const sv = sqlValue(a.type, v);
-    const p = sv.array ? comp.sql.arrayParam(sv.array, a.type.castName) : comp.sql.param(sv.text, a.type.castName);
+    const p = sv.array
+      ? comp.sql.arrayParam(sv.array, a.type.castName)
+      : comp.sql.param(sv.text, a.type.castName);
     parts.push(`${quoteIdent(a.sqlName)} => ${p}`);
   }
   const call = `${functionRef(fn)}(${parts.join(', ')})`;
   if (isConn) {
     // The connection reads its own arguments; the function's are consumed above.
-    const connField: Field = { ...field, node: { ...field.node, arguments: field.node.arguments?.filter((x) => !names.includes(x.name.value) || CONNECTION_ARGS.includes(x.name.value)) } };
+    const connField: Field = {
+      ...field,
+      node: {
+        ...field.node,
+        arguments: field.node.arguments?.filter(
+          (x) => !names.includes(x.name.value) || CONNECTION_ARGS.includes(x.name.value),
+        ),
+      },
+    };
     return functionValue(comp, fn, call, connField, 'double');
   }
   return functionValue(comp, fn, call, field, 'double');

@@ -8,7 +8,9 @@ const AS_TEXT = new Set(['int8', 'numeric', 'json', 'jsonb']);
 /** A value expression whose to_json() is the field's JSON (used inside json_build_object). */
 export function jsonOf(expr: string, t: SqlType): string {
   if (t.enumRef && !t.isArray && t.enumRef.values.some((v) => v.name !== v.label)) {
-    const cases = t.enumRef.values.map((v) => `when ${quoteLiteral(v.label)} then ${quoteLiteral(v.name)}`).join(' ');
+    const cases = t.enumRef.values
+      .map((v) => `when ${quoteLiteral(v.label)} then ${quoteLiteral(v.name)}`)
+      .join(' ');
     return `(case (${expr})::text ${cases} end)`;
   }
   if (AS_TEXT.has(t.baseName)) return t.isArray ? `(${expr})::text[]` : `(${expr})::text`;
@@ -25,6 +27,10 @@ export function base64Json(arrayExpr: string): string {
 }
 
 export function nodeIdOf(t: Table, row: string): string {
-  const parts = [`${quoteLiteral(t.schema)}::text`, `${quoteLiteral(t.sqlName)}::text`, ...pkColumns(t).map((c) => col(row, c.sqlName))];
+  const parts = [
+    `${quoteLiteral(t.schema)}::text`,
+    `${quoteLiteral(t.sqlName)}::text`,
+    ...pkColumns(t).map((c) => col(row, c.sqlName)),
+  ];
   return base64Json(`jsonb_build_array(${parts.join(', ')})`);
 }

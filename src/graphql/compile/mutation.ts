@@ -30,7 +30,10 @@ function responseSql(comp: Comp, table: Table, field: Field, kind: string, cte: 
     if (f.name === 'affectedCount') return [f.alias, `(select count(*) from ${cte})::int`];
     if (f.name === 'records') {
       const r = comp.sql.alias();
-      return [f.alias, `coalesce((select json_agg(${nodeObject(comp, table, f.selections, table.canSelectAll ? `${r}.__r` : r)}) from ${cte} as ${r}), '[]'::json)`];
+      return [
+        f.alias,
+        `coalesce((select json_agg(${nodeObject(comp, table, f.selections, table.canSelectAll ? `${r}.__r` : r)}) from ${cte} as ${r}), '[]'::json)`,
+      ];
     }
     return fail(`Unknown field "${f.name}" on type ${typeName}`);
   });
@@ -60,7 +63,14 @@ export function insertSql(comp: Comp, table: Table, field: Field): string {
   const rows = list.map((v) => checkInput(typeName, v, cols));
   const used = [...cols.values()].filter((c) => rows.some((r) => r[c.fieldName] !== undefined));
   const target = used.length ? used : [[...cols.values()][0]!];
-  const values = rows.map((r) => '(' + target.map((c) => (r[c.fieldName] === undefined ? 'default' : valueSql(comp, c, r[c.fieldName]))).join(', ') + ')');
+  const values = rows.map(
+    (r) =>
+      '(' +
+      target
+        .map((c) => (r[c.fieldName] === undefined ? 'default' : valueSql(comp, c, r[c.fieldName])))
+        .join(', ') +
+      ')',
+  );
   const a = comp.sql.alias();
   const cte = `${a}_m`;
   return `with ${cte} as (insert into ${tableRef(table)} as ${a} (${target.map((c) => quoteIdent(c.sqlName)).join(', ')}) values ${values.join(', ')} returning ${returning(table, a)}) select ${responseSql(comp, table, field, 'Insert', cte)}`;
@@ -76,11 +86,15 @@ export function updateSql(comp: Comp, table: Table, field: Field): string {
   if (!entries.length) fail('At least one mapping must be provided to set argument');
   const atMost = atMostOf(args);
   const a = comp.sql.alias();
-  const assignments = entries.map(([k, v]) => `${quoteIdent(cols.get(k)!.sqlName)} = ${valueSql(comp, cols.get(k)!, v)}`);
+  const assignments = entries.map(
+    ([k, v]) => `${quoteIdent(cols.get(k)!.sqlName)} = ${valueSql(comp, cols.get(k)!, v)}`,
+  );
   const where = compileFilter(comp, table, args.filter, a);
   const cte = `${a}_m`;
-  return `with ${cte} as (update ${tableRef(table)} as ${a} set ${assignments.join(', ')} where ${where} returning ${returning(table, a)}) ` +
-    `select case when (select count(*) from ${cte}) > ${atMost} then graphql.exception('update impacts too many records')::json else ${responseSql(comp, table, field, 'Update', cte)} end`;
+  return (
+    `with ${cte} as (update ${tableRef(table)} as ${a} set ${assignments.join(', ')} where ${where} returning ${returning(table, a)}) ` +
+    `select case when (select count(*) from ${cte}) > ${atMost} then graphql.exception('update impacts too many records')::json else ${responseSql(comp, table, field, 'Update', cte)} end`
+  );
 }
 
 export function deleteSql(comp: Comp, table: Table, field: Field): string {
@@ -89,6 +103,8 @@ export function deleteSql(comp: Comp, table: Table, field: Field): string {
   const a = comp.sql.alias();
   const where = compileFilter(comp, table, args.filter, a);
   const cte = `${a}_m`;
-  return `with ${cte} as (delete from ${tableRef(table)} as ${a} where ${where} returning ${returning(table, a)}) ` +
-    `select case when (select count(*) from ${cte}) > ${atMost} then graphql.exception('delete impacts too many records')::json else ${responseSql(comp, table, field, 'Delete', cte)} end`;
+  return (
+    `with ${cte} as (delete from ${tableRef(table)} as ${a} where ${where} returning ${returning(table, a)}) ` +
+    `select case when (select count(*) from ${cte}) > ${atMost} then graphql.exception('delete impacts too many records')::json else ${responseSql(comp, table, field, 'Delete', cte)} end`
+  );
 }

@@ -12,14 +12,23 @@ import { jsonObject, quoteIdent, quoteLiteral, tableRef } from './sql.js';
 export type QuoteStyle = 'single' | 'double';
 
 export function unknownField(name: string, typeName: string, style: QuoteStyle): never {
-  return style === 'single' ? fail(`Unknown field '${name}' on type '${typeName}'`) : fail(`Unknown field "${name}" on type ${typeName}`);
+  return style === 'single'
+    ? fail(`Unknown field '${name}' on type '${typeName}'`)
+    : fail(`Unknown field "${name}" on type ${typeName}`);
 }
 
 /**
  * `row` gives the columns (`(row)."col"`); `rec` is the whole row typed as the table, for computed
  * fields (defaults to `row`, which is then a table alias or a row value).
  */
-export function nodeObject(comp: Comp, table: Table, sets: SelectionSetNode[], row: string, style: QuoteStyle = 'single', rec = row): string {
+export function nodeObject(
+  comp: Comp,
+  table: Table,
+  sets: SelectionSetNode[],
+  row: string,
+  style: QuoteStyle = 'single',
+  rec = row,
+): string {
   const fields = collectFields(sets, table.typeName, comp, ['Node']);
   const cols = new Map(selectableColumns(table).map((c) => [c.fieldName, c]));
   const pairs: [string, string][] = [];
@@ -30,7 +39,11 @@ export function nodeObject(comp: Comp, table: Table, sets: SelectionSetNode[], r
 }
 
 /** The SQL columns a node selection reads from its row, and whether it needs the whole row. */
-export function nodeNeeds(comp: Comp, table: Table, sets: SelectionSetNode[]): { columns: Set<string>; wholeRow: boolean } {
+export function nodeNeeds(
+  comp: Comp,
+  table: Table,
+  sets: SelectionSetNode[],
+): { columns: Set<string>; wholeRow: boolean } {
   const columns = new Set<string>();
   let wholeRow = false;
   const cols = new Map(selectableColumns(table).map((c) => [c.fieldName, c]));
@@ -44,7 +57,15 @@ export function nodeNeeds(comp: Comp, table: Table, sets: SelectionSetNode[]): {
   return { columns, wholeRow };
 }
 
-function nodeField(comp: Comp, table: Table, f: Field, row: string, rec: string, cols: Map<string, import('../introspect/model.js').Column>, style: QuoteStyle): string {
+function nodeField(
+  comp: Comp,
+  table: Table,
+  f: Field,
+  row: string,
+  rec: string,
+  cols: Map<string, import('../introspect/model.js').Column>,
+  style: QuoteStyle,
+): string {
   if (f.name === '__typename') return `${quoteLiteral(table.typeName)}::text`;
   if (f.name === 'nodeId' && table.primaryKey.length) return nodeIdOf(table, row);
   const c = cols.get(f.name);
@@ -58,7 +79,8 @@ function nodeField(comp: Comp, table: Table, f: Field, row: string, rec: string,
 
 function relationField(comp: Comp, rel: Relationship, f: Field, row: string): string {
   const a = comp.sql.alias();
-  const join = (alias: string) => rel.targetColumns.map((tc, i) => `${col(alias, tc)} = ${col(row, rel.localColumns[i]!)}`).join(' and ');
+  const join = (alias: string) =>
+    rel.targetColumns.map((tc, i) => `${col(alias, tc)} = ${col(row, rel.localColumns[i]!)}`).join(' and ');
   if (rel.kind === 'toMany') return connectionSql(comp, rel.target, f, { from: tableRef(rel.target), join });
   return `(select ${nodeObject(comp, rel.target, f.selections, a)} from ${tableRef(rel.target)} as ${a} where ${join(a)} limit 1)`;
 }

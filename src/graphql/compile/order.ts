@@ -14,7 +14,10 @@ export interface OrderKey {
 }
 
 const DIRECTIONS: Record<string, [boolean, boolean]> = {
-  AscNullsFirst: [false, true], AscNullsLast: [false, false], DescNullsFirst: [true, true], DescNullsLast: [true, false],
+  AscNullsFirst: [false, true],
+  AscNullsLast: [false, false],
+  DescNullsFirst: [true, true],
+  DescNullsLast: [true, false],
 };
 
 export function orderKeys(table: Table, value: unknown): OrderKey[] {
@@ -22,7 +25,11 @@ export function orderKeys(table: Table, value: unknown): OrderKey[] {
   const typeName = `${table.typeName}OrderBy`;
   if (value !== null && value !== undefined) {
     const list = Array.isArray(value) ? value : [value];
-    const cols = new Map(selectableColumns(table).filter(isOrderable).map((c) => [c.fieldName, c]));
+    const cols = new Map(
+      selectableColumns(table)
+        .filter(isOrderable)
+        .map((c) => [c.fieldName, c]),
+    );
     for (const item of list) {
       if (!isPlainObject(item)) fail(`Invalid input for ${typeName} type`);
       const o = item as Record<string, unknown>;
@@ -44,11 +51,13 @@ export function orderKeys(table: Table, value: unknown): OrderKey[] {
 }
 
 export function orderSql(keys: OrderKey[], row: string, reverse: boolean): string {
-  return keys.map((k) => {
-    const desc = k.desc !== reverse;
-    const nullsFirst = k.nullsFirst !== reverse;
-    return `${col(row, k.column.sqlName)} ${desc ? 'desc' : 'asc'} nulls ${nullsFirst ? 'first' : 'last'}`;
-  }).join(', ');
+  return keys
+    .map((k) => {
+      const desc = k.desc !== reverse;
+      const nullsFirst = k.nullsFirst !== reverse;
+      return `${col(row, k.column.sqlName)} ${desc ? 'desc' : 'asc'} nulls ${nullsFirst ? 'first' : 'last'}`;
+    })
+    .join(', ');
 }
 
 export function cursorSql(keys: OrderKey[], row: string): string {
@@ -70,7 +79,13 @@ export function decodeCursor(cursor: unknown, keys: OrderKey[]): unknown[] {
 }
 
 /** Rows strictly after (`after`) or before (`!after`) the cursor position in the order `keys`. */
-export function cursorCondition(comp: Comp, keys: OrderKey[], values: unknown[], row: string, after: boolean): string {
+export function cursorCondition(
+  comp: Comp,
+  keys: OrderKey[],
+  values: unknown[],
+  row: string,
+  after: boolean,
+): string {
   const ors: string[] = [];
   keys = keys.slice(0, values.length);
   for (let i = 0; i < keys.length; i++) {

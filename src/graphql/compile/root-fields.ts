@@ -29,8 +29,10 @@ export function rootFields(catalog: Catalog): RootFields {
     const base = lowerFirst(t.typeName);
     query.set(`${base}Collection`, { kind: 'collection', table: t });
     if (hasByPk(t)) query.set(`${base}ByPk`, { kind: 'byPk', table: t });
-    if (insertableColumns(t).length) mutation.set(`insertInto${t.typeName}Collection`, { kind: 'insert', table: t });
-    if (updatableColumns(t).length) mutation.set(`update${t.typeName}Collection`, { kind: 'update', table: t });
+    if (insertableColumns(t).length)
+      mutation.set(`insertInto${t.typeName}Collection`, { kind: 'insert', table: t });
+    if (updatableColumns(t).length)
+      mutation.set(`update${t.typeName}Collection`, { kind: 'update', table: t });
     if (t.canDelete) mutation.set(`deleteFrom${t.typeName}Collection`, { kind: 'delete', table: t });
   }
   for (const f of catalog.functions) {

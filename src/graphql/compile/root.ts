@@ -20,7 +20,12 @@ export interface CompiledField {
   params: (string | null)[];
 }
 
-export function compileRootField(catalog: Catalog, ctx: Ctx, field: Field, operation: 'query' | 'mutation'): CompiledField {
+export function compileRootField(
+  catalog: Catalog,
+  ctx: Ctx,
+  field: Field,
+  operation: 'query' | 'mutation',
+): CompiledField {
   const roots = rootFields(catalog);
   const map = operation === 'query' ? roots.query : roots.mutation;
   const rf = map.get(field.name);
@@ -35,11 +40,20 @@ export function compileRootField(catalog: Catalog, ctx: Ctx, field: Field, opera
     case 'byPk': {
       const t = rf!.table;
       const pk = pkColumns(t);
-      const args = argsOf(field, comp, pk.map((c) => c.fieldName));
+      const args = argsOf(
+        field,
+        comp,
+        pk.map((c) => c.fieldName),
+      );
       const missing = pk.filter((c) => args[c.fieldName] === undefined || args[c.fieldName] === null);
       if (missing.length) fail(`Missing primary key column(s): ${missing.map((c) => c.sqlName).join(', ')}`);
       const a = comp.sql.alias();
-      const cond = pk.map((c) => `${col(a, c.sqlName)} = ${comp.sql.param(scalarText(c.type, args[c.fieldName]), elementCast(c.type))}`).join(' and ');
+      const cond = pk
+        .map(
+          (c) =>
+            `${col(a, c.sqlName)} = ${comp.sql.param(scalarText(c.type, args[c.fieldName]), elementCast(c.type))}`,
+        )
+        .join(' and ');
       sql = `select (select ${nodeObject(comp, t, field.selections, a, 'double')} from ${tableRef(t)} as ${a} where ${cond})`;
       break;
     }
@@ -48,7 +62,9 @@ export function compileRootField(catalog: Catalog, ctx: Ctx, field: Field, opera
       if (args.nodeId === null || args.nodeId === undefined) fail('Invalid input for NonNull type');
       if (typeof args.nodeId !== 'string') fail('Invalid input for ID type');
       const id = decodeNodeId(args.nodeId as string);
-      const t: Table | undefined = catalog.tables.find((x) => x.schema === id.schema && x.sqlName === id.table && x.primaryKey.length > 0);
+      const t: Table | undefined = catalog.tables.find(
+        (x) => x.schema === id.schema && x.sqlName === id.table && x.primaryKey.length > 0,
+      );
       if (!t) {
         sql = 'select null::json';
         break;

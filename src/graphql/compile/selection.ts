@@ -1,5 +1,12 @@
 /** Selection sets → flat, merged field lists (fragments, inline fragments, @skip/@include, aliases). */
-import { Kind, type FieldNode, type FragmentDefinitionNode, type SelectionSetNode, type DirectiveNode, type ArgumentNode } from 'graphql';
+import {
+  Kind,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type SelectionSetNode,
+  type DirectiveNode,
+  type ArgumentNode,
+} from 'graphql';
 import { GraphQLEngineError, fail } from './errors.js';
 import { valueOf, type Vars } from './values.js';
 
@@ -51,7 +58,12 @@ function stripLoc(v: unknown): unknown {
  * Flattens a selection set for an object of type `typeName` (`also` lists other type names a
  * fragment's type condition may use, such as interfaces).
  */
-export function collectFields(sets: SelectionSetNode[], typeName: string, ctx: Ctx, also: string[] = []): Field[] {
+export function collectFields(
+  sets: SelectionSetNode[],
+  typeName: string,
+  ctx: Ctx,
+  also: string[] = [],
+): Field[] {
   const out = new Map<string, Field>();
   const keys = new Map<string, string>();
   const matches = (cond: string | undefined) => !cond || cond === typeName || also.includes(cond);
@@ -63,11 +75,18 @@ export function collectFields(sets: SelectionSetNode[], typeName: string, ctx: C
         const alias = sel.alias?.value ?? sel.name.value;
         const prev = out.get(alias);
         if (prev) {
-          if (prev.name !== sel.name.value) fail(`Fields \`${prev.name}\` and \`${sel.name.value}\` are different`);
-          if (keys.get(alias) !== argsKey(sel.arguments)) throw new GraphQLEngineError(`Two fields named \`${alias}\` have different arguments`, true);
+          if (prev.name !== sel.name.value)
+            fail(`Fields \`${prev.name}\` and \`${sel.name.value}\` are different`);
+          if (keys.get(alias) !== argsKey(sel.arguments))
+            throw new GraphQLEngineError(`Two fields named \`${alias}\` have different arguments`, true);
           if (sel.selectionSet) prev.selections.push(sel.selectionSet);
         } else {
-          out.set(alias, { alias, name: sel.name.value, node: sel, selections: sel.selectionSet ? [sel.selectionSet] : [] });
+          out.set(alias, {
+            alias,
+            name: sel.name.value,
+            node: sel,
+            selections: sel.selectionSet ? [sel.selectionSet] : [],
+          });
           keys.set(alias, argsKey(sel.arguments));
         }
       } else if (sel.kind === Kind.INLINE_FRAGMENT) {
@@ -77,7 +96,8 @@ export function collectFields(sets: SelectionSetNode[], typeName: string, ctx: C
         const frag = ctx.fragments.get(name);
         if (!frag) fail(`Unknown fragment "${name}"`);
         if (seen.has(name)) throw new GraphQLEngineError('Found a cycle between fragments', true);
-        if (matches(frag!.typeCondition.name.value)) visit(frag!.selectionSet, depth + 1, new Set([...seen, name]));
+        if (matches(frag!.typeCondition.name.value))
+          visit(frag!.selectionSet, depth + 1, new Set([...seen, name]));
       }
     }
   };
@@ -89,7 +109,8 @@ export function collectFields(sets: SelectionSetNode[], typeName: string, ctx: C
 export function argsOf(field: Field, ctx: Ctx, allowed?: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const a of field.node.arguments ?? []) {
-    if (allowed && !allowed.includes(a.name.value)) fail(`Input contains extra keys ${JSON.stringify([a.name.value])}`);
+    if (allowed && !allowed.includes(a.name.value))
+      fail(`Input contains extra keys ${JSON.stringify([a.name.value])}`);
     const v = valueOf(a.value, ctx.vars);
     if (v !== undefined) out[a.name.value] = v;
   }

@@ -26,7 +26,13 @@ export class SqlBuilder {
 }
 
 export function toArrayLiteral(items: (string | null)[]): string {
-  return '{' + items.map((s) => (s === null ? 'NULL' : '"' + s.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"')).join(',') + '}';
+  return (
+    '{' +
+    items
+      .map((s) => (s === null ? 'NULL' : '"' + s.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"'))
+      .join(',') +
+    '}'
+  );
 }
 
 export function tableRef(t: Table): string {
@@ -46,7 +52,8 @@ export function jsonObject(pairs: [string, string][]): string {
   const args = (chunk: [string, string][]) => chunk.map(([k, v]) => `${quoteLiteral(k)}, ${v}`).join(', ');
   if (pairs.length <= 50) return `json_build_object(${args(pairs)})`;
   const chunks: string[] = [];
-  for (let i = 0; i < pairs.length; i += 50) chunks.push(`jsonb_build_object(${args(pairs.slice(i, i + 50))})`);
+  for (let i = 0; i < pairs.length; i += 50)
+    chunks.push(`jsonb_build_object(${args(pairs.slice(i, i + 50))})`);
   return `(${chunks.join(' || ')})::json`;
 }
 

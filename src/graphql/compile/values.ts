@@ -32,7 +32,8 @@ export function whileTemplating<T>(work: () => T): T {
 
 /** A number that is written into SQL text (limit, offset, atMost): a placeholder must not make a template. */
 export function structuralNumber(v: number): number {
-  if (templating && v >= INT_SENTINEL_BASE && v < INT_SENTINEL_BASE + 1_000_000) fail('Invalid input for Int type');
+  if (templating && v >= INT_SENTINEL_BASE && v < INT_SENTINEL_BASE + 1_000_000)
+    fail('Invalid input for Int type');
   return v;
 }
 
@@ -112,8 +113,10 @@ export function scalarText(t: SqlType, v: unknown): string {
     case 'String':
       if (typeof v !== 'string') fail('Invalid input for String type');
       // A length-checked string depends on its value: a placeholder must not make a template.
-      if (t.maxLength !== undefined && (v as string).startsWith(SENTINEL_PREFIX)) fail('Invalid input for String type');
-      if (t.maxLength !== undefined && [...(v as string)].length > t.maxLength) fail(`Invalid input for String type. Maximum character length ${t.maxLength}`);
+      if (t.maxLength !== undefined && (v as string).startsWith(SENTINEL_PREFIX))
+        fail('Invalid input for String type');
+      if (t.maxLength !== undefined && [...(v as string)].length > t.maxLength)
+        fail(`Invalid input for String type. Maximum character length ${t.maxLength}`);
       return v as string;
     case 'JSON':
       if (typeof v !== 'string') fail('Invalid input for JSON type');

@@ -65,7 +65,12 @@ export function planFor(entry: CatalogEntry, req: Request): Plan {
     let t = entry.templates.get(tkey);
     if (t === undefined) {
       const sv = sentinelVariables(req);
-      t = sv ? (templateOf(whileTemplating(() => planRequest(entry.catalog, { ...req, variables: sv.vars })), sv.names) ?? null) : null;
+      t = sv
+        ? (templateOf(
+            whileTemplating(() => planRequest(entry.catalog, { ...req, variables: sv.vars })),
+            sv.names,
+          ) ?? null)
+        : null;
       if (entry.templates.size >= MAX_PLANS) entry.templates.delete(entry.templates.keys().next().value!);
       entry.templates.set(tkey, t);
     }
@@ -74,16 +79,23 @@ export function planFor(entry: CatalogEntry, req: Request): Plan {
       if (filled) return filled;
     }
   }
-  return cachedPlan(entry, planKey(req.query, req.operationName, req.variables), () => planRequest(entry.catalog, req));
+  return cachedPlan(entry, planKey(req.query, req.operationName, req.variables), () =>
+    planRequest(entry.catalog, req),
+  );
 }
 
 function sortTypeMap(schema: GraphQLSchema): GraphQLSchema {
   const s = schema as unknown as { _typeMap: Record<string, unknown> };
-  s._typeMap = Object.fromEntries(Object.entries(s._typeMap).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  s._typeMap = Object.fromEntries(
+    Object.entries(s._typeMap).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
   return schema;
 }
 
 export function schemaOf(entry: CatalogEntry, introspectionView: boolean): GraphQLSchema {
-  if (introspectionView) return (entry.introspectionSchema ??= sortTypeMap(buildSchemaFromCatalog(entry.catalog, { introspectionView: true })));
+  if (introspectionView)
+    return (entry.introspectionSchema ??= sortTypeMap(
+      buildSchemaFromCatalog(entry.catalog, { introspectionView: true }),
+    ));
   return (entry.schema ??= sortTypeMap(buildSchemaFromCatalog(entry.catalog)));
 }

@@ -1,5 +1,11 @@
 /** Parsing (cached) and operation selection with pg_graphql's request-level errors. */
-import { Kind, parse, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
+import {
+  Kind,
+  parse,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type OperationDefinitionNode,
+} from 'graphql';
 import { GraphQLEngineError } from '../compile/errors.js';
 import { READS, REQUIRED, valueOf, type Vars } from '../compile/values.js';
 
@@ -26,15 +32,26 @@ export interface Operation {
   vars: Vars;
 }
 
-export function selectOperation(doc: DocumentNode, operationName: string | null | undefined, variables: unknown): Operation {
-  if (variables !== null && variables !== undefined && (typeof variables !== 'object' || Array.isArray(variables))) {
+export function selectOperation(
+  doc: DocumentNode,
+  operationName: string | null | undefined,
+  variables: unknown,
+): Operation {
+  if (
+    variables !== null &&
+    variables !== undefined &&
+    (typeof variables !== 'object' || Array.isArray(variables))
+  ) {
     throw new GraphQLEngineError('variables must be an object', true);
   }
-  const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const ops = doc.definitions.filter(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+  );
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
   const names = ops.filter((o) => o.name).map((o) => o.name!.value);
-  if (new Set(names).size !== names.length) throw new GraphQLEngineError('Operation names must be unique', true);
+  if (new Set(names).size !== names.length)
+    throw new GraphQLEngineError('Operation names must be unique', true);
   let op: OperationDefinitionNode | undefined;
   if (operationName) {
     op = ops.find((o) => o.name?.value === operationName);

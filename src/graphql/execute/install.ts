@@ -54,11 +54,14 @@ grant execute on function graphql.exception(text), graphql.comment_directive(tex
 /** Runs 0003 as written, granting only to the API roles that exist in this cluster. */
 async function schemaVersionSql(client: pg.ClientBase): Promise<string> {
   const text = readFileSync(sqlPath('project', '0003_graphql_schema_version.sql'), 'utf8');
-  const { rows } = await client.query<{ rolname: string }>(`select rolname from pg_roles where rolname in ('anon', 'authenticated', 'service_role')`);
+  const { rows } = await client.query<{ rolname: string }>(
+    `select rolname from pg_roles where rolname in ('anon', 'authenticated', 'service_role')`,
+  );
   if (rows.length === 3) return text;
   const have = rows.map((r) => r.rolname);
   return text.replace(/^grant ([^;]*?) to anon, authenticated, service_role;$/gm, (_m, what: string) =>
-    have.length ? `grant ${what} to ${have.join(', ')};` : '');
+    have.length ? `grant ${what} to ${have.join(', ')};` : '',
+  );
 }
 
 export async function install(client: pg.ClientBase): Promise<void> {

@@ -59,7 +59,8 @@ export function toPgGraphqlDialect(v: unknown): unknown {
   else if (v && typeof v === 'object') {
     const o = v as Obj;
     if (typeof o.kind === 'string' && typeof o.name === 'string') {
-      if (o.kind === 'SCALAR' && 'description' in o && BUILTIN_SCALAR_DESCRIPTIONS[o.name]) o.description = BUILTIN_SCALAR_DESCRIPTIONS[o.name];
+      if (o.kind === 'SCALAR' && 'description' in o && BUILTIN_SCALAR_DESCRIPTIONS[o.name])
+        o.description = BUILTIN_SCALAR_DESCRIPTIONS[o.name];
       if (o.name.startsWith('__')) metaType(o, o.name);
     }
     // pg_graphql lists "no enum values" / "no interfaces" as empty lists rather than null.

@@ -3,11 +3,20 @@ import { execute, Kind, type DocumentNode, type FieldNode, type GraphQLSchema } 
 import { toPgGraphqlDialect } from './introspection-dialect.js';
 import type { Operation } from './document.js';
 
-export async function runIntrospectionField(schema: GraphQLSchema, operation: Operation, node: FieldNode, variables: Record<string, unknown>): Promise<unknown> {
+export async function runIntrospectionField(
+  schema: GraphQLSchema,
+  operation: Operation,
+  node: FieldNode,
+  variables: Record<string, unknown>,
+): Promise<unknown> {
   const document: DocumentNode = {
     kind: Kind.DOCUMENT,
     definitions: [
-      { ...operation.op, operation: 'query' as never, selectionSet: { kind: Kind.SELECTION_SET, selections: [node] } },
+      {
+        ...operation.op,
+        operation: 'query' as never,
+        selectionSet: { kind: Kind.SELECTION_SET, selections: [node] },
+      },
       ...operation.fragments.values(),
     ],
   };
@@ -16,4 +25,3 @@ export async function runIntrospectionField(schema: GraphQLSchema, operation: Op
   const alias = node.alias?.value ?? node.name.value;
   return toPgGraphqlDialect(result.data?.[alias] ?? null);
 }
-

@@ -39,7 +39,9 @@ export function shapeKey(variables: Record<string, unknown> | null | undefined):
  * Variables with sentinels in place of strings and integers, and the sentinel → name map; undefined
  * when a sentinel already occurs in the request (it could not be told apart).
  */
-export function sentinelVariables(req: Request): { vars: Record<string, unknown>; names: Map<string, string> } | undefined {
+export function sentinelVariables(
+  req: Request,
+): { vars: Record<string, unknown>; names: Map<string, string> } | undefined {
   const variables = req.variables ?? {};
   const vars: Record<string, unknown> = {};
   const names = new Map<string, string>();
@@ -64,12 +66,17 @@ export function sentinelVariables(req: Request): { vars: Record<string, unknown>
 
 /** The template of a plan compiled with sentinels, or undefined when values shaped the SQL. */
 export function templateOf(plan: Plan, names: Map<string, string>): Template | undefined {
-  if (plan.kind !== 'plan' || plan.errors.length || plan.items.some((i) => i.kind !== 'sql')) return undefined;
+  if (plan.kind !== 'plan' || plan.errors.length || plan.items.some((i) => i.kind !== 'sql'))
+    return undefined;
   const slots: (string | undefined)[][] = [];
   const used = new Set<string>();
   for (const item of plan.items) {
     if (item.kind !== 'sql') return undefined;
-    if (item.compiled.sql.includes(SENTINEL_PREFIX) || [...names.keys()].some((s) => item.compiled.sql.includes(s))) return undefined;
+    if (
+      item.compiled.sql.includes(SENTINEL_PREFIX) ||
+      [...names.keys()].some((s) => item.compiled.sql.includes(s))
+    )
+      return undefined;
     const row: (string | undefined)[] = [];
     for (const p of item.compiled.params) {
       const name = p === null ? undefined : names.get(p);
@@ -80,7 +87,8 @@ export function templateOf(plan: Plan, names: Map<string, string>): Template | u
     slots.push(row);
   }
   // Every string variable the compilation read must have become a parameter (and nothing else).
-  for (const name of plan.op.vars[READS] ?? []) if (names.has(String(plan.op.vars[name])) && !used.has(name)) return undefined;
+  for (const name of plan.op.vars[READS] ?? [])
+    if (names.has(String(plan.op.vars[name])) && !used.has(name)) return undefined;
   return { plan, slots };
 }
 

@@ -46,16 +46,20 @@ export function planRequest(catalog: Catalog, req: Request): Plan {
         else if ((f.name === '__schema' || f.name === '__type') && operation === 'query') {
           if (!catalog.introspection) throw new GraphQLEngineError(`Unknown field "${f.name}" on type Query`);
           items.push({ alias: f.alias, kind: 'introspect', node: f.node });
-        } else items.push({ alias: f.alias, kind: 'sql', compiled: compileRootField(catalog, ctx, f, operation) });
+        } else
+          items.push({ alias: f.alias, kind: 'sql', compiled: compileRootField(catalog, ctx, f, operation) });
       } catch (e) {
         if (!(e instanceof GraphQLEngineError) || e.requestLevel) throw e;
-        if (operation === 'mutation') return { kind: 'response', response: { data: null, errors: [{ message: e.message }] } };
+        if (operation === 'mutation')
+          return { kind: 'response', response: { data: null, errors: [{ message: e.message }] } };
         errors.push(e.message);
       }
     }
   } catch (e) {
-    if (e instanceof GraphQLEngineError && e.requestLevel) return { kind: 'response', response: { errors: [{ message: e.message }] } };
-    if (e instanceof GraphQLEngineError) return { kind: 'response', response: { data: null, errors: [{ message: e.message }] } };
+    if (e instanceof GraphQLEngineError && e.requestLevel)
+      return { kind: 'response', response: { errors: [{ message: e.message }] } };
+    if (e instanceof GraphQLEngineError)
+      return { kind: 'response', response: { data: null, errors: [{ message: e.message }] } };
     throw e;
   }
   return { kind: 'plan', operation, items, op, errors };

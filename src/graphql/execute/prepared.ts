@@ -40,10 +40,15 @@ function track(sql: string): { name: string; count: number } {
 }
 
 function executeSql(name: string, params: readonly (string | null)[]): string {
-  return params.length ? `execute ${name}(${params.map((v) => (v === null ? 'NULL' : quoteLiteral(v))).join(', ')})` : `execute ${name}`;
+  return params.length
+    ? `execute ${name}(${params.map((v) => (v === null ? 'NULL' : quoteLiteral(v))).join(', ')})`
+    : `execute ${name}`;
 }
 
-export function batchFor(client: pg.ClientBase, items: ReadonlyArray<{ sql: string; params: readonly (string | null)[] }>): StatementBatch {
+export function batchFor(
+  client: pg.ClientBase,
+  items: ReadonlyArray<{ sql: string; params: readonly (string | null)[] }>,
+): StatementBatch {
   let set = preparedOn.get(client);
   if (!set) preparedOn.set(client, (set = new Set()));
   const before: string[] = [];

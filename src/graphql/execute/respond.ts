@@ -6,11 +6,17 @@ import type { Plan } from './plan.js';
 type RunnablePlan = Extract<Plan, { kind: 'plan' }>;
 
 export function sqlItems(plan: RunnablePlan) {
-  return plan.items.filter((i): i is Extract<RunnablePlan['items'][number], { kind: 'sql' }> => i.kind === 'sql');
+  return plan.items.filter(
+    (i): i is Extract<RunnablePlan['items'][number], { kind: 'sql' }> => i.kind === 'sql',
+  );
 }
 
 /** `results[i]` is the JSON of the i-th SQL item. */
-export async function respond(plan: RunnablePlan, results: unknown[], schema: () => GraphQLSchema): Promise<Record<string, unknown>> {
+export async function respond(
+  plan: RunnablePlan,
+  results: unknown[],
+  schema: () => GraphQLSchema,
+): Promise<Record<string, unknown>> {
   const data: Record<string, unknown> = {};
   const errors = plan.errors.map((message) => ({ message }));
   let i = 0;
@@ -26,7 +32,9 @@ export async function respond(plan: RunnablePlan, results: unknown[], schema: ()
     }
   }
   const ok = plan.items.some((x) => x.kind !== 'error');
-  const out: Record<string, unknown> = { data: ok && Object.keys(data).length ? data : errors.length ? null : data };
+  const out: Record<string, unknown> = {
+    data: ok && Object.keys(data).length ? data : errors.length ? null : data,
+  };
   if (errors.length) out.errors = errors;
   return out;
 }

@@ -30,7 +30,11 @@ function inTransaction(client: pg.ClientBase): boolean {
  */
 async function runMessage(client: pg.ClientBase, statements: string[]): Promise<pg.QueryResult[]> {
   const inTx = inTransaction(client);
-  const wrap = inTx ? [`savepoint ${SP}`, `release savepoint ${SP}`] : statements.length > 1 ? ['begin', 'commit'] : undefined;
+  const wrap = inTx
+    ? [`savepoint ${SP}`, `release savepoint ${SP}`]
+    : statements.length > 1
+      ? ['begin', 'commit']
+      : undefined;
   const text = wrap ? [wrap[0], ...statements, wrap[1]].join('; ') : statements[0]!;
   try {
     const res = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
@@ -71,7 +75,10 @@ export async function resolveOnClient(client: pg.ClientBase, req: Request): Prom
   let results: unknown[] = [];
   if (items.length) {
     try {
-      const res = await runMessage(client, items.map((it) => inlineParams(it.compiled.sql, it.compiled.params)));
+      const res = await runMessage(
+        client,
+        items.map((it) => inlineParams(it.compiled.sql, it.compiled.params)),
+      );
       results = res.map(firstValue);
     } catch (e) {
       return sqlErrorResponse(e);

@@ -84,7 +84,11 @@ async function versionIs(pool: pg.Pool, version: number): Promise<boolean> {
   return Number(rows[0].v) === version;
 }
 
-export async function resolveOnPool(pool: pg.Pool, principal: Principal, req: Request): Promise<Record<string, unknown>> {
+export async function resolveOnPool(
+  pool: pg.Pool,
+  principal: Principal,
+  req: Request,
+): Promise<Record<string, unknown>> {
   let state = states.get(pool)?.get(principal.role);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -108,8 +112,10 @@ export async function resolveOnPool(pool: pg.Pool, principal: Principal, req: Re
     if (plan.kind !== 'plan') continue;
     const guard = `select graphql.strata_assert_schema_version(${quoteLiteral(String(state.version))}::int)`;
     try {
-      const results = await runPrepared(pool, items.map((it) => it.compiled), (batch) =>
-        [...batch.before, rolePrelude(principal), guard, ...batch.statements, 'commit'].join('; '),
+      const results = await runPrepared(
+        pool,
+        items.map((it) => it.compiled),
+        (batch) => [...batch.before, rolePrelude(principal), guard, ...batch.statements, 'commit'].join('; '),
       );
       const values = items.map((_, i) => firstValue(results[results.length - 1 - items.length + i]!));
       return respond(plan, values, () => schemaOf(entry, true));

@@ -22,7 +22,8 @@ class RecordingClient {
   async query(q: QueryArg, values?: unknown[]): Promise<unknown> {
     const text = typeof q === 'string' ? q : q.text;
     const params = (typeof q === 'string' ? values : (q.values ?? values)) ?? [];
-    if (ADVISORY_LOCKS.test(text) || TRANSACTION_CONTROL.test(text)) return { rows: [], rowCount: 0, command: '', fields: [] };
+    if (ADVISORY_LOCKS.test(text) || TRANSACTION_CONTROL.test(text))
+      return { rows: [], rowCount: 0, command: '', fields: [] };
     if (READ.test(text) && !text.includes(';')) return this.real.query(text, params);
     this.statements.push(inlineParams(text, params).trim().replace(/;\s*$/, ''));
     return { rows: [], rowCount: 0, command: '', fields: [] };
@@ -39,13 +40,16 @@ export async function engineObjectsSql(client: pg.ClientBase): Promise<EngineSql
   const engine = await loadEngine();
   const exported = engineInstallSqlExport();
   if (typeof exported === 'string') return { sql: exported, source: 'engine' };
-  if (typeof exported === 'function') return { sql: String(await (exported as (c: pg.ClientBase) => unknown)(client)), source: 'engine' };
+  if (typeof exported === 'function')
+    return { sql: String(await (exported as (c: pg.ClientBase) => unknown)(client)), source: 'engine' };
   const recorder = new RecordingClient(client);
   try {
     await engine.installSchema(recorder as unknown as pg.ClientBase);
   } catch (err) {
     // An incomplete script would install an extension the engine cannot run on: refuse instead.
-    throw new Error(`could not take the engine's install SQL from installSchema(): ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(
+      `could not take the engine's install SQL from installSchema(): ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   return { sql: recorder.statements.join(';\n\n') + ';\n', source: 'recorded' };
 }

@@ -20,7 +20,9 @@ function writable(dir: string): boolean {
 export async function serverExtensionDir(client: pg.ClientBase): Promise<string | undefined> {
   let sharedir: string | undefined;
   try {
-    sharedir = (await client.query<{ setting: string }>(`select setting from pg_config where name = 'SHAREDIR'`)).rows[0]?.setting;
+    sharedir = (
+      await client.query<{ setting: string }>(`select setting from pg_config where name = 'SHAREDIR'`)
+    ).rows[0]?.setting;
   } catch {
     return undefined;
   }

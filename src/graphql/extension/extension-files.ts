@@ -5,14 +5,16 @@ import { createHash } from 'node:crypto';
 import { quoteLiteral } from '../../db/sql-text.js';
 
 export const DEFAULT_EXTENSION_NAME = 'strata_graphql';
-export const EXTENSION_COMMENT = 'Strata GraphQL engine: schema version tracking and the SQL objects of the pg_graphql-compatible API';
+export const EXTENSION_COMMENT =
+  'Strata GraphQL engine: schema version tracking and the SQL objects of the pg_graphql-compatible API';
 
 const NAME = /^[a-z_][a-z0-9_]*$/;
 const VERSION = /^[A-Za-z0-9._+~]+$/;
 
 export function checkExtensionName(name: string, version: string): void {
   if (!NAME.test(name)) throw new Error(`invalid extension name "${name}"`);
-  if (!VERSION.test(version) || version.includes('--')) throw new Error(`invalid extension version "${version}"`);
+  if (!VERSION.test(version) || version.includes('--'))
+    throw new Error(`invalid extension version "${version}"`);
 }
 
 export function controlFileText(name: string, version: string): string {
@@ -32,7 +34,10 @@ trusted = false
  * that is not its member.
  */
 function withoutSchemaCreation(engineSql: string): string {
-  return engineSql.replace(/create\s+schema\s+if\s+not\s+exists\s+"?graphql"?\s*;/gi, '-- schema graphql: created by CREATE EXTENSION (control file)');
+  return engineSql.replace(
+    /create\s+schema\s+if\s+not\s+exists\s+"?graphql"?\s*;/gi,
+    '-- schema graphql: created by CREATE EXTENSION (control file)',
+  );
 }
 
 /** The install script: the engine's SQL, plus graphql.strata_version() and graphql.strata_objects_hash(). */
@@ -79,7 +84,11 @@ function writeIfChanged(path: string, text: string): () => void {
   return before === undefined ? () => rmSync(path, { force: true }) : () => writeAtomically(path, before);
 }
 
-export function extensionFilePaths(dir: string, name: string, version: string): { control: string; script: string } {
+export function extensionFilePaths(
+  dir: string,
+  name: string,
+  version: string,
+): { control: string; script: string } {
   return { control: join(dir, `${name}.control`), script: join(dir, `${name}--${version}.sql`) };
 }
 
@@ -88,7 +97,12 @@ export function extensionFilePaths(dir: string, name: string, version: string): 
  * control file must never name a missing script. Returns a function that restores the folder as
  * it was (for a folder that turns out not to be the server's).
  */
-export function writeExtensionFiles(dir: string, name: string, version: string, engineSql: string): () => void {
+export function writeExtensionFiles(
+  dir: string,
+  name: string,
+  version: string,
+  engineSql: string,
+): () => void {
   checkExtensionName(name, version);
   const paths = extensionFilePaths(dir, name, version);
   const undoScript = writeIfChanged(paths.script, scriptFileText(name, version, engineSql));

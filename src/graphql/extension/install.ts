@@ -17,7 +17,13 @@ import { quoteIdent, quoteLiteral } from '../../db/sql-text.js';
 import { loadEngine } from '../http/engine-port.js';
 import { engineObjectsSql, eventTriggerNames } from './engine-sql.js';
 import { serverExtensionDir, isWritableDir } from './extension-dir.js';
-import { DEFAULT_EXTENSION_NAME, checkExtensionName, objectsHash, versionFunctionSql, writeExtensionFiles } from './extension-files.js';
+import {
+  DEFAULT_EXTENSION_NAME,
+  checkExtensionName,
+  objectsHash,
+  versionFunctionSql,
+  writeExtensionFiles,
+} from './extension-files.js';
 import { STRATA_VERSION } from './version.js';
 
 export interface InstallOptions {
@@ -55,19 +61,33 @@ interface Availability {
 }
 
 async function availability(client: pg.ClientBase, name: string): Promise<Availability | undefined> {
-  return (await client.query<Availability>('select default_version, installed_version from pg_available_extensions where name = $1', [name])).rows[0];
+  return (
+    await client.query<Availability>(
+      'select default_version, installed_version from pg_available_extensions where name = $1',
+      [name],
+    )
+  ).rows[0];
 }
 
 async function installedHash(client: pg.ClientBase): Promise<string | undefined> {
-  const exists = (await client.query<{ ok: boolean }>(`select to_regprocedure('graphql.strata_objects_hash()') is not null as ok`)).rows[0]!.ok;
+  const exists = (
+    await client.query<{ ok: boolean }>(
+      `select to_regprocedure('graphql.strata_objects_hash()') is not null as ok`,
+    )
+  ).rows[0]!.ok;
   if (!exists) return undefined;
   return (await client.query<{ h: string }>('select graphql.strata_objects_hash() as h')).rows[0]!.h;
 }
 
 async function schemaVersion(client: pg.ClientBase): Promise<number | undefined> {
-  const exists = (await client.query<{ ok: boolean }>(`select to_regclass('graphql.seq_schema_version') is not null as ok`)).rows[0]!.ok;
+  const exists = (
+    await client.query<{ ok: boolean }>(`select to_regclass('graphql.seq_schema_version') is not null as ok`)
+  ).rows[0]!.ok;
   if (!exists) return undefined;
-  return Number((await client.query<{ v: string }>('select last_value::text as v from graphql.seq_schema_version')).rows[0]!.v);
+  return Number(
+    (await client.query<{ v: string }>('select last_value::text as v from graphql.seq_schema_version'))
+      .rows[0]!.v,
+  );
 }
 
 async function inTransaction<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {
@@ -89,10 +109,17 @@ async function bumpSchemaVersion(client: pg.ClientBase, before: number | undefin
   if (now === undefined) return;
   const next = Math.min(Math.max(before ?? 0, now) + 1, 2147483647);
   await client.query(`select setval('graphql.seq_schema_version', $1)`, [next]);
-  await client.query(`select pg_notify('strata_schema_version', current_database() || ':' || $1)`, [String(next)]);
+  await client.query(`select pg_notify('strata_schema_version', current_database() || ':' || $1)`, [
+    String(next),
+  ]);
 }
 
-async function installExtension(client: pg.ClientBase, name: string, version: string, engineSql: string): Promise<InstallReport> {
+async function installExtension(
+  client: pg.ClientBase,
+  name: string,
+  version: string,
+  engineSql: string,
+): Promise<InstallReport> {
   try {
     return await swapExtension(client, name, version, engineSql);
   } catch (err) {
@@ -100,11 +127,22 @@ async function installExtension(client: pg.ClientBase, name: string, version: st
     if ((err as { code?: string }).code !== '2BP01') throw err;
     const installed = (await availability(client, name))?.installed_version;
     if (!installed) throw err;
-    return { mode: 'extension', name, version: installed, action: 'unchanged', warning: `${name} ${version} not installed, ${installed} kept: ${(err as Error).message}` };
+    return {
+      mode: 'extension',
+      name,
+      version: installed,
+      action: 'unchanged',
+      warning: `${name} ${version} not installed, ${installed} kept: ${(err as Error).message}`,
+    };
   }
 }
 
-async function swapExtension(client: pg.ClientBase, name: string, version: string, engineSql: string): Promise<InstallReport> {
+async function swapExtension(
+  client: pg.ClientBase,
+  name: string,
+  version: string,
+  engineSql: string,
+): Promise<InstallReport> {
   const hash = objectsHash(engineSql);
   return inTransaction(client, async () => {
     const avail = await availability(client, name);
@@ -117,17 +155,33 @@ async function swapExtension(client: pg.ClientBase, name: string, version: strin
       await client.query(`drop extension ${quoteIdent(name)}`);
     } else {
       // Plain objects from an earlier install (or the project migrations) give way to the extension.
-      for (const t of eventTriggerNames(engineSql)) await client.query(`drop event trigger if exists ${quoteIdent(t)}`);
+      for (const t of eventTriggerNames(engineSql))
+        await client.query(`drop event trigger if exists ${quoteIdent(t)}`);
       await client.query('drop schema if exists graphql cascade');
     }
     await client.query(`create extension ${quoteIdent(name)} version ${quoteLiteral(version)}`);
     await bumpSchemaVersion(client, before);
-    return { mode: 'extension', name, version, action: installed ? 'replaced' : 'installed', previousVersion: installed } as const;
+    return {
+      mode: 'extension',
+      name,
+      version,
+      action: installed ? 'replaced' : 'installed',
+      previousVersion: installed,
+    } as const;
   });
 }
 
-async function installPlain(client: pg.ClientBase, name: string, version: string, engineSql: string): Promise<InstallReport> {
-  const ext = (await client.query<{ extversion: string }>('select extversion from pg_extension where extname = $1', [name])).rows[0];
+async function installPlain(
+  client: pg.ClientBase,
+  name: string,
+  version: string,
+  engineSql: string,
+): Promise<InstallReport> {
+  const ext = (
+    await client.query<{ extversion: string }>('select extversion from pg_extension where extname = $1', [
+      name,
+    ])
+  ).rows[0];
   if (ext) {
     // Installed as an extension earlier, but its files cannot be updated from here: keep it.
     return { mode: 'extension', name, version: ext.extversion, action: 'unchanged' };
@@ -142,18 +196,31 @@ async function installPlain(client: pg.ClientBase, name: string, version: string
     }
     await engine.installSchema(client);
     await client.query(versionFunctionSql(version, engineSql));
-    return { mode: 'sql', name, version, action: previousVersion === undefined ? 'installed' : 'replaced', previousVersion } as const;
+    return {
+      mode: 'sql',
+      name,
+      version,
+      action: previousVersion === undefined ? 'installed' : 'replaced',
+      previousVersion,
+    } as const;
   });
 }
 
 /** The version graphql.strata_version() reports, if the objects are installed. */
 export async function installedVersion(client: pg.ClientBase): Promise<string | undefined> {
-  const exists = (await client.query<{ ok: boolean }>(`select to_regprocedure('graphql.strata_version()') is not null as ok`)).rows[0]!.ok;
+  const exists = (
+    await client.query<{ ok: boolean }>(
+      `select to_regprocedure('graphql.strata_version()') is not null as ok`,
+    )
+  ).rows[0]!.ok;
   if (!exists) return undefined;
   return (await client.query<{ v: string }>('select graphql.strata_version() as v')).rows[0]!.v;
 }
 
-async function chosenDir(client: pg.ClientBase, option: InstallOptions['extensionDir']): Promise<string | undefined> {
+async function chosenDir(
+  client: pg.ClientBase,
+  option: InstallOptions['extensionDir'],
+): Promise<string | undefined> {
   if (option === 'auto') return serverExtensionDir(client);
   if (option === 'embedded') {
     const dir = await serverExtensionDir(client);
@@ -162,7 +229,10 @@ async function chosenDir(client: pg.ClientBase, option: InstallOptions['extensio
   return option || undefined;
 }
 
-export async function installGraphQL(client: pg.ClientBase, opts: InstallOptions = {}): Promise<InstallReport> {
+export async function installGraphQL(
+  client: pg.ClientBase,
+  opts: InstallOptions = {},
+): Promise<InstallReport> {
   const name = opts.name ?? DEFAULT_EXTENSION_NAME;
   const version = opts.version ?? STRATA_VERSION;
   checkExtensionName(name, version);
@@ -174,7 +244,8 @@ export async function installGraphQL(client: pg.ClientBase, opts: InstallOptions
     if (avail?.default_version === version) return installExtension(client, name, version, engineSql);
     // The folder is not the one this server reads (another machine's): leave it as it was.
     undo();
-    if (opts.extensionDir !== 'auto' && opts.extensionDir !== 'embedded') throw new Error(`PostgreSQL does not see the extension files written to ${dir}`);
+    if (opts.extensionDir !== 'auto' && opts.extensionDir !== 'embedded')
+      throw new Error(`PostgreSQL does not see the extension files written to ${dir}`);
   } else if (dir && opts.extensionDir !== 'auto' && opts.extensionDir !== 'embedded') {
     throw new Error(`the extension folder ${dir} is not writable`);
   }

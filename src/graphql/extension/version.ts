@@ -5,4 +5,5 @@ import { fileURLToPath } from 'node:url';
 // Same relative place from src/graphql/extension and dist/graphql/extension.
 const PACKAGE_JSON = fileURLToPath(new URL('../../../package.json', import.meta.url));
 
-export const STRATA_VERSION: string = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
+export const STRATA_VERSION: string = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string })
+  .version;

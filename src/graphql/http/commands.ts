@@ -41,7 +41,10 @@ export async function serveCommand(args: string[]): Promise<void> {
     maxDepth: maxDepth === 0 ? false : maxDepth,
   });
   if (running.install.warning) console.warn(`warning: ${running.install.warning}`);
-  const how = running.install.mode === 'extension' ? `extension ${running.install.name} ${running.install.version}` : `SQL objects, version ${running.install.version}`;
+  const how =
+    running.install.mode === 'extension'
+      ? `extension ${running.install.name} ${running.install.version}`
+      : `SQL objects, version ${running.install.version}`;
   console.log(`Strata GraphQL is serving one database.
 
      GraphQL URL: ${running.graphqlUrl}

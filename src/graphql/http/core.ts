@@ -6,7 +6,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { answerDirect, directParams, type HttpAnswer } from './direct-post.js';
 import type { StrataServerContext } from './engine-plugin.js';
 import { fetchRequest } from './fetch-exchange.js';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DEPTH, type GraphQLHandlerOptions, type GraphQLTarget } from './options.js';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_DEPTH,
+  type GraphQLHandlerOptions,
+  type GraphQLTarget,
+} from './options.js';
 import type { StrataYoga } from './yoga-server.js';
 
 export type { HttpAnswer };
@@ -37,7 +42,13 @@ export class GraphQLCore {
     return this.yogaServer;
   }
 
-  async answer(method: string, url: string | undefined, headers: IncomingHttpHeaders, body: Buffer | string | undefined, target: TargetResolver): Promise<HttpAnswer> {
+  async answer(
+    method: string,
+    url: string | undefined,
+    headers: IncomingHttpHeaders,
+    body: Buffer | string | undefined,
+    target: TargetResolver,
+  ): Promise<HttpAnswer> {
     const params = directParams(method, headers, body);
     if (params) {
       return answerDirect(params, headers, target, {
@@ -54,6 +65,10 @@ export class GraphQLCore {
     response.headers.forEach((value, key) => {
       out[key] = value;
     });
-    return { status: response.status, headers: out, body: response.body ? Buffer.from(await response.arrayBuffer()) : undefined };
+    return {
+      status: response.status,
+      headers: out,
+      body: response.body ? Buffer.from(await response.arrayBuffer()) : undefined,
+    };
   }
 }

@@ -40,10 +40,15 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** The request's GraphQL parameters when the direct path may serve it, else undefined. */
-export function directParams(method: string, headers: IncomingHttpHeaders, body: Buffer | string | undefined): GraphQLRequestBody | undefined {
+export function directParams(
+  method: string,
+  headers: IncomingHttpHeaders,
+  body: Buffer | string | undefined,
+): GraphQLRequestBody | undefined {
   if (method !== 'POST' || body === undefined || headers.origin !== undefined) return undefined;
   const contentType = header(headers, 'content-type');
-  if (!contentType || !JSON_MEDIA.test(contentType.trim()) || !acceptsJson(header(headers, 'accept'))) return undefined;
+  if (!contentType || !JSON_MEDIA.test(contentType.trim()) || !acceptsJson(header(headers, 'accept')))
+    return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
@@ -57,7 +62,11 @@ export function directParams(method: string, headers: IncomingHttpHeaders, body:
   if (variables != null && !isPlainObject(variables)) return undefined;
   if (operationName != null && typeof operationName !== 'string') return undefined;
   if (extensions != null && !isPlainObject(extensions)) return undefined;
-  return { query, variables: (variables as Record<string, unknown> | null | undefined) ?? null, operationName: (operationName as string | null | undefined) ?? null };
+  return {
+    query,
+    variables: (variables as Record<string, unknown> | null | undefined) ?? null,
+    operationName: (operationName as string | null | undefined) ?? null,
+  };
 }
 
 function json(status: number, text: string, headers: Record<string, string> = {}): HttpAnswer {
@@ -88,7 +97,8 @@ export async function answerDirect(
     const result = await runEngineRequest({ pool: target.pool, principal }, params, 'POST', opts.maxDepth);
     return json(200, JSON.stringify(result));
   } catch (err) {
-    if (err instanceof HttpGraphQLError) return json(err.status, JSON.stringify({ errors: [{ message: err.message }] }), err.headers);
+    if (err instanceof HttpGraphQLError)
+      return json(err.status, JSON.stringify({ errors: [{ message: err.message }] }), err.headers);
     // As yoga's masked errors: the details go to the log, not to the client.
     opts.onUnexpectedError(err);
     return json(500, JSON.stringify({ errors: [{ message: 'Unexpected error.' }] }));

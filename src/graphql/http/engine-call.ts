@@ -34,10 +34,14 @@ export async function runEngineRequest(
 ): Promise<Record<string, unknown>> {
   const shape = queryShape(req.query, req.operationName);
   if (shape && method === 'GET' && shape.operation === 'mutation') {
-    throw new HttpGraphQLError(405, 'Can only perform a mutation operation from a POST request.', { Allow: 'POST' });
+    throw new HttpGraphQLError(405, 'Can only perform a mutation operation from a POST request.', {
+      Allow: 'POST',
+    });
   }
   if (shape && maxDepth !== false && shape.depth > maxDepth) {
-    return { errors: [{ message: `Query depth ${shape.depth} exceeds the maximum allowed depth of ${maxDepth}` }] };
+    return {
+      errors: [{ message: `Query depth ${shape.depth} exceeds the maximum allowed depth of ${maxDepth}` }],
+    };
   }
   const engine = await loadEngine();
   try {

@@ -34,7 +34,11 @@ function asVerbatim(result: ResultObject): ResultObject {
 }
 
 function mediaTypeFor(accept: string | null): string {
-  if (accept && !/application\/json|\*\/\*|application\/\*/.test(accept) && accept.includes('application/graphql-response+json')) {
+  if (
+    accept &&
+    !/application\/json|\*\/\*|application\/\*/.test(accept) &&
+    accept.includes('application/graphql-response+json')
+  ) {
     return 'application/graphql-response+json';
   }
   return 'application/json';
@@ -49,7 +53,10 @@ export function useStrataEngine(opts: EnginePluginOptions): Plugin<object, Strat
         return;
       }
       try {
-        serverContext.strataRequest = { pool: target.pool, principal: await principalOfRequest(target, (name) => request.headers.get(name)) };
+        serverContext.strataRequest = {
+          pool: target.pool,
+          principal: await principalOfRequest(target, (name) => request.headers.get(name)),
+        };
       } catch (err) {
         if (!(err instanceof AuthError)) throw err;
         endResponse(jsonErrorResponse(fetchAPI.Response, 401, err.message));
@@ -63,13 +70,20 @@ export function useStrataEngine(opts: EnginePluginOptions): Plugin<object, Strat
         try {
           const result = await runEngineRequest(
             auth,
-            { query: params.query ?? '', variables: (params.variables as Record<string, unknown> | undefined) ?? null, operationName: params.operationName ?? null },
+            {
+              query: params.query ?? '',
+              variables: (params.variables as Record<string, unknown> | undefined) ?? null,
+              operationName: params.operationName ?? null,
+            },
             request.method,
             opts.maxDepth,
           );
           return asVerbatim(result);
         } catch (err) {
-          if (err instanceof HttpGraphQLError) throw createGraphQLError(err.message, { extensions: { http: { status: err.status, headers: err.headers } } });
+          if (err instanceof HttpGraphQLError)
+            throw createGraphQLError(err.message, {
+              extensions: { http: { status: err.status, headers: err.headers } },
+            });
           throw err;
         }
       });
@@ -82,7 +96,10 @@ export function useStrataEngine(opts: EnginePluginOptions): Plugin<object, Strat
         (res, fetchAPI) =>
           new fetchAPI.Response(JSON.stringify(res), {
             status: 200,
-            headers: { 'content-type': mediaType === 'application/json' ? JSON_CONTENT_TYPE : `${mediaType}; charset=utf-8` },
+            headers: {
+              'content-type':
+                mediaType === 'application/json' ? JSON_CONTENT_TYPE : `${mediaType}; charset=utf-8`,
+            },
           }),
         mediaType,
       );

@@ -19,7 +19,11 @@ export interface GraphQLEngine {
   /** One request on a client whose role and search_path are already set. */
   resolve(client: pg.ClientBase, req: GraphQLRequestBody): Promise<Record<string, unknown>>;
   /** One request as `principal`, in one round trip. */
-  resolveWithPool(pool: pg.Pool, principal: Principal, req: GraphQLRequestBody): Promise<Record<string, unknown>>;
+  resolveWithPool(
+    pool: pg.Pool,
+    principal: Principal,
+    req: GraphQLRequestBody,
+  ): Promise<Record<string, unknown>>;
   /** The reflected schema for the client's current role and search_path. */
   buildGraphQLSchema(client: pg.ClientBase): Promise<GraphQLSchema>;
 }

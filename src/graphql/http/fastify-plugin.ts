@@ -10,11 +10,16 @@ export interface FastifyGraphQLRouteOptions {
 }
 
 /** Register inside its own encapsulated context (app.register): it replaces the content-type parsers there. */
-export async function registerGraphQLRoutes(app: FastifyInstance, opts: FastifyGraphQLRouteOptions): Promise<void> {
+export async function registerGraphQLRoutes(
+  app: FastifyInstance,
+  opts: FastifyGraphQLRouteOptions,
+): Promise<void> {
   const { core } = opts;
   // Bodies reach the core as bytes (it parses them), read by Fastify with the limit.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: core.maxBodyBytes }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: core.maxBodyBytes }, (_req, body, done) =>
+    done(null, body),
+  );
   app.route({
     method: ['GET', 'POST', 'OPTIONS'],
     url: core.endpoint,

@@ -12,7 +12,8 @@ import { DEFAULT_MAX_DEPTH, GRAPHQL_PATH } from './options.js';
 function maxDepthFromEnv(v: string | undefined): number | false {
   if (v === undefined || v.trim() === '') return DEFAULT_MAX_DEPTH;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`STRATA_GRAPHQL_MAX_DEPTH must be a whole number (got "${v}")`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`STRATA_GRAPHQL_MAX_DEPTH must be a whole number (got "${v}")`);
   return n === 0 ? false : n;
 }
 

@@ -49,7 +49,8 @@ export async function bodyOrError(
   if (BODYLESS.has(method)) return {};
   const pre = preReadBody(req);
   if (pre !== undefined) {
-    if (Buffer.byteLength(pre) > limit) return { error: { status: 413, message: new BodyTooLargeError(limit).message } };
+    if (Buffer.byteLength(pre) > limit)
+      return { error: { status: 413, message: new BodyTooLargeError(limit).message } };
     return { body: pre };
   }
   try {
@@ -63,7 +64,11 @@ export async function bodyOrError(
 
 export function sendJsonError(res: ServerResponse, status: number, message: string): void {
   const text = jsonErrorBody(message);
-  res.writeHead(status, { 'content-type': JSON_CONTENT_TYPE, 'content-length': Buffer.byteLength(text), ...(status === 413 ? { connection: 'close' } : {}) });
+  res.writeHead(status, {
+    'content-type': JSON_CONTENT_TYPE,
+    'content-length': Buffer.byteLength(text),
+    ...(status === 413 ? { connection: 'close' } : {}),
+  });
   res.end(text);
 }
 

@@ -21,7 +21,9 @@ export interface GraphQLHandler {
   yoga(): Promise<StrataYoga>;
 }
 
-function targetResolver(opts: GraphQLHandlerOptions): (req: IncomingMessage) => GraphQLTarget | undefined | Promise<GraphQLTarget | undefined> {
+function targetResolver(
+  opts: GraphQLHandlerOptions,
+): (req: IncomingMessage) => GraphQLTarget | undefined | Promise<GraphQLTarget | undefined> {
   if (opts.getTarget) return opts.getTarget;
   const { pool, getPool, jwtSecret, anonKey, serviceRoleKey } = opts;
   if (!jwtSecret) throw new Error('createGraphQLHandler: jwtSecret is required (or getTarget)');
@@ -63,7 +65,8 @@ export function createGraphQLHandler(opts: GraphQLHandlerOptions): GraphQLHandle
     });
   };
 
-  const fastifyPlugin: FastifyPluginAsync = (app) => registerGraphQLRoutes(app, { core, targetOf: (req) => resolveTarget(req.raw) });
+  const fastifyPlugin: FastifyPluginAsync = (app) =>
+    registerGraphQLRoutes(app, { core, targetOf: (req) => resolveTarget(req.raw) });
 
   return Object.assign(listener, { endpoint, fastifyPlugin, yoga: () => core.yoga() });
 }

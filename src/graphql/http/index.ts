@@ -12,4 +12,10 @@ export {
   type GraphQLTarget,
   type GraphiQLSettings,
 } from './options.js';
-export { installGraphQL, installedVersion, graphqlInstallHook, type InstallOptions, type InstallReport } from '../extension/install.js';
+export {
+  installGraphQL,
+  installedVersion,
+  graphqlInstallHook,
+  type InstallOptions,
+  type InstallReport,
+} from '../extension/install.js';

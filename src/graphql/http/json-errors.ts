@@ -6,6 +6,14 @@ export function jsonErrorBody(message: string): string {
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-export function jsonErrorResponse(ResponseCtor: typeof Response, status: number, message: string, headers: Record<string, string> = {}): Response {
-  return new ResponseCtor(jsonErrorBody(message), { status, headers: { 'content-type': JSON_CONTENT_TYPE, ...headers } });
+export function jsonErrorResponse(
+  ResponseCtor: typeof Response,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
+  return new ResponseCtor(jsonErrorBody(message), {
+    status,
+    headers: { 'content-type': JSON_CONTENT_TYPE, ...headers },
+  });
 }

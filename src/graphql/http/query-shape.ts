@@ -3,7 +3,14 @@
  * depth (for the depth limit) and the type of the operation it would run (no mutations over GET).
  * Parse failures are left to the engine, which reports them in its own words.
  */
-import { Kind, parse, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import {
+  Kind,
+  parse,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
 
 export interface QueryShape {
   /** Deepest field nesting of the selected operation (fragments inlined; introspection subtrees count as one level). */
@@ -14,11 +21,18 @@ export interface QueryShape {
 
 const INTROSPECTION_ROOTS = new Set(['__schema', '__type']);
 
-function selectionDepth(set: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>, visiting: Set<string>): number {
+function selectionDepth(
+  set: SelectionSetNode,
+  fragments: Map<string, FragmentDefinitionNode>,
+  visiting: Set<string>,
+): number {
   let max = 0;
   for (const sel of set.selections) {
     if (sel.kind === Kind.FIELD) {
-      const inner = sel.selectionSet && !INTROSPECTION_ROOTS.has(sel.name.value) ? selectionDepth(sel.selectionSet, fragments, visiting) : 0;
+      const inner =
+        sel.selectionSet && !INTROSPECTION_ROOTS.has(sel.name.value)
+          ? selectionDepth(sel.selectionSet, fragments, visiting)
+          : 0;
       max = Math.max(max, 1 + inner);
     } else if (sel.kind === Kind.INLINE_FRAGMENT) {
       max = Math.max(max, selectionDepth(sel.selectionSet, fragments, visiting));
@@ -35,8 +49,13 @@ function selectionDepth(set: SelectionSetNode, fragments: Map<string, FragmentDe
   return max;
 }
 
-function chooseOperation(doc: DocumentNode, operationName: string | null | undefined): OperationDefinitionNode | undefined {
-  const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+function chooseOperation(
+  doc: DocumentNode,
+  operationName: string | null | undefined,
+): OperationDefinitionNode | undefined {
+  const ops = doc.definitions.filter(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+  );
   if (operationName) return ops.find((o) => o.name?.value === operationName);
   return ops.length === 1 ? ops[0] : undefined;
 }
@@ -46,7 +65,9 @@ function shapeOf(doc: DocumentNode, operationName: string | null | undefined): Q
   for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
   const op = chooseOperation(doc, operationName);
   // Without a chosen operation (the engine will say why), the deepest one counts.
-  const ops = op ? [op] : doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const ops = op
+    ? [op]
+    : doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   const depth = Math.max(0, ...ops.map((o) => selectionDepth(o.selectionSet, fragments, new Set())));
   return { depth, operation: op?.operation };
 }

@@ -17,7 +17,11 @@ export function principalOfRequest(target: GraphQLTarget, header: HeaderGetter):
     authorization: header('authorization') ?? undefined,
   };
   return principalOf(
-    { jwtSecret: target.jwtSecret, anonKey: target.anonKey ?? '', serviceRoleKey: target.serviceRoleKey ?? '' },
+    {
+      jwtSecret: target.jwtSecret,
+      anonKey: target.anonKey ?? '',
+      serviceRoleKey: target.serviceRoleKey ?? '',
+    },
     apiKeyOf(nodeHeaders),
     bearerOf(nodeHeaders),
   );

@@ -20,8 +20,11 @@ export async function printSchemaSdl(databaseUrl: string, opts: SdlOptions = {})
     await client.query('begin read only');
     try {
       await client.query(`set local role ${quoteIdent(role)}`);
-      await client.query(`select set_config('request.jwt.claims', ${quoteLiteral(JSON.stringify({ role }))}, true)`);
-      if (schemas.length) await client.query(`set local search_path to ${schemas.map(quoteIdent).join(', ')}`);
+      await client.query(
+        `select set_config('request.jwt.claims', ${quoteLiteral(JSON.stringify({ role }))}, true)`,
+      );
+      if (schemas.length)
+        await client.query(`set local search_path to ${schemas.map(quoteIdent).join(', ')}`);
       const schema = await engine.buildGraphQLSchema(client);
       return printSchema(schema);
     } finally {

@@ -13,7 +13,8 @@ import { installGraphQL, type InstallReport } from '../extension/install.js';
 import { createGraphQLHandler } from './handler.js';
 import type { GraphQLHandlerOptions } from './options.js';
 
-export interface ServeOptions extends Pick<GraphQLHandlerOptions, 'maxBodyBytes' | 'maxDepth' | 'graphiql' | 'logging'> {
+export interface ServeOptions
+  extends Pick<GraphQLHandlerOptions, 'maxBodyBytes' | 'maxDepth' | 'graphiql' | 'logging'> {
   /** Superuser URL of the database to serve. */
   databaseUrl: string;
   jwtSecret: string;
@@ -42,7 +43,10 @@ export interface ServingDatabase {
 }
 
 async function missingApiRoles(client: pg.ClientBase): Promise<boolean> {
-  const { rows } = await client.query<{ n: number }>('select count(*)::int as n from pg_roles where rolname = any($1)', [[...API_ROLES, API_LOGIN_ROLE]]);
+  const { rows } = await client.query<{ n: number }>(
+    'select count(*)::int as n from pg_roles where rolname = any($1)',
+    [[...API_ROLES, API_LOGIN_ROLE]],
+  );
   return rows[0]!.n < API_ROLES.length + 1;
 }
 
@@ -60,7 +64,10 @@ export async function serveDatabase(opts: ServeOptions): Promise<ServingDatabase
     await client.query(`grant connect on database ${quoteIdent(db)} to ${quoteIdent(API_LOGIN_ROLE)}`);
     return installGraphQL(client, { extensionDir: opts.extensionDir ?? 'embedded' });
   });
-  const poolUrl = opts.authenticatorPassword !== undefined ? withUser(databaseUrl, API_LOGIN_ROLE, opts.authenticatorPassword) : databaseUrl;
+  const poolUrl =
+    opts.authenticatorPassword !== undefined
+      ? withUser(databaseUrl, API_LOGIN_ROLE, opts.authenticatorPassword)
+      : databaseUrl;
   const pool = createPool(poolUrl, { max: 10, applicationName: 'strata-serve' });
   const ref = 'standalone';
   const anonKey = await mintApiKey(jwtSecret, 'anon', ref);
@@ -87,7 +94,7 @@ export async function serveDatabase(opts: ServeOptions): Promise<ServingDatabase
     throw err;
   }
   const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : opts.port ?? 54321;
+  const port = typeof addr === 'object' && addr ? addr.port : (opts.port ?? 54321);
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   let closed = false;
   return {

@@ -26,10 +26,16 @@ export function transientFailure(err: unknown): string | undefined {
   const message = err instanceof Error ? err.message : '';
   if (typeof code === 'string') {
     if (NETWORK_CODES.has(code)) return 'The database is unreachable at the moment; retry the request';
-    if (/^[0-9A-Z]{5}$/.test(code) && (TRANSIENT_CODES.has(code) || TRANSIENT_CLASSES.includes(code.slice(0, 2)))) {
+    if (
+      /^[0-9A-Z]{5}$/.test(code) &&
+      (TRANSIENT_CODES.has(code) || TRANSIENT_CLASSES.includes(code.slice(0, 2)))
+    ) {
       return `The GraphQL API is temporarily unavailable (${message}); retry the request`;
     }
-    if (ENGINE_OBJECT_CODES.has(code) && (/\bgraphql\b/.test(message) || /cache lookup failed/.test(message))) {
+    if (
+      ENGINE_OBJECT_CODES.has(code) &&
+      (/\bgraphql\b/.test(message) || /cache lookup failed/.test(message))
+    ) {
       return `The GraphQL API is being updated (${message}); retry the request`;
     }
   }

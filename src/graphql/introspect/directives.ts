@@ -19,7 +19,12 @@ export function parseDirective(comment: string | null | undefined): Record<strin
 
 function serdeType(v: unknown): string {
   if (typeof v === 'string') return `string ${JSON.stringify(v)}`;
-  if (typeof v === 'number') return Number.isInteger(v) ? (v < 0 ? `integer \`${v}\`` : `integer \`${v}\``) : `floating point \`${v}\``;
+  if (typeof v === 'number')
+    return Number.isInteger(v)
+      ? v < 0
+        ? `integer \`${v}\``
+        : `integer \`${v}\``
+      : `floating point \`${v}\``;
   if (typeof v === 'boolean') return `boolean \`${v}\``;
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'sequence';
@@ -29,14 +34,16 @@ function serdeType(v: unknown): string {
 export function expectU64(v: unknown): number | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return v;
-  if (typeof v === 'number' && Number.isInteger(v)) throw new DirectiveError(`invalid value: integer \`${v}\`, expected u64`);
+  if (typeof v === 'number' && Number.isInteger(v))
+    throw new DirectiveError(`invalid value: integer \`${v}\`, expected u64`);
   throw new DirectiveError(`invalid type: ${serdeType(v)}, expected u64`);
 }
 
 export function expectStringSeq(v: unknown): string[] | undefined {
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v)) throw new DirectiveError(`invalid type: ${serdeType(v)}, expected a sequence`);
-  for (const x of v) if (typeof x !== 'string') throw new DirectiveError(`invalid type: ${serdeType(x)}, expected a string`);
+  for (const x of v)
+    if (typeof x !== 'string') throw new DirectiveError(`invalid type: ${serdeType(x)}, expected a string`);
   return v as string[];
 }
 

@@ -1,17 +1,56 @@
 /** Runs the catalog query and turns its document into the catalog model (names and types decided here). */
 import type pg from 'pg';
 import { CATALOG_SQL } from './catalog-sql.js';
-import { DirectiveError, enabled, expectBool, expectStringSeq, expectU64, parseDirective } from './directives.js';
-import { fieldNameFor, functionFieldName, isValidGraphQLName, lowerFirst, toOneFieldName, typeNameFor } from './naming.js';
-import type { Catalog, Column, EnumType, Func, FuncArg, ScalarName, SchemaInfo, SqlType, Table } from './model.js';
+import {
+  DirectiveError,
+  enabled,
+  expectBool,
+  expectStringSeq,
+  expectU64,
+  parseDirective,
+} from './directives.js';
+import {
+  fieldNameFor,
+  functionFieldName,
+  isValidGraphQLName,
+  lowerFirst,
+  toOneFieldName,
+  typeNameFor,
+} from './naming.js';
+import type {
+  Catalog,
+  Column,
+  EnumType,
+  Func,
+  FuncArg,
+  ScalarName,
+  SchemaInfo,
+  SqlType,
+  Table,
+} from './model.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Raw = any;
 
 const SCALARS: Record<string, ScalarName> = {
-  int2: 'Int', int4: 'Int', int8: 'BigInt', float4: 'Float', float8: 'Float', numeric: 'BigFloat',
-  text: 'String', varchar: 'String', bpchar: 'String', citext: 'String', bool: 'Boolean', uuid: 'UUID',
-  date: 'Date', time: 'Time', timestamp: 'Datetime', timestamptz: 'Datetime', json: 'JSON', jsonb: 'JSON',
+  int2: 'Int',
+  int4: 'Int',
+  int8: 'BigInt',
+  float4: 'Float',
+  float8: 'Float',
+  numeric: 'BigFloat',
+  text: 'String',
+  varchar: 'String',
+  bpchar: 'String',
+  citext: 'String',
+  bool: 'Boolean',
+  uuid: 'UUID',
+  date: 'Date',
+  time: 'Time',
+  timestamp: 'Datetime',
+  timestamptz: 'Datetime',
+  json: 'JSON',
+  jsonb: 'JSON',
 };
 
 /** A schema-qualified, quoted type name usable in a cast (so "char" stays the 1-byte type and nothing shadows it). */
@@ -30,7 +69,15 @@ export function buildCatalog(raw: Raw): Catalog {
     return build(raw);
   } catch (e) {
     if (e instanceof DirectiveError) {
-      return { role: raw.role, schemas: [], tables: [], enums: [], functions: [], introspection: false, loadError: `Error while loading schema, check comment directives. ${e.message}` };
+      return {
+        role: raw.role,
+        schemas: [],
+        tables: [],
+        enums: [],
+        functions: [],
+        introspection: false,
+        loadError: `Error while loading schema, check comment directives. ${e.message}`,
+      };
     }
     throw e;
   }
@@ -40,7 +87,8 @@ function build(raw: Raw): Catalog {
   const schemas: SchemaInfo[] = raw.schemas.map((s: Raw) => {
     const d = parseDirective(s.comment);
     return {
-      oid: s.oid, name: s.name,
+      oid: s.oid,
+      name: s.name,
       inflect: expectBool(d.inflect_names) ?? false,
       maxRows: expectU64(d.max_rows) ?? 30,
       introspection: expectBool(d.introspection) ?? false,
@@ -56,9 +104,14 @@ function build(raw: Raw): Catalog {
     if (t.typtype !== 'e' || !t.onPath || !t.canUse) continue;
     const sch = schemaByName.get(t.schema);
     const d = parseDirective(t.comment);
-    const mappings = (d.mappings && typeof d.mappings === 'object' ? d.mappings : {}) as Record<string, string>;
+    const mappings = (d.mappings && typeof d.mappings === 'object' ? d.mappings : {}) as Record<
+      string,
+      string
+    >;
     const e: EnumType = {
-      oid: t.oid, schema: t.schema, sqlName: t.name,
+      oid: t.oid,
+      schema: t.schema,
+      sqlName: t.name,
       name: typeNameFor(t.name, sch?.inflect ?? false, d.name),
       description: typeof d.description === 'string' ? d.description : null,
       values: (t.enumLabels as string[]).map((label) => ({ label, name: mappings[label] ?? label })),
@@ -86,7 +139,10 @@ function build(raw: Raw): Catalog {
     }
     const baseName: string = t?.name ?? 'unknown';
     const out: SqlType = {
-      oid, castName, baseName, isArray,
+      oid,
+      castName,
+      baseName,
+      isArray,
       pseudo: !t || t.typtype === 'p',
       scalar: SCALARS[baseName] ?? 'Opaque',
     };
@@ -112,16 +168,20 @@ function build(raw: Raw): Catalog {
     for (const c of r.columns as Raw[]) {
       const cd = parseDirective(c.comment);
       const col: Column = {
-        num: c.num, sqlName: c.name,
+        num: c.num,
+        sqlName: c.name,
         fieldName: fieldNameFor(c.name, sch.inflect, cd.name),
         description: typeof cd.description === 'string' ? cd.description : null,
         type: sqlType(c.type, c.typeFormat),
         notNull: c.notNull,
         hasDefault: c.hasDefault,
-        isSerial: (typeof c.defaultExpr === 'string' && c.defaultExpr.startsWith('nextval(')) || c.identity === 'a',
+        isSerial:
+          (typeof c.defaultExpr === 'string' && c.defaultExpr.startsWith('nextval(')) || c.identity === 'a',
         generated: c.generated === 's',
         identityAlways: c.identity === 'a',
-        canSelect: c.select, canInsert: c.insert, canUpdate: c.update,
+        canSelect: c.select,
+        canInsert: c.insert,
+        canUpdate: c.update,
       };
       if (!isValidGraphQLName(col.fieldName)) continue;
       columns.push(col);
@@ -132,7 +192,10 @@ function build(raw: Raw): Catalog {
     const pkIdx = (r.uniques as Raw[]).find((u) => u.primary);
     if (pkIdx) primaryKey = names(pkIdx.cols);
     const directivePk = expectStringSeq(d.primary_key_columns);
-    if (!pkIdx && directivePk) primaryKey = directivePk.every((n) => byNum.size && [...byNum.values()].some((c) => c.name === n)) ? directivePk : [];
+    if (!pkIdx && directivePk)
+      primaryKey = directivePk.every((n) => byNum.size && [...byNum.values()].some((c) => c.name === n))
+        ? directivePk
+        : [];
     const fks = d.foreign_keys;
     if (fks !== undefined && fks !== null) {
       if (!Array.isArray(fks)) throw new DirectiveError('invalid type: map, expected a sequence');
@@ -143,13 +206,24 @@ function build(raw: Raw): Catalog {
     }
     const maxRows = expectU64(d.max_rows) ?? sch.maxRows;
     const t: Table = {
-      oid: r.oid, schema: r.schema, sqlName: r.name, kind: r.kind,
+      oid: r.oid,
+      schema: r.schema,
+      sqlName: r.name,
+      kind: r.kind,
       typeName: typeNameFor(r.name, sch.inflect, d.name),
       description: typeof d.description === 'string' ? d.description : null,
-      rls: r.rls, schemaInfo: sch, columns, primaryKey,
+      rls: r.rls,
+      schemaInfo: sch,
+      columns,
+      primaryKey,
       uniques: (r.uniques as Raw[]).filter((u) => !u.partial).map((u) => names(u.cols)),
-      totalCount: enabled(d.totalCount), aggregate: enabled(d.aggregate), maxRows,
-      canDelete: r.canDelete, canSelectAll: r.canSelectAll, relationships: [], computed: [],
+      totalCount: enabled(d.totalCount),
+      aggregate: enabled(d.aggregate),
+      maxRows,
+      canDelete: r.canDelete,
+      canSelectAll: r.canSelectAll,
+      relationships: [],
+      computed: [],
     };
     rawByOid.set(r.oid, { ...r, directive: d });
     const selectable = columns.some((c) => c.canSelect);
@@ -158,10 +232,18 @@ function build(raw: Raw): Catalog {
     tables.push(t);
     tableByOid.set(t.oid, t);
   }
-  const tableByName = (schema: string, name: string) => tables.find((t) => t.schema === schema && t.sqlName === name);
+  const tableByName = (schema: string, name: string) =>
+    tables.find((t) => t.schema === schema && t.sqlName === name);
 
   // Foreign keys (real and from directives) → relationships on both sides.
-  interface Fk { local: Table; localCols: string[]; target: Table; targetCols: string[]; localName?: string; foreignName?: string }
+  interface Fk {
+    local: Table;
+    localCols: string[];
+    target: Table;
+    targetCols: string[];
+    localName?: string;
+    foreignName?: string;
+  }
   const fks: Fk[] = [];
   for (const c of raw.constraints as Raw[]) {
     if (c.type !== 'f') continue;
@@ -173,7 +255,8 @@ function build(raw: Raw): Catalog {
     const colName = (r: Raw, n: number) => (r.columns as Raw[]).find((x) => x.num === n)?.name as string;
     const d = parseDirective(c.comment);
     fks.push({
-      local, target,
+      local,
+      target,
       localCols: (c.cols as number[]).map((n) => colName(lr, n)),
       targetCols: (c.fcols as number[]).map((n) => colName(tr, n)),
       localName: typeof d.local_name === 'string' ? d.local_name : undefined,
@@ -185,7 +268,14 @@ function build(raw: Raw): Catalog {
     for (const fk of (Array.isArray(d.foreign_keys) ? d.foreign_keys : []) as Raw[]) {
       const target = tableByName(fk.foreign_schema, fk.foreign_table);
       if (!target) continue;
-      fks.push({ local: t, target, localCols: fk.local_columns ?? [], targetCols: fk.foreign_columns ?? [], localName: fk.local_name, foreignName: fk.foreign_name });
+      fks.push({
+        local: t,
+        target,
+        localCols: fk.local_columns ?? [],
+        targetCols: fk.foreign_columns ?? [],
+        localName: fk.local_name,
+        foreignName: fk.foreign_name,
+      });
     }
   }
   for (const fk of fks) {
@@ -195,14 +285,25 @@ function build(raw: Raw): Catalog {
     const inflect = fk.local.schemaInfo.inflect;
     fk.local.relationships.push({
       fieldName: fk.foreignName ?? toOneFieldName(fk.localCols, inflect, fk.target.typeName),
-      target: fk.target, localColumns: fk.localCols, targetColumns: fk.targetCols, kind: 'toOne',
+      target: fk.target,
+      localColumns: fk.localCols,
+      targetColumns: fk.targetCols,
+      kind: 'toOne',
       nonNull: lcols.some((c) => c!.notNull) && !fk.target.rls,
     });
     const set = new Set(fk.localCols);
-    const unique = [fk.local.primaryKey, ...fk.local.uniques].some((u) => u.length === set.size && u.every((x) => set.has(x)));
+    const unique = [fk.local.primaryKey, ...fk.local.uniques].some(
+      (u) => u.length === set.size && u.every((x) => set.has(x)),
+    );
     fk.target.relationships.push({
-      fieldName: fk.localName ?? (unique ? lowerFirst(fk.local.typeName) : `${lowerFirst(fk.local.typeName)}Collection`),
-      target: fk.local, localColumns: fk.targetCols, targetColumns: fk.localCols, kind: unique ? 'toOne' : 'toMany', nonNull: false,
+      fieldName:
+        fk.localName ??
+        (unique ? lowerFirst(fk.local.typeName) : `${lowerFirst(fk.local.typeName)}Collection`),
+      target: fk.local,
+      localColumns: fk.targetCols,
+      targetColumns: fk.localCols,
+      kind: unique ? 'toOne' : 'toMany',
+      nonNull: false,
     });
   }
 
@@ -231,11 +332,16 @@ function build(raw: Raw): Catalog {
       return a;
     });
     const fn: Func = {
-      oid: f.oid, schema: f.schema, sqlName: f.name,
+      oid: f.oid,
+      schema: f.schema,
+      sqlName: f.name,
       fieldName: functionFieldName(f.name, sch.inflect, d.name),
       description: typeof d.description === 'string' ? d.description : null,
-      volatility: f.volatility, setof: f.setof, rowsOne: f.setof && f.rows === 1,
-      args, returns: ret,
+      volatility: f.volatility,
+      setof: f.setof,
+      rowsOne: f.setof && f.rows === 1,
+      args,
+      returns: ret,
     };
     if (!isValidGraphQLName(fn.fieldName)) continue;
     if (ret.pseudo || ['void', 'record', 'trigger', 'event_trigger'].includes(ret.baseName)) continue;
@@ -243,7 +349,7 @@ function build(raw: Raw): Catalog {
       if (ret.isArray) continue;
       fn.returnTable = tableByRelid(ret.compositeRelid);
       if (!fn.returnTable || !fn.returnTable.canSelectAll) continue;
-    } else if (ret.enumRef || (rawTypes.get(f.returnType)?.typtype === 'e')) continue;
+    } else if (ret.enumRef || rawTypes.get(f.returnType)?.typtype === 'e') continue;
     else if (ret.isArray && rawTypes.get(rawTypes.get(f.returnType)?.elem)?.typtype === 'e') continue;
     else if (f.setof) continue;
     // Computed field: the only argument is a table's row type.
@@ -256,13 +362,35 @@ function build(raw: Raw): Catalog {
       continue;
     }
     if (f.overloaded) continue;
-    if (args.some((a) => !a.sqlName || a.type.pseudo || a.type.compositeRelid !== undefined || a.type.enumRef || rawTypes.get(a.type.oid)?.typtype === 'e' || (a.type.isArray && rawTypes.get(rawTypes.get(a.type.oid)?.elem)?.typtype === 'e'))) continue;
-    if (fn.setof && fn.returnTable && args.some((a) => ['first', 'last', 'before', 'after', 'offset', 'filter', 'orderBy'].includes(a.fieldName))) continue;
+    if (
+      args.some(
+        (a) =>
+          !a.sqlName ||
+          a.type.pseudo ||
+          a.type.compositeRelid !== undefined ||
+          a.type.enumRef ||
+          rawTypes.get(a.type.oid)?.typtype === 'e' ||
+          (a.type.isArray && rawTypes.get(rawTypes.get(a.type.oid)?.elem)?.typtype === 'e'),
+      )
+    )
+      continue;
+    if (
+      fn.setof &&
+      fn.returnTable &&
+      args.some((a) =>
+        ['first', 'last', 'before', 'after', 'offset', 'filter', 'orderBy'].includes(a.fieldName),
+      )
+    )
+      continue;
     functions.push(fn);
   }
 
   return {
-    role: raw.role, schemas, tables, enums, functions,
+    role: raw.role,
+    schemas,
+    tables,
+    enums,
+    functions,
     introspection: schemas.some((s) => s.introspection),
   };
 }

@@ -2,8 +2,20 @@
 
 /** How a SQL type appears in GraphQL. */
 export type ScalarName =
-  | 'Int' | 'BigInt' | 'Float' | 'BigFloat' | 'String' | 'Boolean' | 'UUID' | 'Date' | 'Time' | 'Datetime' | 'JSON' | 'Opaque'
-  | 'ID' | 'Cursor';
+  | 'Int'
+  | 'BigInt'
+  | 'Float'
+  | 'BigFloat'
+  | 'String'
+  | 'Boolean'
+  | 'UUID'
+  | 'Date'
+  | 'Time'
+  | 'Datetime'
+  | 'JSON'
+  | 'Opaque'
+  | 'ID'
+  | 'Cursor';
 
 export interface SqlType {
   oid: number;

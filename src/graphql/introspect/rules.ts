@@ -1,7 +1,18 @@
 /** Decisions derived from the catalog model that both the schema builder and the compiler use. */
 import type { Column, Func, SqlType, Table } from './model.js';
 
-const LIST_FILTERABLE = new Set(['BigFloat', 'BigInt', 'Boolean', 'Date', 'Datetime', 'Float', 'Int', 'String', 'Time', 'UUID']);
+const LIST_FILTERABLE = new Set([
+  'BigFloat',
+  'BigInt',
+  'Boolean',
+  'Date',
+  'Datetime',
+  'Float',
+  'Int',
+  'String',
+  'Time',
+  'UUID',
+]);
 
 /** Columns that appear as fields (composite-typed columns are omitted). */
 export function selectableColumns(t: Table): Column[] {
@@ -25,20 +36,27 @@ export function isOrderable(c: Column): boolean {
 }
 
 export function insertableColumns(t: Table): Column[] {
-  return t.columns.filter((c) => c.canInsert && !c.generated && !c.isSerial && c.type.compositeRelid === undefined);
+  return t.columns.filter(
+    (c) => c.canInsert && !c.generated && !c.isSerial && c.type.compositeRelid === undefined,
+  );
 }
 
 export function updatableColumns(t: Table): Column[] {
-  return t.columns.filter((c) => c.canUpdate && !c.generated && !c.identityAlways && c.type.compositeRelid === undefined);
+  return t.columns.filter(
+    (c) => c.canUpdate && !c.generated && !c.identityAlways && c.type.compositeRelid === undefined,
+  );
 }
 
 const PK_TYPES = new Set(['int2', 'int4', 'int8', 'text', 'varchar', 'bpchar', 'citext', 'uuid']);
 
 export function hasByPk(t: Table): boolean {
-  return t.primaryKey.length > 0 && t.primaryKey.every((n) => {
-    const c = t.columns.find((x) => x.sqlName === n);
-    return !!c && c.canSelect && !c.type.isArray && PK_TYPES.has(c.type.baseName);
-  });
+  return (
+    t.primaryKey.length > 0 &&
+    t.primaryKey.every((n) => {
+      const c = t.columns.find((x) => x.sqlName === n);
+      return !!c && c.canSelect && !c.type.isArray && PK_TYPES.has(c.type.baseName);
+    })
+  );
 }
 
 export function pkColumns(t: Table): Column[] {
@@ -46,14 +64,39 @@ export function pkColumns(t: Table): Column[] {
 }
 
 const NUMERIC = new Set(['int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'money']);
-const MINMAX = new Set(['int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'money', 'text', 'varchar', 'bpchar', 'citext', 'date', 'time', 'timetz', 'timestamp', 'timestamptz', 'bool', 'uuid']);
+const MINMAX = new Set([
+  'int2',
+  'int4',
+  'int8',
+  'float4',
+  'float8',
+  'numeric',
+  'money',
+  'text',
+  'varchar',
+  'bpchar',
+  'citext',
+  'date',
+  'time',
+  'timetz',
+  'timestamp',
+  'timestamptz',
+  'bool',
+  'uuid',
+]);
 
 export function sumAvgColumns(t: Table): Column[] {
   return selectableColumns(t).filter((c) => !c.type.isArray && NUMERIC.has(c.type.baseName));
 }
 
 export function minMaxColumns(t: Table): Column[] {
-  return selectableColumns(t).filter((c) => !c.type.isArray && MINMAX.has(c.type.baseName) && c.type.baseName !== 'bool' && c.type.baseName !== 'uuid');
+  return selectableColumns(t).filter(
+    (c) =>
+      !c.type.isArray &&
+      MINMAX.has(c.type.baseName) &&
+      c.type.baseName !== 'bool' &&
+      c.type.baseName !== 'uuid',
+  );
 }
 
 /** Functions on Query (stable/immutable) and Mutation (volatile). */

@@ -1,8 +1,18 @@
 /** Catalog model → graphql-js GraphQLSchema (used for SDL, introspection and GraphiQL). */
 import {
-  GraphQLBoolean, GraphQLDirective, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema,
-  DirectiveLocation, introspectionTypes,
-  type GraphQLFieldConfigArgumentMap, type GraphQLFieldConfigMap, type GraphQLNamedType,
+  GraphQLBoolean,
+  GraphQLDirective,
+  GraphQLID,
+  GraphQLInt,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLSchema,
+  DirectiveLocation,
+  introspectionTypes,
+  type GraphQLFieldConfigArgumentMap,
+  type GraphQLFieldConfigMap,
+  type GraphQLNamedType,
 } from 'graphql';
 import type { Catalog, Table } from '../introspect/model.js';
 import { hasByPk, isQueryFunction, pkColumns } from '../introspect/rules.js';
@@ -14,13 +24,21 @@ const directives = [
   new GraphQLDirective({
     name: 'include',
     description: 'This field or fragment will be included only when the `if` argument is true.',
-    locations: [DirectiveLocation.FIELD, DirectiveLocation.FRAGMENT_SPREAD, DirectiveLocation.INLINE_FRAGMENT],
+    locations: [
+      DirectiveLocation.FIELD,
+      DirectiveLocation.FRAGMENT_SPREAD,
+      DirectiveLocation.INLINE_FRAGMENT,
+    ],
     args: { if: { type: new GraphQLNonNull(GraphQLBoolean), description: 'Included when true' } },
   }),
   new GraphQLDirective({
     name: 'skip',
     description: 'This field or fragment will be skipped when the `if` argument is true.',
-    locations: [DirectiveLocation.FIELD, DirectiveLocation.FRAGMENT_SPREAD, DirectiveLocation.INLINE_FRAGMENT],
+    locations: [
+      DirectiveLocation.FIELD,
+      DirectiveLocation.FRAGMENT_SPREAD,
+      DirectiveLocation.INLINE_FRAGMENT,
+    ],
     args: { if: { type: new GraphQLNonNull(GraphQLBoolean), description: 'Skipped when true' } },
   }),
 ];
@@ -31,7 +49,8 @@ export interface BuildOptions {
 }
 
 export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}): GraphQLSchema {
-  const shown = (schema: string) => !opts.introspectionView || catalog.schemas.find((s) => s.name === schema)?.introspection === true;
+  const shown = (schema: string) =>
+    !opts.introspectionView || catalog.schemas.find((s) => s.name === schema)?.introspection === true;
   const visible = (t: Table) => shown(t.schema);
   const shared = buildSharedTypes();
   const reg = new TypeRegistry(shared, catalog, visible);
@@ -50,34 +69,62 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
     if (!t.primaryKey.length) continue;
     const tt = reg.of(t);
     const base = lowerFirst(t.typeName);
-    q[`${base}Collection`] = { type: new GraphQLNonNull(tt.connection), args: reg.connectionArgs(t), description: `A pagable collection of type \`${t.typeName}\`` };
+    q[`${base}Collection`] = {
+      type: new GraphQLNonNull(tt.connection),
+      args: reg.connectionArgs(t),
+      description: `A pagable collection of type \`${t.typeName}\``,
+    };
     if (hasByPk(t)) {
       const args: GraphQLFieldConfigArgumentMap = {};
       for (const c of pkColumns(t)) args[c.fieldName] = { type: new GraphQLNonNull(reg.inputOf(c.type)) };
-      q[`${base}ByPk`] = { type: tt.node, args, description: `Retrieve a record of type \`${t.typeName}\` by its primary key` };
+      q[`${base}ByPk`] = {
+        type: tt.node,
+        args,
+        description: `Retrieve a record of type \`${t.typeName}\` by its primary key`,
+      };
     }
     if (tt.insertInput && tt.insertResponse) {
       m[`insertInto${t.typeName}Collection`] = {
-        type: tt.insertResponse, description: `Adds one or more \`${t.typeName}\` records to the collection`,
+        type: tt.insertResponse,
+        description: `Adds one or more \`${t.typeName}\` records to the collection`,
         args: { objects: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(tt.insertInput))) } },
       };
     }
     if (tt.updateInput && tt.updateResponse) {
       m[`update${t.typeName}Collection`] = {
-        type: new GraphQLNonNull(tt.updateResponse), description: `Updates zero or more records in the \`${t.typeName}\` collection`,
+        type: new GraphQLNonNull(tt.updateResponse),
+        description: `Updates zero or more records in the \`${t.typeName}\` collection`,
         args: {
-          set: { type: new GraphQLNonNull(tt.updateInput), description: 'Fields that are set will be updated for all records matching the `filter`' },
-          filter: { type: tt.filter, description: 'Restricts the mutation\'s impact to records matching the criteria' },
-          atMost: { type: new GraphQLNonNull(GraphQLInt), defaultValue: 1, description: 'The maximum number of records in the collection permitted to be affected' },
+          set: {
+            type: new GraphQLNonNull(tt.updateInput),
+            description: 'Fields that are set will be updated for all records matching the `filter`',
+          },
+          filter: {
+            type: tt.filter,
+            description: "Restricts the mutation's impact to records matching the criteria",
+          },
+          atMost: {
+            type: new GraphQLNonNull(GraphQLInt),
+            defaultValue: 1,
+            description: 'The maximum number of records in the collection permitted to be affected',
+          },
         },
       };
     }
     if (tt.deleteResponse) {
       m[`deleteFrom${t.typeName}Collection`] = {
-        type: new GraphQLNonNull(tt.deleteResponse), description: `Deletes zero or more records from the \`${t.typeName}\` collection`,
+        type: new GraphQLNonNull(tt.deleteResponse),
+        description: `Deletes zero or more records from the \`${t.typeName}\` collection`,
         args: {
-          filter: { type: tt.filter, description: 'Restricts the mutation\'s impact to records matching the criteria' },
-          atMost: { type: new GraphQLNonNull(GraphQLInt), defaultValue: 1, description: 'The maximum number of records in the collection permitted to be affected' },
+          filter: {
+            type: tt.filter,
+            description: "Restricts the mutation's impact to records matching the criteria",
+          },
+          atMost: {
+            type: new GraphQLNonNull(GraphQLInt),
+            defaultValue: 1,
+            description: 'The maximum number of records in the collection permitted to be affected',
+          },
         },
       };
     }
@@ -95,9 +142,20 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
     Object.assign(args, o.args);
     target[f.fieldName] = { type: o.type, args, description: f.description ?? undefined };
   }
-  const sorted = (o: GraphQLFieldConfigMap<unknown, unknown>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  const query = new GraphQLObjectType({ name: 'Query', description: 'The root type for querying data', fields: sorted(q) });
-  const mutation = Object.keys(m).length ? new GraphQLObjectType({ name: 'Mutation', description: 'The root type for creating and mutating data', fields: sorted(m) }) : undefined;
+  const sorted = (o: GraphQLFieldConfigMap<unknown, unknown>) =>
+    Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const query = new GraphQLObjectType({
+    name: 'Query',
+    description: 'The root type for querying data',
+    fields: sorted(q),
+  });
+  const mutation = Object.keys(m).length
+    ? new GraphQLObjectType({
+        name: 'Mutation',
+        description: 'The root type for creating and mutating data',
+        fields: sorted(m),
+      })
+    : undefined;
 
   const types: GraphQLNamedType[] = [...shared.all, query];
   if (mutation) types.push(mutation);
@@ -108,7 +166,10 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
   const unique = types.filter((t) => (seen.has(t.name) ? false : (seen.add(t.name), true)));
   unique.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return new GraphQLSchema({
-    query, mutation, types: unique, directives,
+    query,
+    mutation,
+    types: unique,
+    directives,
     description: 'Represents the GraphQL schema of the database',
   });
 }

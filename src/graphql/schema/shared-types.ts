@@ -1,8 +1,20 @@
 /** The types every reflected schema has: scalars, scalar filters, PageInfo, Node, OrderByDirection, FilterIs. */
 import {
-  GraphQLBoolean, GraphQLEnumType, GraphQLFloat, GraphQLID, GraphQLInputObjectType, GraphQLInt, GraphQLInterfaceType,
-  GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLString,
-  type GraphQLInputFieldConfigMap, type GraphQLInputType, type GraphQLNamedType,
+  GraphQLBoolean,
+  GraphQLEnumType,
+  GraphQLFloat,
+  GraphQLID,
+  GraphQLInputObjectType,
+  GraphQLInt,
+  GraphQLInterfaceType,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLScalarType,
+  GraphQLString,
+  type GraphQLInputFieldConfigMap,
+  type GraphQLInputType,
+  type GraphQLNamedType,
 } from 'graphql';
 import type { ScalarName } from '../introspect/model.js';
 
@@ -28,7 +40,18 @@ export interface SharedTypes {
   all: GraphQLNamedType[];
 }
 
-const LIST_FILTER_SCALARS: ScalarName[] = ['BigFloat', 'BigInt', 'Boolean', 'Date', 'Datetime', 'Float', 'Int', 'String', 'Time', 'UUID'];
+const LIST_FILTER_SCALARS: ScalarName[] = [
+  'BigFloat',
+  'BigInt',
+  'Boolean',
+  'Date',
+  'Datetime',
+  'Float',
+  'Int',
+  'String',
+  'Time',
+  'UUID',
+];
 
 /** The operators a scalar filter type has (sorted by name as pg_graphql lists them). */
 export function filterOps(scalar: string): string[] {
@@ -46,7 +69,11 @@ export function enumFilterOps(): string[] {
 
 export function buildSharedTypes(): SharedTypes {
   const scalars: Record<ScalarName, GraphQLScalarType> = {
-    Int: GraphQLInt, Float: GraphQLFloat, String: GraphQLString, Boolean: GraphQLBoolean, ID: GraphQLID,
+    Int: GraphQLInt,
+    Float: GraphQLFloat,
+    String: GraphQLString,
+    Boolean: GraphQLBoolean,
+    ID: GraphQLID,
     BigInt: custom('BigInt', 'An arbitrary size integer represented as a string'),
     BigFloat: custom('BigFloat', 'A high precision floating point value represented as a string'),
     UUID: custom('UUID', 'A universally unique identifier'),
@@ -57,7 +84,10 @@ export function buildSharedTypes(): SharedTypes {
     Opaque: custom('Opaque', 'Any type not handled by the type system'),
     Cursor: custom('Cursor', 'An opaque string using for tracking a position in results during pagination'),
   };
-  const filterIs = new GraphQLEnumType({ name: 'FilterIs', values: { NULL: { value: 'NULL' }, NOT_NULL: { value: 'NOT_NULL' } } });
+  const filterIs = new GraphQLEnumType({
+    name: 'FilterIs',
+    values: { NULL: { value: 'NULL' }, NOT_NULL: { value: 'NOT_NULL' } },
+  });
   const orderByDirection = new GraphQLEnumType({
     name: 'OrderByDirection',
     description: 'Defines a per-field sorting order',
@@ -69,16 +99,40 @@ export function buildSharedTypes(): SharedTypes {
     },
   });
   const filters = new Map<string, GraphQLInputObjectType>();
-  for (const s of ['BigFloat', 'BigInt', 'Boolean', 'Date', 'Datetime', 'Float', 'ID', 'Int', 'Opaque', 'String', 'Time', 'UUID'] as ScalarName[]) {
+  for (const s of [
+    'BigFloat',
+    'BigInt',
+    'Boolean',
+    'Date',
+    'Datetime',
+    'Float',
+    'ID',
+    'Int',
+    'Opaque',
+    'String',
+    'Time',
+    'UUID',
+  ] as ScalarName[]) {
     filters.set(s, scalarFilter(s, scalars[s], filterOps(s), filterIs));
   }
   const listFilters = new Map<string, GraphQLInputObjectType>();
   for (const s of LIST_FILTER_SCALARS) {
     const item = new GraphQLList(new GraphQLNonNull(scalars[s]));
     const fields: GraphQLInputFieldConfigMap = {
-      containedBy: { type: item }, contains: { type: item }, eq: { type: item }, is: { type: filterIs }, overlaps: { type: item },
+      containedBy: { type: item },
+      contains: { type: item },
+      eq: { type: item },
+      is: { type: filterIs },
+      overlaps: { type: item },
     };
-    listFilters.set(s, new GraphQLInputObjectType({ name: `${s}ListFilter`, description: `Boolean expression comparing fields on type "${s}List"`, fields }));
+    listFilters.set(
+      s,
+      new GraphQLInputObjectType({
+        name: `${s}ListFilter`,
+        description: `Boolean expression comparing fields on type "${s}List"`,
+        fields,
+      }),
+    );
   }
   const pageInfo = new GraphQLObjectType({
     name: 'PageInfo',
@@ -93,16 +147,33 @@ export function buildSharedTypes(): SharedTypes {
     name: 'Node',
     fields: { nodeId: { type: new GraphQLNonNull(GraphQLID), description: 'Retrieves a record by `ID`' } },
   });
-  const all: GraphQLNamedType[] = [...Object.values(scalars), filterIs, orderByDirection, ...filters.values(), ...listFilters.values(), pageInfo, node];
+  const all: GraphQLNamedType[] = [
+    ...Object.values(scalars),
+    filterIs,
+    orderByDirection,
+    ...filters.values(),
+    ...listFilters.values(),
+    pageInfo,
+    node,
+  ];
   return { scalars, filters, listFilters, pageInfo, node, orderByDirection, filterIs, all };
 }
 
-export function scalarFilter(name: string, type: GraphQLInputType, ops: string[], filterIs: GraphQLEnumType): GraphQLInputObjectType {
+export function scalarFilter(
+  name: string,
+  type: GraphQLInputType,
+  ops: string[],
+  filterIs: GraphQLEnumType,
+): GraphQLInputObjectType {
   const fields: GraphQLInputFieldConfigMap = {};
   for (const op of ops) {
     if (op === 'is') fields.is = { type: filterIs };
     else if (op === 'in') fields.in = { type: new GraphQLList(new GraphQLNonNull(type)) };
     else fields[op] = { type };
   }
-  return new GraphQLInputObjectType({ name: `${name}Filter`, description: `Boolean expression comparing fields on type "${name}"`, fields });
+  return new GraphQLInputObjectType({
+    name: `${name}Filter`,
+    description: `Boolean expression comparing fields on type "${name}"`,
+    fields,
+  });
 }

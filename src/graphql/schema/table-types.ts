@@ -1,12 +1,29 @@
 /** Per-table GraphQL types: the node type, connection, edge, filter, orderBy, inputs, responses, aggregates. */
 import {
-  GraphQLEnumType, GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLString,
-  GraphQLID, type GraphQLFieldConfigArgumentMap, type GraphQLFieldConfigMap, type GraphQLInputFieldConfigMap,
-  type GraphQLNamedType, type GraphQLOutputType, type GraphQLInputType,
+  GraphQLEnumType,
+  GraphQLInputObjectType,
+  GraphQLInt,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLString,
+  GraphQLID,
+  type GraphQLFieldConfigArgumentMap,
+  type GraphQLFieldConfigMap,
+  type GraphQLInputFieldConfigMap,
+  type GraphQLNamedType,
+  type GraphQLOutputType,
+  type GraphQLInputType,
 } from 'graphql';
 import type { Catalog, EnumType, Func, SqlType, Table } from '../introspect/model.js';
 import {
-  filterTypeOf, insertableColumns, isOrderable, minMaxColumns, selectableColumns, sumAvgColumns, updatableColumns,
+  filterTypeOf,
+  insertableColumns,
+  isOrderable,
+  minMaxColumns,
+  selectableColumns,
+  sumAvgColumns,
+  updatableColumns,
 } from '../introspect/rules.js';
 import { enumFilterOps, scalarFilter, type SharedTypes } from './shared-types.js';
 
@@ -26,7 +43,11 @@ export interface TableTypes {
 export class TypeRegistry {
   readonly tables = new Map<Table, TableTypes>();
   readonly enums = new Map<EnumType, { type: GraphQLEnumType; filter: GraphQLInputObjectType }>();
-  constructor(readonly shared: SharedTypes, readonly catalog: Catalog, readonly visible: (t: Table) => boolean) {}
+  constructor(
+    readonly shared: SharedTypes,
+    readonly catalog: Catalog,
+    readonly visible: (t: Table) => boolean,
+  ) {}
 
   enumOf(e: EnumType) {
     let hit = this.enums.get(e);
@@ -64,11 +85,27 @@ export class TypeRegistry {
     return {
       first: { type: GraphQLInt, description: 'Query the first `n` records in the collection' },
       last: { type: GraphQLInt, description: 'Query the last `n` records in the collection' },
-      before: { type: this.shared.scalars.Cursor, description: 'Query values in the collection before the provided cursor' },
-      after: { type: this.shared.scalars.Cursor, description: 'Query values in the collection after the provided cursor' },
-      offset: { type: GraphQLInt, description: 'Skip n values from the after cursor. Alternative to cursor pagination. Backward pagination not supported.' },
-      filter: { type: tt.filter, description: 'Filters to apply to the results set when querying from the collection' },
-      orderBy: { type: new GraphQLList(new GraphQLNonNull(tt.orderBy)), description: 'Sort order to apply to the collection' },
+      before: {
+        type: this.shared.scalars.Cursor,
+        description: 'Query values in the collection before the provided cursor',
+      },
+      after: {
+        type: this.shared.scalars.Cursor,
+        description: 'Query values in the collection after the provided cursor',
+      },
+      offset: {
+        type: GraphQLInt,
+        description:
+          'Skip n values from the after cursor. Alternative to cursor pagination. Backward pagination not supported.',
+      },
+      filter: {
+        type: tt.filter,
+        description: 'Filters to apply to the results set when querying from the collection',
+      },
+      orderBy: {
+        type: new GraphQLList(new GraphQLNonNull(tt.orderBy)),
+        description: 'Sort order to apply to the collection',
+      },
     };
   }
 
@@ -94,10 +131,17 @@ export class TypeRegistry {
       interfaces: table.primaryKey.length ? [s.node] : [],
       fields: () => {
         const f: GraphQLFieldConfigMap<unknown, unknown> = {};
-        if (table.primaryKey.length) f.nodeId = { type: new GraphQLNonNull(GraphQLID), description: 'Globally Unique Record Identifier' };
+        if (table.primaryKey.length)
+          f.nodeId = {
+            type: new GraphQLNonNull(GraphQLID),
+            description: 'Globally Unique Record Identifier',
+          };
         for (const c of cols) {
           const t = this.outputOf(c.type);
-          f[c.fieldName] = { type: c.notNull ? new GraphQLNonNull(t) : t, description: c.description ?? undefined };
+          f[c.fieldName] = {
+            type: c.notNull ? new GraphQLNonNull(t) : t,
+            description: c.description ?? undefined,
+          };
         }
         for (const fn of table.computed) {
           if (fn.returnTable && !this.visible(fn.returnTable)) continue;
@@ -108,7 +152,8 @@ export class TypeRegistry {
         for (const r of table.relationships) {
           if (!this.visible(r.target) || f[r.fieldName]) continue;
           const tt = this.of(r.target);
-          if (r.kind === 'toMany') f[r.fieldName] = { type: tt.connection, args: this.connectionArgs(r.target) };
+          if (r.kind === 'toMany')
+            f[r.fieldName] = { type: tt.connection, args: this.connectionArgs(r.target) };
           else f[r.fieldName] = { type: r.nonNull ? new GraphQLNonNull(tt.node) : tt.node };
         }
         return f;
@@ -116,17 +161,27 @@ export class TypeRegistry {
     });
     const edge = new GraphQLObjectType({
       name: `${n}Edge`,
-      fields: { cursor: { type: new GraphQLNonNull(GraphQLString) }, node: { type: new GraphQLNonNull(node) } },
+      fields: {
+        cursor: { type: new GraphQLNonNull(GraphQLString) },
+        node: { type: new GraphQLNonNull(node) },
+      },
     });
     const all: GraphQLNamedType[] = [node, edge];
     const connFields: GraphQLFieldConfigMap<unknown, unknown> = {
       edges: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(edge))) },
       pageInfo: { type: new GraphQLNonNull(s.pageInfo) },
     };
-    if (table.totalCount) connFields.totalCount = { type: new GraphQLNonNull(GraphQLInt), description: 'The total number of records matching the `filter` criteria' };
+    if (table.totalCount)
+      connFields.totalCount = {
+        type: new GraphQLNonNull(GraphQLInt),
+        description: 'The total number of records matching the `filter` criteria',
+      };
     if (table.aggregate) {
       const agg = this.aggregateType(table, all);
-      connFields.aggregate = { type: agg, description: 'Aggregate functions calculated on the collection of `' + n + '`' };
+      connFields.aggregate = {
+        type: agg,
+        description: 'Aggregate functions calculated on the collection of `' + n + '`',
+      };
     }
     const connection = new GraphQLObjectType({ name: `${n}Connection`, fields: connFields });
     const filter: GraphQLInputObjectType = new GraphQLInputObjectType({
@@ -139,8 +194,14 @@ export class TypeRegistry {
           if (ft) f[c.fieldName] = { type: ft };
         }
         f.nodeId ??= { type: s.filters.get('ID')! };
-        f.and ??= { type: new GraphQLList(new GraphQLNonNull(filter)), description: 'Returns true only if all its inner filters are true, otherwise returns false' };
-        f.or ??= { type: new GraphQLList(new GraphQLNonNull(filter)), description: 'Returns true if at least one of its inner filters is true, otherwise returns false' };
+        f.and ??= {
+          type: new GraphQLList(new GraphQLNonNull(filter)),
+          description: 'Returns true only if all its inner filters are true, otherwise returns false',
+        };
+        f.or ??= {
+          type: new GraphQLList(new GraphQLNonNull(filter)),
+          description: 'Returns true if at least one of its inner filters is true, otherwise returns false',
+        };
         f.not ??= { type: filter, description: 'Negates a filter' };
         return f;
       },
@@ -152,13 +213,20 @@ export class TypeRegistry {
     const out: TableTypes = { node, connection, filter, orderBy, all };
     this.tables.set(table, out);
 
-    const response = (kind: string) => new GraphQLObjectType({
-      name: `${n}${kind}Response`,
-      fields: {
-        affectedCount: { type: new GraphQLNonNull(GraphQLInt), description: 'Count of the records impacted by the mutation' },
-        records: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(node))), description: 'Array of records impacted by the mutation' },
-      },
-    });
+    const response = (kind: string) =>
+      new GraphQLObjectType({
+        name: `${n}${kind}Response`,
+        fields: {
+          affectedCount: {
+            type: new GraphQLNonNull(GraphQLInt),
+            description: 'Count of the records impacted by the mutation',
+          },
+          records: {
+            type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(node))),
+            description: 'Array of records impacted by the mutation',
+          },
+        },
+      });
     if (!table.primaryKey.length) return out;
     const ins = insertableColumns(table);
     if (ins.length) {
@@ -187,11 +255,19 @@ export class TypeRegistry {
     const n = table.typeName;
     const s = this.shared;
     const fields: GraphQLFieldConfigMap<unknown, unknown> = {
-      count: { type: new GraphQLNonNull(GraphQLInt), description: 'The number of records matching the query' },
+      count: {
+        type: new GraphQLNonNull(GraphQLInt),
+        description: 'The number of records matching the query',
+      },
     };
     const sa = sumAvgColumns(table);
     const mm = minMaxColumns(table);
-    const make = (kind: string, cols: typeof sa, typeFor: (c: (typeof sa)[number]) => GraphQLOutputType, desc: string) => {
+    const make = (
+      kind: string,
+      cols: typeof sa,
+      typeFor: (c: (typeof sa)[number]) => GraphQLOutputType,
+      desc: string,
+    ) => {
       const f: GraphQLFieldConfigMap<unknown, unknown> = {};
       for (const c of cols) f[c.fieldName] = { type: typeFor(c) };
       const t = new GraphQLObjectType({ name: `${n}${kind}AggregateResult`, fields: f });
@@ -199,11 +275,17 @@ export class TypeRegistry {
       fields[kind.toLowerCase()] = { type: t, description: desc };
     };
     if (sa.length) {
-      make('Sum', sa, (c) => (['int2', 'int4', 'int8'].includes(c.type.baseName) ? s.scalars.BigInt : s.scalars.BigFloat), 'Summation aggregates for `' + n + '`');
+      make(
+        'Sum',
+        sa,
+        (c) => (['int2', 'int4', 'int8'].includes(c.type.baseName) ? s.scalars.BigInt : s.scalars.BigFloat),
+        'Summation aggregates for `' + n + '`',
+      );
       make('Avg', sa, () => s.scalars.BigFloat, 'Average aggregates for `' + n + '`');
     }
     if (mm.length) {
-      const t = (c: (typeof mm)[number]) => (['float4', 'float8'].includes(c.type.baseName) ? s.scalars.BigFloat : this.outputOf(c.type));
+      const t = (c: (typeof mm)[number]) =>
+        ['float4', 'float8'].includes(c.type.baseName) ? s.scalars.BigFloat : this.outputOf(c.type);
       make('Min', mm, t, 'Minimum aggregates for comparable fields');
       make('Max', mm, t, 'Maximum aggregates for comparable fields');
     }

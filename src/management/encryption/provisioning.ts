@@ -18,7 +18,10 @@ export interface Provisioner {
 const CHANNEL = 'strata_project_created';
 const RECONNECT_MS = 2_000;
 
-export async function startRootKeyProvisioning(platform: Platform, log: (m: string) => void): Promise<Provisioner> {
+export async function startRootKeyProvisioning(
+  platform: Platform,
+  log: (m: string) => void,
+): Promise<Provisioner> {
   const pending = new Set<Promise<void>>();
   let closed = false;
   let client: pg.Client | undefined;
@@ -27,7 +30,10 @@ export async function startRootKeyProvisioning(platform: Platform, log: (m: stri
   const provision = (ref: string) => {
     const p = ensureRootKey(platform, ref).then(
       () => undefined,
-      (err: unknown) => log(`root key provisioning for project ${ref} failed: ${err instanceof Error ? err.message : String(err)}`),
+      (err: unknown) =>
+        log(
+          `root key provisioning for project ${ref} failed: ${err instanceof Error ? err.message : String(err)}`,
+        ),
     );
     pending.add(p);
     void p.finally(() => pending.delete(p));
@@ -54,7 +60,10 @@ export async function startRootKeyProvisioning(platform: Platform, log: (m: stri
   };
 
   async function connect(): Promise<void> {
-    const c = new pg.Client({ connectionString: withDatabase(platform.servers.primary.url, platform.platformDatabase), application_name: 'strata-root-keys' });
+    const c = new pg.Client({
+      connectionString: withDatabase(platform.servers.primary.url, platform.platformDatabase),
+      application_name: 'strata-root-keys',
+    });
     c.on('error', (err) => log(`root key listener: ${err.message}`));
     c.on('end', () => {
       if (client === c) client = undefined;

@@ -21,7 +21,9 @@ export function isValidRootKey(v: unknown): v is string {
 const context = (ref: string) => `project_root_keys:${ref}`;
 
 export function deriveVaultKey(rootKeyHex: string): { key: Buffer; keyId: string } {
-  const key = Buffer.from(hkdfSync('sha256', Buffer.from(rootKeyHex, 'hex'), Buffer.alloc(0), 'strata-vault-v1', 32));
+  const key = Buffer.from(
+    hkdfSync('sha256', Buffer.from(rootKeyHex, 'hex'), Buffer.alloc(0), 'strata-vault-v1', 32),
+  );
   return { key, keyId: createHash('sha256').update(key).digest('hex').slice(0, 16) };
 }
 
@@ -40,7 +42,10 @@ export async function installVaultKey(platform: Platform, ref: string, rootKeyHe
 }
 
 async function readRootKey(platform: Platform, ref: string): Promise<string | undefined> {
-  const { rows } = await platform.pool.query<{ root_key_sealed: Buffer }>('select root_key_sealed from project_root_keys where project_ref = $1', [ref]);
+  const { rows } = await platform.pool.query<{ root_key_sealed: Buffer }>(
+    'select root_key_sealed from project_root_keys where project_ref = $1',
+    [ref],
+  );
   return rows[0] ? openSecret(platform.state.platformKey, rows[0].root_key_sealed, context(ref)) : undefined;
 }
 

@@ -22,15 +22,23 @@ export const encryptionRoutes: ManagementModule = async (app, { platform }) => {
     });
   }
 
-  app.get('/projects/:ref/pgsodium', { config: { failureMessage: "Failed to retrieve project's pgsodium config" } }, async (req) => {
-    const project = projectOf(req);
-    return { root_key: await ensureRootKey(platform, project.ref) };
-  });
+  app.get(
+    '/projects/:ref/pgsodium',
+    { config: { failureMessage: "Failed to retrieve project's pgsodium config" } },
+    async (req) => {
+      const project = projectOf(req);
+      return { root_key: await ensureRootKey(platform, project.ref) };
+    },
+  );
 
-  app.put('/projects/:ref/pgsodium', { config: { failureMessage: "Failed to update project's pgsodium config" } }, async (req) => {
-    const project = projectOf(req);
-    const body = objectBody(req.body);
-    if (!isValidRootKey(body.root_key)) throw badRequest(ROOT_KEY_MESSAGE);
-    return { root_key: await replaceRootKey(platform, project.ref, body.root_key) };
-  });
+  app.put(
+    '/projects/:ref/pgsodium',
+    { config: { failureMessage: "Failed to update project's pgsodium config" } },
+    async (req) => {
+      const project = projectOf(req);
+      const body = objectBody(req.body);
+      if (!isValidRootKey(body.root_key)) throw badRequest(ROOT_KEY_MESSAGE);
+      return { root_key: await replaceRootKey(platform, project.ref, body.root_key) };
+    },
+  );
 };

@@ -25,7 +25,9 @@ export function sourceMultipart(entry: string, source: Buffer): { contentType: s
         JSON.stringify({ deno2_entrypoint_path: entry }) +
         '\r\n',
     ),
-    Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${entry}"; filename="${entry}"\r\ncontent-type: application/typescript\r\n\r\n`),
+    Buffer.from(
+      `--${boundary}\r\ncontent-disposition: form-data; name="${entry}"; filename="${entry}"\r\ncontent-type: application/typescript\r\n\r\n`,
+    ),
     source,
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ];

@@ -45,13 +45,15 @@ function str(name: string, v: unknown): string | undefined {
 function slugOf(name: string, v: unknown, pattern: RegExp): string | undefined {
   const s = str(name, v);
   if (s === undefined) return undefined;
-  if (s.length > MAX_SLUG || !pattern.test(s)) throw new FunctionInputError(`Invalid function slug: ${name} must match ${pattern.source}`);
+  if (s.length > MAX_SLUG || !pattern.test(s))
+    throw new FunctionInputError(`Invalid function slug: ${name} must match ${pattern.source}`);
   return s;
 }
 
 function fieldsFromQuery(q: Record<string, unknown>): FunctionFields {
   const ezbr = str('ezbr_sha256', q.ezbr_sha256);
-  if (ezbr !== undefined && !/^[0-9a-fA-F]{64}$/.test(ezbr)) throw new FunctionInputError('ezbr_sha256 must be a hex SHA-256');
+  if (ezbr !== undefined && !/^[0-9a-fA-F]{64}$/.test(ezbr))
+    throw new FunctionInputError('ezbr_sha256 must be a hex SHA-256');
   return {
     slug: slugOf('slug', q.slug, PATH_SLUG),
     name: str('name', q.name),
@@ -90,7 +92,12 @@ function definedOnly<T extends object>(o: T): Partial<T> {
 }
 
 /** Parses an upload; `mode` decides which JSON slug rule applies (the create body's is stricter). */
-export function parseUpload(contentType: string | undefined, raw: Buffer | undefined, query: Record<string, unknown>, mode: 'create' | 'update'): ParsedUpload {
+export function parseUpload(
+  contentType: string | undefined,
+  raw: Buffer | undefined,
+  query: Record<string, unknown>,
+  mode: 'create' | 'update',
+): ParsedUpload {
   const fromQuery = fieldsFromQuery(query);
   const type = baseType(contentType);
   const bytes = raw ?? Buffer.alloc(0);
@@ -102,16 +109,24 @@ export function parseUpload(contentType: string | undefined, raw: Buffer | undef
       verifyJwt: bool('verify_jwt', json.verify_jwt),
     };
     const source = str('body', json.body);
-    const body = source === undefined ? undefined : (() => {
-      const b = Buffer.from(source, 'utf8');
-      return { bytes: b, contentType: SOURCE_CONTENT_TYPE, sha256: sha256(b) };
-    })();
+    const body =
+      source === undefined
+        ? undefined
+        : (() => {
+            const b = Buffer.from(source, 'utf8');
+            return { bytes: b, contentType: SOURCE_CONTENT_TYPE, sha256: sha256(b) };
+          })();
     return { fields: { ...fromQuery, ...definedOnly(fromJson) }, body };
   }
   if (bytes.length === 0) return { fields: fromQuery };
   const sha = sha256(bytes);
-  const body: FunctionBody = { bytes, contentType: type === '' ? 'application/octet-stream' : (contentType ?? type), sha256: sha };
+  const body: FunctionBody = {
+    bytes,
+    contentType: type === '' ? 'application/octet-stream' : (contentType ?? type),
+    sha256: sha,
+  };
   // The CLI sends ezbr_sha256 = SHA-256 of the uploaded bundle; compute it when absent.
-  const fields = type === ESZIP && fromQuery.ezbrSha256 === undefined ? { ...fromQuery, ezbrSha256: sha } : fromQuery;
+  const fields =
+    type === ESZIP && fromQuery.ezbrSha256 === undefined ? { ...fromQuery, ezbrSha256: sha } : fromQuery;
   return { fields, body };
 }

@@ -88,28 +88,64 @@ function isUniqueViolation(err: unknown): boolean {
 }
 
 export async function listFunctions(platform: Platform, ref: string): Promise<FunctionRecord[]> {
-  const { rows } = await platform.pool.query<Row>(`select ${COLUMNS} from edge_functions where project_ref = $1 order by created_at, slug`, [ref]);
+  const { rows } = await platform.pool.query<Row>(
+    `select ${COLUMNS} from edge_functions where project_ref = $1 order by created_at, slug`,
+    [ref],
+  );
   return rows.map(fromRow);
 }
 
-export async function getFunction(platform: Platform, ref: string, slug: string): Promise<FunctionRecord | undefined> {
-  const { rows } = await platform.pool.query<Row>(`select ${COLUMNS} from edge_functions where project_ref = $1 and slug = $2`, [ref, slug]);
+export async function getFunction(
+  platform: Platform,
+  ref: string,
+  slug: string,
+): Promise<FunctionRecord | undefined> {
+  const { rows } = await platform.pool.query<Row>(
+    `select ${COLUMNS} from edge_functions where project_ref = $1 and slug = $2`,
+    [ref, slug],
+  );
   return rows[0] ? fromRow(rows[0]) : undefined;
 }
 
-export async function getFunctionBody(platform: Platform, ref: string, slug: string): Promise<(FunctionBody & { record: FunctionRecord }) | undefined> {
-  const { rows } = await platform.pool.query<Row & { body: Buffer }>(`select ${COLUMNS}, body from edge_functions where project_ref = $1 and slug = $2`, [ref, slug]);
+export async function getFunctionBody(
+  platform: Platform,
+  ref: string,
+  slug: string,
+): Promise<(FunctionBody & { record: FunctionRecord }) | undefined> {
+  const { rows } = await platform.pool.query<Row & { body: Buffer }>(
+    `select ${COLUMNS}, body from edge_functions where project_ref = $1 and slug = $2`,
+    [ref, slug],
+  );
   const r = rows[0];
-  return r ? { bytes: r.body, contentType: r.body_content_type, sha256: r.body_sha256, record: fromRow(r) } : undefined;
+  return r
+    ? { bytes: r.body, contentType: r.body_content_type, sha256: r.body_sha256, record: fromRow(r) }
+    : undefined;
 }
 
-export async function insertFunction(platform: Platform, ref: string, f: FunctionFields & { slug: string; name: string }, body: FunctionBody): Promise<FunctionRecord> {
+export async function insertFunction(
+  platform: Platform,
+  ref: string,
+  f: FunctionFields & { slug: string; name: string },
+  body: FunctionBody,
+): Promise<FunctionRecord> {
   try {
     const { rows } = await platform.pool.query<Row>(
       `insert into edge_functions (project_ref, slug, name, verify_jwt, import_map, entrypoint_path, import_map_path, ezbr_sha256, body, body_content_type, body_sha256)
        values ($1, $2, $3, coalesce($4, true), $5, $6, $7, $8, $9, $10, $11)
        returning ${COLUMNS}`,
-      [ref, f.slug, f.name, f.verifyJwt ?? null, f.importMap ?? null, f.entrypointPath ?? null, f.importMapPath ?? null, f.ezbrSha256 ?? null, body.bytes, body.contentType, body.sha256],
+      [
+        ref,
+        f.slug,
+        f.name,
+        f.verifyJwt ?? null,
+        f.importMap ?? null,
+        f.entrypointPath ?? null,
+        f.importMapPath ?? null,
+        f.ezbrSha256 ?? null,
+        body.bytes,
+        body.contentType,
+        body.sha256,
+      ],
     );
     return fromRow(rows[0]!);
   } catch (err) {
@@ -119,7 +155,13 @@ export async function insertFunction(platform: Platform, ref: string, f: Functio
 }
 
 /** Applies the given fields (and body, if any); bumps version and updated_at. Undefined when the function does not exist. */
-export async function updateFunction(platform: Platform, ref: string, slug: string, f: FunctionFields, body: FunctionBody | undefined): Promise<FunctionRecord | undefined> {
+export async function updateFunction(
+  platform: Platform,
+  ref: string,
+  slug: string,
+  f: FunctionFields,
+  body: FunctionBody | undefined,
+): Promise<FunctionRecord | undefined> {
   const sets: string[] = ['version = version + 1', 'updated_at = now()'];
   const values: unknown[] = [ref, slug];
   const set = (column: string, value: unknown) => {
@@ -139,7 +181,10 @@ export async function updateFunction(platform: Platform, ref: string, slug: stri
     set('body_sha256', body.sha256);
   }
   try {
-    const { rows } = await platform.pool.query<Row>(`update edge_functions set ${sets.join(', ')} where project_ref = $1 and slug = $2 returning ${COLUMNS}`, values);
+    const { rows } = await platform.pool.query<Row>(
+      `update edge_functions set ${sets.join(', ')} where project_ref = $1 and slug = $2 returning ${COLUMNS}`,
+      values,
+    );
     return rows[0] ? fromRow(rows[0]) : undefined;
   } catch (err) {
     if (isUniqueViolation(err)) throw new DuplicateSlugError(f.slug ?? slug);
@@ -148,6 +193,9 @@ export async function updateFunction(platform: Platform, ref: string, slug: stri
 }
 
 export async function deleteFunction(platform: Platform, ref: string, slug: string): Promise<boolean> {
-  const { rowCount } = await platform.pool.query('delete from edge_functions where project_ref = $1 and slug = $2', [ref, slug]);
+  const { rowCount } = await platform.pool.query(
+    'delete from edge_functions where project_ref = $1 and slug = $2',
+    [ref, slug],
+  );
   return (rowCount ?? 0) > 0;
 }

@@ -7,8 +7,22 @@
 import type { FastifyRequest } from 'fastify';
 import type { ManagementModule } from '../http/index.js';
 import { ApiError, badRequest, notFound, projectOf } from '../http/index.js';
-import { deleteFunction, DuplicateSlugError, getFunction, getFunctionBody, insertFunction, listFunctions, updateFunction } from './function-store.js';
-import { FunctionInputError, parseUpload, PATH_SLUG, SOURCE_CONTENT_TYPE, type ParsedUpload } from './function-input.js';
+import {
+  deleteFunction,
+  DuplicateSlugError,
+  getFunction,
+  getFunctionBody,
+  insertFunction,
+  listFunctions,
+  updateFunction,
+} from './function-store.js';
+import {
+  FunctionInputError,
+  parseUpload,
+  PATH_SLUG,
+  SOURCE_CONTENT_TYPE,
+  type ParsedUpload,
+} from './function-input.js';
 import { functionResponse } from './function-response.js';
 import { entrypointFileName, sourceMultipart, wantsMultipart } from './function-body-multipart.js';
 import { runtimeConfig } from './runtime-config.js';
@@ -25,7 +39,12 @@ function slugParam(req: FastifyRequest): string {
 
 function upload(req: FastifyRequest, mode: 'create' | 'update'): ParsedUpload {
   try {
-    return parseUpload(req.headers['content-type'], req.body as Buffer | undefined, req.query as Record<string, unknown>, mode);
+    return parseUpload(
+      req.headers['content-type'],
+      req.body as Buffer | undefined,
+      req.query as Record<string, unknown>,
+      mode,
+    );
   } catch (err) {
     if (err instanceof FunctionInputError) throw badRequest(err.message);
     throw err;
@@ -45,60 +64,101 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
   // In this scope every body arrives as raw bytes: JSON, eszip and anything else are told apart
   // by parseUpload (supabase-management-js v2 sends JSON without a content type).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: Math.max(UPLOAD_LIMIT, platform.config.bodyLimit) }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser(
+    '*',
+    { parseAs: 'buffer', bodyLimit: Math.max(UPLOAD_LIMIT, platform.config.bodyLimit) },
+    (_req, body, done) => done(null, body),
+  );
   const uploadOpts = { bodyLimit: Math.max(UPLOAD_LIMIT, platform.config.bodyLimit) };
 
-  app.post('/projects/:ref/functions', { ...uploadOpts, config: { failureMessage: "Failed to create project's function" } }, async (req, reply) => {
-    const project = projectOf(req);
-    const { fields, body } = upload(req, 'create');
-    if (!fields.slug) throw badRequest('slug is required');
-    if (!body) throw badRequest('body is required');
-    const name = fields.name ?? fields.slug;
-    const created = await asApiErrors(() => insertFunction(platform, project.ref, { ...fields, slug: fields.slug!, name }, body));
-    return reply.code(201).send(functionResponse(created));
-  });
-
-  app.get('/projects/:ref/functions', { config: { failureMessage: "Failed to retrieve project's functions" } }, async (req) =>
-    (await listFunctions(platform, projectOf(req).ref)).map(functionResponse),
+  app.post(
+    '/projects/:ref/functions',
+    { ...uploadOpts, config: { failureMessage: "Failed to create project's function" } },
+    async (req, reply) => {
+      const project = projectOf(req);
+      const { fields, body } = upload(req, 'create');
+      if (!fields.slug) throw badRequest('slug is required');
+      if (!body) throw badRequest('body is required');
+      const name = fields.name ?? fields.slug;
+      const created = await asApiErrors(() =>
+        insertFunction(platform, project.ref, { ...fields, slug: fields.slug!, name }, body),
+      );
+      return reply.code(201).send(functionResponse(created));
+    },
   );
 
-  app.get('/projects/:ref/functions/:function_slug', { config: { failureMessage: 'Failed to retrieve function with given slug' } }, async (req) => {
-    const f = await getFunction(platform, projectOf(req).ref, slugParam(req));
-    if (!f) throw notFound(FUNCTION_NOT_FOUND);
-    return functionResponse(f);
-  });
+  app.get(
+    '/projects/:ref/functions',
+    { config: { failureMessage: "Failed to retrieve project's functions" } },
+    async (req) => (await listFunctions(platform, projectOf(req).ref)).map(functionResponse),
+  );
 
-  app.patch('/projects/:ref/functions/:function_slug', { ...uploadOpts, config: { failureMessage: 'Failed to update function with given slug' } }, async (req) => {
-    const project = projectOf(req);
-    const slug = slugParam(req);
-    const { fields, body } = upload(req, 'update');
-    const updated = await asApiErrors(() => updateFunction(platform, project.ref, slug, fields, body));
-    if (!updated) throw notFound(FUNCTION_NOT_FOUND);
-    return functionResponse(updated);
-  });
+  app.get(
+    '/projects/:ref/functions/:function_slug',
+    { config: { failureMessage: 'Failed to retrieve function with given slug' } },
+    async (req) => {
+      const f = await getFunction(platform, projectOf(req).ref, slugParam(req));
+      if (!f) throw notFound(FUNCTION_NOT_FOUND);
+      return functionResponse(f);
+    },
+  );
 
-  app.delete('/projects/:ref/functions/:function_slug', { config: { failureMessage: 'Failed to delete function with given slug' } }, async (req) => {
-    if (!(await deleteFunction(platform, projectOf(req).ref, slugParam(req)))) throw notFound(FUNCTION_NOT_FOUND);
-    return { message: 'ok' };
-  });
+  app.patch(
+    '/projects/:ref/functions/:function_slug',
+    { ...uploadOpts, config: { failureMessage: 'Failed to update function with given slug' } },
+    async (req) => {
+      const project = projectOf(req);
+      const slug = slugParam(req);
+      const { fields, body } = upload(req, 'update');
+      const updated = await asApiErrors(() => updateFunction(platform, project.ref, slug, fields, body));
+      if (!updated) throw notFound(FUNCTION_NOT_FOUND);
+      return functionResponse(updated);
+    },
+  );
 
-  app.get('/projects/:ref/functions/:function_slug/body', { config: { failureMessage: 'Failed to retrieve function body with given slug' } }, async (req, reply) => {
-    const stored = await getFunctionBody(platform, projectOf(req).ref, slugParam(req));
-    if (!stored) throw notFound(FUNCTION_NOT_FOUND);
-    if (wantsMultipart(req.headers.accept)) {
-      if (stored.contentType !== SOURCE_CONTENT_TYPE) {
-        throw new ApiError(400, 'This function was uploaded as a bundle; server-side unbundling is not supported: request the body without Accept: multipart/form-data');
+  app.delete(
+    '/projects/:ref/functions/:function_slug',
+    { config: { failureMessage: 'Failed to delete function with given slug' } },
+    async (req) => {
+      if (!(await deleteFunction(platform, projectOf(req).ref, slugParam(req))))
+        throw notFound(FUNCTION_NOT_FOUND);
+      return { message: 'ok' };
+    },
+  );
+
+  app.get(
+    '/projects/:ref/functions/:function_slug/body',
+    { config: { failureMessage: 'Failed to retrieve function body with given slug' } },
+    async (req, reply) => {
+      const stored = await getFunctionBody(platform, projectOf(req).ref, slugParam(req));
+      if (!stored) throw notFound(FUNCTION_NOT_FOUND);
+      if (wantsMultipart(req.headers.accept)) {
+        if (stored.contentType !== SOURCE_CONTENT_TYPE) {
+          throw new ApiError(
+            400,
+            'This function was uploaded as a bundle; server-side unbundling is not supported: request the body without Accept: multipart/form-data',
+          );
+        }
+        const form = sourceMultipart(entrypointFileName(stored.record.entrypointPath), stored.bytes);
+        return reply.type(form.contentType).send(form.body);
       }
-      const form = sourceMultipart(entrypointFileName(stored.record.entrypointPath), stored.bytes);
-      return reply.type(form.contentType).send(form.body);
-    }
-    return reply.type(stored.contentType).header('x-body-sha256', stored.sha256).send(stored.bytes);
-  });
+      return reply.type(stored.contentType).header('x-body-sha256', stored.sha256).send(stored.bytes);
+    },
+  );
 
-  app.get('/projects/:ref/functions/:function_slug/runtime-config', { config: { failureMessage: 'Failed to retrieve function runtime config' } }, async (req) => {
-    const project = projectOf(req);
-    const f = await getFunction(platform, project.ref, slugParam(req));
-    if (!f) throw notFound(FUNCTION_NOT_FOUND);
-    return runtimeConfig(platform, await project.context(), `http://${project.ref}.localhost:${req.socket.localPort ?? ''}`, f);
-  });
+  app.get(
+    '/projects/:ref/functions/:function_slug/runtime-config',
+    { config: { failureMessage: 'Failed to retrieve function runtime config' } },
+    async (req) => {
+      const project = projectOf(req);
+      const f = await getFunction(platform, project.ref, slugParam(req));
+      if (!f) throw notFound(FUNCTION_NOT_FOUND);
+      return runtimeConfig(
+        platform,
+        await project.context(),
+        `http://${project.ref}.localhost:${req.socket.localPort ?? ''}`,
+        f,
+      );
+    },
+  );
 };

@@ -20,7 +20,12 @@ export interface RuntimeConfig {
   env: Record<string, string>;
 }
 
-export async function runtimeConfig(platform: Platform, ctx: ProjectContext, apiUrl: string, f: FunctionRecord): Promise<RuntimeConfig> {
+export async function runtimeConfig(
+  platform: Platform,
+  ctx: ProjectContext,
+  apiUrl: string,
+  f: FunctionRecord,
+): Promise<RuntimeConfig> {
   const env = { ...(await readProjectSecrets(platform, ctx.ref)), ...managedSecrets(ctx, apiUrl) };
   return {
     slug: f.slug,

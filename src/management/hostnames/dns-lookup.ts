@@ -26,6 +26,7 @@ export function dnsLookup(server: string | undefined): DnsLookup {
   };
   return {
     txt: async (name) => (await absentAsEmpty(resolver.resolveTxt(name))).map((chunks) => chunks.join('')),
-    cname: async (name) => (await absentAsEmpty(resolver.resolveCname(name))).map((t) => t.toLowerCase().replace(/\.$/, '')),
+    cname: async (name) =>
+      (await absentAsEmpty(resolver.resolveCname(name))).map((t) => t.toLowerCase().replace(/\.$/, '')),
   };
 }

@@ -12,7 +12,11 @@ export interface CustomHostnameResponse {
     result: {
       id: string;
       hostname: string;
-      ssl: { status: string; validation_records: Array<{ txt_name: string; txt_value: string }>; validation_errors?: Array<{ message: string }> };
+      ssl: {
+        status: string;
+        validation_records: Array<{ txt_name: string; txt_value: string }>;
+        validation_errors?: Array<{ message: string }>;
+      };
       ownership_verification: { type: string; name: string; value: string };
       custom_origin_server: string;
       verification_errors?: string[];
@@ -28,7 +32,8 @@ export function hostnameResponse(r: HostnameRecord): CustomHostnameResponse {
     status: verified ? 'active' : 'pending_validation',
     validation_records: verified ? [] : [{ txt_name: r.txtName, txt_value: r.txtValue }],
   };
-  if (r.verificationErrors.length) ssl.validation_errors = r.verificationErrors.map((message) => ({ message }));
+  if (r.verificationErrors.length)
+    ssl.validation_errors = r.verificationErrors.map((message) => ({ message }));
   const result: CustomHostnameResponse['data']['result'] = {
     id: r.id,
     hostname: r.hostname,
@@ -39,5 +44,9 @@ export function hostnameResponse(r: HostnameRecord): CustomHostnameResponse {
     created_at: r.createdAt.toISOString(),
   };
   if (r.verificationErrors.length) result.verification_errors = r.verificationErrors;
-  return { status: r.status, custom_hostname: r.hostname, data: { success: true, errors: [], messages: [], result } };
+  return {
+    status: r.status,
+    custom_hostname: r.hostname,
+    data: { success: true, errors: [], messages: [], result },
+  };
 }

@@ -2,9 +2,24 @@
 import { isIP } from 'node:net';
 import type { Platform } from '../../platform/platform.js';
 import { dnsLookup } from './dns-lookup.js';
-import { deleteHostname, getHostname, hostnameTakenElsewhere, insertHostname, updateHostnameStatus, type HostnameRecord } from './hostname-store.js';
+import {
+  deleteHostname,
+  getHostname,
+  hostnameTakenElsewhere,
+  insertHostname,
+  updateHostnameStatus,
+  type HostnameRecord,
+} from './hostname-store.js';
 import { hostnameRouter } from './host-routing.js';
-import { activate, HostnameStateError, MSG_EXISTS, MSG_NONE, MSG_TAKEN, normalizeHostname, reverify } from './state-machine.js';
+import {
+  activate,
+  HostnameStateError,
+  MSG_EXISTS,
+  MSG_NONE,
+  MSG_TAKEN,
+  normalizeHostname,
+  reverify,
+} from './state-machine.js';
 
 /** The name a custom hostname must CNAME to: <ref>.<platform host>, or <ref>.localhost when the platform listens on an IP address. */
 export function originServer(platform: Platform, ref: string): string {
@@ -18,9 +33,14 @@ export async function getConfig(platform: Platform, ref: string): Promise<Hostna
   return r;
 }
 
-export async function initializeHostname(platform: Platform, ref: string, input: unknown): Promise<HostnameRecord> {
+export async function initializeHostname(
+  platform: Platform,
+  ref: string,
+  input: unknown,
+): Promise<HostnameRecord> {
   const hostname = normalizeHostname(input);
-  if (!hostname) throw new HostnameStateError('custom_hostname must be a valid domain name such as api.example.com');
+  if (!hostname)
+    throw new HostnameStateError('custom_hostname must be a valid domain name such as api.example.com');
   if (await getHostname(platform, ref)) throw new HostnameStateError(MSG_EXISTS);
   if (await hostnameTakenElsewhere(platform, ref, hostname)) throw new HostnameStateError(MSG_TAKEN);
   const r = await insertHostname(platform, ref, hostname, originServer(platform, ref));
@@ -32,8 +52,15 @@ export async function reverifyHostname(platform: Platform, ref: string): Promise
   const r = await getConfig(platform, ref);
   const dns = dnsLookup(platform.config.dnsResolver);
   const [txt, cname] = await Promise.all([dns.txt(r.txtName), dns.cname(r.hostname)]);
-  const outcome = reverify(r.status, { hostname: r.hostname, txtName: r.txtName, txtValue: r.txtValue, origin: r.originServer }, { txt, cname });
-  return (await updateHostnameStatus(platform, ref, r.status, outcome.status, outcome.errors)) ?? getConfig(platform, ref);
+  const outcome = reverify(
+    r.status,
+    { hostname: r.hostname, txtName: r.txtName, txtValue: r.txtValue, origin: r.originServer },
+    { txt, cname },
+  );
+  return (
+    (await updateHostnameStatus(platform, ref, r.status, outcome.status, outcome.errors)) ??
+    getConfig(platform, ref)
+  );
 }
 
 export async function activateHostname(platform: Platform, ref: string): Promise<HostnameRecord> {

@@ -45,12 +45,18 @@ function fromRow(r: Row): HostnameRecord {
 }
 
 export async function getHostname(platform: Platform, ref: string): Promise<HostnameRecord | undefined> {
-  const { rows } = await platform.pool.query<Row>('select * from custom_hostnames where project_ref = $1', [ref]);
+  const { rows } = await platform.pool.query<Row>('select * from custom_hostnames where project_ref = $1', [
+    ref,
+  ]);
   return rows[0] ? fromRow(rows[0]) : undefined;
 }
 
 /** Whether another project already holds `hostname`. */
-export async function hostnameTakenElsewhere(platform: Platform, ref: string, hostname: string): Promise<boolean> {
+export async function hostnameTakenElsewhere(
+  platform: Platform,
+  ref: string,
+  hostname: string,
+): Promise<boolean> {
   const { rowCount } = await platform.pool.query(
     `select 1 from custom_hostnames h join projects p on p.ref = h.project_ref
      where h.hostname = $1 and h.project_ref <> $2 and p.status <> 'REMOVED'`,
@@ -60,7 +66,12 @@ export async function hostnameTakenElsewhere(platform: Platform, ref: string, ho
 }
 
 /** Inserts a new configuration in state 2_initiated; undefined when the project already has one (or the hostname is taken). */
-export async function insertHostname(platform: Platform, ref: string, hostname: string, originServer: string): Promise<HostnameRecord | undefined> {
+export async function insertHostname(
+  platform: Platform,
+  ref: string,
+  hostname: string,
+  originServer: string,
+): Promise<HostnameRecord | undefined> {
   // A deleted project (tombstone) no longer holds its hostname.
   await platform.pool.query(
     `delete from custom_hostnames h using projects p where p.ref = h.project_ref and h.hostname = $1 and p.status = 'REMOVED'`,
@@ -79,7 +90,13 @@ export async function insertHostname(platform: Platform, ref: string, hostname: 
 }
 
 /** Moves the project's record from `from` to `to` (compare-and-set); undefined when it changed meanwhile. */
-export async function updateHostnameStatus(platform: Platform, ref: string, from: HostnameStatus, to: HostnameStatus, errors: string[]): Promise<HostnameRecord | undefined> {
+export async function updateHostnameStatus(
+  platform: Platform,
+  ref: string,
+  from: HostnameStatus,
+  to: HostnameStatus,
+  errors: string[],
+): Promise<HostnameRecord | undefined> {
   const { rows } = await platform.pool.query<Row>(
     `update custom_hostnames set status = $3, verification_errors = $4::jsonb, updated_at = now(),
        verified_at = case when $3 in ('4_origin_setup_completed') and verified_at is null then now() else verified_at end,
@@ -92,12 +109,17 @@ export async function updateHostnameStatus(platform: Platform, ref: string, from
 }
 
 export async function deleteHostname(platform: Platform, ref: string): Promise<boolean> {
-  const { rowCount } = await platform.pool.query('delete from custom_hostnames where project_ref = $1', [ref]);
+  const { rowCount } = await platform.pool.query('delete from custom_hostnames where project_ref = $1', [
+    ref,
+  ]);
   return (rowCount ?? 0) > 0;
 }
 
 /** The project whose *active* custom hostname is `hostname`. */
-export async function activeRefForHostname(platform: Platform, hostname: string): Promise<string | undefined> {
+export async function activeRefForHostname(
+  platform: Platform,
+  hostname: string,
+): Promise<string | undefined> {
   const { rows } = await platform.pool.query<{ project_ref: string }>(
     `select h.project_ref from custom_hostnames h join projects p on p.ref = h.project_ref
      where h.hostname = $1 and h.status = '5_services_reconfigured' and p.status <> 'REMOVED'`,

@@ -7,7 +7,13 @@ import type { ManagementModule } from '../http/index.js';
 import { badRequest, objectBody, projectOf } from '../http/index.js';
 import { hostnameRouter } from './host-routing.js';
 import { hostnameResponse } from './hostname-response.js';
-import { activateHostname, getConfig, initializeHostname, removeHostname, reverifyHostname } from './hostname-service.js';
+import {
+  activateHostname,
+  getConfig,
+  initializeHostname,
+  removeHostname,
+  reverifyHostname,
+} from './hostname-service.js';
 import { HostnameStateError } from './state-machine.js';
 
 const STRICT = { max: 10, windowMs: 60_000 };
@@ -24,13 +30,20 @@ async function stateErrorsAs400<T>(work: () => Promise<T>): Promise<T> {
 export const hostnameRoutes: ManagementModule = async (app, { platform }) => {
   hostnameRouter(platform); // registers the Host → project resolver
 
-  app.get('/projects/:ref/custom-hostname', { config: { failureMessage: "Failed to retrieve project's custom hostname config" } }, async (req) =>
-    hostnameResponse(await stateErrorsAs400(() => getConfig(platform, projectOf(req).ref))),
+  app.get(
+    '/projects/:ref/custom-hostname',
+    { config: { failureMessage: "Failed to retrieve project's custom hostname config" } },
+    async (req) => hostnameResponse(await stateErrorsAs400(() => getConfig(platform, projectOf(req).ref))),
   );
 
   app.delete(
     '/projects/:ref/custom-hostname',
-    { config: { failureMessage: 'Failed to delete project custom hostname configuration', managementRateLimit: STRICT } },
+    {
+      config: {
+        failureMessage: 'Failed to delete project custom hostname configuration',
+        managementRateLimit: STRICT,
+      },
+    },
     async (req, reply) => {
       await removeHostname(platform, projectOf(req).ref);
       return reply.code(200).send();
@@ -39,26 +52,48 @@ export const hostnameRoutes: ManagementModule = async (app, { platform }) => {
 
   app.post(
     '/projects/:ref/custom-hostname/initialize',
-    { config: { failureMessage: 'Failed to update project custom hostname configuration', managementRateLimit: STRICT } },
+    {
+      config: {
+        failureMessage: 'Failed to update project custom hostname configuration',
+        managementRateLimit: STRICT,
+      },
+    },
     async (req, reply) => {
       const body = objectBody(req.body);
-      if (typeof body.custom_hostname !== 'string' || body.custom_hostname.length < 1 || body.custom_hostname.length > 253) {
+      if (
+        typeof body.custom_hostname !== 'string' ||
+        body.custom_hostname.length < 1 ||
+        body.custom_hostname.length > 253
+      ) {
         throw badRequest('custom_hostname must be a string of 1 to 253 characters');
       }
-      const record = await stateErrorsAs400(() => initializeHostname(platform, projectOf(req).ref, body.custom_hostname));
+      const record = await stateErrorsAs400(() =>
+        initializeHostname(platform, projectOf(req).ref, body.custom_hostname),
+      );
       return reply.code(201).send(hostnameResponse(record));
     },
   );
 
   app.post(
     '/projects/:ref/custom-hostname/reverify',
-    { config: { failureMessage: 'Failed to verify project custom hostname configuration', managementRateLimit: STRICT } },
-    async (req, reply) => reply.code(201).send(hostnameResponse(await stateErrorsAs400(() => reverifyHostname(platform, projectOf(req).ref)))),
+    {
+      config: {
+        failureMessage: 'Failed to verify project custom hostname configuration',
+        managementRateLimit: STRICT,
+      },
+    },
+    async (req, reply) =>
+      reply
+        .code(201)
+        .send(hostnameResponse(await stateErrorsAs400(() => reverifyHostname(platform, projectOf(req).ref)))),
   );
 
   app.post(
     '/projects/:ref/custom-hostname/activate',
     { config: { failureMessage: 'Failed to activate project custom hostname configuration' } },
-    async (req, reply) => reply.code(201).send(hostnameResponse(await stateErrorsAs400(() => activateHostname(platform, projectOf(req).ref)))),
+    async (req, reply) =>
+      reply
+        .code(201)
+        .send(hostnameResponse(await stateErrorsAs400(() => activateHostname(platform, projectOf(req).ref)))),
   );
 };

@@ -4,10 +4,16 @@
  * 2 → 3_challenge_verified → 4_origin_setup_completed; activate 4 → 5_services_reconfigured
  * (from then on the platform routes the hostname to the project); delete resets.
  */
-export type HostnameStatus = '1_not_started' | '2_initiated' | '3_challenge_verified' | '4_origin_setup_completed' | '5_services_reconfigured';
+export type HostnameStatus =
+  | '1_not_started'
+  | '2_initiated'
+  | '3_challenge_verified'
+  | '4_origin_setup_completed'
+  | '5_services_reconfigured';
 
 export const MSG_NONE = 'No custom hostname configuration found.';
-export const MSG_EXISTS = 'Delete the custom hostname associated with your project before attempting to create a new one.';
+export const MSG_EXISTS =
+  'Delete the custom hostname associated with your project before attempting to create a new one.';
 export const MSG_VERIFIED = 'Verification has been completed, please proceed to activation.';
 export const MSG_NOT_VERIFIED = 'Verification has not been completed.';
 export const MSG_TAKEN = 'The custom hostname is already in use by another project.';
@@ -26,14 +32,24 @@ export interface VerifyOutcome {
   errors: string[];
 }
 
-const ORDER: HostnameStatus[] = ['1_not_started', '2_initiated', '3_challenge_verified', '4_origin_setup_completed', '5_services_reconfigured'];
+const ORDER: HostnameStatus[] = [
+  '1_not_started',
+  '2_initiated',
+  '3_challenge_verified',
+  '4_origin_setup_completed',
+  '5_services_reconfigured',
+];
 
 export function isVerified(status: HostnameStatus): boolean {
   return ORDER.indexOf(status) >= ORDER.indexOf('4_origin_setup_completed');
 }
 
 /** Reverify from `status` given what DNS says now; throws for states past verification. */
-export function reverify(status: HostnameStatus, want: { hostname: string; txtName: string; txtValue: string; origin: string }, found: DnsFindings): VerifyOutcome {
+export function reverify(
+  status: HostnameStatus,
+  want: { hostname: string; txtName: string; txtValue: string; origin: string },
+  found: DnsFindings,
+): VerifyOutcome {
   if (isVerified(status)) throw new HostnameStateError(MSG_VERIFIED);
   const errors: string[] = [];
   const txtOk = found.txt.includes(want.txtValue);

@@ -23,7 +23,10 @@ declare module 'fastify' {
 }
 
 /** The caller behind a bearer token, or undefined for a missing, malformed or unknown token. */
-export async function callerOfToken(platform: Platform, token: string | undefined): Promise<ManagementCaller | undefined> {
+export async function callerOfToken(
+  platform: Platform,
+  token: string | undefined,
+): Promise<ManagementCaller | undefined> {
   if (!token || !ACCESS_TOKEN_PATTERN.test(token)) return undefined;
   const digest = sha256Hex(token);
   const { rows } = await platform.pool.query<{ id: string; user_id: string; stale: boolean }>(
@@ -34,7 +37,10 @@ export async function callerOfToken(platform: Platform, token: string | undefine
   const row = rows[0];
   if (!row) return undefined;
   // last_used_at is informational: refreshed at most once a minute, off the request's path.
-  if (row.stale) platform.pool.query('update access_tokens set last_used_at = now() where id = $1', [row.id]).catch(() => {});
+  if (row.stale)
+    platform.pool
+      .query('update access_tokens set last_used_at = now() where id = $1', [row.id])
+      .catch(() => {});
   return { userId: row.user_id, tokenId: row.id };
 }
 

@@ -36,7 +36,8 @@ function clientErrorOf(err: FastifyError): ApiError | undefined {
   const status = err.statusCode;
   if (!status || status < 400 || status >= 500) return undefined;
   if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return new ApiError(400, 'Request body is required');
-  if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError) return new ApiError(400, 'Request body is not valid JSON');
+  if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError)
+    return new ApiError(400, 'Request body is not valid JSON');
   if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError(413, 'Request body is too large');
   if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError(415, 'Unsupported content type');
   return new ApiError(status, err.message);
@@ -61,10 +62,14 @@ export function registerErrorHandling(app: FastifyInstance): void {
     req.log.error({ err: error, errorEventId }, 'management API request failed');
     if (!req.log.level || req.log.level === 'silent') {
       // Without a request logger, still leave a trace that can be matched to the response.
-      console.error(`[management] ${req.method} ${req.routeOptions.url ?? req.url} failed (errorEventId ${errorEventId}): ${error.stack ?? error.message}`);
+      console.error(
+        `[management] ${req.method} ${req.routeOptions.url ?? req.url} failed (errorEventId ${errorEventId}): ${error.stack ?? error.message}`,
+      );
     }
     const message = req.routeOptions.config?.failureMessage ?? 'Internal Server Error';
     return reply.code(500).type('application/json; charset=utf-8').send({ message, errorEventId });
   });
-  app.setNotFoundHandler((req, reply) => sendError(reply, new ApiError(404, `Cannot ${req.method} ${req.url.split('?')[0]}`)));
+  app.setNotFoundHandler((req, reply) =>
+    sendError(reply, new ApiError(404, `Cannot ${req.method} ${req.url.split('?')[0]}`)),
+  );
 }

@@ -1,7 +1,23 @@
 /** The management infrastructure routes use (see the comment at the top of ../index.ts). */
 export type { ManagementModule } from './module.js';
-export { ApiError, badRequest, unauthorized, forbidden, notFound, conflict, RESOURCE_REMOVED, sendError } from './errors.js';
+export {
+  ApiError,
+  badRequest,
+  unauthorized,
+  forbidden,
+  notFound,
+  conflict,
+  RESOURCE_REMOVED,
+  sendError,
+} from './errors.js';
 export { callerOf, type ManagementCaller } from './auth.js';
-export { projectOf, organizationOf, loadManagedProject, loadManagedOrganization, type ManagedProject, type ManagedOrganization } from './project-access.js';
+export {
+  projectOf,
+  organizationOf,
+  loadManagedProject,
+  loadManagedOrganization,
+  type ManagedProject,
+  type ManagedOrganization,
+} from './project-access.js';
 export type { RateLimitPolicy } from './route-config.js';
 export * from './validate.js';

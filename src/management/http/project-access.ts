@@ -54,7 +54,11 @@ interface ProjectAccessRow {
 }
 
 /** Looks up `ref` for `userId`, applying the checks above. */
-export async function loadManagedProject(platform: Platform, userId: string, ref: string): Promise<ManagedProject> {
+export async function loadManagedProject(
+  platform: Platform,
+  userId: string,
+  ref: string,
+): Promise<ManagedProject> {
   if (!isProjectRef(ref)) throw badRequest('Invalid project ref: must be 20 lowercase letters');
   const { rows } = await platform.pool.query<ProjectAccessRow>(
     `select p.ref, p.organization_id, p.name, p.region, p.status, p.created_at, p.db_server, p.db_name,
@@ -84,7 +88,12 @@ export async function loadManagedProject(platform: Platform, userId: string, ref
 }
 
 /** Looks up an organization slug for `userId`: malformed → 400, unknown → 404, not a member → 403. */
-export async function loadManagedOrganization(platform: Platform, userId: string, slug: string, field = 'slug'): Promise<ManagedOrganization> {
+export async function loadManagedOrganization(
+  platform: Platform,
+  userId: string,
+  slug: string,
+  field = 'slug',
+): Promise<ManagedOrganization> {
   if (!ORGANIZATION_SLUG_PATTERN.test(slug)) throw badRequest(`${field} must match pattern "^[\\w-]+$"`);
   const { rows } = await platform.pool.query<{ id: string; name: string; member: boolean }>(
     `select o.id, o.name,
@@ -112,6 +121,8 @@ export function organizationOf(req: FastifyRequest): ManagedOrganization {
 /** Hook body: resolves `:ref` / `:slug` path parameters for the authenticated caller. */
 export async function resolvePathResources(platform: Platform, req: FastifyRequest): Promise<void> {
   const params = (req.params ?? {}) as Record<string, string | undefined>;
-  if (params.ref !== undefined) req.managedProject = await loadManagedProject(platform, callerOf(req).userId, params.ref);
-  if (params.slug !== undefined) req.managedOrganization = await loadManagedOrganization(platform, callerOf(req).userId, params.slug);
+  if (params.ref !== undefined)
+    req.managedProject = await loadManagedProject(platform, callerOf(req).userId, params.ref);
+  if (params.slug !== undefined)
+    req.managedOrganization = await loadManagedOrganization(platform, callerOf(req).userId, params.slug);
 }

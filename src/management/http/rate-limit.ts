@@ -40,7 +40,11 @@ export class RateLimiter {
     );
     const row = rows[0]!;
     if (++this.hits % 500 === 0) {
-      this.platform.pool.query(`delete from rate_limit_counters where window_start + make_interval(secs => window_ms / 1000.0) < now() - interval '1 hour'`).catch(() => {});
+      this.platform.pool
+        .query(
+          `delete from rate_limit_counters where window_start + make_interval(secs => window_ms / 1000.0) < now() - interval '1 hour'`,
+        )
+        .catch(() => {});
     }
     return {
       limit: max,

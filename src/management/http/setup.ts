@@ -43,7 +43,10 @@ export function registerManagementHttp(app: FastifyInstance, platform: Platform)
 
 /** Refuses `__proto__` and `constructor.prototype` keys, as Fastify's own JSON parser does. */
 function safeReviver(key: string, value: unknown): unknown {
-  if (key === '__proto__' || (key === 'constructor' && typeof value === 'object' && value !== null && 'prototype' in value)) {
+  if (
+    key === '__proto__' ||
+    (key === 'constructor' && typeof value === 'object' && value !== null && 'prototype' in value)
+  ) {
     throw new ApiError(400, 'Request body contains a forbidden property name');
   }
   return value;

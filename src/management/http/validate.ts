@@ -51,11 +51,18 @@ export function stringField(obj: JsonObject, key: string, rule: StringRule = {})
   }
   if (typeof v !== 'string') throw badRequest(`${field} must be a string`);
   if (rule.minLength !== undefined && v.length < rule.minLength) {
-    throw badRequest(rule.minLength === 1 ? `${field} should not be empty` : `${field} must be longer than or equal to ${rule.minLength} characters`);
+    throw badRequest(
+      rule.minLength === 1
+        ? `${field} should not be empty`
+        : `${field} must be longer than or equal to ${rule.minLength} characters`,
+    );
   }
-  if (rule.maxLength !== undefined && v.length > rule.maxLength) throw badRequest(`${field} must be shorter than or equal to ${rule.maxLength} characters`);
-  if (rule.pattern && !rule.pattern.test(v)) throw badRequest(`${field} must match pattern "${rule.pattern.source}"`);
-  if (rule.enum && !rule.enum.includes(v)) throw badRequest(`${field} must be one of the following values: ${rule.enum.join(', ')}`);
+  if (rule.maxLength !== undefined && v.length > rule.maxLength)
+    throw badRequest(`${field} must be shorter than or equal to ${rule.maxLength} characters`);
+  if (rule.pattern && !rule.pattern.test(v))
+    throw badRequest(`${field} must match pattern "${rule.pattern.source}"`);
+  if (rule.enum && !rule.enum.includes(v))
+    throw badRequest(`${field} must be one of the following values: ${rule.enum.join(', ')}`);
   return v;
 }
 

@@ -16,8 +16,12 @@ export function normalizeCidrs(input: unknown, family: 4 | 6, field: string): st
       throw new CidrError(`Invalid ${family === 4 ? 'IPv4' : 'IPv6'} CIDR in ${field}: ${item}`);
     }
     const [addr, bits] = parsed;
-    if ((family === 4) !== (addr.kind() === 'ipv4')) throw new CidrError(`Invalid ${family === 4 ? 'IPv4' : 'IPv6'} CIDR in ${field}: ${item}`);
-    const network = family === 4 ? ipaddr.IPv4.networkAddressFromCIDR(item.trim()) : ipaddr.IPv6.networkAddressFromCIDR(item.trim());
+    if ((family === 4) !== (addr.kind() === 'ipv4'))
+      throw new CidrError(`Invalid ${family === 4 ? 'IPv4' : 'IPv6'} CIDR in ${field}: ${item}`);
+    const network =
+      family === 4
+        ? ipaddr.IPv4.networkAddressFromCIDR(item.trim())
+        : ipaddr.IPv6.networkAddressFromCIDR(item.trim());
     const text = `${network.toString()}/${bits}`;
     if (!out.includes(text)) out.push(text);
   }

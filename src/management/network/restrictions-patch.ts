@@ -7,7 +7,12 @@
  */
 import type { Platform } from '../../platform/platform.js';
 import { CidrError, normalizeCidrs } from './cidr.js';
-import { applyRestrictions, currentConfig, type RestrictionConfig, type RestrictionsResponse } from './restrictions.js';
+import {
+  applyRestrictions,
+  currentConfig,
+  type RestrictionConfig,
+  type RestrictionsResponse,
+} from './restrictions.js';
 
 interface CidrItem {
   address: string;
@@ -43,7 +48,11 @@ function edit(list: string[], add: string[], remove: string[]): string[] {
   return [...list, ...add.filter((c) => !list.includes(c))].filter((c) => !remove.includes(c));
 }
 
-export async function patchRestrictions(platform: Platform, ref: string, body: Record<string, unknown>): Promise<RestrictionsV2Response> {
+export async function patchRestrictions(
+  platform: Platform,
+  ref: string,
+  body: Record<string, unknown>,
+): Promise<RestrictionsV2Response> {
   const add = part(body, 'add');
   const remove = part(body, 'remove');
   const now = await currentConfig(platform, ref);

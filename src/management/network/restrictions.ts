@@ -37,7 +37,7 @@ interface Row {
 const OPEN: RestrictionConfig = { dbAllowedCidrs: ['0.0.0.0/0'], dbAllowedCidrsV6: ['::/0'] };
 
 export const UNMANAGED_DETAIL =
-  'Stored only: this project\'s PostgreSQL server is not run by the platform (DATABASE_URL or STRATA_DB_SERVERS), so its pg_hba.conf cannot be changed from here; apply the restriction in that server\'s pg_hba.conf or firewall.';
+  "Stored only: this project's PostgreSQL server is not run by the platform (DATABASE_URL or STRATA_DB_SERVERS), so its pg_hba.conf cannot be changed from here; apply the restriction in that server's pg_hba.conf or firewall.";
 
 export function parseRestrictionRequest(body: unknown): RestrictionConfig {
   const b = (body ?? {}) as Record<string, unknown>;
@@ -54,15 +54,24 @@ function sameConfig(a: RestrictionConfig, b: RestrictionConfig): boolean {
 
 function toResponse(r: Row | undefined): RestrictionsResponse {
   if (!r) return { entitlement: 'allowed', config: OPEN, status: 'applied' };
-  const out: RestrictionsResponse = { entitlement: 'allowed', config: r.config, status: r.status, updated_at: r.updated_at.toISOString() };
-  if (r.status === 'stored' && r.applied_config && !sameConfig(r.applied_config, r.config)) out.old_config = r.applied_config;
+  const out: RestrictionsResponse = {
+    entitlement: 'allowed',
+    config: r.config,
+    status: r.status,
+    updated_at: r.updated_at.toISOString(),
+  };
+  if (r.status === 'stored' && r.applied_config && !sameConfig(r.applied_config, r.config))
+    out.old_config = r.applied_config;
   if (r.applied_at) out.applied_at = r.applied_at.toISOString();
   if (r.status_detail) out.detail = r.status_detail;
   return out;
 }
 
 async function readRow(platform: Platform, ref: string): Promise<Row | undefined> {
-  const { rows } = await platform.pool.query<Row>('select config, status, applied_config, status_detail, updated_at, applied_at from network_restrictions where project_ref = $1', [ref]);
+  const { rows } = await platform.pool.query<Row>(
+    'select config, status, applied_config, status_detail, updated_at, applied_at from network_restrictions where project_ref = $1',
+    [ref],
+  );
   return rows[0];
 }
 
@@ -80,7 +89,11 @@ function toRestriction(ref: string, dbName: string, c: RestrictionConfig): Datab
 }
 
 /** The applied restrictions of every project on `serverId` (except `exceptRef`), as pg_hba.conf input. */
-async function appliedOnServer(pool: Platform['pool'], serverId: string, exceptRef: string): Promise<DatabaseRestriction[]> {
+async function appliedOnServer(
+  pool: Platform['pool'],
+  serverId: string,
+  exceptRef: string,
+): Promise<DatabaseRestriction[]> {
   const { rows } = await pool.query<{ ref: string; db_name: string; applied_config: RestrictionConfig }>(
     `select p.ref, p.db_name, r.applied_config from network_restrictions r join projects p on p.ref = r.project_ref
      where p.db_server = $1 and r.applied_config is not null and p.status <> 'REMOVED' and p.ref <> $2`,
@@ -96,7 +109,9 @@ async function appliedOnServer(pool: Platform['pool'], serverId: string, exceptR
 export async function syncManagedServers(platform: Platform): Promise<void> {
   for (const server of platform.servers.all()) {
     if (!server.managed || !server.embedded) continue;
-    await withServerLock(platform, server.id, async () => applyPgHba(server.url, await appliedOnServer(platform.pool, server.id, '')));
+    await withServerLock(platform, server.id, async () =>
+      applyPgHba(server.url, await appliedOnServer(platform.pool, server.id, '')),
+    );
   }
 }
 
@@ -108,7 +123,9 @@ async function withServerLock<T>(platform: Platform, serverId: string, work: () 
     try {
       return await work();
     } finally {
-      await client.query(`select pg_advisory_unlock(hashtext('strata-pg-hba:' || $1::text))`, [serverId]).catch(() => {});
+      await client
+        .query(`select pg_advisory_unlock(hashtext('strata-pg-hba:' || $1::text))`, [serverId])
+        .catch(() => {});
     }
   } finally {
     client.release();
@@ -116,7 +133,11 @@ async function withServerLock<T>(platform: Platform, serverId: string, work: () 
 }
 
 /** Stores `config`, then applies it (and every other applied restriction on the same server) when the server is managed. */
-export async function applyRestrictions(platform: Platform, ref: string, config: RestrictionConfig): Promise<RestrictionsResponse> {
+export async function applyRestrictions(
+  platform: Platform,
+  ref: string,
+  config: RestrictionConfig,
+): Promise<RestrictionsResponse> {
   const project = await platform.project(ref);
   if (!project) throw new Error(`project ${ref} not found`);
   await platform.pool.query(
@@ -126,7 +147,10 @@ export async function applyRestrictions(platform: Platform, ref: string, config:
   );
   const server = platform.servers.get(project.dbServer);
   if (!server.managed || !server.embedded) {
-    await platform.pool.query('update network_restrictions set status_detail = $2 where project_ref = $1', [ref, UNMANAGED_DETAIL]);
+    await platform.pool.query('update network_restrictions set status_detail = $2 where project_ref = $1', [
+      ref,
+      UNMANAGED_DETAIL,
+    ]);
     return toResponse(await readRow(platform, ref));
   }
   try {
@@ -142,7 +166,10 @@ export async function applyRestrictions(platform: Platform, ref: string, config:
     });
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
-    await platform.pool.query('update network_restrictions set status_detail = $2 where project_ref = $1', [ref, `Applying failed: ${msg}`]);
+    await platform.pool.query('update network_restrictions set status_detail = $2 where project_ref = $1', [
+      ref,
+      `Applying failed: ${msg}`,
+    ]);
   }
   return toResponse(await readRow(platform, ref));
 }

@@ -8,7 +8,12 @@ import { badRequest, isObject, objectBody, projectOf } from '../http/index.js';
 import { networkBans, normalizeIp } from '../../platform/network-bans.js';
 import { CidrError } from './cidr.js';
 import { patchRestrictions } from './restrictions-patch.js';
-import { applyRestrictions, getRestrictions, parseRestrictionRequest, syncManagedServers } from './restrictions.js';
+import {
+  applyRestrictions,
+  getRestrictions,
+  parseRestrictionRequest,
+  syncManagedServers,
+} from './restrictions.js';
 
 /** The addresses to unban: IPv4 as the spec says (IPv6 accepted too, for servers listening on IPv6). */
 function addressList(v: unknown): string[] {
@@ -22,58 +27,86 @@ function addressList(v: unknown): string[] {
 }
 
 /** NetworkBanResponse; IPv6 bans (only possible when the platform listens on IPv6) in a non-spec field. */
-function banListResponse(list: { v4: string[]; v6: string[] }): { banned_ipv4_addresses: string[]; banned_ipv6_addresses?: string[] } {
-  return list.v6.length ? { banned_ipv4_addresses: list.v4, banned_ipv6_addresses: list.v6 } : { banned_ipv4_addresses: list.v4 };
+function banListResponse(list: { v4: string[]; v6: string[] }): {
+  banned_ipv4_addresses: string[];
+  banned_ipv6_addresses?: string[];
+} {
+  return list.v6.length
+    ? { banned_ipv4_addresses: list.v4, banned_ipv6_addresses: list.v6 }
+    : { banned_ipv4_addresses: list.v4 };
 }
 
 export const networkRoutes: ManagementModule = async (app, { platform }) => {
   const bans = networkBans(platform);
   // pg_hba.conf of the servers the platform runs follows the platform database from the start.
   app.addHook('onReady', async () => {
-    await syncManagedServers(platform).catch((err: unknown) => app.log.error(`network restrictions: pg_hba.conf sync failed: ${err instanceof Error ? err.message : String(err)}`));
+    await syncManagedServers(platform).catch((err: unknown) =>
+      app.log.error(
+        `network restrictions: pg_hba.conf sync failed: ${err instanceof Error ? err.message : String(err)}`,
+      ),
+    );
   });
 
-  app.post('/projects/:ref/network-bans/retrieve', { config: { failureMessage: "Failed to retrieve project's network bans" } }, async (req, reply) =>
-    reply.code(201).send(banListResponse(await bans.list(projectOf(req).ref))),
+  app.post(
+    '/projects/:ref/network-bans/retrieve',
+    { config: { failureMessage: "Failed to retrieve project's network bans" } },
+    async (req, reply) => reply.code(201).send(banListResponse(await bans.list(projectOf(req).ref))),
   );
 
-  app.delete('/projects/:ref/network-bans', { config: { failureMessage: 'Failed to remove network bans.' } }, async (req, reply) => {
-    const body = objectBody(req.body);
-    const ips = addressList(body.ipv4_addresses);
-    if (body.requester_ip !== undefined && typeof body.requester_ip !== 'boolean') throw badRequest('requester_ip must be a boolean value');
-    if (body.identifier !== undefined && typeof body.identifier !== 'string') throw badRequest('identifier must be a string');
-    if (body.requester_ip === true) {
-      const own = normalizeIp(req.ip);
-      if (own) ips.push(own);
-    }
-    await bans.remove(projectOf(req).ref, ips);
-    return reply.code(200).send();
-  });
-
-  app.get('/projects/:ref/network-restrictions', { config: { failureMessage: "Failed to retrieve project's network restrictions" } }, async (req) =>
-    getRestrictions(platform, projectOf(req).ref),
+  app.delete(
+    '/projects/:ref/network-bans',
+    { config: { failureMessage: 'Failed to remove network bans.' } },
+    async (req, reply) => {
+      const body = objectBody(req.body);
+      const ips = addressList(body.ipv4_addresses);
+      if (body.requester_ip !== undefined && typeof body.requester_ip !== 'boolean')
+        throw badRequest('requester_ip must be a boolean value');
+      if (body.identifier !== undefined && typeof body.identifier !== 'string')
+        throw badRequest('identifier must be a string');
+      if (body.requester_ip === true) {
+        const own = normalizeIp(req.ip);
+        if (own) ips.push(own);
+      }
+      await bans.remove(projectOf(req).ref, ips);
+      return reply.code(200).send();
+    },
   );
 
-  app.post('/projects/:ref/network-restrictions/apply', { config: { failureMessage: 'Failed to update project network restrictions' } }, async (req, reply) => {
-    if (req.body !== undefined && !isObject(req.body)) throw badRequest('Request body must be a JSON object');
-    let config;
-    try {
-      config = parseRestrictionRequest(req.body ?? {});
-    } catch (err) {
-      if (err instanceof CidrError) throw badRequest(err.message);
-      throw err;
-    }
-    return reply.code(201).send(await applyRestrictions(platform, projectOf(req).ref, config));
-  });
+  app.get(
+    '/projects/:ref/network-restrictions',
+    { config: { failureMessage: "Failed to retrieve project's network restrictions" } },
+    async (req) => getRestrictions(platform, projectOf(req).ref),
+  );
+
+  app.post(
+    '/projects/:ref/network-restrictions/apply',
+    { config: { failureMessage: 'Failed to update project network restrictions' } },
+    async (req, reply) => {
+      if (req.body !== undefined && !isObject(req.body))
+        throw badRequest('Request body must be a JSON object');
+      let config;
+      try {
+        config = parseRestrictionRequest(req.body ?? {});
+      } catch (err) {
+        if (err instanceof CidrError) throw badRequest(err.message);
+        throw err;
+      }
+      return reply.code(201).send(await applyRestrictions(platform, projectOf(req).ref, config));
+    },
+  );
 
   // Adjacent to M25 (CLI `network-restrictions update --append`): add/remove CIDRs, V2 answer shape.
-  app.patch('/projects/:ref/network-restrictions', { config: { failureMessage: 'Failed to update project network restrictions' } }, async (req) => {
-    const body = objectBody(req.body);
-    try {
-      return await patchRestrictions(platform, projectOf(req).ref, body);
-    } catch (err) {
-      if (err instanceof CidrError) throw badRequest(err.message);
-      throw err;
-    }
-  });
+  app.patch(
+    '/projects/:ref/network-restrictions',
+    { config: { failureMessage: 'Failed to update project network restrictions' } },
+    async (req) => {
+      const body = objectBody(req.body);
+      try {
+        return await patchRestrictions(platform, projectOf(req).ref, body);
+      } catch (err) {
+        if (err instanceof CidrError) throw badRequest(err.message);
+        throw err;
+      }
+    },
+  );
 };

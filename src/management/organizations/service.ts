@@ -21,16 +21,26 @@ export async function listOrganizations(platform: Platform, userId: string): Pro
 }
 
 /** A new organization with a random 20-letter slug; the caller becomes its owner. */
-export async function createOrganization(platform: Platform, userId: string, name: string): Promise<OrganizationResponse> {
+export async function createOrganization(
+  platform: Platform,
+  userId: string,
+  name: string,
+): Promise<OrganizationResponse> {
   return withTransaction(platform.pool, async (client) => {
     let slug = '';
     for (let attempt = 0; ; attempt++) {
       slug = newProjectRef();
-      const ins = await client.query('insert into organizations (id, name) values ($1, $2) on conflict (id) do nothing', [slug, name]);
+      const ins = await client.query(
+        'insert into organizations (id, name) values ($1, $2) on conflict (id) do nothing',
+        [slug, name],
+      );
       if (ins.rowCount) break;
       if (attempt > 5) throw new Error('could not allocate an organization slug');
     }
-    await client.query(`insert into organization_members (organization_id, user_id, role) values ($1, $2, 'owner')`, [slug, userId]);
+    await client.query(
+      `insert into organization_members (organization_id, user_id, role) values ($1, $2, 'owner')`,
+      [slug, userId],
+    );
     return { id: slug, slug, name };
   });
 }

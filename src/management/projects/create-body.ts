@@ -1,28 +1,80 @@
 /** Validation of M2's body (V1CreateProjectBody, additionalProperties: false). */
 import { badRequest } from '../http/errors.js';
-import { booleanField, isObject, objectBody, rejectUnknownKeys, stringField, type JsonObject } from '../http/validate.js';
+import {
+  booleanField,
+  isObject,
+  objectBody,
+  rejectUnknownKeys,
+  stringField,
+  type JsonObject,
+} from '../http/validate.js';
 import { ORGANIZATION_SLUG_PATTERN } from '../http/project-access.js';
 
 export const REGIONS = [
-  'us-east-1', 'us-east-2', 'us-west-1', 'us-west-2', 'ap-east-1', 'ap-southeast-1', 'ap-northeast-1', 'ap-northeast-2',
-  'ap-southeast-2', 'eu-west-1', 'eu-west-2', 'eu-west-3', 'eu-north-1', 'eu-central-1', 'eu-central-2', 'ca-central-1',
-  'ap-south-1', 'sa-east-1',
+  'us-east-1',
+  'us-east-2',
+  'us-west-1',
+  'us-west-2',
+  'ap-east-1',
+  'ap-southeast-1',
+  'ap-northeast-1',
+  'ap-northeast-2',
+  'ap-southeast-2',
+  'eu-west-1',
+  'eu-west-2',
+  'eu-west-3',
+  'eu-north-1',
+  'eu-central-1',
+  'eu-central-2',
+  'ca-central-1',
+  'ap-south-1',
+  'sa-east-1',
 ] as const;
 
-export const SMART_GROUPS: Record<string, string> = { americas: 'us-east-1', emea: 'eu-central-1', apac: 'ap-southeast-1' };
+export const SMART_GROUPS: Record<string, string> = {
+  americas: 'us-east-1',
+  emea: 'eu-central-1',
+  apac: 'ap-southeast-1',
+};
 
 export const INSTANCE_SIZES = [
-  'nano', 'micro', 'small', 'medium', 'large', 'xlarge', '2xlarge', '4xlarge', '8xlarge', '12xlarge', '16xlarge', '24xlarge',
-  '24xlarge_optimized_memory', '24xlarge_optimized_cpu', '24xlarge_high_memory', '48xlarge', '48xlarge_optimized_memory',
-  '48xlarge_optimized_cpu', '48xlarge_high_memory',
+  'nano',
+  'micro',
+  'small',
+  'medium',
+  'large',
+  'xlarge',
+  '2xlarge',
+  '4xlarge',
+  '8xlarge',
+  '12xlarge',
+  '16xlarge',
+  '24xlarge',
+  '24xlarge_optimized_memory',
+  '24xlarge_optimized_cpu',
+  '24xlarge_high_memory',
+  '48xlarge',
+  '48xlarge_optimized_memory',
+  '48xlarge_optimized_cpu',
+  '48xlarge_high_memory',
 ] as const;
 
 /** Region of a project created without region or region_selection. */
 export const DEFAULT_REGION = 'local';
 
 const KEYS = [
-  'db_pass', 'name', 'organization_id', 'organization_slug', 'plan', 'region', 'region_selection', 'kps_enabled',
-  'desired_instance_size', 'template_url', 'release_channel', 'postgres_engine',
+  'db_pass',
+  'name',
+  'organization_id',
+  'organization_slug',
+  'plan',
+  'region',
+  'region_selection',
+  'kps_enabled',
+  'desired_instance_size',
+  'template_url',
+  'release_channel',
+  'postgres_engine',
 ];
 
 export interface CreateProjectInput {
@@ -73,6 +125,11 @@ export function parseCreateProjectBody(raw: unknown): CreateProjectInput {
   validateTemplateUrl(body);
   const region = stringField(body, 'region', { enum: REGIONS });
   const hasSelection = body.region_selection !== undefined && body.region_selection !== null;
-  if (region !== undefined && hasSelection) throw badRequest('Only one of region or region_selection can be specified');
-  return { name, organizationSlug, region: hasSelection ? regionSelection(body.region_selection) : (region ?? DEFAULT_REGION) };
+  if (region !== undefined && hasSelection)
+    throw badRequest('Only one of region or region_selection can be specified');
+  return {
+    name,
+    organizationSlug,
+    region: hasSelection ? regionSelection(body.region_selection) : (region ?? DEFAULT_REGION),
+  };
 }

@@ -33,8 +33,17 @@ export const projectRoutes: ManagementModule = async (app, { platform }) => {
     },
     async (req, reply) => {
       const input = parseCreateProjectBody(req.body);
-      const org = await loadManagedOrganization(platform, callerOf(req).userId, input.organizationSlug, 'organization_slug');
-      const ctx = await platform.createProject({ name: input.name, organizationId: org.slug, region: input.region });
+      const org = await loadManagedOrganization(
+        platform,
+        callerOf(req).userId,
+        input.organizationSlug,
+        'organization_slug',
+      );
+      const ctx = await platform.createProject({
+        name: input.name,
+        organizationId: org.slug,
+        region: input.region,
+      });
       return reply.code(201).send(projectResponse(ctx));
     },
   );
@@ -45,13 +54,20 @@ export const projectRoutes: ManagementModule = async (app, { platform }) => {
 
   app.delete('/projects/:ref', { config: { failureMessage: 'Failed to delete project' } }, async (req) => {
     const project = projectOf(req);
-    const { rows } = await platform.pool.query<{ id: string; is_default: boolean }>('select id, is_default from projects where ref = $1', [project.ref]);
+    const { rows } = await platform.pool.query<{ id: string; is_default: boolean }>(
+      'select id, is_default from projects where ref = $1',
+      [project.ref],
+    );
     if (rows[0]?.is_default) throw badRequest('The default project cannot be deleted');
     await platform.deleteProject(project.ref);
     return { id: Number(rows[0]!.id), ref: project.ref, name: project.name };
   });
 
-  app.get('/projects/:ref/api-keys', { config: { failureMessage: "Failed to retrieve project's api keys" } }, async (req) => {
-    return legacyApiKeys(await projectOf(req).context());
-  });
+  app.get(
+    '/projects/:ref/api-keys',
+    { config: { failureMessage: "Failed to retrieve project's api keys" } },
+    async (req) => {
+      return legacyApiKeys(await projectOf(req).context());
+    },
+  );
 };

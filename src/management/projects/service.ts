@@ -49,7 +49,9 @@ function serverVersion(platform: Platform, serverId: string): Promise<{ version:
   let v = byServer.get(serverId);
   if (!v) {
     v = withClient(platform.servers.get(serverId).url, async (c) => {
-      const { rows } = await c.query<{ v: string; n: string }>(`select current_setting('server_version') as v, current_setting('server_version_num') as n`);
+      const { rows } = await c.query<{ v: string; n: string }>(
+        `select current_setting('server_version') as v, current_setting('server_version_num') as n`,
+      );
       return { version: rows[0]!.v.split(' ')[0]!, engine: String(Math.floor(Number(rows[0]!.n) / 10000)) };
     }).catch((err) => {
       byServer!.delete(serverId);
@@ -60,15 +62,29 @@ function serverVersion(platform: Platform, serverId: string): Promise<{ version:
   return v;
 }
 
-export async function projectWithDatabase(platform: Platform, p: ProjectRecord): Promise<ProjectWithDatabaseResponse> {
+export async function projectWithDatabase(
+  platform: Platform,
+  p: ProjectRecord,
+): Promise<ProjectWithDatabaseResponse> {
   const { version, engine } = await serverVersion(platform, p.dbServer);
   const host = new URL(platform.servers.get(p.dbServer).url).hostname;
-  return { ...projectResponse(p), database: { host, version, postgres_engine: engine, release_channel: 'ga' } };
+  return {
+    ...projectResponse(p),
+    database: { host, version, postgres_engine: engine, release_channel: 'ga' },
+  };
 }
 
 /** All live projects of the organizations `userId` belongs to. */
 export async function listProjects(platform: Platform, userId: string): Promise<ProjectRecord[]> {
-  const { rows } = await platform.pool.query<{ ref: string; organization_id: string; name: string; region: string; status: string; created_at: Date; db_server: string }>(
+  const { rows } = await platform.pool.query<{
+    ref: string;
+    organization_id: string;
+    name: string;
+    region: string;
+    status: string;
+    created_at: Date;
+    db_server: string;
+  }>(
     `select p.ref, p.organization_id, p.name, p.region, p.status, p.created_at, p.db_server
        from projects p join organization_members m on m.organization_id = p.organization_id and m.user_id = $1
       where p.status <> 'REMOVED'
@@ -89,7 +105,23 @@ export async function listProjects(platform: Platform, userId: string): Promise<
 /** The project's legacy API keys, shaped like the reference `GET /v1/projects/{ref}/api-keys` (and Studio's self-hosted copy of it). */
 export function legacyApiKeys(keys: { anonKey: string; serviceRoleKey: string }) {
   return [
-    { name: 'anon', api_key: keys.anonKey, id: 'anon', type: 'legacy', hash: '', prefix: '', description: 'Legacy anon API key' },
-    { name: 'service_role', api_key: keys.serviceRoleKey, id: 'service_role', type: 'legacy', hash: '', prefix: '', description: 'Legacy service_role API key' },
+    {
+      name: 'anon',
+      api_key: keys.anonKey,
+      id: 'anon',
+      type: 'legacy',
+      hash: '',
+      prefix: '',
+      description: 'Legacy anon API key',
+    },
+    {
+      name: 'service_role',
+      api_key: keys.serviceRoleKey,
+      id: 'service_role',
+      type: 'legacy',
+      hash: '',
+      prefix: '',
+      description: 'Legacy service_role API key',
+    },
   ];
 }

@@ -15,33 +15,51 @@ function projectApiUrl(req: FastifyRequest, ref: string): string {
 
 function parseSecret(item: unknown, i: number): { name: string; value: string } {
   if (!isObject(item)) throw badRequest(`${i} must be an object with name and value`);
-  const name = stringField(item, 'name', { required: true, minLength: 1, maxLength: 256, label: `${i}.name` });
+  const name = stringField(item, 'name', {
+    required: true,
+    minLength: 1,
+    maxLength: 256,
+    label: `${i}.name`,
+  });
   const value = stringField(item, 'value', { required: true, maxLength: 24576, label: `${i}.value` });
   if (name.startsWith(RESERVED_PREFIX)) throw badRequest(RESERVED_NAME_MESSAGE);
   return { name, value };
 }
 
 export const secretRoutes: ManagementModule = async (app, { platform }) => {
-  app.get('/projects/:ref/secrets', { config: { failureMessage: "Failed to retrieve project's secrets" } }, async (req) => {
-    const project = projectOf(req);
-    return listSecrets(platform, await project.context(), projectApiUrl(req, project.ref));
-  });
+  app.get(
+    '/projects/:ref/secrets',
+    { config: { failureMessage: "Failed to retrieve project's secrets" } },
+    async (req) => {
+      const project = projectOf(req);
+      return listSecrets(platform, await project.context(), projectApiUrl(req, project.ref));
+    },
+  );
 
-  app.post('/projects/:ref/secrets', { config: { failureMessage: "Failed to create project's secrets" } }, async (req, reply) => {
-    const project = projectOf(req);
-    const secrets = arrayBody(req.body).map(parseSecret);
-    await upsertSecrets(platform, project.ref, secrets);
-    return reply.code(201).send();
-  });
+  app.post(
+    '/projects/:ref/secrets',
+    { config: { failureMessage: "Failed to create project's secrets" } },
+    async (req, reply) => {
+      const project = projectOf(req);
+      const secrets = arrayBody(req.body).map(parseSecret);
+      await upsertSecrets(platform, project.ref, secrets);
+      return reply.code(201).send();
+    },
+  );
 
-  app.delete('/projects/:ref/secrets', { config: { failureMessage: 'Failed to delete secrets with given names' } }, async (req, reply) => {
-    const project = projectOf(req);
-    const names = arrayBody(req.body).map((n, i) => {
-      if (typeof n !== 'string') throw badRequest(`${i} must be a string`);
-      if (n.startsWith(RESERVED_PREFIX)) throw badRequest(`Secrets with the SUPABASE_ prefix cannot be deleted: ${n}`);
-      return n;
-    });
-    await deleteSecrets(platform, project.ref, names);
-    return reply.code(200).send();
-  });
+  app.delete(
+    '/projects/:ref/secrets',
+    { config: { failureMessage: 'Failed to delete secrets with given names' } },
+    async (req, reply) => {
+      const project = projectOf(req);
+      const names = arrayBody(req.body).map((n, i) => {
+        if (typeof n !== 'string') throw badRequest(`${i} must be a string`);
+        if (n.startsWith(RESERVED_PREFIX))
+          throw badRequest(`Secrets with the SUPABASE_ prefix cannot be deleted: ${n}`);
+        return n;
+      });
+      await deleteSecrets(platform, project.ref, names);
+      return reply.code(200).send();
+    },
+  );
 };

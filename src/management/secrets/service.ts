@@ -34,18 +34,31 @@ export function managedSecrets(ctx: ProjectContext, apiUrl: string): Record<stri
   };
 }
 
-export async function listSecrets(platform: Platform, ctx: ProjectContext, apiUrl: string): Promise<SecretResponse[]> {
+export async function listSecrets(
+  platform: Platform,
+  ctx: ProjectContext,
+  apiUrl: string,
+): Promise<SecretResponse[]> {
   const { rows } = await platform.pool.query<{ name: string; value_sha256: string; updated_at: Date }>(
     'select name, value_sha256, updated_at from project_secrets where project_ref = $1',
     [ctx.ref],
   );
-  const out: SecretResponse[] = rows.map((r) => ({ name: r.name, value: r.value_sha256, updated_at: new Date(r.updated_at).toISOString() }));
-  for (const [name, value] of Object.entries(managedSecrets(ctx, apiUrl))) out.push({ name, value: sha256Hex(value), updated_at: ctx.createdAt });
+  const out: SecretResponse[] = rows.map((r) => ({
+    name: r.name,
+    value: r.value_sha256,
+    updated_at: new Date(r.updated_at).toISOString(),
+  }));
+  for (const [name, value] of Object.entries(managedSecrets(ctx, apiUrl)))
+    out.push({ name, value: sha256Hex(value), updated_at: ctx.createdAt });
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** Creates or overwrites; one transaction. */
-export async function upsertSecrets(platform: Platform, ref: string, secrets: Array<{ name: string; value: string }>): Promise<void> {
+export async function upsertSecrets(
+  platform: Platform,
+  ref: string,
+  secrets: Array<{ name: string; value: string }>,
+): Promise<void> {
   const last = new Map(secrets.map((s) => [s.name, s.value]));
   await withTransaction(platform.pool, async (client) => {
     for (const [name, value] of last) {
@@ -61,7 +74,10 @@ export async function upsertSecrets(platform: Platform, ref: string, secrets: Ar
 
 /** Deletes the named secrets; names that do not exist are ignored. */
 export async function deleteSecrets(platform: Platform, ref: string, names: string[]): Promise<void> {
-  await platform.pool.query('delete from project_secrets where project_ref = $1 and name = any($2::text[])', [ref, names]);
+  await platform.pool.query('delete from project_secrets where project_ref = $1 and name = any($2::text[])', [
+    ref,
+    names,
+  ]);
 }
 
 /** Plaintext of the user's secrets (for the functions runtime); managed ones are not included. */
@@ -71,6 +87,7 @@ export async function readProjectSecrets(platform: Platform, ref: string): Promi
     [ref],
   );
   const out: Record<string, string> = {};
-  for (const r of rows) out[r.name] = openSecret(platform.state.platformKey, r.value_encrypted, aad(ref, r.name));
+  for (const r of rows)
+    out[r.name] = openSecret(platform.state.platformKey, r.value_encrypted, aad(ref, r.name));
   return out;
 }

@@ -96,15 +96,30 @@ export interface TypegenCatalog {
 
 export const SYSTEM_SCHEMAS = ['information_schema', 'pg_catalog', 'pg_toast'];
 
-const KIND: Record<string, RelationKind> = { r: 'table', p: 'table', f: 'table', v: 'view', m: 'materialized_view' };
-const MODES: Record<string, FunctionArg['mode']> = { i: 'in', o: 'out', b: 'inout', v: 'variadic', t: 'table' };
+const KIND: Record<string, RelationKind> = {
+  r: 'table',
+  p: 'table',
+  f: 'table',
+  v: 'view',
+  m: 'materialized_view',
+};
+const MODES: Record<string, FunctionArg['mode']> = {
+  i: 'in',
+  o: 'out',
+  b: 'inout',
+  v: 'variadic',
+  t: 'table',
+};
 
-export async function loadTypegenCatalog(client: pg.ClientBase, includedSchemas: string[]): Promise<TypegenCatalog> {
+export async function loadTypegenCatalog(
+  client: pg.ClientBase,
+  includedSchemas: string[],
+): Promise<TypegenCatalog> {
   const schemas = (
-    await client.query<{ nspname: string }>('select nspname from pg_namespace where nspname = any($1::text[]) and nspname <> all($2::text[])', [
-      includedSchemas,
-      SYSTEM_SCHEMAS,
-    ])
+    await client.query<{ nspname: string }>(
+      'select nspname from pg_namespace where nspname = any($1::text[]) and nspname <> all($2::text[])',
+      [includedSchemas, SYSTEM_SCHEMAS],
+    )
   ).rows
     .map((r) => r.nspname)
     .sort((a, b) => a.localeCompare(b));
@@ -117,7 +132,18 @@ export async function loadTypegenCatalog(client: pg.ClientBase, includedSchemas:
 }
 
 async function loadTypes(client: pg.ClientBase): Promise<Map<number, PgType>> {
-  const { rows } = await client.query<{ id: string; name: string; schema: string; typtype: string; relid: string; relkind: string | null; elem: string; basetype: string; category: string; enums: string[] }>(
+  const { rows } = await client.query<{
+    id: string;
+    name: string;
+    schema: string;
+    typtype: string;
+    relid: string;
+    relkind: string | null;
+    elem: string;
+    basetype: string;
+    category: string;
+    enums: string[];
+  }>(
     `select t.oid::int8 as id, t.typname as name, n.nspname as schema, t.typtype, t.typrelid::int8 as relid, c.relkind,
             t.typelem::int8 as elem, t.typbasetype::int8 as basetype, t.typcategory as category,
             coalesce((select array_agg(e.enumlabel::text order by e.enumsortorder) from pg_enum e where e.enumtypid = t.oid), '{}') as enums
@@ -155,8 +181,18 @@ export function resolveDomain(types: Map<number, PgType>, typeId: number): numbe
   return id;
 }
 
-async function loadRelations(client: pg.ClientBase, schemas: string[], types: Map<number, PgType>): Promise<Relation[]> {
-  const rels = await client.query<{ id: string; schema: string; name: string; relkind: string; updatable: boolean }>(
+async function loadRelations(
+  client: pg.ClientBase,
+  schemas: string[],
+  types: Map<number, PgType>,
+): Promise<Relation[]> {
+  const rels = await client.query<{
+    id: string;
+    schema: string;
+    name: string;
+    relkind: string;
+    updatable: boolean;
+  }>(
     `select c.oid::int8 as id, n.nspname as schema, c.relname as name, c.relkind,
             case when c.relkind = 'v' then (pg_relation_is_updatable(c.oid, false) & 20) = 20 else false end as updatable
        from pg_class c join pg_namespace n on n.oid = c.relnamespace
@@ -164,7 +200,17 @@ async function loadRelations(client: pg.ClientBase, schemas: string[], types: Ma
     [schemas],
   );
   const ids = rels.rows.map((r) => r.id);
-  const cols = await client.query<{ relid: string; name: string; attnum: number; typeid: string; attnotnull: boolean; typnotnull: boolean; attidentity: string; has_default: boolean; updatable: boolean }>(
+  const cols = await client.query<{
+    relid: string;
+    name: string;
+    attnum: number;
+    typeid: string;
+    attnotnull: boolean;
+    typnotnull: boolean;
+    attidentity: string;
+    has_default: boolean;
+    updatable: boolean;
+  }>(
     `select a.attrelid::int8 as relid, a.attname as name, a.attnum, a.atttypid::int8 as typeid, a.attnotnull,
             (t.typtype = 'd' and t.typnotnull) as typnotnull, a.attidentity, (ad.adbin is not null) as has_default,
             coalesce(pg_column_is_updatable(a.attrelid, a.attnum, false), false) as updatable
@@ -207,8 +253,19 @@ interface ForeignKey {
   oneToOne: boolean;
 }
 
-async function loadRelationships(client: pg.ClientBase, schemas: string[], relations: Relation[]): Promise<Relationship[]> {
-  const fks = await client.query<{ name: string; relid: string; conkey: number[]; refrelid: string; confkey: number[]; one_to_one: boolean }>(
+async function loadRelationships(
+  client: pg.ClientBase,
+  schemas: string[],
+  relations: Relation[],
+): Promise<Relationship[]> {
+  const fks = await client.query<{
+    name: string;
+    relid: string;
+    conkey: number[];
+    refrelid: string;
+    confkey: number[];
+    one_to_one: boolean;
+  }>(
     `select con.conname as name, con.conrelid::int8 as relid, con.conkey, con.confrelid::int8 as refrelid, con.confkey,
             exists (
               select 1 from pg_index i
@@ -253,7 +310,9 @@ async function loadRelationships(client: pg.ClientBase, schemas: string[], relat
       if (v.kind === 'table' || v.schema !== table.schema) continue;
       const cols = attnums.map((n) => {
         const wanted = `${relid}:${n}`;
-        return [...v.columns].sort((a, b) => a.attnum - b.attnum).find((c) => baseOf(v.id, c.attnum) === wanted)?.name;
+        return [...v.columns]
+          .sort((a, b) => a.attnum - b.attnum)
+          .find((c) => baseOf(v.id, c.attnum) === wanted)?.name;
       });
       if (cols.every((c) => c !== undefined)) out.push({ rel: v, columns: cols as string[] });
     }
@@ -261,7 +320,14 @@ async function loadRelationships(client: pg.ClientBase, schemas: string[], relat
   };
   const result: Relationship[] = [];
   for (const row of fks.rows) {
-    const fk: ForeignKey = { name: row.name, relid: Number(row.relid), columns: row.conkey, refRelid: Number(row.refrelid), refColumns: row.confkey, oneToOne: row.one_to_one };
+    const fk: ForeignKey = {
+      name: row.name,
+      relid: Number(row.relid),
+      columns: row.conkey,
+      refRelid: Number(row.refrelid),
+      refColumns: row.confkey,
+      oneToOne: row.one_to_one,
+    };
     for (const src of exposures(fk.relid, fk.columns)) {
       for (const dst of exposures(fk.refRelid, fk.refColumns)) {
         result.push({
@@ -306,15 +372,39 @@ async function loadFunctions(client: pg.ClientBase, schemas: string[]): Promise<
   return rows.map((r) => {
     const typesAll = (r.allargtypes ?? r.argtypes).map(Number);
     const modes = r.argmodes ?? typesAll.map(() => 'i');
-    const args: FunctionArg[] = typesAll.map((typeId, i) => ({ name: r.argnames?.[i] ?? '', mode: MODES[modes[i]!] ?? 'in', typeId, hasDefault: false }));
+    const args: FunctionArg[] = typesAll.map((typeId, i) => ({
+      name: r.argnames?.[i] ?? '',
+      mode: MODES[modes[i]!] ?? 'in',
+      typeId,
+      hasDefault: false,
+    }));
     const inputs = args.filter((a) => a.mode === 'in' || a.mode === 'inout' || a.mode === 'variadic');
-    for (let i = inputs.length - r.nargdefaults; i < inputs.length; i++) if (i >= 0) inputs[i]!.hasDefault = true;
-    return { id: Number(r.id), schema: r.schema, name: r.name, args, returnTypeId: Number(r.rettype), setReturning: r.retset, rows: Number(r.prorows), identityArgs: r.ident };
+    for (let i = inputs.length - r.nargdefaults; i < inputs.length; i++)
+      if (i >= 0) inputs[i]!.hasDefault = true;
+    return {
+      id: Number(r.id),
+      schema: r.schema,
+      name: r.name,
+      args,
+      returnTypeId: Number(r.rettype),
+      setReturning: r.retset,
+      rows: Number(r.prorows),
+      identityArgs: r.ident,
+    };
   });
 }
 
-async function loadCompositeTypes(client: pg.ClientBase, schemas: string[], types: Map<number, PgType>): Promise<CompositeType[]> {
-  const { rows } = await client.query<{ schema: string; name: string; attname: string | null; atttypid: string | null }>(
+async function loadCompositeTypes(
+  client: pg.ClientBase,
+  schemas: string[],
+  types: Map<number, PgType>,
+): Promise<CompositeType[]> {
+  const { rows } = await client.query<{
+    schema: string;
+    name: string;
+    attname: string | null;
+    atttypid: string | null;
+  }>(
     `select n.nspname as schema, t.typname as name, a.attname, a.atttypid::int8 as atttypid
        from pg_type t
        join pg_namespace n on n.oid = t.typnamespace
@@ -329,7 +419,8 @@ async function loadCompositeTypes(client: pg.ClientBase, schemas: string[], type
     const key = `${r.schema}.${r.name}`;
     let ct = out.get(key);
     if (!ct) out.set(key, (ct = { schema: r.schema, name: r.name, attributes: [] }));
-    if (r.attname !== null) ct.attributes.push({ name: r.attname, typeId: resolveDomain(types, Number(r.atttypid)) });
+    if (r.attname !== null)
+      ct.attributes.push({ name: r.attname, typeId: resolveDomain(types, Number(r.atttypid)) });
   }
   return [...out.values()];
 }

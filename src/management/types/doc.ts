@@ -42,11 +42,21 @@ export interface MemberDoc {
 }
 
 export const obj = (members: Doc[], expand = true): ObjectDoc => ({ kind: 'object', members, expand });
-export const literalObj = (members: Doc[]): ObjectDoc => ({ kind: 'object', members, expand: true, literal: true });
+export const literalObj = (members: Doc[]): ObjectDoc => ({
+  kind: 'object',
+  members,
+  expand: true,
+  literal: true,
+});
 export const union = (items: Doc[]): Doc => (items.length === 1 ? items[0]! : { kind: 'union', items });
 export const tuple = (items: Doc[]): TupleDoc => ({ kind: 'tuple', items });
 export const seq = (...parts: Doc[]): SeqDoc => ({ kind: 'seq', parts });
-export const member = (key: string, value: Doc, optional = false): MemberDoc => ({ kind: 'member', key: propertyKey(key), value, optional });
+export const member = (key: string, value: Doc, optional = false): MemberDoc => ({
+  kind: 'member',
+  key: propertyKey(key),
+  value,
+  optional,
+});
 
 /** A string literal as Prettier prints it: double quotes unless the text holds more double than single quotes. */
 export function stringLiteral(s: string): string {
@@ -68,7 +78,12 @@ function huggedObject(doc: Doc): { object: ObjectDoc; others: Doc[] } | undefine
   if (typeof doc === 'string' || doc.kind !== 'union') return undefined;
   const objects = doc.items.filter((i): i is ObjectDoc => typeof i !== 'string' && i.kind === 'object');
   const others = doc.items.filter((i) => i === 'null' || i === 'undefined');
-  if (objects.length !== 1 || objects.length + others.length !== doc.items.length || doc.items[0] !== objects[0]) return undefined;
+  if (
+    objects.length !== 1 ||
+    objects.length + others.length !== doc.items.length ||
+    doc.items[0] !== objects[0]
+  )
+    return undefined;
   return { object: objects[0]!, others };
 }
 
@@ -105,7 +120,8 @@ export function flat(doc: Doc): string {
   }
 }
 
-const fits = (doc: Doc, col: number, suffix: number) => !mustBreak(doc) && col + flat(doc).length + suffix <= PRINT_WIDTH;
+const fits = (doc: Doc, col: number, suffix: number) =>
+  !mustBreak(doc) && col + flat(doc).length + suffix <= PRINT_WIDTH;
 const pad = (n: number) => ' '.repeat(n);
 const lastLineLength = (s: string, col: number) => {
   const i = s.lastIndexOf('\n');
@@ -122,7 +138,9 @@ export function render(doc: Doc, indent: number, col: number, suffix = 0): strin
   switch (doc.kind) {
     case 'object': {
       const sep = doc.literal ? ',' : '';
-      const lines = doc.members.map((m) => pad(indent + 2) + render(m, indent + 2, indent + 2, sep.length) + sep);
+      const lines = doc.members.map(
+        (m) => pad(indent + 2) + render(m, indent + 2, indent + 2, sep.length) + sep,
+      );
       return `{\n${lines.join('\n')}\n${pad(indent)}}`;
     }
     case 'tuple': {
@@ -158,7 +176,9 @@ export function render(doc: Doc, indent: number, col: number, suffix = 0): strin
         // key:
         //   | a
         //   | { ... }
-        const items = value.items.map((item) => `\n${pad(indent + 2)}| ${render(item, indent + 4, indent + 4, 0)}`);
+        const items = value.items.map(
+          (item) => `\n${pad(indent + 2)}| ${render(item, indent + 4, indent + 4, 0)}`,
+        );
         return head + items.join('');
       }
       return `${head} ${render(value, indent, col + head.length + 1, suffix)}`;

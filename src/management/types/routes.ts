@@ -10,25 +10,37 @@ import { generateTypescript } from './template.js';
 export function parseIncludedSchemas(raw: unknown): string[] {
   if (raw === undefined || raw === '') return ['public'];
   if (typeof raw !== 'string') throw badRequest('included_schemas must be a string');
-  const names = [...new Set(raw.split(',').map((s) => s.trim()).filter(Boolean))];
+  const names = [
+    ...new Set(
+      raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
   if (names.length === 0) return ['public'];
-  if (names.some((n) => n.length > 63)) throw badRequest('included_schemas: schema names are at most 63 characters');
+  if (names.some((n) => n.length > 63))
+    throw badRequest('included_schemas: schema names are at most 63 characters');
   return names;
 }
 
 export const typesRoutes: ManagementModule = async (app) => {
-  app.get('/projects/:ref/types/typescript', { config: { failureMessage: 'Failed to generate TypeScript types' } }, async (req) => {
-    const schemas = parseIncludedSchemas((req.query as Record<string, unknown>).included_schemas);
-    const ctx = await projectOf(req).context();
-    const types = await withClient(ctx.superuserUrl, async (c) => {
-      await c.query('begin transaction read only');
-      try {
-        await c.query(`set local statement_timeout = '30s'`);
-        return generateTypescript(await loadTypegenCatalog(c, schemas));
-      } finally {
-        await c.query('rollback').catch(() => {});
-      }
-    });
-    return { types };
-  });
+  app.get(
+    '/projects/:ref/types/typescript',
+    { config: { failureMessage: 'Failed to generate TypeScript types' } },
+    async (req) => {
+      const schemas = parseIncludedSchemas((req.query as Record<string, unknown>).included_schemas);
+      const ctx = await projectOf(req).context();
+      const types = await withClient(ctx.superuserUrl, async (c) => {
+        await c.query('begin transaction read only');
+        try {
+          await c.query(`set local statement_timeout = '30s'`);
+          return generateTypescript(await loadTypegenCatalog(c, schemas));
+        } finally {
+          await c.query('rollback').catch(() => {});
+        }
+      });
+      return { types };
+    },
+  );
 };

@@ -37,16 +37,23 @@ function columnType(ctx: TypeContext, c: Column, nullable: boolean): Doc {
 /** Functions the API can call: no inputs, all named, or one unnamed body / row argument; no trigger functions. */
 function callable(ctx: TypeContext, fn: PgFunction): boolean {
   const ret = ctx.catalog.types.get(fn.returnTypeId);
-  if (ret && (ret.name === 'trigger' || ret.name === 'event_trigger') && ret.schema === 'pg_catalog') return false;
+  if (ret && (ret.name === 'trigger' || ret.name === 'event_trigger') && ret.schema === 'pg_catalog')
+    return false;
   const inputs = inputsOf(fn);
   if (inputs.every((a) => a.name !== '')) return true;
   if (inputs.length !== 1) return false;
   const t = ctx.catalog.types.get(inputs[0]!.typeId);
-  return !!t && ((t.schema === 'pg_catalog' && UNNAMED_BODY_TYPES.has(t.name)) || rowRelationOf(ctx, t.id) !== undefined);
+  return (
+    !!t &&
+    ((t.schema === 'pg_catalog' && UNNAMED_BODY_TYPES.has(t.name)) || rowRelationOf(ctx, t.id) !== undefined)
+  );
 }
 
 /** The single input argument's row relation, if the function takes exactly one argument of a row type. */
-function singleRowInput(ctx: TypeContext, fn: PgFunction): { relation: Relation | undefined; unnamed: boolean } | undefined {
+function singleRowInput(
+  ctx: TypeContext,
+  fn: PgFunction,
+): { relation: Relation | undefined; unnamed: boolean } | undefined {
   const inputs = inputsOf(fn);
   if (inputs.length !== 1) return undefined;
   const relid = rowRelationOf(ctx, inputs[0]!.typeId);
@@ -102,18 +109,42 @@ function relationshipsOf(catalog: TypegenCatalog, rel: Relation): Doc {
 }
 
 function tableDoc(ctx: TypeContext, rel: Relation, fns: PgFunction[]): Doc {
-  const row = [...rel.columns.map((c) => member(c.name, columnType(ctx, c, c.nullable))), ...computedFields(ctx, rel, fns)];
+  const row = [
+    ...rel.columns.map((c) => member(c.name, columnType(ctx, c, c.nullable))),
+    ...computedFields(ctx, rel, fns),
+  ];
   const insert = rel.columns.map((c) =>
-    c.identity === 'ALWAYS' ? member(c.name, 'never', true) : member(c.name, columnType(ctx, c, c.nullable), c.nullable || c.identity !== null || c.hasDefault),
+    c.identity === 'ALWAYS'
+      ? member(c.name, 'never', true)
+      : member(c.name, columnType(ctx, c, c.nullable), c.nullable || c.identity !== null || c.hasDefault),
   );
-  const update = rel.columns.map((c) => (c.identity === 'ALWAYS' ? member(c.name, 'never', true) : member(c.name, columnType(ctx, c, c.nullable), true)));
-  return obj([member('Row', obj(row)), member('Insert', obj(insert)), member('Update', obj(update)), member('Relationships', relationshipsOf(ctx.catalog, rel))]);
+  const update = rel.columns.map((c) =>
+    c.identity === 'ALWAYS'
+      ? member(c.name, 'never', true)
+      : member(c.name, columnType(ctx, c, c.nullable), true),
+  );
+  return obj([
+    member('Row', obj(row)),
+    member('Insert', obj(insert)),
+    member('Update', obj(update)),
+    member('Relationships', relationshipsOf(ctx.catalog, rel)),
+  ]);
 }
 
 function viewDoc(ctx: TypeContext, rel: Relation, fns: PgFunction[]): Doc {
-  const members: Doc[] = [member('Row', obj([...rel.columns.map((c) => member(c.name, columnType(ctx, c, c.nullable))), ...computedFields(ctx, rel, fns)]))];
+  const members: Doc[] = [
+    member(
+      'Row',
+      obj([
+        ...rel.columns.map((c) => member(c.name, columnType(ctx, c, c.nullable))),
+        ...computedFields(ctx, rel, fns),
+      ]),
+    ),
+  ];
   if (rel.kind === 'view' && rel.updatable) {
-    const writable = rel.columns.map((c) => (c.updatable ? member(c.name, columnType(ctx, c, true), true) : member(c.name, 'never', true)));
+    const writable = rel.columns.map((c) =>
+      c.updatable ? member(c.name, columnType(ctx, c, true), true) : member(c.name, 'never', true),
+    );
     members.push(member('Insert', obj(writable)), member('Update', obj(writable)));
   }
   members.push(member('Relationships', relationshipsOf(ctx.catalog, rel)));
@@ -131,7 +162,9 @@ function returnsOf(ctx: TypeContext, fn: PgFunction): Doc[] {
   const tableArgs = fn.args.filter((a) => a.mode === 'table');
   const outArgs = fn.args.filter((a) => a.mode === 'out' || a.mode === 'inout');
   if (tableArgs.length || outArgs.length) {
-    const cols = obj((tableArgs.length ? tableArgs : outArgs).map((a) => member(a.name, union(typeItems(ctx, a.typeId)))));
+    const cols = obj(
+      (tableArgs.length ? tableArgs : outArgs).map((a) => member(a.name, union(typeItems(ctx, a.typeId)))),
+    );
     return [member('Returns', fn.setReturning ? seq(cols, '[]') : cols)];
   }
   const input = singleRowInput(ctx, fn);
@@ -183,12 +216,27 @@ function signature(ctx: TypeContext, fn: PgFunction): string {
 
 function overloadDoc(ctx: TypeContext, fn: PgFunction, overloads: PgFunction[]): Doc {
   const inputs = inputsOf(fn).sort(byName);
-  const args: Doc = inputs.length === 0 ? 'never' : obj(inputs.map((a) => member(a.name, union(typeItems(ctx, a.typeId)), a.hasDefault)), false);
+  const args: Doc =
+    inputs.length === 0
+      ? 'never'
+      : obj(
+          inputs.map((a) => member(a.name, union(typeItems(ctx, a.typeId)), a.hasDefault)),
+          false,
+        );
   const candidates = candidatesFor(fn, overloads);
   if (candidates.length > 1) {
-    const list = candidates.sort((a, b) => a.id - b.id).map((c) => signature(ctx, c)).join(', ');
+    const list = candidates
+      .sort((a, b) => a.id - b.id)
+      .map((c) => signature(ctx, c))
+      .join(', ');
     const message = `Could not choose the best candidate function between: ${list}. Try renaming the parameters or the function itself in the database so function overloading can be resolved`;
-    return obj([member('Args', args), member('Returns', seq(obj([member('error', 'true')]), ` & ${stringLiteral(message)}`))], false);
+    return obj(
+      [
+        member('Args', args),
+        member('Returns', seq(obj([member('error', 'true')]), ` & ${stringLiteral(message)}`)),
+      ],
+      false,
+    );
   }
   return obj([member('Args', args), ...returnsOf(ctx, fn)], false);
 }
@@ -198,7 +246,14 @@ function functionsDoc(ctx: TypeContext, fns: PgFunction[]): Doc {
   for (const fn of fns) groups.set(fn.name, [...(groups.get(fn.name) ?? []), fn]);
   return section(
     [...groups.entries()].map(([name, overloads]) =>
-      member(name, union([...overloads].sort((a, b) => a.identityArgs.localeCompare(b.identityArgs)).map((fn) => overloadDoc(ctx, fn, overloads)))),
+      member(
+        name,
+        union(
+          [...overloads]
+            .sort((a, b) => a.identityArgs.localeCompare(b.identityArgs))
+            .map((fn) => overloadDoc(ctx, fn, overloads)),
+        ),
+      ),
     ),
   );
 }
@@ -207,16 +262,33 @@ function schemaDoc(ctx: TypeContext, schema: string): Doc {
   const { catalog } = ctx;
   const fns = catalog.functions.filter((f) => f.schema === schema && callable(ctx, f)).sort(byName);
   const rels = catalog.relations.filter((r) => r.schema === schema).sort(byName);
-  const enums = [...catalog.types.values()].filter((t) => t.schema === schema && t.typtype === 'e').sort(byName);
+  const enums = [...catalog.types.values()]
+    .filter((t) => t.schema === schema && t.typtype === 'e')
+    .sort(byName);
   const composites = catalog.compositeTypes.filter((c) => c.schema === schema).sort(byName);
   return obj([
-    member('Tables', section(rels.filter((r) => r.kind === 'table').map((r) => member(r.name, tableDoc(ctx, r, fns))))),
-    member('Views', section(rels.filter((r) => r.kind !== 'table').map((r) => member(r.name, viewDoc(ctx, r, fns))))),
+    member(
+      'Tables',
+      section(rels.filter((r) => r.kind === 'table').map((r) => member(r.name, tableDoc(ctx, r, fns)))),
+    ),
+    member(
+      'Views',
+      section(rels.filter((r) => r.kind !== 'table').map((r) => member(r.name, viewDoc(ctx, r, fns)))),
+    ),
     member('Functions', functionsDoc(ctx, fns)),
     member('Enums', section(enums.map((e) => member(e.name, union(e.enums.map(stringLiteral)))))),
     member(
       'CompositeTypes',
-      section(composites.map((c) => member(c.name, obj(c.attributes.map((a) => member(a.name, union(nullableItems(typeItems(ctx, a.typeId), true)))))))),
+      section(
+        composites.map((c) =>
+          member(
+            c.name,
+            obj(
+              c.attributes.map((a) => member(a.name, union(nullableItems(typeItems(ctx, a.typeId), true)))),
+            ),
+          ),
+        ),
+      ),
     ),
   ]);
 }
@@ -224,8 +296,15 @@ function schemaDoc(ctx: TypeContext, schema: string): Doc {
 function constantsDoc(ctx: TypeContext): Doc {
   return literalObj(
     ctx.catalog.schemas.map((schema) => {
-      const enums = [...ctx.catalog.types.values()].filter((t) => t.schema === schema && t.typtype === 'e').sort(byName);
-      return member(schema, literalObj([member('Enums', literalObj(enums.map((e) => member(e.name, tuple(e.enums.map(stringLiteral))))))]));
+      const enums = [...ctx.catalog.types.values()]
+        .filter((t) => t.schema === schema && t.typtype === 'e')
+        .sort(byName);
+      return member(
+        schema,
+        literalObj([
+          member('Enums', literalObj(enums.map((e) => member(e.name, tuple(e.enums.map(stringLiteral)))))),
+        ]),
+      );
     }),
   );
 }

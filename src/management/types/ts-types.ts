@@ -4,7 +4,21 @@ import { resolveDomain } from './catalog.js';
 import { stringLiteral } from './doc.js';
 
 const NUMBER = new Set(['int2', 'int4', 'int8', 'float4', 'float8', 'numeric']);
-const STRING = new Set(['bytea', 'bpchar', 'varchar', 'date', 'text', 'citext', 'time', 'timetz', 'timestamp', 'timestamptz', 'uuid', 'vector', 'interval']);
+const STRING = new Set([
+  'bytea',
+  'bpchar',
+  'varchar',
+  'date',
+  'text',
+  'citext',
+  'time',
+  'timetz',
+  'timestamp',
+  'timestamptz',
+  'uuid',
+  'vector',
+  'interval',
+]);
 /** Extension types found in any schema. */
 const ANY_SCHEMA = new Set(['citext', 'vector']);
 
@@ -43,7 +57,8 @@ export function typeItems(ctx: TypeContext, typeId: number): string[] {
   if (t.typtype === 'c') {
     if (!ctx.included.has(t.schema)) return ['unknown'];
     if (t.relkind === 'c') return [ref(t.schema, 'CompositeTypes', t.name)];
-    if (t.relkind === 'r' || t.relkind === 'p' || t.relkind === 'f') return [ref(t.schema, 'Tables', t.name, 'Row')];
+    if (t.relkind === 'r' || t.relkind === 'p' || t.relkind === 'f')
+      return [ref(t.schema, 'Tables', t.name, 'Row')];
     if (t.relkind === 'v' || t.relkind === 'm') return [ref(t.schema, 'Views', t.name, 'Row')];
   }
   return ['unknown'];

@@ -58,11 +58,21 @@ export class FileBackend implements StorageBackend {
   }
 
   async put(loc: ObjectLocation, body: Readable, opts: PutOptions): Promise<StoredObject> {
-    return this.writeVersion(body, this.pathOf(loc), new MeteredStream(opts.maxBytes, opts.limitError), opts.signal);
+    return this.writeVersion(
+      body,
+      this.pathOf(loc),
+      new MeteredStream(opts.maxBytes, opts.limitError),
+      opts.signal,
+    );
   }
 
   /** Streams `source` to a temporary file, fsyncs it and renames it to `target`; nothing is left on failure. */
-  private async writeVersion(source: Readable, target: string, meter: MeteredStream, signal?: AbortSignal): Promise<StoredObject> {
+  private async writeVersion(
+    source: Readable,
+    target: string,
+    meter: MeteredStream,
+    signal?: AbortSignal,
+  ): Promise<StoredObject> {
     await mkdir(this.tmpRoot, { recursive: true });
     const tmp = join(this.tmpRoot, randomUUID());
     try {
@@ -95,16 +105,28 @@ export class FileBackend implements StorageBackend {
     try {
       fh = await open(this.pathOf(loc), 'r');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+      if (
+        (err as NodeJS.ErrnoException).code === 'ENOENT' ||
+        (err as NodeJS.ErrnoException).code === 'ENOTDIR'
+      )
+        return undefined;
       throw err;
     }
-    return fh.createReadStream(range ? { start: range.start, end: range.end, highWaterMark: 256 * 1024 } : { highWaterMark: 256 * 1024 });
+    return fh.createReadStream(
+      range
+        ? { start: range.start, end: range.end, highWaterMark: 256 * 1024 }
+        : { highWaterMark: 256 * 1024 },
+    );
   }
 
   async copy(from: ObjectLocation, to: ObjectLocation): Promise<StoredObject> {
     const src = this.pathOf(from);
     const target = this.pathOf(to);
-    return this.writeVersion(createReadStream(src), target, new MeteredStream(Number.MAX_SAFE_INTEGER, () => new Error('unreachable')));
+    return this.writeVersion(
+      createReadStream(src),
+      target,
+      new MeteredStream(Number.MAX_SAFE_INTEGER, () => new Error('unreachable')),
+    );
   }
 
   async delete(locs: ObjectLocation[]): Promise<void> {

@@ -14,7 +14,8 @@ export class Backends {
   private readonly byProject = new Map<string, StorageBackend>();
 
   constructor(private readonly config: StrataConfig) {
-    if (config.storageBackend === 's3' && !config.s3) throw new Error('storageBackend "s3" needs the s3 settings (STRATA_S3_BUCKET, ...)');
+    if (config.storageBackend === 's3' && !config.s3)
+      throw new Error('storageBackend "s3" needs the s3 settings (STRATA_S3_BUCKET, ...)');
   }
 
   for(project: ProjectContext): StorageBackend {

@@ -41,7 +41,11 @@ export interface StorageBackend {
   put(loc: ObjectLocation, body: Readable, opts: PutOptions): Promise<StoredObject>;
   /** A stream of the bytes (or of a range); undefined when the version is missing. */
   get(loc: ObjectLocation, range?: ByteRange): Promise<Readable | undefined>;
-  copy(from: ObjectLocation, to: ObjectLocation, opts: { contentType: string; cacheControl: string }): Promise<StoredObject>;
+  copy(
+    from: ObjectLocation,
+    to: ObjectLocation,
+    opts: { contentType: string; cacheControl: string },
+  ): Promise<StoredObject>;
   /** Deletes versions; missing ones are ignored. */
   delete(locs: ObjectLocation[]): Promise<void>;
   close(): Promise<void>;

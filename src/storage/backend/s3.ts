@@ -4,7 +4,13 @@
  * (a single PutObject for small bodies, a multipart upload with bounded buffers otherwise; a failed
  * multipart upload is aborted, so nothing is left).
  */
-import { CopyObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CopyObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Readable } from 'node:stream';
 import { MeteredStream } from './metered-stream.js';
@@ -24,7 +30,10 @@ export function createS3Client(cfg: S3BackendConfig): S3Client {
     endpoint: cfg.endpoint,
     region: cfg.region,
     forcePathStyle: cfg.forcePathStyle,
-    credentials: cfg.accessKeyId && cfg.secretAccessKey ? { accessKeyId: cfg.accessKeyId, secretAccessKey: cfg.secretAccessKey } : undefined,
+    credentials:
+      cfg.accessKeyId && cfg.secretAccessKey
+        ? { accessKeyId: cfg.accessKeyId, secretAccessKey: cfg.secretAccessKey }
+        : undefined,
     // Flexible checksums only where the API requires them: several S3-compatible stores reject the
     // SDK's default CRC32 trailers, and the service computes its own MD5 ETag while streaming.
     requestChecksumCalculation: 'WHEN_REQUIRED',
@@ -63,7 +72,13 @@ export class S3Backend implements StorageBackend {
     body.pipe(meter);
     const upload = new Upload({
       client: this.client,
-      params: { Bucket: this.bucket, Key: this.keyOf(loc), Body: meter, ContentType: opts.contentType, CacheControl: opts.cacheControl },
+      params: {
+        Bucket: this.bucket,
+        Key: this.keyOf(loc),
+        Body: meter,
+        ContentType: opts.contentType,
+        CacheControl: opts.cacheControl,
+      },
       partSize: PART_SIZE,
       queueSize: 2,
       leavePartsOnError: false,
@@ -87,7 +102,11 @@ export class S3Backend implements StorageBackend {
   async get(loc: ObjectLocation, range?: ByteRange): Promise<Readable | undefined> {
     try {
       const out = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: this.keyOf(loc), Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: this.keyOf(loc),
+          Range: range ? `bytes=${range.start}-${range.end}` : undefined,
+        }),
       );
       return out.Body as Readable;
     } catch (err) {
@@ -96,7 +115,11 @@ export class S3Backend implements StorageBackend {
     }
   }
 
-  async copy(from: ObjectLocation, to: ObjectLocation, opts: { contentType: string; cacheControl: string }): Promise<StoredObject> {
+  async copy(
+    from: ObjectLocation,
+    to: ObjectLocation,
+    opts: { contentType: string; cacheControl: string },
+  ): Promise<StoredObject> {
     const source = `${this.bucket}/${this.keyOf(from).split('/').map(encodeURIComponent).join('/')}`;
     const out = await this.client.send(
       new CopyObjectCommand({
@@ -120,7 +143,10 @@ export class S3Backend implements StorageBackend {
     for (let i = 0; i < locs.length; i += 1000) {
       const chunk = locs.slice(i, i + 1000);
       await this.client.send(
-        new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: chunk.map((l) => ({ Key: this.keyOf(l) })), Quiet: true } }),
+        new DeleteObjectsCommand({
+          Bucket: this.bucket,
+          Delete: { Objects: chunk.map((l) => ({ Key: this.keyOf(l) })), Quiet: true },
+        }),
       );
     }
   }

@@ -4,7 +4,15 @@ import { isServiceRole, requireCaller } from '../auth.js';
 import { errors } from '../errors.js';
 import { assertBucketName, assertNewBucketName } from '../keys.js';
 import { checkBucketLimit, parseAllowedMimeTypes, parseFileSizeLimit } from '../limits.js';
-import { bucketJson, createBucket, deleteBucket, getBucket, listBuckets, updateBucket, type ListBucketsQuery } from '../service/buckets.js';
+import {
+  bucketJson,
+  createBucket,
+  deleteBucket,
+  getBucket,
+  listBuckets,
+  updateBucket,
+  type ListBucketsQuery,
+} from '../service/buckets.js';
 import { emptyBucket } from '../service/objects.js';
 import { bodyOf, requireField, scopeOf, type StorageDeps } from './context.js';
 
@@ -19,14 +27,19 @@ function intParam(v: unknown, name: string, min: number): number | undefined {
 }
 
 function listQuery(q: Record<string, unknown>): ListBucketsQuery {
-  const out: ListBucketsQuery = { limit: intParam(q.limit, 'limit', 1), offset: intParam(q.offset, 'offset', 0) };
+  const out: ListBucketsQuery = {
+    limit: intParam(q.limit, 'limit', 1),
+    offset: intParam(q.offset, 'offset', 0),
+  };
   if (typeof q.search === 'string') out.search = q.search;
   if (q.sortColumn !== undefined) {
-    if (!['id', 'name', 'created_at', 'updated_at'].includes(String(q.sortColumn))) throw errors.invalidRequest('querystring/sortColumn must be equal to one of the allowed values');
+    if (!['id', 'name', 'created_at', 'updated_at'].includes(String(q.sortColumn)))
+      throw errors.invalidRequest('querystring/sortColumn must be equal to one of the allowed values');
     out.sortColumn = q.sortColumn as ListBucketsQuery['sortColumn'];
   }
   if (q.sortOrder !== undefined) {
-    if (!['asc', 'desc'].includes(String(q.sortOrder))) throw errors.invalidRequest('querystring/sortOrder must be equal to one of the allowed values');
+    if (!['asc', 'desc'].includes(String(q.sortOrder)))
+      throw errors.invalidRequest('querystring/sortOrder must be equal to one of the allowed values');
     out.sortOrder = q.sortOrder as 'asc' | 'desc';
   }
   return out;
@@ -58,11 +71,18 @@ export async function bucketRoutes(app: FastifyInstance, deps: StorageDeps): Pro
     const id = body.id === undefined || body.id === null ? name : body.id;
     assertNewBucketName(name);
     assertNewBucketName(id);
-    if (body.public !== undefined && typeof body.public !== 'boolean') throw errors.invalidRequest('body/public must be boolean');
+    if (body.public !== undefined && typeof body.public !== 'boolean')
+      throw errors.invalidRequest('body/public must be boolean');
     const fileSizeLimit = parseFileSizeLimit(body.file_size_limit);
     checkBucketLimit(fileSizeLimit, globalLimit);
     const allowedMimeTypes = parseAllowedMimeTypes(body.allowed_mime_types);
-    await createBucket(project, caller, { id, name, public: body.public === true, fileSizeLimit, allowedMimeTypes });
+    await createBucket(project, caller, {
+      id,
+      name,
+      public: body.public === true,
+      fileSizeLimit,
+      allowedMimeTypes,
+    });
     return { name };
   };
   app.post('/bucket', create);
@@ -92,14 +112,16 @@ export async function bucketRoutes(app: FastifyInstance, deps: StorageDeps): Pro
     if (!('public' in body) && !('file_size_limit' in body) && !('allowed_mime_types' in body)) {
       throw errors.invalidRequest("body must have required property 'public'");
     }
-    if (body.public !== undefined && typeof body.public !== 'boolean') throw errors.invalidRequest('body/public must be boolean');
+    if (body.public !== undefined && typeof body.public !== 'boolean')
+      throw errors.invalidRequest('body/public must be boolean');
     const changes: Parameters<typeof updateBucket>[3] = {};
     if (typeof body.public === 'boolean') changes.public = body.public;
     if ('file_size_limit' in body && body.file_size_limit !== undefined) {
       changes.fileSizeLimit = parseFileSizeLimit(body.file_size_limit);
       checkBucketLimit(changes.fileSizeLimit, globalLimit);
     }
-    if ('allowed_mime_types' in body && body.allowed_mime_types !== undefined) changes.allowedMimeTypes = parseAllowedMimeTypes(body.allowed_mime_types);
+    if ('allowed_mime_types' in body && body.allowed_mime_types !== undefined)
+      changes.allowedMimeTypes = parseAllowedMimeTypes(body.allowed_mime_types);
     await updateBucket(project, caller, req.params.id, changes);
     return { message: 'Successfully updated' };
   });
@@ -114,7 +136,11 @@ export async function bucketRoutes(app: FastifyInstance, deps: StorageDeps): Pro
     }
     if (!isServiceRole(caller)) throw errors.serviceRoleOnly('Access denied: Invalid role');
     const removed = await emptyBucket(project, caller, req.params.id, EMPTY_BUCKET_MAX);
-    await backend.delete(removed.filter((r) => r.version).map((r) => ({ bucket: r.bucket_id, key: r.name, version: r.version! })));
+    await backend.delete(
+      removed
+        .filter((r) => r.version)
+        .map((r) => ({ bucket: r.bucket_id, key: r.name, version: r.version! })),
+    );
     return { message: 'Empty bucket has been queued. Completion may take up to an hour.' };
   });
 

@@ -21,7 +21,11 @@ export interface RequestScope {
 export function scopeOf(deps: StorageDeps, req: FastifyRequest): RequestScope {
   const project = req.project;
   if (!project) throw errors.projectNotFound();
-  return { project, backend: deps.backends.for(project), globalLimit: deps.platform.config.storageFileSizeLimit };
+  return {
+    project,
+    backend: deps.backends.for(project),
+    globalLimit: deps.platform.config.storageFileSizeLimit,
+  };
 }
 
 export interface ObjectParams {

@@ -12,7 +12,9 @@ function userMetadataHeader(v: string | undefined): Record<string, unknown> | un
   if (v === undefined) return undefined;
   try {
     const parsed: unknown = JSON.parse(Buffer.from(v, 'base64').toString('utf8'));
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -23,10 +25,18 @@ function transferBody(body: Record<string, unknown>) {
   requireField(body, 'sourceKey', 'string');
   requireField(body, 'destinationKey', 'string');
   const bucket = body.bucketId as string;
-  const destinationBucket = typeof body.destinationBucket === 'string' && body.destinationBucket !== '' ? body.destinationBucket : bucket;
+  const destinationBucket =
+    typeof body.destinationBucket === 'string' && body.destinationBucket !== ''
+      ? body.destinationBucket
+      : bucket;
   assertBucketName(bucket);
   assertBucketName(destinationBucket);
-  return { bucket, sourceKey: body.sourceKey as string, destinationKey: body.destinationKey as string, destinationBucket };
+  return {
+    bucket,
+    sourceKey: body.sourceKey as string,
+    destinationKey: body.destinationKey as string,
+    destinationBucket,
+  };
 }
 
 const SORT_COLUMNS = ['name', 'updated_at', 'created_at', 'last_accessed_at'];
@@ -48,10 +58,13 @@ export async function objectManageRoutes(app: FastifyInstance, deps: StorageDeps
     assertBucketName(req.params.bucket);
     const prefixes = bodyOf(req).prefixes;
     if (prefixes === undefined) throw errors.invalidRequest("body must have required property 'prefixes'");
-    if (!Array.isArray(prefixes) || prefixes.some((p) => typeof p !== 'string')) throw errors.invalidRequest('body/prefixes must be array');
+    if (!Array.isArray(prefixes) || prefixes.some((p) => typeof p !== 'string'))
+      throw errors.invalidRequest('body/prefixes must be array');
     if (prefixes.length < 1) throw errors.invalidRequest('body/prefixes must NOT have fewer than 1 items');
     const rows = await deleteObjects(project, caller, req.params.bucket, prefixes as string[]);
-    await backend.delete(rows.filter((r) => r.version).map((r) => ({ bucket: r.bucket_id, key: r.name, version: r.version! })));
+    await backend.delete(
+      rows.filter((r) => r.version).map((r) => ({ bucket: r.bucket_id, key: r.name, version: r.version! })),
+    );
     return rows.map(objectJson);
   });
 
@@ -67,7 +80,8 @@ export async function objectManageRoutes(app: FastifyInstance, deps: StorageDeps
     const caller = await requireCaller(req, scope.project);
     const body = bodyOf(req);
     const t = transferBody(body);
-    const meta = body.metadata && typeof body.metadata === 'object' ? (body.metadata as Record<string, unknown>) : {};
+    const meta =
+      body.metadata && typeof body.metadata === 'object' ? (body.metadata as Record<string, unknown>) : {};
     const row = await copyObject(
       { ...scope, caller, ...t },
       {
@@ -86,18 +100,22 @@ export async function objectManageRoutes(app: FastifyInstance, deps: StorageDeps
     const caller = await requireCaller(req, project);
     assertBucketName(req.params.bucket);
     const body = bodyOf(req);
-    if (typeof body.prefix !== 'string') throw errors.invalidRequest("body must have required property 'prefix'");
+    if (typeof body.prefix !== 'string')
+      throw errors.invalidRequest("body must have required property 'prefix'");
     const int = (v: unknown, name: string, min: number, d: number) => {
       if (v === undefined || v === null) return d;
-      if (typeof v !== 'number' || !Number.isInteger(v)) throw errors.invalidRequest(`body/${name} must be integer`);
+      if (typeof v !== 'number' || !Number.isInteger(v))
+        throw errors.invalidRequest(`body/${name} must be integer`);
       if (v < min) throw errors.invalidRequest(`body/${name} must be >= ${min}`);
       return v;
     };
     const sortBy = (body.sortBy ?? {}) as Record<string, unknown>;
     const column = sortBy.column ?? 'name';
     const order = sortBy.order ?? 'asc';
-    if (!SORT_COLUMNS.includes(String(column))) throw errors.invalidRequest('body/sortBy/column must be equal to one of the allowed values');
-    if (!['asc', 'desc'].includes(String(order).toLowerCase())) throw errors.invalidRequest('body/sortBy/order must be equal to one of the allowed values');
+    if (!SORT_COLUMNS.includes(String(column)))
+      throw errors.invalidRequest('body/sortBy/column must be equal to one of the allowed values');
+    if (!['asc', 'desc'].includes(String(order).toLowerCase()))
+      throw errors.invalidRequest('body/sortBy/order must be equal to one of the allowed values');
     return listObjects(project, caller, req.params.bucket, {
       prefix: body.prefix,
       limit: Math.min(int(body.limit, 'limit', 1, 100), 1500),
@@ -114,12 +132,15 @@ export async function objectManageRoutes(app: FastifyInstance, deps: StorageDeps
     assertBucketName(req.params.bucket);
     const body = bodyOf(req);
     const limit = body.limit ?? 1000;
-    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 1000) throw errors.invalidRequest('body/limit must be an integer between 1 and 1000');
+    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 1000)
+      throw errors.invalidRequest('body/limit must be an integer between 1 and 1000');
     const sortBy = (body.sortBy ?? {}) as Record<string, unknown>;
     const column = String(sortBy.column ?? 'name');
     const order = String(sortBy.order ?? 'asc').toLowerCase();
-    if (!['name', 'updated_at', 'created_at'].includes(column)) throw errors.invalidRequest('body/sortBy/column must be equal to one of the allowed values');
-    if (!['asc', 'desc'].includes(order)) throw errors.invalidRequest('body/sortBy/order must be equal to one of the allowed values');
+    if (!['name', 'updated_at', 'created_at'].includes(column))
+      throw errors.invalidRequest('body/sortBy/column must be equal to one of the allowed values');
+    if (!['asc', 'desc'].includes(order))
+      throw errors.invalidRequest('body/sortBy/order must be equal to one of the allowed values');
     return listObjectsV2(project, caller, req.params.bucket, {
       prefix: typeof body.prefix === 'string' ? body.prefix : '',
       limit,

@@ -16,7 +16,12 @@ type Access = 'optional' | 'authenticated' | 'public';
  * The row under the route's access rule: public buckets are read bypassing RLS; private buckets
  * need an authenticated caller and RLS SELECT; anonymous callers reach only public buckets.
  */
-async function readRow(scope: RequestScope, req: FastifyRequest, access: Access, operation: string): Promise<ObjectRow> {
+async function readRow(
+  scope: RequestScope,
+  req: FastifyRequest,
+  access: Access,
+  operation: string,
+): Promise<ObjectRow> {
   const { bucket, key } = objectParams(req);
   let caller: Caller | undefined;
   if (access === 'authenticated') caller = await requireCaller(req, scope.project);
@@ -54,7 +59,11 @@ export function infoJson(r: ObjectRow): Record<string, unknown> {
   };
 }
 
-function sendInfo(req: FastifyRequest, reply: FastifyReply, r: ObjectRow): FastifyReply | Record<string, unknown> {
+function sendInfo(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  r: ObjectRow,
+): FastifyReply | Record<string, unknown> {
   const m = r.metadata;
   if (m?.eTag) reply.header('etag', m.eTag);
   reply.header('last-modified', new Date(r.updated_at).toUTCString());
@@ -64,11 +73,14 @@ function sendInfo(req: FastifyRequest, reply: FastifyReply, r: ObjectRow): Fasti
 }
 
 export async function objectReadRoutes(app: FastifyInstance, deps: StorageDeps): Promise<void> {
-  const download = (access: Access, operation: string) => async (req: FastifyRequest, reply: FastifyReply) => {
-    const scope = scopeOf(deps, req);
-    const row = await readRow(scope, req, access, operation);
-    return renderObject(req, reply, scope.backend, row, { reload: () => readRow(scope, req, access, operation) });
-  };
+  const download =
+    (access: Access, operation: string) => async (req: FastifyRequest, reply: FastifyReply) => {
+      const scope = scopeOf(deps, req);
+      const row = await readRow(scope, req, access, operation);
+      return renderObject(req, reply, scope.backend, row, {
+        reload: () => readRow(scope, req, access, operation),
+      });
+    };
   const info = (access: Access, operation: string) => async (req: FastifyRequest, reply: FastifyReply) => {
     const scope = scopeOf(deps, req);
     return sendInfo(req, reply, await readRow(scope, req, access, operation));

@@ -45,7 +45,8 @@ export async function objectUploadRoutes(app: FastifyInstance, deps: StorageDeps
     const scope = scopeOf(deps, req);
     const { bucket, key } = objectParams(req);
     const token = (req.query as Record<string, unknown>).token;
-    if (typeof token !== 'string' || token === '') throw errors.invalidRequest("querystring must have required property 'token'");
+    if (typeof token !== 'string' || token === '')
+      throw errors.invalidRequest("querystring must have required property 'token'");
     const claims = await verifyUrlToken(scope.project.jwtSecret, token, 'upload', bucket, key);
     const owner = claims.owner;
     const result = await uploadObject({

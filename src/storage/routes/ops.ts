@@ -3,8 +3,10 @@ import type { FastifyInstance } from 'fastify';
 
 export const STORAGE_API_VERSION = 'strata-storage 1.0.0 (supabase storage v1.70.6 compatible)';
 
-const ALLOW_HEADERS = 'authorization, apikey, content-type, x-client-info, x-upsert, x-metadata, cache-control, range, if-none-match, if-modified-since, x-robots-tag, content-encoding';
-const EXPOSE_HEADERS = 'etag, content-range, content-length, content-disposition, content-type, last-modified, cache-control, expires';
+const ALLOW_HEADERS =
+  'authorization, apikey, content-type, x-client-info, x-upsert, x-metadata, cache-control, range, if-none-match, if-modified-since, x-robots-tag, content-encoding';
+const EXPOSE_HEADERS =
+  'etag, content-range, content-length, content-disposition, content-type, last-modified, cache-control, expires';
 
 /** Adds the CORS reply headers to every route of `app` (call it directly, not as a plugin). */
 export function registerCors(app: FastifyInstance): void {
@@ -26,5 +28,7 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
   });
   app.get('/status', async (_req, reply) => reply.code(200).send());
   app.get('/health', async () => ({ healthy: true }));
-  app.get('/version', async (_req, reply) => reply.type('text/plain; charset=utf-8').send(STORAGE_API_VERSION));
+  app.get('/version', async (_req, reply) =>
+    reply.type('text/plain; charset=utf-8').send(STORAGE_API_VERSION),
+  );
 }

@@ -31,7 +31,12 @@ function dispositionOf(req: FastifyRequest): string | undefined {
   return `attachment; filename=${e}; filename*=UTF-8''${e}`;
 }
 
-function setCommonHeaders(req: FastifyRequest, reply: FastifyReply, m: SystemMetadata, opts: RenderOptions): void {
+function setCommonHeaders(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  m: SystemMetadata,
+  opts: RenderOptions,
+): void {
   const type = m.mimetype ?? 'application/octet-stream';
   reply.header('content-type', type.includes('text/html') ? 'text/plain' : type);
   reply.header('accept-ranges', 'bytes');
@@ -56,7 +61,13 @@ function notModified(req: FastifyRequest, m: SystemMetadata): boolean {
   return false;
 }
 
-export async function renderObject(req: FastifyRequest, reply: FastifyReply, backend: StorageBackend, row: ObjectRow, opts: RenderOptions = {}): Promise<FastifyReply> {
+export async function renderObject(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  backend: StorageBackend,
+  row: ObjectRow,
+  opts: RenderOptions = {},
+): Promise<FastifyReply> {
   const m = row.metadata;
   if (!m || !row.version) {
     reply.header('cache-control', 'no-store');
@@ -64,7 +75,13 @@ export async function renderObject(req: FastifyRequest, reply: FastifyReply, bac
   }
   const head = req.method === 'HEAD';
   setCommonHeaders(req, reply, m, opts);
-  if (head && one(req.headers['if-none-match']) !== undefined && one(req.headers['if-none-match']) !== m.eTag && m.cacheControl && opts.expires === undefined) {
+  if (
+    head &&
+    one(req.headers['if-none-match']) !== undefined &&
+    one(req.headers['if-none-match']) !== m.eTag &&
+    m.cacheControl &&
+    opts.expires === undefined
+  ) {
     reply.header('cache-control', `${m.cacheControl}, must-revalidate`);
   }
   if (notModified(req, m)) return reply.code(304).send();
@@ -86,7 +103,8 @@ export async function renderObject(req: FastifyRequest, reply: FastifyReply, bac
   const stream = await backend.get({ bucket: row.bucket_id, key: row.name, version: row.version }, range);
   if (!stream && opts.reload) {
     const fresh = await opts.reload();
-    if (fresh.version !== row.version) return renderObject(req, reply, backend, fresh, { ...opts, reload: undefined });
+    if (fresh.version !== row.version)
+      return renderObject(req, reply, backend, fresh, { ...opts, reload: undefined });
   }
   if (!stream) {
     reply.removeHeader('etag');

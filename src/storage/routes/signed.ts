@@ -37,15 +37,30 @@ export async function signedRoutes(app: FastifyInstance, deps: StorageDeps): Pro
     const expiresIn = parseExpiresIn(body.expiresIn);
     const paths = body.paths;
     if (paths === undefined) throw errors.invalidRequest("body must have required property 'paths'");
-    if (!Array.isArray(paths) || paths.some((p) => typeof p !== 'string')) throw errors.invalidRequest('body/paths must be array');
+    if (!Array.isArray(paths) || paths.some((p) => typeof p !== 'string'))
+      throw errors.invalidRequest('body/paths must be array');
     if (paths.length < 1) throw errors.invalidRequest('body/paths must NOT have fewer than 1 items');
     if (paths.length > 1000) throw errors.invalidRequest('body/paths must NOT have more than 1000 items');
-    const visible = await visibleNames(project, caller, 'storage.object.sign_many', bucket, paths as string[]);
+    const visible = await visibleNames(
+      project,
+      caller,
+      'storage.object.sign_many',
+      bucket,
+      paths as string[],
+    );
     return Promise.all(
       (paths as string[]).map(async (p) =>
         visible.has(p)
-          ? { error: null, path: p, signedURL: `/object/sign/${bucket}/${p}?token=${await signDownloadToken(project.jwtSecret, bucket, p, expiresIn)}` }
-          : { error: 'Either the object does not exist or you do not have access to it', path: p, signedURL: null },
+          ? {
+              error: null,
+              path: p,
+              signedURL: `/object/sign/${bucket}/${p}?token=${await signDownloadToken(project.jwtSecret, bucket, p, expiresIn)}`,
+            }
+          : {
+              error: 'Either the object does not exist or you do not have access to it',
+              path: p,
+              signedURL: null,
+            },
       ),
     );
   });
@@ -54,12 +69,18 @@ export async function signedRoutes(app: FastifyInstance, deps: StorageDeps): Pro
     const scope = scopeOf(deps, req);
     const { bucket, key } = objectParams(req);
     const token = (req.query as Record<string, unknown>).token;
-    if (typeof token !== 'string' || token === '') throw errors.invalidRequest("querystring must have required property 'token'");
+    if (typeof token !== 'string' || token === '')
+      throw errors.invalidRequest("querystring must have required property 'token'");
     const claims = await verifyUrlToken(scope.project.jwtSecret, token, 'download', bucket, key);
     const read = () => requireObject(scope.project, SERVICE, 'storage.object.get_signed', bucket, key);
     return renderObject(req, reply, scope.backend, await read(), { expires: claims.exp, reload: read });
   };
-  app.route({ method: ['GET', 'HEAD'], url: '/object/sign/:bucket/*', handler: signedDownload, exposeHeadRoute: false });
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/object/sign/:bucket/*',
+    handler: signedDownload,
+    exposeHeadRoute: false,
+  });
 
   app.post('/object/upload/sign/:bucket/*', async (req) => {
     const { project } = scopeOf(deps, req);
@@ -73,10 +94,22 @@ export async function signedRoutes(app: FastifyInstance, deps: StorageDeps): Pro
       project,
       caller,
       'storage.object.sign_upload_url',
-      { bucket, key, owner: ownerUuid(caller), ownerId: caller.sub ?? null, metadata: {}, userMetadata: {}, version: null },
+      {
+        bucket,
+        key,
+        owner: ownerUuid(caller),
+        ownerId: caller.sub ?? null,
+        metadata: {},
+        userMetadata: {},
+        version: null,
+      },
       upsert,
     );
-    const token = await signUploadToken(project.jwtSecret, bucket, key, { owner: caller.sub, upsert, expiresIn: UPLOAD_URL_EXPIRES_IN });
+    const token = await signUploadToken(project.jwtSecret, bucket, key, {
+      owner: caller.sub,
+      upsert,
+      expiresIn: UPLOAD_URL_EXPIRES_IN,
+    });
     return { url: `/object/upload/sign/${bucket}/${key}?token=${token}`, token };
   });
 }

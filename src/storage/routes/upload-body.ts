@@ -7,7 +7,6 @@ import type {} from '@fastify/multipart';
 import { errors } from '../errors.js';
 import type { UploadBody } from '../service/uploads.js';
 
-
 const MAX_USER_METADATA = 1024 * 1024;
 
 function header(req: FastifyRequest, name: string): string | undefined {
@@ -40,7 +39,8 @@ function robotsTagOf(req: FastifyRequest): string | undefined {
 function contentTypeOf(req: FastifyRequest): string {
   const v = header(req, 'content-type');
   if (v === undefined || v.trim() === '') return 'application/octet-stream';
-  if (!/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;.*)?$/.test(v.trim())) throw errors.invalidContentType();
+  if (!/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;.*)?$/.test(v.trim()))
+    throw errors.invalidContentType();
   return v.trim();
 }
 
@@ -58,9 +58,19 @@ export async function readUploadBody(req: FastifyRequest, limit: number): Promis
       if (meta.length > (MAX_USER_METADATA * 4) / 3 + 4) throw errors.metadataTooLarge();
       userMetadata = parseJsonObject(Buffer.from(meta, 'base64').toString('utf8')) ?? {};
     }
-    return { stream: req.raw, contentType, cacheControl: header(req, 'cache-control') ?? 'no-cache', userMetadata, declaredLength, xRobotsTag };
+    return {
+      stream: req.raw,
+      contentType,
+      cacheControl: header(req, 'cache-control') ?? 'no-cache',
+      userMetadata,
+      declaredLength,
+      xRobotsTag,
+    };
   }
-  const part = await req.file({ limits: { files: 1, fields: 10, fieldSize: MAX_USER_METADATA + 1, fileSize: limit + 1 }, throwFileSizeLimit: false });
+  const part = await req.file({
+    limits: { files: 1, fields: 10, fieldSize: MAX_USER_METADATA + 1, fileSize: limit + 1 },
+    throwFileSizeLimit: false,
+  });
   if (!part) throw errors.noContent();
   const field = (name: string): string | undefined => {
     const f = part.fields[name];
@@ -68,7 +78,8 @@ export async function readUploadBody(req: FastifyRequest, limit: number): Promis
     return one && one.type === 'field' && typeof one.value === 'string' ? one.value : undefined;
   };
   const metaText = field('metadata') ?? field('userMetadata');
-  if (metaText !== undefined && Buffer.byteLength(metaText) > MAX_USER_METADATA) throw errors.metadataTooLarge();
+  if (metaText !== undefined && Buffer.byteLength(metaText) > MAX_USER_METADATA)
+    throw errors.metadataTooLarge();
   const cache = field('cacheControl');
   return {
     stream: part.file,

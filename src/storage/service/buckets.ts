@@ -25,7 +25,8 @@ export interface BucketLimits {
   allowedMimeTypes: string[] | null;
 }
 
-const COLUMNS = 'id, name, owner, owner_id, public, type, file_size_limit, allowed_mime_types, created_at, updated_at';
+const COLUMNS =
+  'id, name, owner, owner_id, public, type, file_size_limit, allowed_mime_types, created_at, updated_at';
 
 /** The reply shape of list/get: a NULL owner is "", the limit a number. */
 export function bucketJson(b: BucketRow, withType: boolean): Record<string, unknown> {
@@ -74,7 +75,11 @@ export interface ListBucketsQuery {
   sortOrder?: 'asc' | 'desc';
 }
 
-export async function listBuckets(project: ProjectContext, caller: Caller, q: ListBucketsQuery): Promise<BucketRow[]> {
+export async function listBuckets(
+  project: ProjectContext,
+  caller: Caller,
+  q: ListBucketsQuery,
+): Promise<BucketRow[]> {
   const params: unknown[] = [];
   let sql = `select ${COLUMNS} from storage.buckets`;
   if (q.search) {
@@ -90,11 +95,22 @@ export async function listBuckets(project: ProjectContext, caller: Caller, q: Li
     params.push(q.offset);
     sql += ` offset $${params.length}`;
   }
-  return inTx(project, caller, 'storage.bucket.list', async (db) => (await db.query<BucketRow>(sql, params)).rows);
+  return inTx(
+    project,
+    caller,
+    'storage.bucket.list',
+    async (db) => (await db.query<BucketRow>(sql, params)).rows,
+  );
 }
 
 export async function getBucket(project: ProjectContext, caller: Caller, id: string): Promise<BucketRow> {
-  const row = await inTx(project, caller, 'storage.bucket.get', async (db) => (await db.query<BucketRow>(`select ${COLUMNS} from storage.buckets where id = $1`, [id])).rows[0]);
+  const row = await inTx(
+    project,
+    caller,
+    'storage.bucket.get',
+    async (db) =>
+      (await db.query<BucketRow>(`select ${COLUMNS} from storage.buckets where id = $1`, [id])).rows[0],
+  );
   if (!row) throw errors.noSuchBucket();
   return row;
 }
@@ -103,14 +119,22 @@ export async function getBucket(project: ProjectContext, caller: Caller, id: str
  * The bucket's limits, read bypassing RLS (upload pipeline step 2). With `key`, also whether that
  * object exists (so the service role, which RLS does not restrict, needs no dry run).
  */
-export async function bucketLimits(project: ProjectContext, id: string, key?: string): Promise<BucketLimits & { keyExists: boolean }> {
-  const row = await inTx(project, SERVICE, 'storage.bucket.get', async (db) =>
-    (
-      await db.query<BucketRow & { key_exists: boolean }>(
-        `select ${COLUMNS}, exists (select 1 from storage.objects where bucket_id = $1 and name = $2) as key_exists from storage.buckets where id = $1`,
-        [id, key ?? null],
-      )
-    ).rows[0],
+export async function bucketLimits(
+  project: ProjectContext,
+  id: string,
+  key?: string,
+): Promise<BucketLimits & { keyExists: boolean }> {
+  const row = await inTx(
+    project,
+    SERVICE,
+    'storage.bucket.get',
+    async (db) =>
+      (
+        await db.query<BucketRow & { key_exists: boolean }>(
+          `select ${COLUMNS}, exists (select 1 from storage.objects where bucket_id = $1 and name = $2) as key_exists from storage.buckets where id = $1`,
+          [id, key ?? null],
+        )
+      ).rows[0],
   );
   if (!row) throw errors.noSuchBucket();
   return {
@@ -128,7 +152,12 @@ export interface BucketChanges {
   allowedMimeTypes?: string[] | null;
 }
 
-export async function updateBucket(project: ProjectContext, caller: Caller, id: string, c: BucketChanges): Promise<void> {
+export async function updateBucket(
+  project: ProjectContext,
+  caller: Caller,
+  id: string,
+  c: BucketChanges,
+): Promise<void> {
   const sets: string[] = [];
   const params: unknown[] = [id];
   const add = (col: string, v: unknown) => {
@@ -139,26 +168,42 @@ export async function updateBucket(project: ProjectContext, caller: Caller, id: 
   if (c.fileSizeLimit !== undefined) add('file_size_limit', c.fileSizeLimit);
   if (c.allowedMimeTypes !== undefined) add('allowed_mime_types', c.allowedMimeTypes);
   sets.push('updated_at = now()');
-  const n = await inTx(project, caller, 'storage.bucket.update', async (db) => (await db.query(`update storage.buckets set ${sets.join(', ')} where id = $1`, params)).rowCount);
+  const n = await inTx(
+    project,
+    caller,
+    'storage.bucket.update',
+    async (db) =>
+      (await db.query(`update storage.buckets set ${sets.join(', ')} where id = $1`, params)).rowCount,
+  );
   if (!n) throw errors.noSuchBucket();
 }
 
 /** Existence and emptiness bypassing RLS; the DELETE itself under RLS. */
 export async function deleteBucket(project: ProjectContext, caller: Caller, id: string): Promise<void> {
-  const state = await inTx(project, SERVICE, 'storage.bucket.delete', async (db) =>
-    (
-      await db.query<{ exists: boolean; has_objects: boolean }>(
-        `select exists (select 1 from storage.buckets where id = $1) as exists,
+  const state = await inTx(
+    project,
+    SERVICE,
+    'storage.bucket.delete',
+    async (db) =>
+      (
+        await db.query<{ exists: boolean; has_objects: boolean }>(
+          `select exists (select 1 from storage.buckets where id = $1) as exists,
                 exists (select 1 from storage.objects where bucket_id = $1) as has_objects`,
-        [id],
-      )
-    ).rows[0]!,
+          [id],
+        )
+      ).rows[0]!,
   );
   if (!state.exists) throw errors.noSuchBucket();
   if (state.has_objects) throw errors.bucketNotEmpty();
   // 23503: an object was added between the check and the delete.
-  const n = await inTx(project, caller, 'storage.bucket.delete', async (db) => (await db.query('delete from storage.buckets where id = $1', [id])).rowCount, {
-    '23503': errors.bucketNotEmpty,
-  });
+  const n = await inTx(
+    project,
+    caller,
+    'storage.bucket.delete',
+    async (db) => (await db.query('delete from storage.buckets where id = $1', [id])).rowCount,
+    {
+      '23503': errors.bucketNotEmpty,
+    },
+  );
   if (!n) throw errors.noSuchBucket();
 }

@@ -37,7 +37,9 @@ interface Cursor {
 
 /** base64 of `l:<last>\no:<order>\nc:<column>\na:<ts>\nf:<0|1>` (the reference's shape plus a folder flag). */
 function encodeCursor(e: Entry, o: ListV2Options): string {
-  return Buffer.from(`l:${e.name}\no:${o.order}\nc:${o.column}\na:${e.cursor_ts ?? ''}\nf:${e.is_folder ? 1 : 0}`).toString('base64');
+  return Buffer.from(
+    `l:${e.name}\no:${o.order}\nc:${o.column}\na:${e.cursor_ts ?? ''}\nf:${e.is_folder ? 1 : 0}`,
+  ).toString('base64');
 }
 
 function decodeCursor(s: string, o: ListV2Options): Cursor {
@@ -47,13 +49,20 @@ function decodeCursor(s: string, o: ListV2Options): Cursor {
     if (i > 0) fields.set(line.slice(0, i), line.slice(i + 1));
   }
   const last = fields.get('l');
-  if (last === undefined || fields.get('o') !== o.order || fields.get('c') !== o.column) throw errors.invalidRequest('Invalid cursor');
+  if (last === undefined || fields.get('o') !== o.order || fields.get('c') !== o.column)
+    throw errors.invalidRequest('Invalid cursor');
   const ts = fields.get('a') || null;
-  if (o.column !== 'name' && fields.get('f') !== '1' && (!ts || !Number.isFinite(Date.parse(ts)))) throw errors.invalidRequest('Invalid cursor');
+  if (o.column !== 'name' && fields.get('f') !== '1' && (!ts || !Number.isFinite(Date.parse(ts))))
+    throw errors.invalidRequest('Invalid cursor');
   return { last, ts, folder: fields.get('f') === '1' };
 }
 
-export async function listObjectsV2(project: ProjectContext, caller: Caller, bucket: string, o: ListV2Options) {
+export async function listObjectsV2(
+  project: ProjectContext,
+  caller: Caller,
+  bucket: string,
+  o: ListV2Options,
+) {
   const cmp = o.order === 'desc' ? '<' : '>';
   const params: unknown[] = [bucket, o.prefix, o.withDelimiter, o.limit + 1];
   const col = o.column === 'name' ? null : o.column === 'updated_at' ? 'updated_at' : 'created_at';
@@ -69,7 +78,9 @@ export async function listObjectsV2(project: ProjectContext, caller: Caller, buc
       where = `not e.is_folder and (e.${col}, e.name collate "C") ${cmp} ($${params.length}::timestamptz, ${n})`;
     }
   }
-  const order = col ? `e.is_folder desc, e.${col} ${o.order}, e.name collate "C" ${o.order}` : `e.name collate "C" ${o.order}`;
+  const order = col
+    ? `e.is_folder desc, e.${col} ${o.order}, e.name collate "C" ${o.order}`
+    : `e.name collate "C" ${o.order}`;
   const sql = `
     with m as (
       select o.name, o.id, o.metadata, o.updated_at, o.created_at, o.last_accessed_at,
@@ -88,7 +99,12 @@ export async function listObjectsV2(project: ProjectContext, caller: Caller, buc
     where ${where}
     order by ${order}
     limit $4`;
-  const rows = await inTx(project, caller, 'storage.object.list_v2', async (db) => (await db.query<Entry>(sql, params)).rows);
+  const rows = await inTx(
+    project,
+    caller,
+    'storage.object.list_v2',
+    async (db) => (await db.query<Entry>(sql, params)).rows,
+  );
   const hasNext = rows.length > o.limit;
   const page = rows.slice(0, o.limit);
   const last = page[page.length - 1];
@@ -98,6 +114,14 @@ export async function listObjectsV2(project: ProjectContext, caller: Caller, buc
     folders: page.filter((e) => e.is_folder).map((e) => ({ name: e.name, key: e.name })),
     objects: page
       .filter((e) => !e.is_folder)
-      .map((e) => ({ id: e.id, name: e.name, key: e.name, metadata: e.metadata, updated_at: e.updated_at, created_at: e.created_at, last_accessed_at: e.last_accessed_at })),
+      .map((e) => ({
+        id: e.id,
+        name: e.name,
+        key: e.name,
+        metadata: e.metadata,
+        updated_at: e.updated_at,
+        created_at: e.created_at,
+        last_accessed_at: e.last_accessed_at,
+      })),
   };
 }

@@ -30,7 +30,16 @@ function upsertSql(upsert: boolean): string {
 }
 
 function paramsOf(w: ObjectWrite, id: string | null = null): unknown[] {
-  return [w.bucket, w.key, w.owner, w.ownerId, JSON.stringify(w.metadata), w.userMetadata === null ? null : JSON.stringify(w.userMetadata), w.version, id];
+  return [
+    w.bucket,
+    w.key,
+    w.owner,
+    w.ownerId,
+    JSON.stringify(w.metadata),
+    w.userMetadata === null ? null : JSON.stringify(w.userMetadata),
+    w.version,
+    id,
+  ];
 }
 
 async function lockKey(db: Db, bucket: string, key: string): Promise<void> {
@@ -38,7 +47,13 @@ async function lockKey(db: Db, bucket: string, key: string): Promise<void> {
 }
 
 /** Step 5 of the pipeline: would the caller be allowed to write this row? */
-export async function dryRunWrite(project: ProjectContext, caller: Caller, operation: string, w: ObjectWrite, upsert: boolean): Promise<void> {
+export async function dryRunWrite(
+  project: ProjectContext,
+  caller: Caller,
+  operation: string,
+  w: ObjectWrite,
+  upsert: boolean,
+): Promise<void> {
   await dryRun(
     project,
     caller,
@@ -67,7 +82,10 @@ export async function commitWrite(
       // Under the lock the row cannot change until commit. A row the caller cannot see is either
       // a unique violation (insert) or makes the upsert fail (ON CONFLICT DO UPDATE needs SELECT
       // and UPDATE on the existing row), so what this sees is what the write replaces.
-      const prev = await db.query<{ id: string; version: string | null }>('select id, version from storage.objects where bucket_id = $1 and name = $2', [w.bucket, w.key]);
+      const prev = await db.query<{ id: string; version: string | null }>(
+        'select id, version from storage.objects where bucket_id = $1 and name = $2',
+        [w.bucket, w.key],
+      );
       const id = prev.rows[0]?.id ?? randomUUID();
       await db.query(upsertSql(upsert), paramsOf(w, id));
       return { id, previousVersion: prev.rows[0]?.version ?? null };
@@ -95,7 +113,17 @@ export async function commitMove(
       const res = await db.query(
         `update storage.objects set bucket_id = $3, name = $4, owner = $5, owner_id = $6, metadata = $7, version = $8
          where bucket_id = $1 and name = $2 and version is not distinct from $9`,
-        [src.bucket, src.key, dst.bucket, dst.key, dst.owner, dst.ownerId, JSON.stringify(dst.metadata), dst.version, src.version],
+        [
+          src.bucket,
+          src.key,
+          dst.bucket,
+          dst.key,
+          dst.owner,
+          dst.ownerId,
+          JSON.stringify(dst.metadata),
+          dst.version,
+          src.version,
+        ],
       );
       return res.rowCount;
     },

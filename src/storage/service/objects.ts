@@ -30,7 +30,8 @@ export interface ObjectRow {
   last_accessed_at: Date;
 }
 
-export const OBJECT_COLUMNS = 'id, bucket_id, name, owner, owner_id, version, metadata, user_metadata, created_at, updated_at, last_accessed_at';
+export const OBJECT_COLUMNS =
+  'id, bucket_id, name, owner, owner_id, version, metadata, user_metadata, created_at, updated_at, last_accessed_at';
 
 /** The row shape of delete/copy replies: NULL strings as "". */
 export function objectJson(r: ObjectRow): Record<string, unknown> {
@@ -50,9 +51,24 @@ export function objectJson(r: ObjectRow): Record<string, unknown> {
 }
 
 /** One object as `caller` sees it (SERVICE for the bypassing reads). */
-export async function findObject(project: ProjectContext, caller: Caller, operation: string, bucket: string, key: string): Promise<ObjectRow | undefined> {
-  return inTx(project, caller, operation, async (db) =>
-    (await db.query<ObjectRow>(`select ${OBJECT_COLUMNS} from storage.objects where bucket_id = $1 and name = $2`, [bucket, key])).rows[0],
+export async function findObject(
+  project: ProjectContext,
+  caller: Caller,
+  operation: string,
+  bucket: string,
+  key: string,
+): Promise<ObjectRow | undefined> {
+  return inTx(
+    project,
+    caller,
+    operation,
+    async (db) =>
+      (
+        await db.query<ObjectRow>(
+          `select ${OBJECT_COLUMNS} from storage.objects where bucket_id = $1 and name = $2`,
+          [bucket, key],
+        )
+      ).rows[0],
   );
 }
 
@@ -60,55 +76,113 @@ export async function findObject(project: ProjectContext, caller: Caller, operat
  * Bucket and object in one read bypassing RLS (public reads and the service role): NoSuchBucket
  * when the bucket is missing; `row` undefined when the object is.
  */
-export async function findWithBucket(project: ProjectContext, operation: string, bucket: string, key: string): Promise<{ isPublic: boolean; row?: ObjectRow }> {
-  const r = await inTx(project, SERVICE, operation, async (db) =>
-    (
-      await db.query<ObjectRow & { bucket_public: boolean | null; object_id: string | null }>(
-        `select b.public as bucket_public, o.id as object_id, ${OBJECT_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}
+export async function findWithBucket(
+  project: ProjectContext,
+  operation: string,
+  bucket: string,
+  key: string,
+): Promise<{ isPublic: boolean; row?: ObjectRow }> {
+  const r = await inTx(
+    project,
+    SERVICE,
+    operation,
+    async (db) =>
+      (
+        await db.query<ObjectRow & { bucket_public: boolean | null; object_id: string | null }>(
+          `select b.public as bucket_public, o.id as object_id, ${OBJECT_COLUMNS.split(', ')
+            .map((c) => `o.${c}`)
+            .join(', ')}
          from storage.buckets b left join storage.objects o on o.bucket_id = b.id and o.name = $2
          where b.id = $1`,
-        [bucket, key],
-      )
-    ).rows[0],
+          [bucket, key],
+        )
+      ).rows[0],
   );
   if (!r) throw errors.noSuchBucket();
   const { bucket_public, object_id, ...row } = r;
   return { isPublic: bucket_public === true, row: object_id ? (row as ObjectRow) : undefined };
 }
 
-export async function requireObject(project: ProjectContext, caller: Caller, operation: string, bucket: string, key: string): Promise<ObjectRow> {
+export async function requireObject(
+  project: ProjectContext,
+  caller: Caller,
+  operation: string,
+  bucket: string,
+  key: string,
+): Promise<ObjectRow> {
   const row = await findObject(project, caller, operation, bucket, key);
   if (!row) throw errors.noSuchKey();
   return row;
 }
 
 /** S7: the row must exist (bypassing RLS); the DELETE must be allowed (else 403 Access denied). */
-export async function deleteObject(project: ProjectContext, caller: Caller, bucket: string, key: string): Promise<ObjectRow> {
+export async function deleteObject(
+  project: ProjectContext,
+  caller: Caller,
+  bucket: string,
+  key: string,
+): Promise<ObjectRow> {
   if (!(await findObject(project, SERVICE, 'storage.object.delete', bucket, key))) throw errors.noSuchKey();
-  const row = await inTx(project, caller, 'storage.object.delete', async (db) =>
-    (await db.query<ObjectRow>(`delete from storage.objects where bucket_id = $1 and name = $2 returning ${OBJECT_COLUMNS}`, [bucket, key])).rows[0],
+  const row = await inTx(
+    project,
+    caller,
+    'storage.object.delete',
+    async (db) =>
+      (
+        await db.query<ObjectRow>(
+          `delete from storage.objects where bucket_id = $1 and name = $2 returning ${OBJECT_COLUMNS}`,
+          [bucket, key],
+        )
+      ).rows[0],
   );
   if (!row) throw errors.accessDenied('Access denied');
   return row;
 }
 
 /** S11: exact names; what RLS hides or what is missing is skipped. */
-export async function deleteObjects(project: ProjectContext, caller: Caller, bucket: string, names: string[]): Promise<ObjectRow[]> {
-  return inTx(project, caller, 'storage.object.delete_many', async (db) =>
-    (await db.query<ObjectRow>(`delete from storage.objects where bucket_id = $1 and name = any($2::text[]) returning ${OBJECT_COLUMNS}`, [bucket, names])).rows,
+export async function deleteObjects(
+  project: ProjectContext,
+  caller: Caller,
+  bucket: string,
+  names: string[],
+): Promise<ObjectRow[]> {
+  return inTx(
+    project,
+    caller,
+    'storage.object.delete_many',
+    async (db) =>
+      (
+        await db.query<ObjectRow>(
+          `delete from storage.objects where bucket_id = $1 and name = any($2::text[]) returning ${OBJECT_COLUMNS}`,
+          [bucket, names],
+        )
+      ).rows,
   );
 }
 
 /** S3: removes every row created before now (service role only); returns the removed rows. */
-export async function emptyBucket(project: ProjectContext, caller: Caller, bucket: string, max: number): Promise<ObjectRow[]> {
+export async function emptyBucket(
+  project: ProjectContext,
+  caller: Caller,
+  bucket: string,
+  max: number,
+): Promise<ObjectRow[]> {
   return inTx(project, caller, 'storage.bucket.empty', async (db) => {
     const exists = await db.query('select 1 from storage.buckets where id = $1', [bucket]);
     if (!exists.rowCount) throw errors.noSuchBucket();
-    const count = await db.query<{ n: string }>('select count(*) as n from (select 1 from storage.objects where bucket_id = $1 limit $2) s', [bucket, max + 1]);
+    const count = await db.query<{ n: string }>(
+      'select count(*) as n from (select 1 from storage.objects where bucket_id = $1 limit $2) s',
+      [bucket, max + 1],
+    );
     if (Number(count.rows[0]!.n) > max) {
       throw errors.tooManyObjectsToEmpty();
     }
-    return (await db.query<ObjectRow>(`delete from storage.objects where bucket_id = $1 and created_at <= now() returning ${OBJECT_COLUMNS}`, [bucket])).rows;
+    return (
+      await db.query<ObjectRow>(
+        `delete from storage.objects where bucket_id = $1 and created_at <= now() returning ${OBJECT_COLUMNS}`,
+        [bucket],
+      )
+    ).rows;
   });
 }
 
@@ -131,26 +205,50 @@ export interface ListEntry {
 }
 
 /** S17 through storage.search (security invoker: only visible objects count). */
-export async function listObjects(project: ProjectContext, caller: Caller, bucket: string, o: ListOptions): Promise<ListEntry[]> {
-  return inTx(project, caller, 'storage.object.list', async (db) =>
-    (
-      await db.query<ListEntry>('select * from storage.search($1, $2, $3, 1, $4, $5, $6, $7)', [
-        o.prefix,
-        bucket,
-        o.limit,
-        o.offset,
-        o.search,
-        o.sortColumn,
-        o.sortOrder,
-      ])
-    ).rows,
+export async function listObjects(
+  project: ProjectContext,
+  caller: Caller,
+  bucket: string,
+  o: ListOptions,
+): Promise<ListEntry[]> {
+  return inTx(
+    project,
+    caller,
+    'storage.object.list',
+    async (db) =>
+      (
+        await db.query<ListEntry>('select * from storage.search($1, $2, $3, 1, $4, $5, $6, $7)', [
+          o.prefix,
+          bucket,
+          o.limit,
+          o.offset,
+          o.search,
+          o.sortColumn,
+          o.sortOrder,
+        ])
+      ).rows,
   );
 }
 
 /** Which of `names` the caller can SELECT (signing). */
-export async function visibleNames(project: ProjectContext, caller: Caller, operation: string, bucket: string, names: string[]): Promise<Set<string>> {
-  const rows = await inTx(project, caller, operation, async (db) =>
-    (await db.query<{ name: string }>('select name from storage.objects where bucket_id = $1 and name = any($2::text[])', [bucket, names])).rows,
+export async function visibleNames(
+  project: ProjectContext,
+  caller: Caller,
+  operation: string,
+  bucket: string,
+  names: string[],
+): Promise<Set<string>> {
+  const rows = await inTx(
+    project,
+    caller,
+    operation,
+    async (db) =>
+      (
+        await db.query<{ name: string }>(
+          'select name from storage.objects where bucket_id = $1 and name = any($2::text[])',
+          [bucket, names],
+        )
+      ).rows,
   );
   return new Set(rows.map((r) => r.name));
 }

@@ -22,7 +22,11 @@ export interface Transfer {
   destinationKey: string;
 }
 
-async function copyBytes(t: Transfer, src: ObjectRow, meta: SystemMetadata): Promise<{ version: string; metadata: SystemMetadata }> {
+async function copyBytes(
+  t: Transfer,
+  src: ObjectRow,
+  meta: SystemMetadata,
+): Promise<{ version: string; metadata: SystemMetadata }> {
   if (!src.version) throw errors.missingBytes();
   const version = randomUUID();
   let stored;
@@ -33,10 +37,20 @@ async function copyBytes(t: Transfer, src: ObjectRow, meta: SystemMetadata): Pro
       { contentType: meta.mimetype, cacheControl: meta.cacheControl },
     );
   } catch (err) {
-    if ((err as { code?: string }).code === 'ENOENT' || (err as { name?: string }).name === 'NoSuchKey') throw errors.missingBytes();
+    if ((err as { code?: string }).code === 'ENOENT' || (err as { name?: string }).name === 'NoSuchKey')
+      throw errors.missingBytes();
     throw err;
   }
-  return { version, metadata: { ...meta, eTag: stored.eTag, size: stored.size, contentLength: stored.size, lastModified: stored.lastModified.toISOString() } };
+  return {
+    version,
+    metadata: {
+      ...meta,
+      eTag: stored.eTag,
+      size: stored.size,
+      contentLength: stored.size,
+      lastModified: stored.lastModified.toISOString(),
+    },
+  };
 }
 
 export async function moveObject(t: Transfer): Promise<void> {
@@ -46,13 +60,18 @@ export async function moveObject(t: Transfer): Promise<void> {
   const { version, metadata } = await copyBytes(t, src, src.metadata ?? ({} as SystemMetadata));
   const dst = { bucket: t.destinationBucket, key: t.destinationKey, version };
   try {
-    await commitMove(t.project, t.caller, { bucket: t.bucket, key: t.sourceKey, version: src.version }, {
-      ...dst,
-      owner: ownerUuid(t.caller),
-      ownerId: t.caller.sub ?? null,
-      metadata,
-      userMetadata: src.user_metadata,
-    });
+    await commitMove(
+      t.project,
+      t.caller,
+      { bucket: t.bucket, key: t.sourceKey, version: src.version },
+      {
+        ...dst,
+        owner: ownerUuid(t.caller),
+        ownerId: t.caller.sub ?? null,
+        metadata,
+        userMetadata: src.user_metadata,
+      },
+    );
   } catch (err) {
     await t.backend.delete([dst]).catch(() => {});
     throw err;
@@ -75,7 +94,11 @@ export async function copyObject(t: Transfer, o: CopyOptions): Promise<ObjectRow
   let meta = src.metadata ?? ({} as SystemMetadata);
   let userMetadata = src.user_metadata;
   if (!o.copyMetadata) {
-    meta = { ...meta, ...(o.cacheControl !== undefined ? { cacheControl: o.cacheControl } : {}), ...(o.mimetype !== undefined ? { mimetype: o.mimetype } : {}) };
+    meta = {
+      ...meta,
+      ...(o.cacheControl !== undefined ? { cacheControl: o.cacheControl } : {}),
+      ...(o.mimetype !== undefined ? { mimetype: o.mimetype } : {}),
+    };
     userMetadata = o.userMetadata ?? null;
   }
   const { version, metadata } = await copyBytes(t, src, meta);
@@ -97,7 +120,13 @@ export async function copyObject(t: Transfer, o: CopyOptions): Promise<ObjectRow
     await t.backend.delete([{ ...dst, version: committed.previousVersion }]).catch(() => {});
   }
   // The reply shows the row just written; read back bypassing RLS, since writing it needed only INSERT.
-  const row = await findObject(t.project, SERVICE, 'storage.object.copy', t.destinationBucket, t.destinationKey);
+  const row = await findObject(
+    t.project,
+    SERVICE,
+    'storage.object.copy',
+    t.destinationBucket,
+    t.destinationKey,
+  );
   if (!row) throw errors.noSuchKey();
   return row;
 }

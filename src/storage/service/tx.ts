@@ -15,10 +15,19 @@ export type Db = pg.PoolClient;
 /** SQLSTATE → the Storage error it means for this statement (else the generic mapping applies). */
 export type PgErrorMap = Partial<Record<string, () => StorageError>>;
 
-export async function inTx<T>(project: ProjectContext, caller: Caller, operation: string, work: (db: Db) => Promise<T>, pgErrors: PgErrorMap = {}): Promise<T> {
+export async function inTx<T>(
+  project: ProjectContext,
+  caller: Caller,
+  operation: string,
+  work: (db: Db) => Promise<T>,
+  pgErrors: PgErrorMap = {},
+): Promise<T> {
   try {
     return await withRole(project.pool, caller, async (db) => {
-      await db.query("select set_config('storage.operation', $1, true), set_config('storage.allow_delete_query', 'true', true)", [operation]);
+      await db.query(
+        "select set_config('storage.operation', $1, true), set_config('storage.allow_delete_query', 'true', true)",
+        [operation],
+      );
       return work(db);
     });
   } catch (err) {
@@ -34,7 +43,13 @@ export async function inTx<T>(project: ProjectContext, caller: Caller, operation
 class DryRunDone extends Error {}
 
 /** Runs `work` as the caller and rolls it back (the RLS dry run of a write). */
-export async function dryRun(project: ProjectContext, caller: Caller, operation: string, work: (db: Db) => Promise<void>, pgErrors: PgErrorMap = {}): Promise<void> {
+export async function dryRun(
+  project: ProjectContext,
+  caller: Caller,
+  operation: string,
+  work: (db: Db) => Promise<void>,
+  pgErrors: PgErrorMap = {},
+): Promise<void> {
   try {
     await inTx(
       project,

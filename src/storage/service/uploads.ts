@@ -87,13 +87,21 @@ export async function uploadObject(u: UploadRequest): Promise<{ Id: string; Key:
   };
   let committed;
   try {
-    committed = await commitWrite(u.project, u.writer, u.operation, { ...candidate, metadata, version }, u.upsert);
+    committed = await commitWrite(
+      u.project,
+      u.writer,
+      u.operation,
+      { ...candidate, metadata, version },
+      u.upsert,
+    );
   } catch (err) {
     await u.backend.delete([loc]).catch(() => {});
     throw err;
   }
   if (committed.previousVersion && committed.previousVersion !== version) {
-    await u.backend.delete([{ bucket: u.bucket, key: u.key, version: committed.previousVersion }]).catch(() => {});
+    await u.backend
+      .delete([{ bucket: u.bucket, key: u.key, version: committed.previousVersion }])
+      .catch(() => {});
   }
   return { Id: committed.id, Key: `${u.bucket}/${u.key}` };
 }

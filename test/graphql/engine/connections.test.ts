@@ -8,7 +8,11 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-const accounts = async (filter: string) => ids(await env.gql(`{ accountCollection(filter: ${filter}) { edges { node { id } } } }`), 'accountCollection');
+const accounts = async (filter: string) =>
+  ids(
+    await env.gql(`{ accountCollection(filter: ${filter}) { edges { node { id } } } }`),
+    'accountCollection',
+  );
 
 describe('filters', () => {
   it('Int operators', async () => {
@@ -50,9 +54,22 @@ describe('filters', () => {
     expect(await accounts('{tags: {eq: ["blue"]}}')).toEqual([2]);
   });
   it('enum filters use the mapped names', async () => {
-    const res = await env.gql('{ postCollection(filter: {status: {eq: PUBLISHED}}) { edges { node { id status } } } }');
-    expect(res).toEqual({ data: { postCollection: { edges: [{ node: { id: 1, status: 'PUBLISHED' } }, { node: { id: 3, status: 'PUBLISHED' } }] } } });
-    expect(ids(await env.gql('{ postCollection(filter: {status: {in: [DRAFT]}}) { edges { node { id } } } }'), 'postCollection')).toEqual([2]);
+    const res = await env.gql(
+      '{ postCollection(filter: {status: {eq: PUBLISHED}}) { edges { node { id status } } } }',
+    );
+    expect(res).toEqual({
+      data: {
+        postCollection: {
+          edges: [{ node: { id: 1, status: 'PUBLISHED' } }, { node: { id: 3, status: 'PUBLISHED' } }],
+        },
+      },
+    });
+    expect(
+      ids(
+        await env.gql('{ postCollection(filter: {status: {in: [DRAFT]}}) { edges { node { id } } } }'),
+        'postCollection',
+      ),
+    ).toEqual([2]);
   });
   it('and / or / not, and no-op forms', async () => {
     expect(await accounts('{or: [{id: {eq: 1}}, {id: {eq: 3}}]}')).toEqual([1, 3]);
@@ -62,35 +79,61 @@ describe('filters', () => {
     expect(await accounts('null')).toEqual([1, 2, 3]);
   });
   it('filter errors use pg_graphql wording', async () => {
-    expect(await env.gql('{ accountCollection(filter: {nope: {eq: 1}}) { edges { node { id } } } }')).toEqual({
-      data: null, errors: [{ message: 'Input for type AccountFilter contains extra keys ["nope"]' }],
-    });
-    expect(await env.gql('{ accountCollection(filter: {id: {eq: "x"}}) { edges { node { id } } } }')).toEqual({
-      data: null, errors: [{ message: 'Invalid input for Int type' }],
-    });
-    expect(await env.gql('{ accountCollection(filter: {score: {is: null}}) { edges { node { id } } } }')).toEqual({
-      data: null, errors: [{ message: 'Error transpiling Is filter value type' }],
+    expect(await env.gql('{ accountCollection(filter: {nope: {eq: 1}}) { edges { node { id } } } }')).toEqual(
+      {
+        data: null,
+        errors: [{ message: 'Input for type AccountFilter contains extra keys ["nope"]' }],
+      },
+    );
+    expect(await env.gql('{ accountCollection(filter: {id: {eq: "x"}}) { edges { node { id } } } }')).toEqual(
+      {
+        data: null,
+        errors: [{ message: 'Invalid input for Int type' }],
+      },
+    );
+    expect(
+      await env.gql('{ accountCollection(filter: {score: {is: null}}) { edges { node { id } } } }'),
+    ).toEqual({
+      data: null,
+      errors: [{ message: 'Error transpiling Is filter value type' }],
     });
   });
   it('filters through variables', async () => {
-    const res = await env.gql('query Q($f: AccountFilter) { accountCollection(filter: $f) { edges { node { id } } } }', { f: { id: { in: [2, 3] } } });
+    const res = await env.gql(
+      'query Q($f: AccountFilter) { accountCollection(filter: $f) { edges { node { id } } } }',
+      { f: { id: { in: [2, 3] } } },
+    );
     expect(ids(res, 'accountCollection')).toEqual([2, 3]);
   });
 });
 
 describe('orderBy and pagination', () => {
   it('orders by columns with the pk as tiebreaker', async () => {
-    const res = await env.gql('{ accountCollection(orderBy: [{score: DescNullsFirst}]) { edges { node { id } } } }');
+    const res = await env.gql(
+      '{ accountCollection(orderBy: [{score: DescNullsFirst}]) { edges { node { id } } } }',
+    );
     expect(ids(res, 'accountCollection')).toEqual([3, 2, 1]);
-    const res2 = await env.gql('{ accountCollection(orderBy: [{isAdmin: AscNullsLast}, {id: DescNullsLast}]) { edges { node { id } } } }');
+    const res2 = await env.gql(
+      '{ accountCollection(orderBy: [{isAdmin: AscNullsLast}, {id: DescNullsLast}]) { edges { node { id } } } }',
+    );
     expect(ids(res2, 'accountCollection')).toEqual([3, 2, 1]);
-    expect(await env.gql('{ accountCollection(orderBy: [{id: Sideways}]) { edges { node { id } } } }')).toEqual({
-      data: null, errors: [{ message: 'Invalid input for OrderByDirection type' }],
+    expect(
+      await env.gql('{ accountCollection(orderBy: [{id: Sideways}]) { edges { node { id } } } }'),
+    ).toEqual({
+      data: null,
+      errors: [{ message: 'Invalid input for OrderByDirection type' }],
     });
   });
   it('pages forward with cursors and pageInfo', async () => {
     const q = `query P($after: Cursor) { accountCollection(first: 2, after: $after) { edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`;
-    const p1 = (await env.gql(q)) as { data: { accountCollection: { edges: { cursor: string; node: { id: number } }[]; pageInfo: Record<string, unknown> } } };
+    const p1 = (await env.gql(q)) as {
+      data: {
+        accountCollection: {
+          edges: { cursor: string; node: { id: number } }[];
+          pageInfo: Record<string, unknown>;
+        };
+      };
+    };
     expect(p1.data.accountCollection.edges.map((e) => e.node.id)).toEqual([1, 2]);
     expect(p1.data.accountCollection.edges[0]!.cursor).toBe(Buffer.from('[1]').toString('base64'));
     expect(p1.data.accountCollection.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
@@ -100,20 +143,45 @@ describe('orderBy and pagination', () => {
   });
   it('pages backward with last/before', async () => {
     const before = Buffer.from('[3]').toString('base64');
-    const res = await env.gql(`{ accountCollection(last: 1, before: "${before}") { edges { node { id } } pageInfo { hasNextPage hasPreviousPage } } }`);
-    expect(res).toEqual({ data: { accountCollection: { edges: [{ node: { id: 2 } }], pageInfo: { hasNextPage: true, hasPreviousPage: true } } } });
+    const res = await env.gql(
+      `{ accountCollection(last: 1, before: "${before}") { edges { node { id } } pageInfo { hasNextPage hasPreviousPage } } }`,
+    );
+    expect(res).toEqual({
+      data: {
+        accountCollection: {
+          edges: [{ node: { id: 2 } }],
+          pageInfo: { hasNextPage: true, hasPreviousPage: true },
+        },
+      },
+    });
   });
   it('supports offset and validates pagination arguments', async () => {
-    expect(ids(await env.gql('{ accountCollection(first: 1, offset: 1) { edges { node { id } } } }'), 'accountCollection')).toEqual([2]);
+    expect(
+      ids(
+        await env.gql('{ accountCollection(first: 1, offset: 1) { edges { node { id } } } }'),
+        'accountCollection',
+      ),
+    ).toEqual([2]);
     expect(await env.gql('{ accountCollection(first: 1, last: 1) { edges { node { id } } } }')).toEqual({
-      data: null, errors: [{ message: 'only one of "first" and "last" may be provided' }],
+      data: null,
+      errors: [{ message: 'only one of "first" and "last" may be provided' }],
     });
     expect(await env.gql('{ accountCollection(first: -1) { edges { node { id } } } }')).toEqual({
-      data: null, errors: [{ message: '`first` must be an unsigned integer' }],
+      data: null,
+      errors: [{ message: '`first` must be an unsigned integer' }],
     });
   });
   it('totalCount and aggregates respect the filter, not the page', async () => {
-    const res = await env.gql(`{ accountCollection(first: 1, filter: {id: {lt: 3}}) { totalCount aggregate { count sum { score } min { email } max { balance } } } }`);
-    expect(res).toEqual({ data: { accountCollection: { totalCount: 2, aggregate: { count: 2, sum: { score: 4 }, min: { email: 'a@x.com' }, max: { balance: 20.25 } } } } });
+    const res = await env.gql(
+      `{ accountCollection(first: 1, filter: {id: {lt: 3}}) { totalCount aggregate { count sum { score } min { email } max { balance } } } }`,
+    );
+    expect(res).toEqual({
+      data: {
+        accountCollection: {
+          totalCount: 2,
+          aggregate: { count: 2, sum: { score: 4 }, min: { email: 'a@x.com' }, max: { balance: 20.25 } },
+        },
+      },
+    });
   });
 });

@@ -58,7 +58,11 @@ insert into profile (account_id, bio) values (1, 'hello');
 export interface Env {
   db: TestDatabase;
   client: pg.Client;
-  gql: (query: string, variables?: Record<string, unknown> | null, operationName?: string | null) => Promise<Record<string, unknown>>;
+  gql: (
+    query: string,
+    variables?: Record<string, unknown> | null,
+    operationName?: string | null,
+  ) => Promise<Record<string, unknown>>;
   close: () => Promise<void>;
 }
 
@@ -70,7 +74,8 @@ export async function setupEnv(schemaSql: string = SAMPLE_SCHEMA): Promise<Env> 
   return {
     db,
     client,
-    gql: (query, variables = null, operationName = null) => resolve(client, { query, variables, operationName }),
+    gql: (query, variables = null, operationName = null) =>
+      resolve(client, { query, variables, operationName }),
     close: async () => {
       await client.end();
       await db.drop();

@@ -12,7 +12,8 @@ afterAll(() => env.close());
 
 describe('plans across variable values', () => {
   it('reuses one template for string filter values and binds each request its own', async () => {
-    const q = 'query Q($name: String, $prefix: String) { blogCollection(filter: {or: [{name: {eq: $name}}, {name: {startsWith: $prefix}}]}) { edges { node { id } } } }';
+    const q =
+      'query Q($name: String, $prefix: String) { blogCollection(filter: {or: [{name: {eq: $name}}, {name: {startsWith: $prefix}}]}) { edges { node { id } } } }';
     expect(ids(await env.gql(q, { name: 'alpha', prefix: 'zzz' }), 'blogCollection')).toEqual([1]);
     expect(ids(await env.gql(q, { name: 'gamma', prefix: 'b' }), 'blogCollection')).toEqual([2, 3]);
     expect(ids(await env.gql(q, { name: "x' or '1'='1", prefix: 'q' }), 'blogCollection')).toEqual([]);
@@ -28,13 +29,25 @@ describe('plans across variable values', () => {
     expect(getEntry(entry.key)).toBe(entry);
   });
   it('keeps value-dependent validation: length-checked strings, cursors, numbers', async () => {
-    const q = 'query Q($e: String) { accountCollection(filter: {email: {eq: $e}}) { edges { node { id } } } }';
+    const q =
+      'query Q($e: String) { accountCollection(filter: {email: {eq: $e}}) { edges { node { id } } } }';
     expect(ids(await env.gql(q, { e: 'b@x.com' }), 'accountCollection')).toEqual([2]);
-    expect(await env.gql(q, { e: 'x'.repeat(41) })).toEqual({ data: null, errors: [{ message: 'Invalid input for String type. Maximum character length 40' }] });
-    const page = 'query P($after: Cursor, $n: Int) { accountCollection(first: $n, after: $after) { edges { node { id } } } }';
-    expect(ids(await env.gql(page, { after: Buffer.from('[1]').toString('base64'), n: 1 }), 'accountCollection')).toEqual([2]);
-    expect(ids(await env.gql(page, { after: Buffer.from('[2]').toString('base64'), n: 5 }), 'accountCollection')).toEqual([3]);
-    expect(await env.gql(page, { after: 'not a cursor', n: 1 })).toEqual({ data: null, errors: [{ message: 'Failed to decode cursor, error 1' }] });
+    expect(await env.gql(q, { e: 'x'.repeat(41) })).toEqual({
+      data: null,
+      errors: [{ message: 'Invalid input for String type. Maximum character length 40' }],
+    });
+    const page =
+      'query P($after: Cursor, $n: Int) { accountCollection(first: $n, after: $after) { edges { node { id } } } }';
+    expect(
+      ids(await env.gql(page, { after: Buffer.from('[1]').toString('base64'), n: 1 }), 'accountCollection'),
+    ).toEqual([2]);
+    expect(
+      ids(await env.gql(page, { after: Buffer.from('[2]').toString('base64'), n: 5 }), 'accountCollection'),
+    ).toEqual([3]);
+    expect(await env.gql(page, { after: 'not a cursor', n: 1 })).toEqual({
+      data: null,
+      errors: [{ message: 'Failed to decode cursor, error 1' }],
+    });
   });
   it('templates integer values that are parameters, never limits or atMost', async () => {
     const byPk = 'query Q($id: Int!) { accountByPk(id: $id) { email } }';
@@ -43,16 +56,24 @@ describe('plans across variable values', () => {
     const firstN = 'query Q($n: Int) { accountCollection(first: $n) { edges { node { id } } } }';
     expect(ids(await env.gql(firstN, { n: 1 }), 'accountCollection')).toEqual([1]);
     expect(ids(await env.gql(firstN, { n: 2 }), 'accountCollection')).toEqual([1, 2]);
-    const both = 'query Q($n: Int) { accountCollection(first: $n, filter: {id: {gte: $n}}) { edges { node { id } } } }';
+    const both =
+      'query Q($n: Int) { accountCollection(first: $n, filter: {id: {gte: $n}}) { edges { node { id } } } }';
     expect(ids(await env.gql(both, { n: 1 }), 'accountCollection')).toEqual([1]);
     expect(ids(await env.gql(both, { n: 2 }), 'accountCollection')).toEqual([2, 3]);
-    const literal = 'query Q($id: Int) { accountCollection(filter: {or: [{id: {eq: $id}}, {id: {eq: 1900000001}}]}) { edges { node { id } } } }';
+    const literal =
+      'query Q($id: Int) { accountCollection(filter: {or: [{id: {eq: $id}}, {id: {eq: 1900000001}}]}) { edges { node { id } } } }';
     expect(ids(await env.gql(literal, { id: 2 }), 'accountCollection')).toEqual([2]);
     await env.client.query('begin');
     try {
-      const del = 'mutation M($m: Int!, $t: String) { deleteFromPostCollection(atMost: $m, filter: {title: {neq: $t}}) { affectedCount } }';
-      expect(await env.gql(del, { m: 1, t: 'none' })).toEqual({ data: null, errors: [{ message: 'delete impacts too many records' }] });
-      expect(await env.gql(del, { m: 3, t: 'none' })).toEqual({ data: { deleteFromPostCollection: { affectedCount: 3 } } });
+      const del =
+        'mutation M($m: Int!, $t: String) { deleteFromPostCollection(atMost: $m, filter: {title: {neq: $t}}) { affectedCount } }';
+      expect(await env.gql(del, { m: 1, t: 'none' })).toEqual({
+        data: null,
+        errors: [{ message: 'delete impacts too many records' }],
+      });
+      expect(await env.gql(del, { m: 3, t: 'none' })).toEqual({
+        data: { deleteFromPostCollection: { affectedCount: 3 } },
+      });
     } finally {
       await env.client.query('rollback');
     }

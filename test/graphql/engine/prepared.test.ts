@@ -39,9 +39,13 @@ afterAll(async () => {
 
 const user = (sub: string) => ({ role: 'authenticated', claims: { sub, role: 'authenticated' } });
 const service = { role: 'service_role', claims: { role: 'service_role' } };
-const byName = { query: 'query($n: String!) { itemCollection(filter: {name: {eq: $n}}) { edges { node { name owner } } } }' };
+const byName = {
+  query: 'query($n: String!) { itemCollection(filter: {name: {eq: $n}}) { edges { node { name owner } } } }',
+};
 const names = (r: Record<string, unknown>) =>
-  ((r as { data: { itemCollection: { edges: { node: { name: string } }[] } } }).data.itemCollection.edges).map((e) => e.node.name);
+  (r as { data: { itemCollection: { edges: { node: { name: string } }[] } } }).data.itemCollection.edges.map(
+    (e) => e.node.name,
+  );
 
 describe('prepared statements on the fast path', () => {
   it('gives the right rows for each variable value, preparing after the first sight', async () => {
@@ -51,7 +55,9 @@ describe('prepared statements on the fast path', () => {
     }
     const c = await pool.connect();
     try {
-      const { rows } = await c.query("select count(*)::int as n from pg_prepared_statements where name like 'strata_%'");
+      const { rows } = await c.query(
+        "select count(*)::int as n from pg_prepared_statements where name like 'strata_%'",
+      );
       expect(rows[0].n).toBeGreaterThanOrEqual(1);
     } finally {
       c.release();
@@ -71,26 +77,47 @@ describe('prepared statements on the fast path', () => {
   it('is one message per request once warm', async () => {
     await resolveWithPool(pool, service, { ...byName, variables: { n: 'one' } });
     const before = messages;
-    for (const n of ['two', 'three', 'one']) await resolveWithPool(pool, service, { ...byName, variables: { n } });
+    for (const n of ['two', 'three', 'one'])
+      await resolveWithPool(pool, service, { ...byName, variables: { n } });
     expect(messages - before).toBe(3);
   });
 
   it('survives DDL on the table behind a prepared statement', async () => {
     await env.client.query('alter table item add column note text');
     await env.client.query("update item set note = 'n-' || name");
-    const q = { query: 'query($n: String!) { itemCollection(filter: {name: {eq: $n}}) { edges { node { name note } } } }' };
+    const q = {
+      query:
+        'query($n: String!) { itemCollection(filter: {name: {eq: $n}}) { edges { node { name note } } } }',
+    };
     for (const n of ['one', 'two', 'one']) {
-      const r = (await resolveWithPool(pool, service, { ...q, variables: { n } })) as { data: { itemCollection: { edges: { node: { note: string } }[] } } };
+      const r = (await resolveWithPool(pool, service, { ...q, variables: { n } })) as {
+        data: { itemCollection: { edges: { node: { note: string } }[] } };
+      };
       expect(r.data.itemCollection.edges[0]!.node.note).toBe(`n-${n}`);
     }
-    expect(names(await resolveWithPool(pool, service, { ...byName, variables: { n: 'three' } }))).toEqual(['three']);
+    expect(names(await resolveWithPool(pool, service, { ...byName, variables: { n: 'three' } }))).toEqual([
+      'three',
+    ]);
   });
 
   it('an error in a request leaves the connection usable and later requests right', async () => {
-    const ins = { query: 'mutation($n: String!) { insertIntoItemCollection(objects: [{name: $n, owner: "u9"}]) { affectedCount } }' };
+    const ins = {
+      query:
+        'mutation($n: String!) { insertIntoItemCollection(objects: [{name: $n, owner: "u9"}]) { affectedCount } }',
+    };
     const denied = await resolveWithPool(pool, user('u1'), { ...ins, variables: { n: 'x' } });
-    expect(denied).toMatchObject({ data: null, errors: [expect.objectContaining({ message: expect.stringMatching(/row-level security/) })] });
-    for (const n of ['one', 'two']) expect(names(await resolveWithPool(pool, service, { ...byName, variables: { n } }))).toEqual([n]);
-    expect(names(await resolveWithPool(pool, service, { query: '{ itemCollection(filter: {owner: {eq: "u9"}}) { edges { node { name } } } }' }))).toEqual([]);
+    expect(denied).toMatchObject({
+      data: null,
+      errors: [expect.objectContaining({ message: expect.stringMatching(/row-level security/) })],
+    });
+    for (const n of ['one', 'two'])
+      expect(names(await resolveWithPool(pool, service, { ...byName, variables: { n } }))).toEqual([n]);
+    expect(
+      names(
+        await resolveWithPool(pool, service, {
+          query: '{ itemCollection(filter: {owner: {eq: "u9"}}) { edges { node { name } } } }',
+        }),
+      ),
+    ).toEqual([]);
   });
 });

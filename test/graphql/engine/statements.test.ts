@@ -7,7 +7,8 @@ let sent: string[] = [];
 
 /** Records the SQL text of every simple-query ('Q') and parse ('P') message written to the socket. */
 function tap(client: Env['client']) {
-  const stream = (client as unknown as { connection: { stream: { write: (...a: unknown[]) => boolean } } }).connection.stream;
+  const stream = (client as unknown as { connection: { stream: { write: (...a: unknown[]) => boolean } } })
+    .connection.stream;
   const write = stream.write.bind(stream);
   stream.write = (chunk: unknown, ...rest: unknown[]) => {
     if (Buffer.isBuffer(chunk)) {
@@ -49,7 +50,14 @@ function statementsOf(text: string): string[] {
 }
 
 /** Statements of the request itself (not transaction control, not the per-request version check). */
-const work = () => sent.flatMap(statementsOf).filter((s) => !/^\s*(savepoint|release|begin|commit|rollback)\b/i.test(s) && !s.includes('current_schemas(false)::text as search_path'));
+const work = () =>
+  sent
+    .flatMap(statementsOf)
+    .filter(
+      (s) =>
+        !/^\s*(savepoint|release|begin|commit|rollback)\b/i.test(s) &&
+        !s.includes('current_schemas(false)::text as search_path'),
+    );
 
 beforeAll(async () => {
   env = await setupEnv();
@@ -63,14 +71,18 @@ describe('statements per request', () => {
   it('a three-level nested query is one statement', async () => {
     await env.gql(NESTED); // warm the catalog cache
     sent = [];
-    const res = (await env.gql(NESTED)) as { data: { accountCollection: { edges: { node: { blogCollection: { edges: unknown[] } } }[] } } };
+    const res = (await env.gql(NESTED)) as {
+      data: { accountCollection: { edges: { node: { blogCollection: { edges: unknown[] } } }[] } };
+    };
     expect(res.data.accountCollection.edges[0]!.node.blogCollection.edges).toHaveLength(2);
     expect(work()).toHaveLength(1);
     expect(sent).toHaveLength(2); // the version check, then the statement
   });
   it('two top-level fields are two statements; introspection and __typename are none', async () => {
     sent = [];
-    await env.gql(`{ a: accountCollection { edges { node { id } } } b: blogCollection { edges { node { owner { email } } } } __typename __type(name: "Blog") { name } }`);
+    await env.gql(
+      `{ a: accountCollection { edges { node { id } } } b: blogCollection { edges { node { owner { email } } } } __typename __type(name: "Blog") { name } }`,
+    );
     expect(work()).toHaveLength(2);
   });
   it('a mutation with two fields is two statements in one transaction', async () => {

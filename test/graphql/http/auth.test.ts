@@ -11,7 +11,14 @@ const body = { query: '{ __typename }' };
 
 beforeAll(async () => {
   t = await graphqlTestDb('gqlauth');
-  srv = await listen(createGraphQLHandler({ pool: t.pool, jwtSecret: t.jwtSecret, anonKey: t.anonKey, serviceRoleKey: t.serviceRoleKey }));
+  srv = await listen(
+    createGraphQLHandler({
+      pool: t.pool,
+      jwtSecret: t.jwtSecret,
+      anonKey: t.anonKey,
+      serviceRoleKey: t.serviceRoleKey,
+    }),
+  );
   endpoint = srv.url + '/graphql/v1';
 });
 
@@ -65,7 +72,11 @@ describe('apikey', () => {
 
 describe('Authorization: Bearer', () => {
   it('an expired user JWT → 401 "JWT expired"', async () => {
-    const expired = await signJwt(t.jwtSecret, { role: 'authenticated', sub: 'u1', exp: Math.floor(Date.now() / 1000) - 60 });
+    const expired = await signJwt(t.jwtSecret, {
+      role: 'authenticated',
+      sub: 'u1',
+      exp: Math.floor(Date.now() / 1000) - 60,
+    });
     await expect401({ apikey: t.anonKey, authorization: `Bearer ${expired}` }, /JWT expired/);
   });
 
@@ -75,7 +86,10 @@ describe('Authorization: Bearer', () => {
   });
 
   it('alg none → 401', async () => {
-    await expect401({ apikey: t.anonKey, authorization: `Bearer ${algNoneToken({ role: 'service_role' })}` }, /invalid JWT/);
+    await expect401(
+      { apikey: t.anonKey, authorization: `Bearer ${algNoneToken({ role: 'service_role' })}` },
+      /invalid JWT/,
+    );
   });
 
   it('alg none as the apikey → 401', async () => {
@@ -84,7 +98,10 @@ describe('Authorization: Bearer', () => {
 
   it('a role that is not an API role → 401', async () => {
     const superuser = await signJwt(t.jwtSecret, { role: 'postgres' });
-    await expect401({ apikey: t.anonKey, authorization: `Bearer ${superuser}` }, /role "postgres" is not allowed/);
+    await expect401(
+      { apikey: t.anonKey, authorization: `Bearer ${superuser}` },
+      /role "postgres" is not allowed/,
+    );
   });
 
   it('a malformed token → 401', async () => {
@@ -100,13 +117,21 @@ describe('Authorization: Bearer', () => {
       grant select on public.note to anon, authenticated;
       insert into public.note values (1, 'alice', 'alice note'), (2, 'bob', 'bob note');`);
     await c.end();
-    const token = await signJwt(t.jwtSecret, { role: 'authenticated', sub: 'alice' }, { expiresInSeconds: 60 });
+    const token = await signJwt(
+      t.jwtSecret,
+      { role: 'authenticated', sub: 'alice' },
+      { expiresInSeconds: 60 },
+    );
     const q = { query: '{ noteCollection { edges { node { body } } } }' };
     const asAlice = await postGraphQL(endpoint, q, { apikey: t.anonKey, authorization: `Bearer ${token}` });
     expect(asAlice.status).toBe(200);
     expect(JSON.stringify(asAlice.json)).toContain('alice note');
     expect(JSON.stringify(asAlice.json)).not.toContain('bob note');
-    const bobToken = await signJwt(t.jwtSecret, { role: 'authenticated', sub: 'bob' }, { expiresInSeconds: 60 });
+    const bobToken = await signJwt(
+      t.jwtSecret,
+      { role: 'authenticated', sub: 'bob' },
+      { expiresInSeconds: 60 },
+    );
     const asBob = await postGraphQL(endpoint, q, { apikey: t.anonKey, authorization: `Bearer ${bobToken}` });
     expect(asBob.json).toEqual({ data: { noteCollection: { edges: [{ node: { body: 'bob note' } }] } } });
   });

@@ -11,7 +11,11 @@ import { join } from 'node:path';
 import { createTestDatabase, connect, type TestDatabase } from '../../support/database.js';
 import { embeddedExtensionDir } from '../../../src/db/embedded.js';
 import { installGraphQL, installedVersion } from '../../../src/graphql/extension/install.js';
-import { extensionFilePaths, removeExtensionFiles, EXTENSION_COMMENT } from '../../../src/graphql/extension/extension-files.js';
+import {
+  extensionFilePaths,
+  removeExtensionFiles,
+  EXTENSION_COMMENT,
+} from '../../../src/graphql/extension/extension-files.js';
 import { STRATA_VERSION } from '../../../src/graphql/extension/version.js';
 import { createGraphQLHandler } from '../../../src/graphql/http/handler.js';
 import { createPool } from '../../../src/db/pool.js';
@@ -36,17 +40,26 @@ describe('plain SQL install (servers whose extension folder is not ours)', () =>
       expect(first).toMatchObject({ mode: 'sql', version: STRATA_VERSION });
       expect(await installedVersion(c)).toBe(STRATA_VERSION);
       expect((await c.query(`select graphql.strata_version() as v`)).rows[0].v).toBe(STRATA_VERSION);
-      const schemaVersion = async () => Number((await c.query('select graphql.get_schema_version() as v')).rows[0].v);
+      const schemaVersion = async () =>
+        Number((await c.query('select graphql.get_schema_version() as v')).rows[0].v);
       const before = await schemaVersion();
       const again = await installGraphQL(c, { extensionDir: false });
       expect(again).toMatchObject({ mode: 'sql', version: STRATA_VERSION, action: 'unchanged' });
       // Nothing re-run: cached schemas stay valid.
       expect(await schemaVersion()).toBe(before);
-      expect((await c.query(`select count(*)::int as n from pg_extension where extname like 'strata_graphql%'`)).rows[0].n).toBe(0);
+      expect(
+        (await c.query(`select count(*)::int as n from pg_extension where extname like 'strata_graphql%'`))
+          .rows[0].n,
+      ).toBe(0);
       // The engine's objects are there.
       expect((await c.query(`select graphql.get_schema_version() is not null as ok`)).rows[0].ok).toBe(true);
       const upgraded = await installGraphQL(c, { extensionDir: false, version: '99.0.0' });
-      expect(upgraded).toMatchObject({ mode: 'sql', version: '99.0.0', action: 'replaced', previousVersion: STRATA_VERSION });
+      expect(upgraded).toMatchObject({
+        mode: 'sql',
+        version: '99.0.0',
+        action: 'replaced',
+        previousVersion: STRATA_VERSION,
+      });
       expect(await installedVersion(c)).toBe('99.0.0');
     } finally {
       await c.end();
@@ -54,15 +67,23 @@ describe('plain SQL install (servers whose extension folder is not ours)', () =>
   });
 });
 
-describe('a folder that is not the server\'s extension folder', () => {
+describe("a folder that is not the server's extension folder", () => {
   it('is refused (explicit) and left as it was', async () => {
     const db = await createTestDatabase({ prefix: 'gqlnotdir' });
     const dir = mkdtempSync(join(tmpdir(), 'strata-not-extdir-'));
     const c = await connect(db.url);
     try {
-      await expect(installGraphQL(c, { extensionDir: dir, name: 'strata_graphql_nowhere', version: '1.0.0' })).rejects.toThrow(/does not see the extension files/);
+      await expect(
+        installGraphQL(c, { extensionDir: dir, name: 'strata_graphql_nowhere', version: '1.0.0' }),
+      ).rejects.toThrow(/does not see the extension files/);
       expect(readdirSync(dir)).toEqual([]);
-      expect((await c.query(`select count(*)::int as n from pg_extension where extname = 'strata_graphql_nowhere'`)).rows[0].n).toBe(0);
+      expect(
+        (
+          await c.query(
+            `select count(*)::int as n from pg_extension where extname = 'strata_graphql_nowhere'`,
+          )
+        ).rows[0].n,
+      ).toBe(0);
     } finally {
       await c.end();
       rmSync(dir, { recursive: true, force: true });
@@ -96,15 +117,29 @@ describe.skipIf(!embedded)('as a PostgreSQL extension (embedded server)', () => 
       const first = await installGraphQL(c, { extensionDir: dir, name, version: '1.0.0' });
       expect(first).toMatchObject({ mode: 'extension', name, version: '1.0.0', action: 'installed' });
       expect(existsSync(extensionFilePaths(dir, name, '1.0.0').control)).toBe(true);
-      const listed = (await c.query('select name, default_version, installed_version, comment from pg_available_extensions where name = $1', [name])).rows[0];
-      expect(listed).toEqual({ name, default_version: '1.0.0', installed_version: '1.0.0', comment: EXTENSION_COMMENT });
+      const listed = (
+        await c.query(
+          'select name, default_version, installed_version, comment from pg_available_extensions where name = $1',
+          [name],
+        )
+      ).rows[0];
+      expect(listed).toEqual({
+        name,
+        default_version: '1.0.0',
+        installed_version: '1.0.0',
+        comment: EXTENSION_COMMENT,
+      });
       expect(await installedVersion(c)).toBe('1.0.0');
-      const members = (await c.query(
-        `select count(*)::int as n from pg_depend d join pg_extension e on e.oid = d.refobjid where e.extname = $1 and d.deptype = 'e'`,
-        [name],
-      )).rows[0].n;
+      const members = (
+        await c.query(
+          `select count(*)::int as n from pg_depend d join pg_extension e on e.oid = d.refobjid where e.extname = $1 and d.deptype = 'e'`,
+          [name],
+        )
+      ).rows[0].n;
       expect(members).toBeGreaterThan(3);
-      expect((await installGraphQL(c, { extensionDir: dir, name, version: '1.0.0' })).action).toBe('unchanged');
+      expect((await installGraphQL(c, { extensionDir: dir, name, version: '1.0.0' })).action).toBe(
+        'unchanged',
+      );
 
       await c.query(`create table public.item (id int primary key, label text); insert into public.item values (1, 'one'), (2, 'two');
         grant select on public.item to anon;`);
@@ -112,8 +147,12 @@ describe.skipIf(!embedded)('as a PostgreSQL extension (embedded server)', () => 
       const anonKey = await mintApiKey(secret, 'anon', 'extref');
       srv = await listen(createGraphQLHandler({ pool, jwtSecret: secret, anonKey }));
       const url = srv.url + '/graphql/v1';
-      const query = { query: '{ itemCollection(orderBy: [{id: AscNullsLast}]) { edges { node { label } } } }' };
-      const expected = { data: { itemCollection: { edges: [{ node: { label: 'one' } }, { node: { label: 'two' } }] } } };
+      const query = {
+        query: '{ itemCollection(orderBy: [{id: AscNullsLast}]) { edges { node { label } } } }',
+      };
+      const expected = {
+        data: { itemCollection: { edges: [{ node: { label: 'one' } }, { node: { label: 'two' } }] } },
+      };
       expect((await postGraphQL(url, query, { apikey: anonKey })).json).toEqual(expected);
       const versionBefore = Number((await c.query('select graphql.get_schema_version() as v')).rows[0].v);
 
@@ -124,8 +163,16 @@ describe.skipIf(!embedded)('as a PostgreSQL extension (embedded server)', () => 
       const loop = Promise.all(
         [0, 1, 2, 3].map(async () => {
           while (running) {
-            const r = await postGraphQL(url, query, { apikey: anonKey }).catch((e: Error) => ({ status: 0, json: undefined, text: String(e) }));
-            outcomes.push({ status: r.status, ok: r.status === 200 && JSON.stringify(r.json) === JSON.stringify(expected), body: r.text });
+            const r = await postGraphQL(url, query, { apikey: anonKey }).catch((e: Error) => ({
+              status: 0,
+              json: undefined,
+              text: String(e),
+            }));
+            outcomes.push({
+              status: r.status,
+              ok: r.status === 200 && JSON.stringify(r.json) === JSON.stringify(expected),
+              body: r.text,
+            });
           }
         }),
       );
@@ -135,12 +182,24 @@ describe.skipIf(!embedded)('as a PostgreSQL extension (embedded server)', () => 
       running = false;
       await loop;
 
-      expect(upgraded).toMatchObject({ mode: 'extension', version: '1.1.0', action: 'replaced', previousVersion: '1.0.0' });
-      const after = (await c.query('select default_version, installed_version from pg_available_extensions where name = $1', [name])).rows[0];
+      expect(upgraded).toMatchObject({
+        mode: 'extension',
+        version: '1.1.0',
+        action: 'replaced',
+        previousVersion: '1.0.0',
+      });
+      const after = (
+        await c.query(
+          'select default_version, installed_version from pg_available_extensions where name = $1',
+          [name],
+        )
+      ).rows[0];
       expect(after).toEqual({ default_version: '1.1.0', installed_version: '1.1.0' });
       expect(await installedVersion(c)).toBe('1.1.0');
       // Cached schemas are invalidated: the version moved forward, not back to 1.
-      expect(Number((await c.query('select graphql.get_schema_version() as v')).rows[0].v)).toBeGreaterThan(versionBefore);
+      expect(Number((await c.query('select graphql.get_schema_version() as v')).rows[0].v)).toBeGreaterThan(
+        versionBefore,
+      );
 
       // No request lost: each either succeeded or got a clear transient answer.
       expect(outcomes.length).toBeGreaterThan(5);
@@ -150,12 +209,17 @@ describe.skipIf(!embedded)('as a PostgreSQL extension (embedded server)', () => 
         expect(f.body).toMatch(/retry/i);
       }
       // And everything succeeds afterwards.
-      for (let i = 0; i < 5; i++) expect((await postGraphQL(url, query, { apikey: anonKey })).json).toEqual(expected);
+      for (let i = 0; i < 5; i++)
+        expect((await postGraphQL(url, query, { apikey: anonKey })).json).toEqual(expected);
       // DDL is still tracked by the new extension's event triggers.
       const v1 = Number((await c.query('select graphql.get_schema_version() as v')).rows[0].v);
       await c.query('comment on table public.item is $$items$$');
-      expect(Number((await c.query('select graphql.get_schema_version() as v')).rows[0].v)).toBeGreaterThan(v1);
-      console.log(`extension upgrade: ${outcomes.length} requests during the swap, ${failures.length} transient failures`);
+      expect(Number((await c.query('select graphql.get_schema_version() as v')).rows[0].v)).toBeGreaterThan(
+        v1,
+      );
+      console.log(
+        `extension upgrade: ${outcomes.length} requests during the swap, ${failures.length} transient failures`,
+      );
 
       // A database object that depends on the extension blocks the swap: the installed version stays, with a warning.
       await c.query('create view public.engine_version as select graphql.strata_version() as v');
@@ -164,7 +228,10 @@ describe.skipIf(!embedded)('as a PostgreSQL extension (embedded server)', () => 
       expect(blocked.warning).toMatch(/1\.2\.0 not installed, 1\.1\.0 kept/);
       expect((await postGraphQL(url, query, { apikey: anonKey })).json).toEqual(expected);
       await c.query('drop view public.engine_version');
-      expect(await installGraphQL(c, { extensionDir: dir, name, version: '1.2.0' })).toMatchObject({ action: 'replaced', version: '1.2.0' });
+      expect(await installGraphQL(c, { extensionDir: dir, name, version: '1.2.0' })).toMatchObject({
+        action: 'replaced',
+        version: '1.2.0',
+      });
     } finally {
       await srv?.close();
       await pool.end();
@@ -190,7 +257,9 @@ describe.skipIf(!embedded)("extensionDir 'auto' (embedded server)", () => {
       const report = await installGraphQL(c, { extensionDir: 'auto', name, version: '2.0.0' });
       expect(report).toMatchObject({ mode: 'extension', version: '2.0.0', action: 'installed' });
       expect(existsSync(extensionFilePaths(await embeddedExtensionDir(), name, '2.0.0').script)).toBe(true);
-      expect((await c.query('select extversion from pg_extension where extname = $1', [name])).rows[0].extversion).toBe('2.0.0');
+      expect(
+        (await c.query('select extversion from pg_extension where extname = $1', [name])).rows[0].extversion,
+      ).toBe('2.0.0');
     } finally {
       await c.end();
     }
@@ -208,16 +277,25 @@ describe("extensionDir 'embedded' (the default of strata serve and the platform)
     removeExtensionFiles(await embeddedExtensionDir(), name, '3.0.0');
   });
 
-  it(embedded ? 'is an extension on the embedded server' : 'is plain SQL on a server that is not the embedded one', async () => {
-    const c = await connect(db.url);
-    try {
-      const report = await installGraphQL(c, { extensionDir: 'embedded', name, version: '3.0.0' });
-      expect(report).toMatchObject({ mode: embedded ? 'extension' : 'sql', version: '3.0.0', action: 'installed' });
-      expect(await installedVersion(c)).toBe('3.0.0');
-    } finally {
-      await c.end();
-    }
-  });
+  it(
+    embedded
+      ? 'is an extension on the embedded server'
+      : 'is plain SQL on a server that is not the embedded one',
+    async () => {
+      const c = await connect(db.url);
+      try {
+        const report = await installGraphQL(c, { extensionDir: 'embedded', name, version: '3.0.0' });
+        expect(report).toMatchObject({
+          mode: embedded ? 'extension' : 'sql',
+          version: '3.0.0',
+          action: 'installed',
+        });
+        expect(await installedVersion(c)).toBe('3.0.0');
+      } finally {
+        await c.end();
+      }
+    },
+  );
 });
 
 describe.skipIf(embedded)('as a PostgreSQL extension', () => {

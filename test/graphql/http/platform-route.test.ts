@@ -14,7 +14,9 @@ let other: ProjectContext;
 async function seed(p: ProjectContext, title: string) {
   const c = new pg.Client({ connectionString: p.superuserUrl });
   await c.connect();
-  await c.query(`create table public.todo (id int primary key, title text not null); insert into public.todo values (1, '${title}');`);
+  await c.query(
+    `create table public.todo (id int primary key, title text not null); insert into public.todo values (1, '${title}');`,
+  );
   await c.end();
 }
 
@@ -38,19 +40,37 @@ describe('platform GraphQL route', () => {
     const r = await postGraphQL(tp.url + '/graphql/v1', Q, { apikey: project.anonKey });
     expect(r.status).toBe(200);
     const engine = await loadEngine();
-    expect(r.text).toBe(JSON.stringify(await engine.resolveWithPool(project.pool, { role: 'anon', claims: { role: 'anon' } }, { ...Q, variables: null, operationName: null })));
-    expect(r.json).toEqual({ data: { todoCollection: { edges: [{ node: { title: 'default project row' } }] } } });
+    expect(r.text).toBe(
+      JSON.stringify(
+        await engine.resolveWithPool(
+          project.pool,
+          { role: 'anon', claims: { role: 'anon' } },
+          { ...Q, variables: null, operationName: null },
+        ),
+      ),
+    );
+    expect(r.json).toEqual({
+      data: { todoCollection: { edges: [{ node: { title: 'default project row' } }] } },
+    });
   });
 
   it("routes by /project/<ref> prefix to that project's database", async () => {
-    const byPrefix = await postGraphQL(`${tp.url}/project/${other.ref}/graphql/v1`, Q, { apikey: other.anonKey });
-    expect(byPrefix.json).toEqual({ data: { todoCollection: { edges: [{ node: { title: 'other project row' } }] } } });
-    const asService = await postGraphQL(`${tp.url}/project/${other.ref}/graphql/v1`, Q, { apikey: other.serviceRoleKey });
+    const byPrefix = await postGraphQL(`${tp.url}/project/${other.ref}/graphql/v1`, Q, {
+      apikey: other.anonKey,
+    });
+    expect(byPrefix.json).toEqual({
+      data: { todoCollection: { edges: [{ node: { title: 'other project row' } }] } },
+    });
+    const asService = await postGraphQL(`${tp.url}/project/${other.ref}/graphql/v1`, Q, {
+      apikey: other.serviceRoleKey,
+    });
     expect(asService.json).toEqual(byPrefix.json);
   });
 
   it('GET queries work on the platform route', async () => {
-    const r = await http(`${tp.url}/graphql/v1?${new URLSearchParams({ query: Q.query })}`, { headers: { apikey: project.anonKey, accept: 'application/json' } });
+    const r = await http(`${tp.url}/graphql/v1?${new URLSearchParams({ query: Q.query })}`, {
+      headers: { apikey: project.anonKey, accept: 'application/json' },
+    });
     expect(r.status).toBe(200);
     expect(r.json.data.todoCollection.edges).toHaveLength(1);
   });
@@ -62,7 +82,9 @@ describe('platform GraphQL route', () => {
     const missing = await postGraphQL(tp.url + '/graphql/v1', Q);
     expect(missing.status).toBe(401);
     expect(missing.json.message).toBe('No API key found in request');
-    const unknown = await postGraphQL(`${tp.url}/project/aaaaaaaaaaaaaaaaaaaa/graphql/v1`, Q, { apikey: project.anonKey });
+    const unknown = await postGraphQL(`${tp.url}/project/aaaaaaaaaaaaaaaaaaaa/graphql/v1`, Q, {
+      apikey: project.anonKey,
+    });
     expect(unknown.status).toBe(404);
   });
 
@@ -84,6 +106,8 @@ describe('platform GraphQL route', () => {
     let q = 'id';
     for (let i = 0; i < 25; i++) q = `f${i} { ${q} }`;
     const r = await postGraphQL(tp.url + '/graphql/v1', { query: `{ ${q} }` }, { apikey: project.anonKey });
-    expect(r.json).toEqual({ errors: [{ message: 'Query depth 26 exceeds the maximum allowed depth of 20' }] });
+    expect(r.json).toEqual({
+      errors: [{ message: 'Query depth 26 exceeds the maximum allowed depth of 20' }],
+    });
   });
 });

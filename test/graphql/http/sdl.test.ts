@@ -12,8 +12,12 @@ const root = new URL('../../../', import.meta.url).pathname;
 
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(join(root, 'node_modules/.bin/vite-node'), [join(root, 'test/graphql/http/cli-entry.ts'), '--', ...args], { cwd: root, env: { ...process.env, DATABASE_URL: '' } }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      join(root, 'node_modules/.bin/vite-node'),
+      [join(root, 'test/graphql/http/cli-entry.ts'), '--', ...args],
+      { cwd: root, env: { ...process.env, DATABASE_URL: '' } },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -70,12 +74,22 @@ describe('printSchemaSdl', () => {
 
 describe('strata sdl', () => {
   it('prints the SDL and exits 0', async () => {
-    const r = await cli(['sdl', '--database-url', db.url, '--role', 'service_role', '--schemas', 'public,shop']);
+    const r = await cli([
+      'sdl',
+      '--database-url',
+      db.url,
+      '--role',
+      'service_role',
+      '--schemas',
+      'public,shop',
+    ]);
     expect(r.stderr.replace(/npm warn.*\n/g, '')).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('type Query');
     expect(r.stdout).toContain('productCollection');
-    expect(r.stdout).toBe((await printSchemaSdl(db.url, { role: 'service_role', schemas: ['public', 'shop'] })) + '\n');
+    expect(r.stdout).toBe(
+      (await printSchemaSdl(db.url, { role: 'service_role', schemas: ['public', 'shop'] })) + '\n',
+    );
   });
 
   it('defaults to the anon role', async () => {

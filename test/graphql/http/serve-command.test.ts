@@ -3,7 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { createTestDatabase, connect, authenticatorPassword, type TestDatabase } from '../../support/database.js';
+import {
+  createTestDatabase,
+  connect,
+  authenticatorPassword,
+  type TestDatabase,
+} from '../../support/database.js';
 import { serveDatabase } from '../../../src/graphql/http/standalone.js';
 import { verifyJwt } from '../../../src/auth/jwt.js';
 import { findFreePort } from '../../../src/db/free-port.js';
@@ -29,12 +34,20 @@ afterAll(async () => {
 });
 
 const Q = { query: '{ cityCollection(orderBy: [{id: AscNullsLast}]) { edges { node { name } } } }' };
-const EXPECTED = { data: { cityCollection: { edges: [{ node: { name: 'Lyon' } }, { node: { name: 'Porto' } }] } } };
+const EXPECTED = {
+  data: { cityCollection: { edges: [{ node: { name: 'Lyon' } }, { node: { name: 'Porto' } }] } },
+};
 
 describe('serveDatabase (library)', () => {
   it('bootstraps, mints keys from the secret and serves /graphql/v1', async () => {
     const secret = randomBytes(32).toString('hex');
-    const s = await serveDatabase({ databaseUrl: db.url, jwtSecret: secret, port: 0, authenticatorPassword, extensionDir: false });
+    const s = await serveDatabase({
+      databaseUrl: db.url,
+      jwtSecret: secret,
+      port: 0,
+      authenticatorPassword,
+      extensionDir: false,
+    });
     try {
       expect(s.install).toMatchObject({ mode: 'sql' });
       expect((await verifyJwt(secret, s.anonKey)).role).toBe('anon');
@@ -46,7 +59,10 @@ describe('serveDatabase (library)', () => {
       expect((await postGraphQL(s.graphqlUrl + '/', Q, { apikey: s.anonKey })).status).toBe(404);
       // The API logs in as authenticator when its password is given.
       const c = await connect(db.url);
-      const who = await c.query(`select count(*)::int as n from pg_stat_activity where datname = $1 and usename = 'authenticator'`, [db.name]);
+      const who = await c.query(
+        `select count(*)::int as n from pg_stat_activity where datname = $1 and usename = 'authenticator'`,
+        [db.name],
+      );
       await c.end();
       expect(who.rows[0].n).toBeGreaterThan(0);
     } finally {
@@ -66,7 +82,23 @@ describe('strata serve (CLI)', () => {
     const secret = randomBytes(32).toString('hex');
     child = spawn(
       join(root, 'node_modules/.bin/vite-node'),
-      [join(root, 'test/graphql/http/cli-entry.ts'), '--', 'serve', '--database-url', db.url, '--jwt-secret', secret, '--port', String(port), '--host', '127.0.0.1', '--extension-dir', 'none', '--max-depth', '4'],
+      [
+        join(root, 'test/graphql/http/cli-entry.ts'),
+        '--',
+        'serve',
+        '--database-url',
+        db.url,
+        '--jwt-secret',
+        secret,
+        '--port',
+        String(port),
+        '--host',
+        '127.0.0.1',
+        '--extension-dir',
+        'none',
+        '--max-depth',
+        '4',
+      ],
       { cwd: root, env: { ...process.env, DATABASE_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
@@ -91,7 +123,10 @@ describe('strata serve (CLI)', () => {
     expect((await http(url, { headers: { accept: 'text/html' } })).status).toBe(200);
     // --max-depth 4
     expect((await postGraphQL(url, Q, { apikey: anonKey })).json.errors).toBeUndefined();
-    expect((await postGraphQL(url, { query: '{ a { b { c { d { e } } } } }' }, { apikey: anonKey })).json.errors[0].message).toMatch(/depth 5 exceeds the maximum allowed depth of 4/);
+    expect(
+      (await postGraphQL(url, { query: '{ a { b { c { d { e } } } } }' }, { apikey: anonKey })).json.errors[0]
+        .message,
+    ).toMatch(/depth 5 exceeds the maximum allowed depth of 4/);
 
     const code = await new Promise<number | null>((resolve) => {
       child!.once('exit', (c) => resolve(c));
@@ -102,11 +137,15 @@ describe('strata serve (CLI)', () => {
   });
 
   it('refuses to start without --jwt-secret', async () => {
-    const p = spawn(join(root, 'node_modules/.bin/vite-node'), [join(root, 'test/graphql/http/cli-entry.ts'), '--', 'serve', '--database-url', db.url], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: '', STRATA_JWT_SECRET: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const p = spawn(
+      join(root, 'node_modules/.bin/vite-node'),
+      [join(root, 'test/graphql/http/cli-entry.ts'), '--', 'serve', '--database-url', db.url],
+      {
+        cwd: root,
+        env: { ...process.env, DATABASE_URL: '', STRATA_JWT_SECRET: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let err = '';
     p.stderr!.on('data', (d) => (err += d));
     const code = await new Promise<number | null>((resolve) => p.once('exit', resolve));

@@ -8,7 +8,15 @@ import express from 'express';
 import Fastify from 'fastify';
 import { createGraphQLHandler, type GraphQLHandler } from '../../../src/graphql/http/handler.js';
 import { loadEngine } from '../../../src/graphql/http/engine-port.js';
-import { graphqlTestDb, listen, postGraphQL, getGraphQL, http, TODOS_QUERY, type GraphQLTestDb } from './support.js';
+import {
+  graphqlTestDb,
+  listen,
+  postGraphQL,
+  getGraphQL,
+  http,
+  TODOS_QUERY,
+  type GraphQLTestDb,
+} from './support.js';
 
 let t: GraphQLTestDb;
 const closers: Array<() => Promise<void>> = [];
@@ -17,7 +25,15 @@ const MAX_BODY = 4096;
 const MAX_DEPTH = 4;
 
 function handler(extra: { basePath?: string } = {}): GraphQLHandler {
-  return createGraphQLHandler({ pool: t.pool, jwtSecret: t.jwtSecret, anonKey: t.anonKey, serviceRoleKey: t.serviceRoleKey, maxBodyBytes: MAX_BODY, maxDepth: MAX_DEPTH, ...extra });
+  return createGraphQLHandler({
+    pool: t.pool,
+    jwtSecret: t.jwtSecret,
+    anonKey: t.anonKey,
+    serviceRoleKey: t.serviceRoleKey,
+    maxBodyBytes: MAX_BODY,
+    maxDepth: MAX_DEPTH,
+    ...extra,
+  });
 }
 
 beforeAll(async () => {
@@ -55,7 +71,13 @@ afterAll(async () => {
 
 async function engineBytes(query: string, variables: Record<string, unknown> | null = null): Promise<string> {
   const engine = await loadEngine();
-  return JSON.stringify(await engine.resolveWithPool(t.pool, { role: 'anon', claims: { role: 'anon' } }, { query, variables, operationName: null }));
+  return JSON.stringify(
+    await engine.resolveWithPool(
+      t.pool,
+      { role: 'anon', claims: { role: 'anon' } },
+      { query, variables, operationName: null },
+    ),
+  );
 }
 
 describe.each(['node', 'express', 'express+json', 'fastify'])('%s', (form) => {
@@ -67,11 +89,15 @@ describe.each(['node', 'express', 'express+json', 'fastify'])('%s', (form) => {
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/^application\/json/);
     expect(r.text).toBe(await engineBytes(TODOS_QUERY));
-    expect(r.json.data.todoCollection.edges.map((e: { node: { title: string } }) => e.node.title)).toEqual(['write tests', 'ship it']);
+    expect(r.json.data.todoCollection.edges.map((e: { node: { title: string } }) => e.node.title)).toEqual([
+      'write tests',
+      'ship it',
+    ]);
   });
 
   it('POST with variables and operationName', async () => {
-    const query = 'query One($id: Int) { todoCollection(filter: {id: {eq: $id}}) { edges { node { title } } } } query Other { __typename }';
+    const query =
+      'query One($id: Int) { todoCollection(filter: {id: {eq: $id}}) { edges { node { title } } } } query Other { __typename }';
     const r = await postGraphQL(url(), { query, variables: { id: 2 }, operationName: 'One' }, anon());
     expect(r.status).toBe(200);
     expect(r.json).toEqual({ data: { todoCollection: { edges: [{ node: { title: 'ship it' } }] } } });
@@ -84,7 +110,7 @@ describe.each(['node', 'express', 'express+json', 'fastify'])('%s', (form) => {
     expect(r.json.errors[0].message).toBe('Unknown field "nope" on type Query');
   });
 
-  it('a document that does not parse gets the engine\'s parse error', async () => {
+  it("a document that does not parse gets the engine's parse error", async () => {
     const r = await postGraphQL(url(), { query: '{ todoCollection ' }, anon());
     expect(r.status).toBe(200);
     expect(r.text).toBe(await engineBytes('{ todoCollection '));
@@ -129,14 +155,21 @@ describe.each(['node', 'express', 'express+json', 'fastify'])('%s', (form) => {
   });
 
   it('a body over the limit is 413 with a JSON error (chunked, no Content-Length)', async () => {
-    const chunk = new TextEncoder().encode(JSON.stringify({ query: `{ __typename } # ${'x'.repeat(MAX_BODY)}` }));
+    const chunk = new TextEncoder().encode(
+      JSON.stringify({ query: `{ __typename } # ${'x'.repeat(MAX_BODY)}` }),
+    );
     const stream = new ReadableStream({
       start(c) {
         c.enqueue(chunk);
         c.close();
       },
     });
-    const r = await http(url(), { method: 'POST', headers: { 'content-type': 'application/json', ...anon() }, body: stream, duplex: 'half' } as RequestInit);
+    const r = await http(url(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...anon() },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
     expect(r.status).toBe(413);
     expect(r.json.errors[0].message).toMatch(/too large/i);
   });
@@ -145,16 +178,33 @@ describe.each(['node', 'express', 'express+json', 'fastify'])('%s', (form) => {
     const r = await postGraphQL(url(), { query: '{ todoCollection { edges { node { id } } } }' }, anon());
     expect(r.status).toBe(200);
     expect(r.json.errors).toBeUndefined();
-    const deep = await postGraphQL(url(), { query: '{ todoCollection { edges { node { x { y } } } } }' }, anon());
+    const deep = await postGraphQL(
+      url(),
+      { query: '{ todoCollection { edges { node { x { y } } } } }' },
+      anon(),
+    );
     expect(deep.status).toBe(200);
-    expect(deep.json).toEqual({ errors: [{ message: `Query depth 5 exceeds the maximum allowed depth of ${MAX_DEPTH}` }] });
+    expect(deep.json).toEqual({
+      errors: [{ message: `Query depth 5 exceeds the maximum allowed depth of ${MAX_DEPTH}` }],
+    });
     // Fragments count where they are spread.
-    const viaFragment = await postGraphQL(url(), { query: '{ todoCollection { ...F } } fragment F on todoConnection { edges { node { x { y } } } }' }, anon());
+    const viaFragment = await postGraphQL(
+      url(),
+      { query: '{ todoCollection { ...F } } fragment F on todoConnection { edges { node { x { y } } } }' },
+      anon(),
+    );
     expect(viaFragment.json.errors[0].message).toMatch(/Query depth 5 exceeds/);
   });
 
   it('answers CORS preflight without a key', async () => {
-    const r = await http(url(), { method: 'OPTIONS', headers: { origin: 'http://example.test', 'access-control-request-method': 'POST', 'access-control-request-headers': 'apikey, content-type' } });
+    const r = await http(url(), {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'http://example.test',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'apikey, content-type',
+      },
+    });
     expect(r.status).toBeLessThan(300);
     expect(r.headers.get('access-control-allow-origin')).toBeTruthy();
     expect((r.headers.get('access-control-allow-headers') ?? '').toLowerCase()).toContain('apikey');
@@ -163,8 +213,16 @@ describe.each(['node', 'express', 'express+json', 'fastify'])('%s', (form) => {
   it('the same bytes whichever path serves the request (direct POST, or yoga for browsers and other media types)', async () => {
     const expected = await engineBytes(TODOS_QUERY);
     const direct = await postGraphQL(url(), { query: TODOS_QUERY }, anon());
-    const withOrigin = await postGraphQL(url(), { query: TODOS_QUERY }, { ...anon(), origin: 'http://app.example' });
-    const graphqlResponse = await postGraphQL(url(), { query: TODOS_QUERY }, { ...anon(), accept: 'application/graphql-response+json' });
+    const withOrigin = await postGraphQL(
+      url(),
+      { query: TODOS_QUERY },
+      { ...anon(), origin: 'http://app.example' },
+    );
+    const graphqlResponse = await postGraphQL(
+      url(),
+      { query: TODOS_QUERY },
+      { ...anon(), accept: 'application/graphql-response+json' },
+    );
     for (const r of [direct, withOrigin, graphqlResponse]) {
       expect(r.status).toBe(200);
       expect(r.text).toBe(expected);
@@ -175,9 +233,17 @@ describe.each(['node', 'express', 'express+json', 'fastify'])('%s', (form) => {
 
   it('other POST media types go through yoga: application/graphql and form-encoded', async () => {
     const expected = await engineBytes(TODOS_QUERY);
-    const asGraphQL = await http(url(), { method: 'POST', headers: { 'content-type': 'application/graphql', ...anon() }, body: TODOS_QUERY });
+    const asGraphQL = await http(url(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/graphql', ...anon() },
+      body: TODOS_QUERY,
+    });
     expect(asGraphQL.text).toBe(expected);
-    const asForm = await http(url(), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...anon() }, body: new URLSearchParams({ query: TODOS_QUERY }).toString() });
+    const asForm = await http(url(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...anon() },
+      body: new URLSearchParams({ query: TODOS_QUERY }).toString(),
+    });
     expect(asForm.text).toBe(expected);
   });
 
@@ -214,19 +280,32 @@ describe('mounting', () => {
 
   it('getPool and getTarget: the database (or project) chosen per request; no target is 404', async () => {
     let calls = 0;
-    const byPool = await listen(createGraphQLHandler({ getPool: () => (calls++, t.pool), jwtSecret: t.jwtSecret, anonKey: t.anonKey }));
+    const byPool = await listen(
+      createGraphQLHandler({ getPool: () => (calls++, t.pool), jwtSecret: t.jwtSecret, anonKey: t.anonKey }),
+    );
     const byTarget = await listen(
       createGraphQLHandler({
-        getTarget: (req) => (req.headers['x-tenant'] === 'known' ? { pool: t.pool, jwtSecret: t.jwtSecret, anonKey: t.anonKey } : undefined),
+        getTarget: (req) =>
+          req.headers['x-tenant'] === 'known'
+            ? { pool: t.pool, jwtSecret: t.jwtSecret, anonKey: t.anonKey }
+            : undefined,
       }),
     );
     try {
       const r = await postGraphQL(byPool.url + '/graphql/v1', { query: TODOS_QUERY }, { apikey: t.anonKey });
       expect(r.text).toBe(await engineBytes(TODOS_QUERY));
       expect(calls).toBe(1);
-      const known = await postGraphQL(byTarget.url + '/graphql/v1', { query: TODOS_QUERY }, { apikey: t.anonKey, 'x-tenant': 'known' });
+      const known = await postGraphQL(
+        byTarget.url + '/graphql/v1',
+        { query: TODOS_QUERY },
+        { apikey: t.anonKey, 'x-tenant': 'known' },
+      );
       expect(known.text).toBe(await engineBytes(TODOS_QUERY));
-      const unknown = await postGraphQL(byTarget.url + '/graphql/v1', { query: TODOS_QUERY }, { apikey: t.anonKey, 'x-tenant': 'nope' });
+      const unknown = await postGraphQL(
+        byTarget.url + '/graphql/v1',
+        { query: TODOS_QUERY },
+        { apikey: t.anonKey, 'x-tenant': 'nope' },
+      );
       expect(unknown.status).toBe(404);
       expect(unknown.json.message).toBe('Project not found');
     } finally {

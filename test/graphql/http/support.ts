@@ -46,7 +46,9 @@ export async function graphqlTestDb(prefix = 'gqlhttp'): Promise<GraphQLTestDb> 
   };
 }
 
-export async function listen(listener: RequestListener): Promise<{ server: Server; url: string; close(): Promise<void> }> {
+export async function listen(
+  listener: RequestListener,
+): Promise<{ server: Server; url: string; close(): Promise<void> }> {
   const server = createServer(listener);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const addr = server.address() as { port: number };
@@ -80,12 +82,26 @@ export async function http(url: string, init: RequestInit = {}): Promise<HttpRes
   return { status: res.status, headers: res.headers, text, json };
 }
 
-export function postGraphQL(url: string, body: unknown, headers: Record<string, string> = {}): Promise<HttpResult> {
-  return http(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+export function postGraphQL(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<HttpResult> {
+  return http(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 }
 
-export function getGraphQL(url: string, params: Record<string, string>, headers: Record<string, string> = {}): Promise<HttpResult> {
-  return http(`${url}?${new URLSearchParams(params)}`, { headers: { accept: 'application/json', ...headers } });
+export function getGraphQL(
+  url: string,
+  params: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<HttpResult> {
+  return http(`${url}?${new URLSearchParams(params)}`, {
+    headers: { accept: 'application/json', ...headers },
+  });
 }
 
 /** An unsigned token (`alg: none`). */
@@ -96,4 +112,5 @@ export function algNoneToken(claims: Record<string, unknown>): string {
 
 export { signJwt };
 
-export const TODOS_QUERY = '{ todoCollection(filter: {id: {lte: 2}}, orderBy: [{id: AscNullsLast}]) { edges { node { id title } } } }';
+export const TODOS_QUERY =
+  '{ todoCollection(filter: {id: {lte: 2}}, orderBy: [{id: AscNullsLast}]) { edges { node { id title } } } }';

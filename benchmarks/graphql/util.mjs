@@ -37,7 +37,7 @@ export function jsonEqual(a, b) {
     kb = Object.keys(b);
   return (
     ka.length === kb.length &&
-    ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual(a[k], b[k]))
+    ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]))
   );
 }
 

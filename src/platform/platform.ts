@@ -2,7 +2,7 @@
  * The platform: its PostgreSQL server(s), its own metadata database, and the registry of projects
  * (each a real database with its own keys). Shared by the HTTP gateway and the Management API.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';

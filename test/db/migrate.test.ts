@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { createTestDatabase, connect, type TestDatabase } from '../support/database.js';
 import { loadMigrations, migrate } from '../../src/db/migrate.js';
 import { bootstrapProjectDatabase } from '../../src/db/bootstrap.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
+import type pg from 'pg';
 import { createTestDatabase, connect, type TestDatabase } from '../support/database.js';
 import { createPool } from '../../src/db/pool.js';
 import { queryAs, withRole } from '../../src/db/with-role.js';

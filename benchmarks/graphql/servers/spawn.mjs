@@ -47,7 +47,7 @@ export async function startServer({
   const port = await freePort();
   // 'strata-engine': Strata's engine behind a bare node:http listener, without the HTTP layer.
   if (engine === 'strata-engine') strataMode = 'engine';
-  let cmd = process.execPath;
+  const cmd = process.execPath;
   let args;
   if (engine === 'strata' && strataMode === 'serve') {
     // `strata serve` takes the superuser URL (it installs the roles and the engine's objects) and,

@@ -1,5 +1,5 @@
 /** Shared setup for the engine tests: a fresh database with the engine installed and a sample schema. */
-import pg from 'pg';
+import type pg from 'pg';
 import { connect, createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { installSchema, resolve } from '../../../src/graphql/engine.js';
 

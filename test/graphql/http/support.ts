@@ -1,7 +1,7 @@
 /** Shared setup for the GraphQL HTTP tests: a database with the engine's objects, keys, and request helpers. */
 import { randomBytes } from 'node:crypto';
 import { createServer, type RequestListener, type Server } from 'node:http';
-import pg from 'pg';
+import type pg from 'pg';
 import { createTestDatabase, connect, type TestDatabase } from '../../support/database.js';
 import { createPool } from '../../../src/db/pool.js';
 import { mintApiKey, signJwt } from '../../../src/auth/jwt.js';
@@ -73,7 +73,7 @@ export interface HttpResult {
 export async function http(url: string, init: RequestInit = {}): Promise<HttpResult> {
   const res = await fetch(url, init);
   const text = await res.text();
-  let json: unknown = undefined;
+  let json: unknown ;
   try {
     json = JSON.parse(text);
   } catch {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs the shared pg_graphql conformance cases against dist/graphql/engine.js.
+// Runs the pg_graphql conformance cases in test/conformance/ against dist/graphql/engine.js.
 // Uses DATABASE_URL when set; otherwise starts an embedded PostgreSQL in a temporary folder.
 // Arguments after `--` (or any arguments) are passed to the runner: --cases DIR, --only a,b, --json FILE, --verbose, --jobs N.
 import { spawn } from 'node:child_process';
@@ -9,8 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const shared = resolve(root, '..', 'shared');
-const runner = join(shared, 'tools', 'pg-graphql-conformance.mjs');
+const runner = join(root, 'test', 'conformance', 'runner.mjs');
 const engine = join(root, 'dist', 'graphql', 'engine.js');
 
 const argv = process.argv.slice(2);
@@ -18,7 +17,7 @@ const passThrough =
   argv[0] === '--' ? argv.slice(1) : argv.filter((a, i) => !(a === '--' && i === argv.indexOf('--')));
 
 if (!existsSync(runner)) {
-  console.error(`conformance runner not found at ${runner} (the shared folder sits beside the clone)`);
+  console.error(`conformance runner not found at ${runner}`);
   process.exit(2);
 }
 if (!existsSync(engine)) {
@@ -51,10 +50,14 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-const child = spawn(process.execPath, [runner, '--engine', engine, '--database-url', url, ...passThrough], {
-  cwd: root,
-  stdio: 'inherit',
-});
+const child = spawn(
+  process.execPath,
+  [runner, '--engine', engine, '--database-url', String(url), ...passThrough],
+  {
+    cwd: root,
+    stdio: 'inherit',
+  },
+);
 const code = await new Promise((res) => child.on('exit', (c, s) => res(c ?? (s ? 1 : 0))));
 await cleanup();
 process.exit(code);

@@ -20,7 +20,17 @@ export function pickLoadTool() {
  * cpuUsPerReq, pgCpuUsPerReq }: the last two are the server process's and PostgreSQL's CPU time
  * per request (from /proc), which a busy shared machine disturbs much less than req/s.
  */
-export async function runLoad({ tool, url, headers, body, connections, seconds, pid, pgPid, tmpDir }) {
+export async function runLoad({
+  tool,
+  url,
+  headers,
+  body,
+  connections,
+  seconds,
+  pid,
+  pgPid = /** @type {number | undefined} */ (undefined),
+  tmpDir,
+}) {
   let rssPeakMB = 0;
   const sample = () => {
     const m = memoryOf(pid);

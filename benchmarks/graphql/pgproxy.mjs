@@ -4,6 +4,7 @@
 // what was sent (Query text; Parse text + Bind parameters), which is how the floor server gets
 // literally the SQL Strata compiled. Server → client bytes are piped through untouched.
 import net from 'node:net';
+import { boundPort } from './util.mjs';
 
 export async function startProxy(upstreamPort, upstreamHost = '127.0.0.1') {
   const stats = { query: 0, sync: 0, parse: 0, bind: 0, execute: 0, connections: 0 };
@@ -28,6 +29,7 @@ export async function startProxy(upstreamPort, upstreamHost = '127.0.0.1') {
 
     let buf = Buffer.alloc(0);
     let startup = true; // the startup packet (and an SSLRequest before it) has no type byte
+    /** @type {{ parses: { name: string, text: string }[], binds: ReturnType<typeof parseBind>[] }} */
     let pending = { parses: [], binds: [] }; // extended-protocol messages up to the next Sync
     client.on('data', (d) => {
       upstream.write(d);
@@ -92,9 +94,9 @@ export async function startProxy(upstreamPort, upstreamHost = '127.0.0.1') {
     }
   });
 
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   return {
-    port: server.address().port,
+    port: boundPort(server),
     stats,
     /** Round trips (Query + Sync messages) so far. */
     roundTrips: () => stats.query + stats.sync,
@@ -113,7 +115,7 @@ export async function startProxy(upstreamPort, upstreamHost = '127.0.0.1') {
     },
     async close() {
       for (const s of sockets) s.destroy();
-      await new Promise((resolve) => server.close(() => resolve()));
+      await new Promise((resolve) => server.close(() => resolve(undefined)));
     },
   };
 }

@@ -15,6 +15,7 @@ import {
   strataSchemaBuild,
   strataWideFirstRequest,
 } from './measures.mjs';
+import { ensureComparators } from './comparators/install.mjs';
 import { distExists } from './paths.mjs';
 import { startProxy } from './pgproxy.mjs';
 import { floorEntryFromCapture, handwrittenEntry } from './capture.mjs';
@@ -59,6 +60,8 @@ if (!strataAvailable && cfg.engines.some((e) => e.startsWith('strata'))) {
   log('Strata is not built yet (dist/graphql/engine.js missing): running PostGraphile and the floor only');
   cfg.engines = cfg.engines.filter((e) => !e.startsWith('strata'));
 }
+
+if (cfg.engines.includes('postgraphile')) ensureComparators(log);
 
 const work = mkdtempSync(join(tmpdir(), 'strata-bench-run-'));
 const cleanups = [];
@@ -285,12 +288,14 @@ async function main() {
 
   // ---- 2. Bench servers (direct connections), cold start, memory at rest.
   const servers = {};
+  /** @type {string[]} */
   const profiled = cfg.cpuProfile
     ? env.BENCH_CPU_PROF === '1'
       ? ['strata']
-      : env.BENCH_CPU_PROF.split(',')
+      : (env.BENCH_CPU_PROF ?? '').split(',')
     : [];
   for (const engine of order) {
+    /** @type {string[]} */
     const nodeArgs = profiled.includes(engine)
       ? ['--cpu-prof', `--cpu-prof-dir=${join(work, 'profiles')}`, `--cpu-prof-name=${engine}.cpuprofile`]
       : [];
@@ -312,6 +317,7 @@ async function main() {
   const newVariables = {};
   if (cfg.measureExtras) {
     const byKey = QUERIES.find((q) => q.name === 'byKey');
+    if (!byKey) throw new Error('the byKey query is missing');
     for (const engine of order.filter((e) => e !== 'floor')) {
       newVariables[engine] = await newVariablesCost({
         url: servers[engine].url,

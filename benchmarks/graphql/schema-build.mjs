@@ -21,6 +21,7 @@ const admin = process.env.SUPERUSER_URL
 await admin?.connect();
 
 const runsMs = [];
+/** @type {import('graphql').GraphQLSchema | undefined} */
 let schema;
 const time = async () => {
   const t = performance.now();
@@ -41,6 +42,7 @@ try {
   await client.query(CATALOG_SQL);
   catalogSqlMs = performance.now() - t;
 } catch {}
+if (!schema) throw new Error('no schema was built');
 const types = Object.keys(schema.getTypeMap()).length;
 const queryFields = Object.keys(schema.getQueryType()?.getFields() ?? {}).length;
 await client.end();

@@ -7,6 +7,13 @@ export function log(...args) {
   process.stderr.write(`[bench ${((performance.now() - t0) / 1000).toFixed(1)}s] ${args.join(' ')}\n`);
 }
 
+/** The TCP port a listening node:net/http server is bound to. */
+export function boundPort(server) {
+  const a = server.address();
+  if (a === null || typeof a === 'string') throw new Error('server is not listening on TCP');
+  return a.port;
+}
+
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Peak and current resident set size of a process, in MB (Linux /proc). */
@@ -35,10 +42,7 @@ export function jsonEqual(a, b) {
   if (Array.isArray(a)) return a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
   const ka = Object.keys(a),
     kb = Object.keys(b);
-  return (
-    ka.length === kb.length &&
-    ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]))
-  );
+  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
 }
 
 /** CPU time (user + system) of a process, in ms; NaN when unreadable. Linux clock ticks are 10 ms. */

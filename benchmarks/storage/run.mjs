@@ -61,7 +61,15 @@ function rssOf(pid) {
   return m ? Number(m[1]) * 1024 : 0;
 }
 
-function http(server, method, path, { body, size, headers = {} } = {}) {
+/**
+ * @param {{ url: string, serviceRoleKey: string }} server
+ * @param {string} method
+ * @param {string} path
+ * @param {{ body?: { pipe: (dest: import('node:http').ClientRequest) => unknown }, size?: number, headers?: Record<string, string> }} [opts]
+ * @returns {Promise<number>}
+ */
+function http(server, method, path, opts = {}) {
+  const { body, size, headers = {} } = opts;
   const url = new URL(server.url + '/storage/v1' + path);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -82,7 +90,7 @@ function http(server, method, path, { body, size, headers = {} } = {}) {
           if (chunks.length < 4) chunks.push(c);
         });
         res.on('end', () =>
-          res.statusCode >= 300
+          (res.statusCode ?? 500) >= 300
             ? reject(new Error(`${method} ${path}: ${res.statusCode} ${Buffer.concat(chunks).toString()}`))
             : resolve(bytes),
         );
@@ -131,6 +139,7 @@ async function main() {
     quick: QUICK,
     node: process.version,
     backend: BACKEND,
+    /** @type {Record<string, number>[]} */
     sizes: [],
     rss: {},
   };

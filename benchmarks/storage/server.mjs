@@ -3,7 +3,8 @@
 import { startPlatform } from '../../dist/server.js';
 import { configFromEnv } from '../../dist/config.js';
 
-const dataDir = process.env.BENCH_DATA_DIR;
+const dataDir = process.env.BENCH_DATA_DIR ?? '';
+/** @type {import('../../dist/config.js').StrataConfig} */
 const config = {
   ...configFromEnv({}),
   dataDir,
@@ -26,7 +27,7 @@ const config = {
 };
 const running = await startPlatform(config);
 const project = await running.platform.defaultProject();
-process.send({ url: running.url, serviceRoleKey: project.serviceRoleKey, filesDir: project.filesDir });
+process.send?.({ url: running.url, serviceRoleKey: project.serviceRoleKey, filesDir: project.filesDir });
 process.on('message', async (m) => {
   if (m === 'stop') {
     await running.close();

@@ -5,6 +5,7 @@ import { createGraphQLHandler } from '../../dist/graphql/http/index.js';
 import { mintApiKey } from '../../dist/auth/jwt.js';
 
 const jwtSecret = process.env.JWT_SECRET;
+if (!jwtSecret) throw new Error('set JWT_SECRET (and DATABASE_URL): see README');
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
 const anonKey = await mintApiKey(jwtSecret, 'anon', 'example');
 const app = express();

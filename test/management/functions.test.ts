@@ -23,7 +23,11 @@ afterAll(async () => {
 async function upload(method: string, path: string, body: Buffer | string, contentType: string | undefined) {
   const headers: Record<string, string> = { authorization: `Bearer ${tp.platform.defaultAccessToken}` };
   if (contentType) headers['content-type'] = contentType;
-  const res = await fetch(tp.url + path, { method, headers, body });
+  const res = await fetch(tp.url + path, {
+    method,
+    headers,
+    body: typeof body === 'string' ? body : new Uint8Array(body),
+  });
   const text = await res.text();
   return {
     status: res.status,

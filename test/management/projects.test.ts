@@ -76,7 +76,7 @@ const validBody = {
   db_pass: 'correct-horse-battery-staple',
   name: 'acme-prod',
   organization_slug: 'default-org',
-  region: 'us-east-1',
+  region: 'us-east-1' as const,
 };
 
 describe('listing', () => {

@@ -37,13 +37,9 @@ function expectGolden(actual: string, name: string): void {
   expect(actual).toBe(readFileSync(fixture(name), 'utf8'));
 }
 
-async function prettierFormat(text: string): Promise<string | undefined> {
-  try {
-    const prettier = await import('prettier');
-    return await prettier.format(text, { parser: 'typescript', semi: false });
-  } catch {
-    return undefined; // Prettier is only a transitive dev dependency; skip the check without it.
-  }
+async function prettierFormat(text: string): Promise<string> {
+  const prettier = await import('prettier');
+  return await prettier.format(text, { parser: 'typescript', semi: false });
 }
 
 describe('generate TypeScript types', () => {
@@ -70,7 +66,7 @@ describe('generate TypeScript types', () => {
     for (const schemas of ['public', 'public,other', 'public,other,auth,storage,graphql']) {
       const r = await api(tp, 'GET', `/v1/projects/${ref}/types/typescript?included_schemas=${schemas}`);
       const formatted = await prettierFormat(r.body.types);
-      if (formatted !== undefined) expect(sections(r.body.types)).toEqual(sections(formatted));
+      expect(sections(r.body.types)).toEqual(sections(formatted));
     }
   });
 

@@ -17,9 +17,10 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { principalFromHeaders } from '../jwt.mjs';
 import { dist } from '../paths.mjs';
+import { boundPort } from '../util.mjs';
 
 const { rolePrelude } = await import(dist('db/with-role.js'));
-const entries = JSON.parse(readFileSync(process.env.FLOOR_SQL, 'utf8'));
+const entries = JSON.parse(readFileSync(process.env.FLOOR_SQL ?? '', 'utf8'));
 const withGuard = process.env.BENCH_FLOOR_GUARD === '1';
 const prepareMode = process.env.BENCH_FLOOR_PREPARE; // undefined: follow Strata; '0' never; '1' always
 const byQuery = new Map(
@@ -98,7 +99,7 @@ const server = createServer((req, res) => {
 });
 server.keepAliveTimeout = 60_000;
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
-  console.log(`READY http://127.0.0.1:${server.address().port}/graphql/v1 entries=${entries.length}`);
+  console.log(`READY http://127.0.0.1:${boundPort(server)}/graphql/v1 entries=${entries.length}`);
 });
 const stop = () => server.close(() => pool.end().then(() => process.exit(0)));
 process.on('SIGTERM', stop);

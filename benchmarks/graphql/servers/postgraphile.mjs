@@ -5,10 +5,11 @@
 // rows. MODE=schema-build: build the schema for SCHEMAS, print `SCHEMA_BUILD_MS <ms>` and exit.
 import { createServer } from 'node:http';
 import { principalFromHeaders } from '../jwt.mjs';
+import { boundPort } from '../util.mjs';
 
 // PostGraphile 5 / Grafast 1 call Promise.withResolvers (Node 22+); Node 20 needs this polyfill.
 if (typeof Promise.withResolvers !== 'function') {
-  Promise.withResolvers = function withResolvers() {
+  /** @type {any} */ (Promise).withResolvers = function withResolvers() {
     let resolve, reject;
     const promise = new this((res, rej) => {
       resolve = res;
@@ -22,10 +23,9 @@ const t0 = performance.now();
 const url = process.env.DATABASE_URL;
 const secret = process.env.JWT_SECRET;
 const schemas = (process.env.SCHEMAS ?? 'public').split(',');
-const { postgraphile } = await import('postgraphile');
-const { PostGraphileAmberPreset } = await import('postgraphile/presets/amber');
-const { makePgService } = await import('postgraphile/adaptors/pg');
-const { grafserv } = await import('postgraphile/grafserv/node');
+const { postgraphile, PostGraphileAmberPreset, makePgService, grafserv } = await import(
+  '../comparators/engines.mjs'
+);
 
 const pgl = postgraphile({
   extends: [PostGraphileAmberPreset],
@@ -58,7 +58,7 @@ const server = createServer();
 await pgl.createServ(grafserv).addTo(server);
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   console.log(
-    `READY http://127.0.0.1:${server.address().port}/graphql/v1 schema_ms=${buildMs.toFixed(0)} boot_ms=${(performance.now() - t0).toFixed(0)}`,
+    `READY http://127.0.0.1:${boundPort(server)}/graphql/v1 schema_ms=${buildMs.toFixed(0)} boot_ms=${(performance.now() - t0).toFixed(0)}`,
   );
 });
 const stop = () => server.close(() => pgl.release().then(() => process.exit(0)));

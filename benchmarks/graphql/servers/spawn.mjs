@@ -41,7 +41,7 @@ export async function startServer({
   probe,
   logDir,
   strataMode = 'handler',
-  nodeArgs = [],
+  nodeArgs = /** @type {string[]} */ ([]),
   timeoutMs = 60_000,
 }) {
   const port = await freePort();
@@ -80,14 +80,18 @@ export async function startServer({
   });
   child.stdout.pipe(out);
   child.stderr.pipe(out);
+  /** @type {{ code: number | null, signal: string | null } | null} */
   let exited = null;
-  child.on('exit', (code, signal) => (exited = { code, signal }));
+  child.on('exit', (code, signal) => {
+    exited = { code, signal };
+  });
   const url = `http://127.0.0.1:${port}/graphql/v1`;
   let first;
   while (!first) {
-    if (exited)
+    const gone = /** @type {{ code: number | null, signal: string | null } | null} */ (exited);
+    if (gone)
       throw new Error(
-        `${engine} exited (${exited.code ?? exited.signal}) before answering; log ${logFile}:\n${tail(logFile)}`,
+        `${engine} exited (${gone.code ?? gone.signal}) before answering; log ${logFile}:\n${tail(logFile)}`,
       );
     if (performance.now() - t0 > timeoutMs) {
       child.kill('SIGKILL');

@@ -11,6 +11,7 @@
 //   (../jwt.mjs) instead of Strata's auth/principal.js (jose), to measure what JWT checking costs.
 import { createServer } from 'node:http';
 import { dist } from '../paths.mjs';
+import { boundPort } from '../util.mjs';
 
 const mode = process.env.STRATA_MODE ?? 'handler';
 const { createPool } = await import(dist('db/pool.js'));
@@ -64,7 +65,7 @@ if (mode === 'handler') {
 const server = createServer(listener);
 server.keepAliveTimeout = 60_000;
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
-  console.log(`READY http://127.0.0.1:${server.address().port}/graphql/v1 mode=${mode}`);
+  console.log(`READY http://127.0.0.1:${boundPort(server)}/graphql/v1 mode=${mode}`);
 });
 const stop = () => server.close(() => pool.end().then(() => process.exit(0)));
 process.on('SIGTERM', stop);

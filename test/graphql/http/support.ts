@@ -73,7 +73,7 @@ export interface HttpResult {
 export async function http(url: string, init: RequestInit = {}): Promise<HttpResult> {
   const res = await fetch(url, init);
   const text = await res.text();
-  let json: unknown ;
+  let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {

@@ -19,7 +19,15 @@ function newest(dir) {
 const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
 const changed = Math.max(newest(join(root, 'src')), statSync(join(root, 'tsconfig.json')).mtimeMs);
 if (process.argv.includes('--force') || changed > built) {
-  execSync('npx tsc -p tsconfig.json', { cwd: root, stdio: 'inherit' });
+  const t0 = Date.now();
+  process.stderr.write(
+    `strata: compiling TypeScript to dist/ (${built ? 'sources changed' : 'first run'}) …\n`,
+  );
+  execSync('node node_modules/typescript/bin/tsc -p tsconfig.json --incremental --tsBuildInfoFile dist/.tsbuildinfo', {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  process.stderr.write(`strata: compiled in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
   mkdirSync(join(root, 'dist'), { recursive: true });
   writeFileSync(stamp, String(Date.now()));
 }

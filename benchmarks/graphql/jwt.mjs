@@ -27,10 +27,10 @@ export function verifyHS256(secret, token) {
 
 /** apikey must verify (any role); a Bearer token, when present, decides the role. */
 export function principalFromHeaders(secret, headers) {
-  const apikey = headers['apikey'];
+  const apikey = headers.apikey;
   if (!apikey) throw new Error('No API key found in request');
   const keyClaims = verifyHS256(secret, apikey);
-  const m = /^\s*bearer\s+(\S+)\s*$/i.exec(headers['authorization'] ?? '');
+  const m = /^\s*bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
   const claims = m && m[1] !== apikey ? verifyHS256(secret, m[1]) : keyClaims;
   const role = claims.role ?? 'anon';
   if (!['anon', 'authenticated', 'service_role'].includes(role))

@@ -12,9 +12,12 @@ export const ALL_ENGINES = ['strata', 'strata-engine', 'postgraphile', 'floor'];
 export function summarize(cells) {
   const summary = {};
   for (const cell of cells) {
-    const q = (summary[cell.query] ??= {});
-    const c = (q[cell.connections] ??= {});
-    (c[cell.engine] ??= []).push(cell);
+    summary[cell.query] ??= {};
+    const q = summary[cell.query];
+    q[cell.connections] ??= {};
+    const c = q[cell.connections];
+    c[cell.engine] ??= [];
+    c[cell.engine].push(cell);
   }
   for (const q of Object.values(summary)) {
     for (const [conns, byEngine] of Object.entries(q)) {

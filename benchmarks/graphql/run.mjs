@@ -198,7 +198,8 @@ async function main() {
         await post(s.url, headers, body); // warm: schema load / plan cache
         const res = await post(s.url, headers, body);
         const recorded = engine === captureFrom ? proxy.stopRecording() : [];
-        const check = (checks[q.name] ??= {});
+        checks[q.name] ??= {};
+        const check = checks[q.name];
         if (res.status !== 200 || !res.json || res.json.errors || res.json.data == null) {
           check[engine] = { status: 'error', message: `HTTP ${res.status}: ${res.text.slice(0, 400)}` };
         } else {

@@ -28,7 +28,8 @@ function keyOf(secret: string): KeyObject {
   let k = keys.get(secret);
   if (!k) {
     if (keys.size > 1000) keys.clear();
-    keys.set(secret, (k = createSecretKey(Buffer.from(secret, 'utf8'))));
+    k = createSecretKey(Buffer.from(secret, 'utf8'));
+    keys.set(secret, k);
   }
   return k;
 }

@@ -7,12 +7,12 @@ function first(v: string | string[] | undefined): string | undefined {
 
 /** The `apikey` header. */
 export function apiKeyOf(headers: IncomingHttpHeaders): string | undefined {
-  return first(headers['apikey'])?.trim() || undefined;
+  return first(headers.apikey)?.trim() || undefined;
 }
 
 /** The token of `Authorization: Bearer <token>`; undefined when absent or not a bearer token. */
 export function bearerOf(headers: IncomingHttpHeaders): string | undefined {
-  const h = first(headers['authorization']);
+  const h = first(headers.authorization);
   if (!h) return undefined;
   const m = /^\s*bearer\s+(\S+)\s*$/i.exec(h);
   return m ? m[1] : undefined;

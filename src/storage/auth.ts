@@ -20,9 +20,9 @@ export const SERVICE: Caller = { role: 'service_role', claims: { role: 'service_
 export const ANON: Caller = { role: 'anon', claims: { role: 'anon' } };
 
 function tokenOf(req: FastifyRequest): string | undefined {
-  const header = req.headers['authorization'];
+  const header = req.headers.authorization;
   if (typeof header === 'string' && header.trim() !== '') return bearerOf(req.headers) ?? header.trim();
-  const q = (req.query as Record<string, unknown> | undefined)?.['authorization'];
+  const q = (req.query as Record<string, unknown> | undefined)?.authorization;
   if (typeof q === 'string' && q.trim() !== '') return q.trim().replace(/^bearer\s+/i, '');
   return apiKeyOf(req.headers);
 }

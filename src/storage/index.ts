@@ -63,7 +63,10 @@ function parseJsonBody(
   body: string,
   done: (err: Error | null, body?: unknown) => void,
 ): void {
-  if (body.trim() === '') return done(null, {});
+  if (body.trim() === '') {
+    done(null, {});
+    return;
+  }
   try {
     done(null, JSON.parse(body));
   } catch {

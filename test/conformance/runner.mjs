@@ -62,7 +62,7 @@ const SKIP_RULES = [
     pattern: /^(grant|revoke)\b[\s\S]*\bon\s+function\s+graphql\.resolve\b/i,
     action: 'skip-unless',
     unlessSql:
-      'select exists (select 1 from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace ' +
+      "select exists (select 1 from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace " +
       "where n.nspname = 'graphql' and p.proname = 'resolve') as present",
     why: "pg_graphql's SQL entry point; skipped unless the engine installs a function graphql.resolve",
   },
@@ -205,16 +205,10 @@ async function loadEngine(enginePath) {
   try {
     mod = await import(pathToFileURL(enginePath).href);
   } catch (e) {
-    throw new RunnerError(
-      `cannot import the engine module ${enginePath}: ${e && e.stack ? e.stack : errMessage(e)}`,
-    );
+    throw new RunnerError(`cannot import the engine module ${enginePath}: ${e && e.stack ? e.stack : errMessage(e)}`);
   }
   const pick = (name) =>
-    typeof mod[name] === 'function'
-      ? mod[name]
-      : mod.default && typeof mod.default[name] === 'function'
-        ? mod.default[name]
-        : null;
+    typeof mod[name] === 'function' ? mod[name] : mod.default && typeof mod.default[name] === 'function' ? mod.default[name] : null;
   const installSchema = pick('installSchema');
   const resolve = pick('resolve');
   if (!installSchema || !resolve) {
@@ -256,21 +250,10 @@ async function workerMain(enginePath) {
 
   let current = null; // name of the file being run, for stray errors
   process.on('unhandledRejection', (reason) => {
-    send({
-      type: 'event',
-      kind: 'note',
-      note: { what: 'unhandled promise rejection in the worker', message: errMessage(reason) },
-    });
+    send({ type: 'event', kind: 'note', note: { what: 'unhandled promise rejection in the worker', message: errMessage(reason) } });
   });
   process.on('uncaughtException', (e) => {
-    send({
-      type: 'event',
-      kind: 'note',
-      note: {
-        what: `uncaught exception in the worker${current ? ` while running ${current}` : ''}`,
-        message: errMessage(e),
-      },
-    });
+    send({ type: 'event', kind: 'note', note: { what: `uncaught exception in the worker${current ? ` while running ${current}` : ''}`, message: errMessage(e) } });
     process.exit(70);
   });
 
@@ -298,25 +281,17 @@ async function runCaseFile(pg, engine, job, send) {
     send({
       type: 'event',
       kind: 'setup_error',
-      error: {
-        source,
-        line,
-        sql: sql === null ? null : oneLine(sql, 200),
-        message: errMessage(e),
-        code: e && e.code ? e.code : null,
-      },
+      error: { source, line, sql: sql === null ? null : oneLine(sql, 200), message: errMessage(e), code: e && e.code ? e.code : null },
     });
   const note = (what, message) => send({ type: 'event', kind: 'note', note: { what, message } });
-  const violation = (line, message) =>
-    send({ type: 'event', kind: 'contract_violation', violation: { line, message } });
+  const violation = (line, message) => send({ type: 'event', kind: 'contract_violation', violation: { line, message } });
   const watch = (ms, what) => send({ type: 'watch', ms, what });
 
   const client = new pg.Client({ connectionString: job.dbUrl, application_name: 'pg-graphql-conformance' });
   client.on('error', (e) => note('connection error', errMessage(e)));
   client.on('notice', () => {});
   const conn = client.connection;
-  if (!conn || typeof conn.on !== 'function')
-    throw new Error('unsupported pg version: client.connection is not an event emitter');
+  if (!conn || typeof conn.on !== 'function') throw new Error('unsupported pg version: client.connection is not an event emitter');
   // Transaction status from ReadyForQuery: 'I' idle, 'T' in a transaction, 'E' in a failed transaction.
   const sess = { status: 'I' };
   conn.on('readyForQuery', (m) => {
@@ -354,11 +329,7 @@ async function runCaseFile(pg, engine, job, send) {
     const settings = { ...job.sessionSettings, statement_timeout: STATEMENT_TIMEOUT };
     for (const [name, value] of Object.entries(settings)) {
       try {
-        await withTimeout(
-          () => q('select pg_catalog.set_config($1, $2, false)', [name, String(value)]),
-          STEP_TIMEOUT_MS,
-          `SET ${name}`,
-        );
+        await withTimeout(() => q('select pg_catalog.set_config($1, $2, false)', [name, String(value)]), STEP_TIMEOUT_MS, `SET ${name}`);
       } catch (e) {
         if (e instanceof AbortFile) throw e;
         setupError('session_settings', null, `SET ${name} = ${value}`, e);
@@ -380,10 +351,7 @@ async function runCaseFile(pg, engine, job, send) {
 
     const runSql = async (source, step) => {
       if ((await txStatus()) === 'E') {
-        note(
-          'transaction found aborted before a SQL step',
-          `line ${step.line}: rolling back the whole transaction`,
-        );
+        note('transaction found aborted before a SQL step', `line ${step.line}: rolling back the whole transaction`);
         await q('rollback');
       }
       let sql = step.sql;
@@ -391,36 +359,18 @@ async function runCaseFile(pg, engine, job, send) {
       for (const rule of SKIP_RULES) {
         if (!rule.pattern.test(head)) continue;
         if (rule.action === 'skip') {
-          send({
-            type: 'event',
-            kind: 'skip',
-            skip: { source, line: step.line, rule: rule.id, sql: oneLine(sql, 120) },
-          });
+          send({ type: 'event', kind: 'skip', skip: { source, line: step.line, rule: rule.id, sql: oneLine(sql, 120) } });
           return;
         }
         if (rule.action === 'replace') {
-          send({
-            type: 'event',
-            kind: 'skip',
-            skip: {
-              source,
-              line: step.line,
-              rule: rule.id,
-              sql: oneLine(sql, 120),
-              replacement: rule.replacement,
-            },
-          });
+          send({ type: 'event', kind: 'skip', skip: { source, line: step.line, rule: rule.id, sql: oneLine(sql, 120), replacement: rule.replacement } });
           sql = rule.replacement;
           break;
         }
         if (rule.action === 'skip-unless') {
           const r = await q(rule.unlessSql);
           if (!r.rows[0].present) {
-            send({
-              type: 'event',
-              kind: 'skip',
-              skip: { source, line: step.line, rule: rule.id, sql: oneLine(sql, 120) },
-            });
+            send({ type: 'event', kind: 'skip', skip: { source, line: step.line, rule: rule.id, sql: oneLine(sql, 120) } });
             return;
           }
           break;
@@ -428,8 +378,7 @@ async function runCaseFile(pg, engine, job, send) {
       }
 
       const kind = txControlKind(sql);
-      const guarded =
-        (await txStatus()) === 'T' && (kind === null || kind === 'rollback_to' || kind === 'release');
+      const guarded = (await txStatus()) === 'T' && (kind === null || kind === 'rollback_to' || kind === 'release');
       if (guarded) await q('savepoint pggqlc_guard');
       let error = null;
       try {
@@ -446,15 +395,7 @@ async function runCaseFile(pg, engine, job, send) {
         if ((await txStatus()) === 'T') await q('release savepoint pggqlc_guard');
       }
       if (step.expected_error !== undefined) {
-        if (error === null)
-          setupError(
-            source,
-            step.line,
-            sql,
-            new Error(
-              `expected an error (${oneLine(String(step.expected_error), 120)}), but the statement succeeded`,
-            ),
-          );
+        if (error === null) setupError(source, step.line, sql, new Error(`expected an error (${oneLine(String(step.expected_error), 120)}), but the statement succeeded`));
       } else if (error !== null) {
         setupError(source, step.line, sql, error);
       }
@@ -466,19 +407,9 @@ async function runCaseFile(pg, engine, job, send) {
         variables: step.variables === undefined ? null : step.variables,
         operationName: step.operationName === undefined ? null : step.operationName,
       };
-      const base = {
-        line: step.line,
-        comment: step.comment ?? null,
-        query: step.graphql,
-        variables: request.variables,
-        operationName: request.operationName,
-        expected: step.expected,
-      };
+      const base = { line: step.line, comment: step.comment ?? null, query: step.graphql, variables: request.variables, operationName: request.operationName, expected: step.expected };
       if ((await txStatus()) === 'E') {
-        note(
-          'transaction found aborted before a GraphQL step',
-          `line ${step.line}: rolling back the whole transaction`,
-        );
+        note('transaction found aborted before a GraphQL step', `line ${step.line}: rolling back the whole transaction`);
         await q('rollback');
       }
       const inTx = (await txStatus()) === 'T';
@@ -487,24 +418,10 @@ async function runCaseFile(pg, engine, job, send) {
       let response;
       let thrown = null;
       try {
-        response = await withTimeout(
-          () => engine.resolve(client, request),
-          STEP_TIMEOUT_MS,
-          `engine.resolve at line ${step.line}`,
-        );
+        response = await withTimeout(() => engine.resolve(client, request), STEP_TIMEOUT_MS, `engine.resolve at line ${step.line}`);
       } catch (e) {
         if (e instanceof AbortFile) {
-          send({
-            type: 'event',
-            kind: 'graphql',
-            index,
-            result: {
-              ...base,
-              class: 'exception',
-              error: `timeout: ${e.message}`,
-              duration_ms: Date.now() - t0,
-            },
-          });
+          send({ type: 'event', kind: 'graphql', index, result: { ...base, class: 'exception', error: `timeout: ${e.message}`, duration_ms: Date.now() - t0 } });
           throw e;
         }
         thrown = e;
@@ -513,10 +430,7 @@ async function runCaseFile(pg, engine, job, send) {
       const after = await txStatus();
       if (inTx) {
         if (after === 'E') {
-          violation(
-            step.line,
-            'engine.resolve left the transaction aborted (it must use a savepoint inside a transaction); the runner rolled back to its own savepoint',
-          );
+          violation(step.line, 'engine.resolve left the transaction aborted (it must use a savepoint inside a transaction); the runner rolled back to its own savepoint');
           await q('rollback to savepoint pggqlc_engine');
           await q('release savepoint pggqlc_engine');
         } else if (after === 'T') {
@@ -536,12 +450,7 @@ async function runCaseFile(pg, engine, job, send) {
 
       let result;
       if (thrown !== null) {
-        result = {
-          ...base,
-          class: 'exception',
-          error:
-            thrown && thrown.stack ? thrown.stack.split('\n').slice(0, 4).join('\n') : errMessage(thrown),
-        };
+        result = { ...base, class: 'exception', error: thrown && thrown.stack ? thrown.stack.split('\n').slice(0, 4).join('\n') : errMessage(thrown) };
       } else {
         let actual;
         let problem = null;
@@ -627,16 +536,7 @@ Run from the engine project's root: the "pg" package is resolved from the curren
 Exit status: 0 when the run completed (whatever the pass rate), 2 usage error, 1 runner failure.`;
 
 function parseArgs(argv) {
-  const opts = {
-    engine: null,
-    databaseUrl: null,
-    cases: null,
-    only: null,
-    json: null,
-    verbose: false,
-    jobs: 2,
-    help: false,
-  };
+  const opts = { engine: null, databaseUrl: null, cases: null, only: null, json: null, verbose: false, jobs: 2, help: false };
   for (let i = 0; i < argv.length; i++) {
     let arg = argv[i];
     let inline;
@@ -703,8 +603,7 @@ function readJson(file) {
 }
 
 function loadCases(dir, only) {
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())
-    throw new UsageError(`case directory not found: ${dir}`);
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new UsageError(`case directory not found: ${dir}`);
   const fixturesPath = path.join(dir, '_fixtures.json');
   if (!fs.existsSync(fixturesPath)) throw new UsageError(`no _fixtures.json in ${dir}`);
   const fixtures = readJson(fixturesPath);
@@ -726,9 +625,7 @@ function loadCases(dir, only) {
     const roleNames = new Set();
     for (const step of data.steps) {
       if (typeof step.sql !== 'string') continue;
-      for (const m of step.sql.matchAll(
-        /\bcreate\s+(?:role|user|group)\s+(?:"([^"]+)"|([A-Za-z_][A-Za-z0-9_$]*))/gi,
-      )) {
+      for (const m of step.sql.matchAll(/\bcreate\s+(?:role|user|group)\s+(?:"([^"]+)"|([A-Za-z_][A-Za-z0-9_$]*))/gi)) {
         roleNames.add(m[1] !== undefined ? m[1] : m[2].toLowerCase());
       }
     }
@@ -767,10 +664,7 @@ class WorkerHandle {
     this.exited = false;
     this.dead = false; // killed or exited: never reuse
     this.ready = new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new RunnerError('a worker process did not start within 120 s')),
-        WORKER_START_TIMEOUT_MS,
-      );
+      const timer = setTimeout(() => reject(new RunnerError('a worker process did not start within 120 s')), WORKER_START_TIMEOUT_MS);
       this.child.once('message', (m) => {
         clearTimeout(timer);
         if (m.type === 'ready') resolve();
@@ -824,8 +718,7 @@ class WorkerHandle {
 async function parentMain(opts) {
   const cwd = process.cwd();
   const enginePath = path.resolve(cwd, opts.engine);
-  if (!fs.existsSync(enginePath))
-    throw new UsageError(`engine module not found: ${opts.engine} (resolved to ${enginePath})`);
+  if (!fs.existsSync(enginePath)) throw new UsageError(`engine module not found: ${opts.engine} (resolved to ${enginePath})`);
   try {
     new URL(opts.databaseUrl);
   } catch {
@@ -835,10 +728,7 @@ async function parentMain(opts) {
   const { fixtures, summary, files } = loadCases(casesDir, opts.only);
   const pg = loadPg();
 
-  const admin = new pg.Client({
-    connectionString: opts.databaseUrl,
-    application_name: 'pg-graphql-conformance-admin',
-  });
+  const admin = new pg.Client({ connectionString: opts.databaseUrl, application_name: 'pg-graphql-conformance-admin' });
   admin.on('error', (e) => process.stderr.write(`admin connection error: ${errMessage(e)}\n`));
   try {
     await admin.connect();
@@ -858,8 +748,7 @@ async function parentMain(opts) {
         '(select rolsuper from pg_catalog.pg_roles where rolname = current_user) as superuser',
     )
   ).rows[0];
-  if (!info.superuser)
-    process.stderr.write('warning: the --database-url role is not a superuser; many cases need one\n');
+  if (!info.superuser) process.stderr.write('warning: the --database-url role is not a superuser; many cases need one\n');
   const forceDrop = info.num >= 130000;
 
   const activeDbs = new Set();
@@ -900,31 +789,18 @@ async function parentMain(opts) {
           class: 'not_runnable',
           reason: step.unparsed_reason ?? 'graphql call could not be recovered',
           sql: step.sql ?? null,
-          query:
-            step.graphql_call && step.graphql_call.graphql !== undefined ? step.graphql_call.graphql : null,
+          query: step.graphql_call && step.graphql_call.graphql !== undefined ? step.graphql_call.graphql : null,
         });
       }
     });
-    return {
-      name: file.name,
-      results,
-      setup_errors: [],
-      skipped: [],
-      notes: [],
-      contract_violations: [],
-      aborted: null,
-      duration_ms: 0,
-    };
+    return { name: file.name, results, setup_errors: [], skipped: [], notes: [], contract_violations: [], aborted: null, duration_ms: 0 };
   };
 
   const dropDatabase = async (db, rec) => {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         if (!forceDrop) {
-          await adminQuery(
-            'select pg_catalog.pg_terminate_backend(pid) from pg_catalog.pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
-            [db],
-          );
+          await adminQuery('select pg_catalog.pg_terminate_backend(pid) from pg_catalog.pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [db]);
         }
         await adminQuery(`drop database if exists ${quoteIdent(db)}${forceDrop ? ' with (force)' : ''}`);
         activeDbs.delete(db);
@@ -952,21 +828,12 @@ async function parentMain(opts) {
     // Roles are cluster-wide: remember which of the file's roles exist already.
     let preexisting = [];
     if (file.roleNames.length) {
-      preexisting = (
-        await adminQuery('select rolname from pg_catalog.pg_roles where rolname = any($1)', [file.roleNames])
-      ).rows.map((r) => r.rolname);
-      for (const r of preexisting)
-        rec.notes.push({
-          what: 'role exists before the file runs',
-          message: `role ${r} already exists in the cluster; the file's "create role" will fail`,
-        });
+      preexisting = (await adminQuery('select rolname from pg_catalog.pg_roles where rolname = any($1)', [file.roleNames])).rows.map((r) => r.rolname);
+      for (const r of preexisting) rec.notes.push({ what: 'role exists before the file runs', message: `role ${r} already exists in the cluster; the file's "create role" will fail` });
     }
 
     const worker = await slotWorker(slot);
-    const db = `pggqlc_${process.pid}_${++seq}_${file.name.toLowerCase().replace(/[^a-z0-9_]/g, '_')}`.slice(
-      0,
-      63,
-    );
+    const db = `pggqlc_${process.pid}_${++seq}_${file.name.toLowerCase().replace(/[^a-z0-9_]/g, '_')}`.slice(0, 63);
     try {
       await adminQuery(`create database ${quoteIdent(db)} template template0`);
     } catch (e) {
@@ -1004,8 +871,7 @@ async function parentMain(opts) {
           finish(m.aborted);
         }
       };
-      worker.onExit = (code, signal) =>
-        finish(`worker process exited unexpectedly (${signal || `code ${code}`})`);
+      worker.onExit = (code, signal) => finish(`worker process exited unexpectedly (${signal || `code ${code}`})`);
       try {
         worker.child.send({
           type: 'run',
@@ -1030,10 +896,7 @@ async function parentMain(opts) {
         const r = await adminQuery('select 1 from pg_catalog.pg_roles where rolname = $1', [role]);
         if (r.rowCount) {
           await adminQuery(`drop role ${quoteIdent(role)}`);
-          rec.notes.push({
-            what: 'role left behind',
-            message: `dropped role ${role} created by the file outside a rolled-back transaction`,
-          });
+          rec.notes.push({ what: 'role left behind', message: `dropped role ${role} created by the file outside a rolled-back transaction` });
         }
       } catch (e) {
         rec.notes.push({ what: `could not drop role ${role}`, message: errMessage(e) });
@@ -1057,9 +920,7 @@ async function parentMain(opts) {
     });
     rec.duration_ms = Date.now() - t0;
     const c = countRecord(rec);
-    log(
-      `${file.name}: ${c.pass}/${c.runnable} passed${rec.setup_errors.length ? `, ${rec.setup_errors.length} setup error(s)` : ''}${rec.aborted ? `, aborted (${rec.aborted})` : ''} [${rec.duration_ms} ms]`,
-    );
+    log(`${file.name}: ${c.pass}/${c.runnable} passed${rec.setup_errors.length ? `, ${rec.setup_errors.length} setup error(s)` : ''}${rec.aborted ? `, aborted (${rec.aborted})` : ''} [${rec.duration_ms} ms]`);
   };
 
   // Scheduler: --jobs workers; files that create roles (cluster-wide objects)
@@ -1141,15 +1002,7 @@ async function parentMain(opts) {
       steps,
     };
   });
-  const totals = {
-    files: files.length,
-    graphql_steps: 0,
-    runnable: 0,
-    setup_errors: 0,
-    files_with_setup_errors: 0,
-    contract_violations: 0,
-    aborted_files: 0,
-  };
+  const totals = { files: files.length, graphql_steps: 0, runnable: 0, setup_errors: 0, files_with_setup_errors: 0, contract_violations: 0, aborted_files: 0 };
   for (const c of CLASSES) totals[c] = 0;
   for (const fr of fileReports) {
     for (const c of CLASSES) totals[c] += fr.counts[c];
@@ -1166,13 +1019,9 @@ async function parentMain(opts) {
   if (opts.verbose) out.push(...verboseDetails(fileReports));
   out.push(...table(fileReports));
   out.push('');
-  out.push(
-    `totals over ${totals.files} files, ${totals.graphql_steps} graphql steps (${totals.runnable} runnable):`,
-  );
+  out.push(`totals over ${totals.files} files, ${totals.graphql_steps} graphql steps (${totals.runnable} runnable):`);
   for (const c of CLASSES) out.push(`  ${c.padEnd(14)}${String(totals[c]).padStart(6)}`);
-  out.push(
-    `  ${'setup errors'.padEnd(14)}${String(totals.setup_errors).padStart(6)}  (in ${totals.files_with_setup_errors} files)`,
-  );
+  out.push(`  ${'setup errors'.padEnd(14)}${String(totals.setup_errors).padStart(6)}  (in ${totals.files_with_setup_errors} files)`);
   if (totals.contract_violations) out.push(`  ${'engine contract violations'} ${totals.contract_violations}`);
   if (totals.aborted_files) out.push(`  ${'aborted files'} ${totals.aborted_files}`);
   out.push(`pg_graphql conformance: ${totals.pass} passed, ${failed} failed`);
@@ -1218,14 +1067,7 @@ function table(fileReports) {
   const lines = [`${'file'.padEnd(w)}  ${cols.map((c) => c.padStart(c.length)).join('  ')}`];
   for (const f of fileReports) {
     const c = f.counts;
-    const vals = [
-      `${c.pass}/${c.runnable}`,
-      c.errors_text,
-      c.fail,
-      c.exception,
-      c.not_runnable,
-      f.setup_errors.length,
-    ];
+    const vals = [`${c.pass}/${c.runnable}`, c.errors_text, c.fail, c.exception, c.not_runnable, f.setup_errors.length];
     let line = `${f.name.padEnd(w)}  ${vals.map((v, i) => String(v).padStart(cols[i].length)).join('  ')}`;
     if (f.aborted) line += '  (aborted)';
     lines.push(line);
@@ -1241,34 +1083,18 @@ function verboseDetails(fileReports) {
     const caseSkips = f.skipped.filter((s) => s.source !== 'fixtures');
     const bad = f.steps.filter((s) => s.class !== 'pass' && s.class !== 'not_runnable');
     const notRunnable = f.steps.filter((s) => s.class === 'not_runnable');
-    if (
-      !bad.length &&
-      !f.setup_errors.length &&
-      !f.notes.length &&
-      !f.contract_violations.length &&
-      !caseSkips.length &&
-      !notRunnable.length &&
-      !f.aborted
-    )
-      continue;
+    if (!bad.length && !f.setup_errors.length && !f.notes.length && !f.contract_violations.length && !caseSkips.length && !notRunnable.length && !f.aborted) continue;
     lines.push(`=== ${f.name}`);
     if (f.aborted) lines.push(`  aborted: ${f.aborted}`);
-    for (const e of f.setup_errors)
-      lines.push(
-        `  setup error [${e.source}${e.line != null ? `:${e.line}` : ''}] ${e.message}${e.sql ? `\n      sql: ${e.sql}` : ''}`,
-      );
+    for (const e of f.setup_errors) lines.push(`  setup error [${e.source}${e.line != null ? `:${e.line}` : ''}] ${e.message}${e.sql ? `\n      sql: ${e.sql}` : ''}`);
     for (const s of caseSkips) lines.push(`  skipped [${s.source}:${s.line}] rule ${s.rule}: ${s.sql}`);
-    for (const v of f.contract_violations)
-      lines.push(`  engine contract [line ${v.line ?? '-'}] ${v.message}`);
+    for (const v of f.contract_violations) lines.push(`  engine contract [line ${v.line ?? '-'}] ${v.message}`);
     for (const n of f.notes) lines.push(`  note: ${n.what}: ${oneLine(n.message, 300)}`);
     for (const s of notRunnable) lines.push(`  not runnable [${f.name}.json:${s.line}] ${s.reason}`);
     for (const s of bad) {
-      lines.push(
-        `  --- ${f.name}.json:${s.line} ${s.class}${s.comment ? ` (${oneLine(s.comment, 80)})` : ''}`,
-      );
+      lines.push(`  --- ${f.name}.json:${s.line} ${s.class}${s.comment ? ` (${oneLine(s.comment, 80)})` : ''}`);
       lines.push(`      query:    ${oneLine(s.query, 200)}`);
-      if (s.variables !== null && s.variables !== undefined)
-        lines.push(`      variables: ${compactJson(s.variables, 200)}`);
+      if (s.variables !== null && s.variables !== undefined) lines.push(`      variables: ${compactJson(s.variables, 200)}`);
       if (s.operationName) lines.push(`      operationName: ${s.operationName}`);
       lines.push(`      expected: ${compactJson(s.expected)}`);
       if (s.class !== 'exception') lines.push(`      actual:   ${compactJson(s.actual)}`);
@@ -1315,9 +1141,7 @@ async function main() {
       process.stderr.write(`error: ${e.message}\n\n${USAGE}\n`);
       process.exit(2);
     }
-    process.stderr.write(
-      `pg_graphql conformance: runner failed: ${e instanceof RunnerError ? e.message : e && e.stack ? e.stack : errMessage(e)}\n`,
-    );
+    process.stderr.write(`pg_graphql conformance: runner failed: ${e instanceof RunnerError ? e.message : e && e.stack ? e.stack : errMessage(e)}\n`);
     exitAfterFlush(1);
     return;
   }

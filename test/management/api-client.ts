@@ -1,6 +1,7 @@
 /** A tiny fetch wrapper for Management API tests (the way the CLI calls it: plain HTTP + bearer token). */
 import type { TestPlatform } from '../support/platform.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: response JSON, asserted by each test
 export interface ApiAnswer<T = any> {
   status: number;
   headers: Headers;
@@ -8,6 +9,7 @@ export interface ApiAnswer<T = any> {
   text: string;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: response JSON, asserted by each test
 export async function api<T = any>(
   tp: TestPlatform,
   method: string,

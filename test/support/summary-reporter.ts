@@ -1,4 +1,4 @@
-/** Prints the run's closing line, `tests: N passed, M failed[, K skipped]`, after vitest's own report. */
+/** Prints the run's closing line, `tests: N passed, M failed, K skipped`, after vitest's own report. */
 import type { Reporter, TestModule } from 'vitest/node';
 
 export default class SummaryReporter implements Reporter {
@@ -18,7 +18,7 @@ export default class SummaryReporter implements Reporter {
     }
     failed += unhandledErrors.length;
     process.stdout.write(
-      `\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`,
+      `\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`,
     );
   }
 }

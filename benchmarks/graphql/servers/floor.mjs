@@ -52,7 +52,10 @@ async function run(principal, entry) {
   const client = await pool.connect();
   let broken;
   let set = preparedOn.get(client);
-  if (!set) preparedOn.set(client, (set = new Set()));
+  if (!set) {
+    set = new Set();
+    preparedOn.set(client, set);
+  }
   try {
     const pre = entry.pre.length ? entry.pre.join('; ') + '; ' : '';
     const prepare =

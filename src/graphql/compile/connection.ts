@@ -103,12 +103,15 @@ export function connectionSql(
       for (const e of edgeFields) {
         if (e.name !== 'node') continue;
         const needs = nodeNeeds(comp, table, e.selections);
-        needs.columns.forEach((c) => columns.add(c));
+        for (const c of needs.columns) columns.add(c);
         wholeRow ||= needs.wholeRow;
       }
       const ep: [string, string][] = edgeFields.map((e) => {
         if (e.name === '__typename') return [e.alias, `${quoteLiteral(edgeType)}::text`];
-        if (e.name === 'cursor') return ((needCursor = true), [e.alias, `${page}.__c`]);
+        if (e.name === 'cursor') {
+          needCursor = true;
+          return [e.alias, `${page}.__c`];
+        }
         if (e.name === 'node')
           return [e.alias, nodeObject(comp, table, e.selections, page, 'single', `${page}.__r`)];
         return fail(`Unknown field '${e.name}' on type '${edgeType}'`);
@@ -130,15 +133,14 @@ export function connectionSql(
               backward ? beyondPage() : off > 0 ? `(${anyRow()} or ${otherSide()})` : otherSide(),
             ];
           case 'startCursor':
-            return (
-              (needCursor = true),
-              [p.alias, `(select ${page}.__c from ${page} order by ${displayOrder} limit 1)`]
-            );
+            needCursor = true;
+            return [p.alias, `(select ${page}.__c from ${page} order by ${displayOrder} limit 1)`];
           case 'endCursor':
-            return (
-              (needCursor = true),
-              [p.alias, `(select ${page}.__c from ${page} order by ${orderSql(keys, page, true)} limit 1)`]
-            );
+            needCursor = true;
+            return [
+              p.alias,
+              `(select ${page}.__c from ${page} order by ${orderSql(keys, page, true)} limit 1)`,
+            ];
           default:
             return fail(`Unknown field '${p.name}' on type 'PageInfo'`);
         }

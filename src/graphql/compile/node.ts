@@ -49,10 +49,12 @@ export function nodeNeeds(
   const cols = new Map(selectableColumns(table).map((c) => [c.fieldName, c]));
   for (const f of collectFields(sets, table.typeName, comp, ['Node'])) {
     const c = cols.get(f.name);
-    if (f.name === 'nodeId') table.primaryKey.forEach((n) => columns.add(n));
+    if (f.name === 'nodeId') for (const n of table.primaryKey) columns.add(n);
     else if (c) columns.add(c.sqlName);
     else if (table.computed.some((x) => x.fieldName === f.name)) wholeRow = true;
-    else table.relationships.find((r) => r.fieldName === f.name)?.localColumns.forEach((n) => columns.add(n));
+    else
+      for (const n of table.relationships.find((r) => r.fieldName === f.name)?.localColumns ?? [])
+        columns.add(n);
   }
   return { columns, wholeRow };
 }

@@ -8,7 +8,7 @@ import {
   type ArgumentNode,
 } from 'graphql';
 import { GraphQLEngineError, fail } from './errors.js';
-import { valueOf, type Vars } from './values.js';
+import { inputValue, type Vars } from './values.js';
 
 export interface Field {
   alias: string;
@@ -29,7 +29,7 @@ function included(directives: readonly DirectiveNode[] | undefined, ctx: Ctx): b
     const arg = d.arguments?.find((a) => a.name.value === 'if');
     let v: unknown;
     try {
-      v = arg ? valueOf(arg.value, ctx.vars) : undefined;
+      v = arg ? inputValue(arg.value, ctx.vars) : undefined;
     } catch {
       v = undefined;
     }
@@ -111,7 +111,7 @@ export function argsOf(field: Field, ctx: Ctx, allowed?: string[]): Record<strin
   for (const a of field.node.arguments ?? []) {
     if (allowed && !allowed.includes(a.name.value))
       fail(`Input contains extra keys ${JSON.stringify([a.name.value])}`);
-    const v = valueOf(a.value, ctx.vars);
+    const v = inputValue(a.value, ctx.vars);
     if (v !== undefined) out[a.name.value] = v;
   }
   return out;

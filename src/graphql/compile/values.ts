@@ -41,7 +41,7 @@ export function structuralNumber(v: number): number {
 export const REQUIRED = Symbol('required variables');
 
 /** Converts an AST value; an absent variable gives `undefined` (the argument is then ignored). */
-export function valueOf(node: ValueNode, vars: Vars): unknown {
+export function inputValue(node: ValueNode, vars: Vars): unknown {
   switch (node.kind) {
     case Kind.VARIABLE: {
       const v = vars[node.name.value];
@@ -62,11 +62,11 @@ export function valueOf(node: ValueNode, vars: Vars): unknown {
     case Kind.ENUM:
       return new EnumLiteral(node.value);
     case Kind.LIST:
-      return node.values.map((v) => valueOf(v, vars));
+      return node.values.map((v) => inputValue(v, vars));
     case Kind.OBJECT: {
       const o: Record<string, unknown> = {};
       for (const f of node.fields) {
-        const v = valueOf(f.value, vars);
+        const v = inputValue(f.value, vars);
         if (v !== undefined) o[f.name.value] = v;
       }
       return o;

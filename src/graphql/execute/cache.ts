@@ -93,9 +93,12 @@ function sortTypeMap(schema: GraphQLSchema): GraphQLSchema {
 }
 
 export function schemaOf(entry: CatalogEntry, introspectionView: boolean): GraphQLSchema {
-  if (introspectionView)
-    return (entry.introspectionSchema ??= sortTypeMap(
+  if (introspectionView) {
+    entry.introspectionSchema ??= sortTypeMap(
       buildSchemaFromCatalog(entry.catalog, { introspectionView: true }),
-    ));
-  return (entry.schema ??= sortTypeMap(buildSchemaFromCatalog(entry.catalog)));
+    );
+    return entry.introspectionSchema;
+  }
+  entry.schema ??= sortTypeMap(buildSchemaFromCatalog(entry.catalog));
+  return entry.schema;
 }

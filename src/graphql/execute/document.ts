@@ -7,7 +7,7 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import { GraphQLEngineError } from '../compile/errors.js';
-import { READS, REQUIRED, valueOf, type Vars } from '../compile/values.js';
+import { READS, REQUIRED, inputValue, type Vars } from '../compile/values.js';
 
 const parsed = new Map<string, DocumentNode | GraphQLEngineError>();
 
@@ -66,8 +66,11 @@ export function selectOperation(
   vars[READS] = new Set();
   for (const def of op.variableDefinitions ?? []) {
     const name = def.variable.name.value;
-    if (vars[name] === undefined && def.defaultValue) vars[name] = valueOf(def.defaultValue, {});
-    if (def.type.kind === Kind.NON_NULL_TYPE && !def.defaultValue) (vars[REQUIRED] ??= new Set()).add(name);
+    if (vars[name] === undefined && def.defaultValue) vars[name] = inputValue(def.defaultValue, {});
+    if (def.type.kind === Kind.NON_NULL_TYPE && !def.defaultValue) {
+      vars[REQUIRED] ??= new Set();
+      vars[REQUIRED].add(name);
+    }
   }
   return { op, fragments, vars };
 }

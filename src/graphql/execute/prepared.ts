@@ -50,7 +50,10 @@ export function batchFor(
   items: ReadonlyArray<{ sql: string; params: readonly (string | null)[] }>,
 ): StatementBatch {
   let set = preparedOn.get(client);
-  if (!set) preparedOn.set(client, (set = new Set()));
+  if (!set) {
+    set = new Set();
+    preparedOn.set(client, set);
+  }
   const before: string[] = [];
   const added: string[] = [];
   if (set.size >= PER_CONNECTION_MAX) {

@@ -74,7 +74,10 @@ async function load(pool: pg.Pool, principal: Principal): Promise<PoolState> {
   const entry = getEntry(key) ?? putEntry(key, buildCatalog(results[4]!.rows[0].catalog));
   const state = { entry, version: Number(cfg.version) };
   let byRole = states.get(pool);
-  if (!byRole) states.set(pool, (byRole = new Map()));
+  if (!byRole) {
+    byRole = new Map();
+    states.set(pool, byRole);
+  }
   byRole.set(principal.role, state);
   return state;
 }

@@ -86,7 +86,7 @@ export async function answerDirect(
 ): Promise<HttpAnswer> {
   const target = await resolveTarget();
   if (!target) return json(404, jsonErrorBody('Project not found'));
-  let principal;
+  let principal: Awaited<ReturnType<typeof principalOfRequest>>;
   try {
     principal = await principalOfRequest(target, (name) => header(headers, name));
   } catch (err) {

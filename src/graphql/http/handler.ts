@@ -55,8 +55,9 @@ export function createGraphQLHandler(opts: GraphQLHandlerOptions): GraphQLHandle
 
   const listener = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): void => {
     if (pathOf(req.url) !== endpoint) {
-      if (next) return next();
-      return sendJsonError(res, 404, 'Not found');
+      if (next) next();
+      else sendJsonError(res, 404, 'Not found');
+      return;
     }
     serve(req, res).catch((err: unknown) => {
       if (next) return next(err);

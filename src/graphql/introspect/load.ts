@@ -29,7 +29,7 @@ import type {
   Table,
 } from './model.js';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
+// biome-ignore lint/suspicious/noExplicitAny: the catalog query's JSON rows, read field by field below
 type Raw = any;
 
 const SCALARS: Record<string, ScalarName> = {
@@ -315,7 +315,7 @@ function build(raw: Raw): Catalog {
     const sch = schemaByName.get(f.schema)!;
     const d = parseDirective(f.comment);
     const modes: string[] | null = f.argModes;
-    if (modes && modes.some((m) => m !== 'i')) continue;
+    if (modes?.some((m) => m !== 'i')) continue;
     const argTypes: number[] = f.argTypes ?? [];
     const argNames: string[] = (f.argNames ?? []).slice(0, argTypes.length);
     const ret = sqlType(f.returnType);
@@ -348,7 +348,7 @@ function build(raw: Raw): Catalog {
     if (ret.compositeRelid !== undefined) {
       if (ret.isArray) continue;
       fn.returnTable = tableByRelid(ret.compositeRelid);
-      if (!fn.returnTable || !fn.returnTable.canSelectAll) continue;
+      if (!fn.returnTable?.canSelectAll) continue;
     } else if (ret.enumRef || rawTypes.get(f.returnType)?.typtype === 'e') continue;
     else if (ret.isArray && rawTypes.get(rawTypes.get(f.returnType)?.elem)?.typtype === 'e') continue;
     else if (f.setof) continue;

@@ -163,7 +163,11 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
   for (const e of reg.enums.values()) types.push(e.type, e.filter);
   types.push(...introspectionTypes);
   const seen = new Set<string>();
-  const unique = types.filter((t) => (seen.has(t.name) ? false : (seen.add(t.name), true)));
+  const unique = types.filter((t) => {
+    if (seen.has(t.name)) return false;
+    seen.add(t.name);
+    return true;
+  });
   unique.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return new GraphQLSchema({
     query,

@@ -84,7 +84,7 @@ export const networkRoutes: ManagementModule = async (app, { platform }) => {
     async (req, reply) => {
       if (req.body !== undefined && !isObject(req.body))
         throw badRequest('Request body must be a JSON object');
-      let config;
+      let config: ReturnType<typeof parseRestrictionRequest>;
       try {
         config = parseRestrictionRequest(req.body ?? {});
       } catch (err) {

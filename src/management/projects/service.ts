@@ -45,7 +45,10 @@ const serverVersions = new WeakMap<Platform, Map<string, Promise<{ version: stri
 /** PostgreSQL version of a database server (asked once per process). */
 function serverVersion(platform: Platform, serverId: string): Promise<{ version: string; engine: string }> {
   let byServer = serverVersions.get(platform);
-  if (!byServer) serverVersions.set(platform, (byServer = new Map()));
+  if (!byServer) {
+    byServer = new Map();
+    serverVersions.set(platform, byServer);
+  }
   let v = byServer.get(serverId);
   if (!v) {
     v = withClient(platform.servers.get(serverId).url, async (c) => {

@@ -175,7 +175,7 @@ export function resolveDomain(types: Map<number, PgType>, typeId: number): numbe
   let id = typeId;
   for (let i = 0; i < 20; i++) {
     const t = types.get(id);
-    if (!t || t.typtype !== 'd' || !t.basetype) return id;
+    if (t?.typtype !== 'd' || !t.basetype) return id;
     id = t.basetype;
   }
   return id;
@@ -418,7 +418,10 @@ async function loadCompositeTypes(
   for (const r of rows) {
     const key = `${r.schema}.${r.name}`;
     let ct = out.get(key);
-    if (!ct) out.set(key, (ct = { schema: r.schema, name: r.name, attributes: [] }));
+    if (!ct) {
+      ct = { schema: r.schema, name: r.name, attributes: [] };
+      out.set(key, ct);
+    }
     if (r.attname !== null)
       ct.attributes.push({ name: r.attname, typeId: resolveDomain(types, Number(r.atttypid)) });
   }

@@ -154,7 +154,7 @@ function viewDoc(ctx: TypeContext, rel: Relation, fns: PgFunction[]): Doc {
 /** A composite type the file names (a table, view or composite type of an included schema). */
 function describedComposite(ctx: TypeContext, typeId: number): string | undefined {
   const t = ctx.catalog.types.get(typeId);
-  if (!t || t.typtype !== 'c' || !ctx.included.has(t.schema)) return undefined;
+  if (t?.typtype !== 'c' || !ctx.included.has(t.schema)) return undefined;
   return t.name;
 }
 

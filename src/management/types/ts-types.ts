@@ -73,6 +73,6 @@ export function nullableItems(items: string[], nullable: boolean): string[] {
 /** The row type's relation of a type, if it is one (for computed fields and SETOF returns). */
 export function rowRelationOf(ctx: TypeContext, typeId: number): number | undefined {
   const t = ctx.catalog.types.get(typeId);
-  if (!t || t.typtype !== 'c' || !t.relkind || t.relkind === 'c') return undefined;
+  if (t?.typtype !== 'c' || !t.relkind || t.relkind === 'c') return undefined;
   return t.relid;
 }

@@ -101,7 +101,7 @@ export class FileBackend implements StorageBackend {
   }
 
   async get(loc: ObjectLocation, range?: ByteRange): Promise<Readable | undefined> {
-    let fh;
+    let fh: Awaited<ReturnType<typeof open>>;
     try {
       fh = await open(this.pathOf(loc), 'r');
     } catch (err) {

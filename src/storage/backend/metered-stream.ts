@@ -15,7 +15,10 @@ export class MeteredStream extends Transform {
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     this.bytes += chunk.length;
-    if (this.bytes > this.maxBytes) return cb(this.limitError());
+    if (this.bytes > this.maxBytes) {
+      cb(this.limitError());
+      return;
+    }
     this.hash.update(chunk);
     cb(null, chunk);
   }

@@ -128,7 +128,7 @@ export async function bucketRoutes(app: FastifyInstance, deps: StorageDeps): Pro
 
   app.post<{ Params: { id: string } }>('/bucket/:id/empty', async (req) => {
     const { project, backend } = scopeOf(deps, req);
-    let caller;
+    let caller: Awaited<ReturnType<typeof requireCaller>>;
     try {
       caller = await requireCaller(req, project);
     } catch {

@@ -87,7 +87,7 @@ export async function renderObject(
   if (notModified(req, m)) return reply.code(304).send();
   const size = Number(m.size ?? m.contentLength ?? 0);
   let range: { start: number; end: number } | undefined;
-  const rangeHeader = one(req.headers['range']);
+  const rangeHeader = one(req.headers.range);
   if (rangeHeader !== undefined && !head) {
     const r = size === 0 || rangeHeader.includes(',') ? -1 : parseRange(size, rangeHeader);
     if (r === -1 || r === -2 || r.type !== 'bytes' || r.length !== 1) {

@@ -29,7 +29,7 @@ async function copyBytes(
 ): Promise<{ version: string; metadata: SystemMetadata }> {
   if (!src.version) throw errors.missingBytes();
   const version = randomUUID();
-  let stored;
+  let stored: Awaited<ReturnType<typeof t.backend.copy>>;
   try {
     stored = await t.backend.copy(
       { bucket: src.bucket_id, key: src.name, version: src.version },
@@ -103,7 +103,7 @@ export async function copyObject(t: Transfer, o: CopyOptions): Promise<ObjectRow
   }
   const { version, metadata } = await copyBytes(t, src, meta);
   const dst = { bucket: t.destinationBucket, key: t.destinationKey, version };
-  let committed;
+  let committed: Awaited<ReturnType<typeof commitWrite>>;
   try {
     committed = await commitWrite(
       t.project,

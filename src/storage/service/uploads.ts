@@ -85,7 +85,7 @@ export async function uploadObject(u: UploadRequest): Promise<{ Id: string; Key:
     httpStatusCode: 200,
     ...(body.xRobotsTag ? { xRobotsTag: body.xRobotsTag } : {}),
   };
-  let committed;
+  let committed: Awaited<ReturnType<typeof commitWrite>>;
   try {
     committed = await commitWrite(
       u.project,

@@ -297,7 +297,3 @@ describe("extensionDir 'embedded' (the default of strata serve and the platform)
     },
   );
 });
-
-describe.skipIf(embedded)('as a PostgreSQL extension', () => {
-  it.skip('needs the embedded server (its extension folder is writable here); this run uses DATABASE_URL', () => {});
-});

@@ -281,7 +281,14 @@ describe('mounting', () => {
   it('getPool and getTarget: the database (or project) chosen per request; no target is 404', async () => {
     let calls = 0;
     const byPool = await listen(
-      createGraphQLHandler({ getPool: () => (calls++, t.pool), jwtSecret: t.jwtSecret, anonKey: t.anonKey }),
+      createGraphQLHandler({
+        getPool: () => {
+          calls++;
+          return t.pool;
+        },
+        jwtSecret: t.jwtSecret,
+        anonKey: t.anonKey,
+      }),
     );
     const byTarget = await listen(
       createGraphQLHandler({

@@ -23,10 +23,13 @@ if (process.argv.includes('--force') || changed > built) {
   process.stderr.write(
     `strata: compiling TypeScript to dist/ (${built ? 'sources changed' : 'first run'}) …\n`,
   );
-  execSync('node node_modules/typescript/bin/tsc -p tsconfig.json --incremental --tsBuildInfoFile dist/.tsbuildinfo', {
-    cwd: root,
-    stdio: 'inherit',
-  });
+  execSync(
+    'node node_modules/typescript/bin/tsc -p tsconfig.json --incremental --tsBuildInfoFile dist/.tsbuildinfo',
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  );
   process.stderr.write(`strata: compiled in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
   mkdirSync(join(root, 'dist'), { recursive: true });
   writeFileSync(stamp, String(Date.now()));

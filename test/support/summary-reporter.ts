@@ -17,8 +17,6 @@ export default class SummaryReporter implements Reporter {
       if (m.state() === 'failed' && [...m.children.allTests()].length === 0) failed++;
     }
     failed += unhandledErrors.length;
-    process.stdout.write(
-      `\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`,
-    );
+    process.stdout.write(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   }
 }

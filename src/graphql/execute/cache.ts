@@ -1,5 +1,5 @@
 /** Caches: catalog + schemas per (database, role, search_path, schema version); plans per request within it. */
-import type { GraphQLSchema } from 'graphql';
+import { GraphQLSchema } from 'graphql';
 import type { Catalog } from '../introspect/model.js';
 import { buildSchemaFromCatalog } from '../schema/build.js';
 import { planRequest, type Plan, type Request } from './plan.js';
@@ -84,12 +84,16 @@ export function planFor(entry: CatalogEntry, req: Request): Plan {
   );
 }
 
+/**
+ * The same schema with its type map in name order (pg_graphql lists `__schema.types` sorted).
+ * graphql-js keeps the order in which the constructor meets the types; given every type already
+ * sorted in `types`, it meets them in that order. Fields keep their own order.
+ */
 function sortTypeMap(schema: GraphQLSchema): GraphQLSchema {
-  const s = schema as unknown as { _typeMap: Record<string, unknown> };
-  s._typeMap = Object.fromEntries(
-    Object.entries(s._typeMap).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  const types = Object.values(schema.getTypeMap()).sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
   );
-  return schema;
+  return new GraphQLSchema({ ...schema.toConfig(), types });
 }
 
 export function schemaOf(entry: CatalogEntry, introspectionView: boolean): GraphQLSchema {

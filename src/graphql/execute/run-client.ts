@@ -10,6 +10,7 @@ import { inlineParams } from '../compile/sql.js';
 import { catalogKey, getEntry, planFor, putEntry, schemaOf, type CatalogEntry } from './cache.js';
 import type { Request } from './plan.js';
 import { respond, sqlErrorResponse, sqlItems } from './respond.js';
+import { inTransaction } from '../../db/transaction-status.js';
 
 const CONFIG_SQL = `select current_user::text as role, current_schemas(false)::text as search_path,
   (select oid::text from pg_database where datname = current_database()) || ':' || current_database() as db,
@@ -17,11 +18,6 @@ const CONFIG_SQL = `select current_user::text as role, current_schemas(false)::t
   (select max(version) from graphql.strata_schema_state) as tx_version`;
 
 const SP = 'strata_graphql';
-
-function inTransaction(client: pg.ClientBase): boolean {
-  const s = (client as unknown as { _txStatus?: string })._txStatus;
-  return s === 'T' || s === 'E';
-}
 
 /**
  * Runs `statements` as one simple-protocol message and returns each statement's result.

@@ -42,17 +42,23 @@ export async function probeDatabase(url: string, timeoutMs: number): Promise<boo
 export class DatabaseHealth {
   private readonly entries = new Map<string, Entry>();
   constructor(
-    private readonly urlOf: (serverId: string) => string,
+    private readonly serverOf: (serverId: string) => { url: string; embedded?: { pid: number | undefined } },
     private readonly options: HealthOptions,
   ) {}
 
   /** True when the server answers now (or answered within the last `cacheMs`). */
   async isUp(serverId = 'primary'): Promise<boolean> {
+    const server = this.serverOf(serverId);
+    // An embedded server known to be down (died, being restarted) needs no probe.
+    if (server.embedded && server.embedded.pid === undefined) {
+      this.entries.delete(serverId);
+      return false;
+    }
     const e = this.entries.get(serverId);
     const now = Date.now();
     if (e?.pending !== undefined) return await e.pending;
     if (e && now - e.at < this.options.cacheMs) return e.up;
-    const pending = probeDatabase(this.urlOf(serverId), this.options.timeoutMs).then((up) => {
+    const pending = probeDatabase(server.url, this.options.timeoutMs).then((up) => {
       this.entries.set(serverId, { at: Date.now(), up });
       return up;
     });

@@ -77,7 +77,7 @@ export class Platform {
       applicationName: 'strata-platform',
       connectTimeoutMs: config.dbConnectTimeoutMs,
     });
-    this.health = new DatabaseHealth((id) => servers.get(id).url, {
+    this.health = new DatabaseHealth((id) => servers.get(id), {
       timeoutMs: config.dbHealthTimeoutMs,
       cacheMs: HEALTH_CACHE_MS,
     });

@@ -116,7 +116,7 @@ describe('the embedded PostgreSQL dies under a running platform', () => {
 
   it('is supervised again after a restart', async () => {
     await killAndRecover(2);
-    const project = await running!.platform.defaultProject();
+    const project = await (running as RunningPlatform).platform.defaultProject();
     expect(project.pool.totalCount - project.pool.idleCount).toBe(0);
   });
 });

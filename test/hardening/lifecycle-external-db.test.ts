@@ -71,7 +71,7 @@ describe('an external database that goes away and comes back', () => {
   });
 
   it('answers 503 in each API shape while it is down', async () => {
-    await server!.stop();
+    await server?.stop();
     server = undefined;
     const health = await eventually(
       () => api.health(target),
@@ -115,7 +115,7 @@ describe('an external database that goes away and comes back', () => {
     expect(m.status, m.text).toBe(200);
     expect((await api.storageHealth(target)).body).toEqual({ healthy: true });
     // No client is left checked out of the project's pool.
-    const project = await running!.platform.defaultProject();
+    const project = await (running as RunningPlatform).platform.defaultProject();
     expect(project.pool.totalCount - project.pool.idleCount).toBe(0);
   });
 });

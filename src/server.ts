@@ -27,18 +27,14 @@ export async function buildServer(platform: Platform): Promise<FastifyInstance> 
   });
   registerProjectRouting(app, platform);
   registerNetworkGuard(app, platform);
-  // Errors of routes with no handler of their own (this /health, unknown paths): JSON `{message}`;
-  // an unreachable database is a 503, never the driver's text.
-  app.setErrorHandler((err: FastifyError, req, reply) => {
-    if (isDatabaseUnavailable(err)) {
-      return reply
-        .code(503)
-        .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
-        .send({ message: DATABASE_UNAVAILABLE_MESSAGE });
-    }
-    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
-    if (status === 500) req.log.error({ err }, 'request failed');
-    return reply.code(status).send({ message: status === 500 ? 'Internal Server Error' : err.message });
+  // Errors of routes with no handler of their own (this /health, unknown paths): an unreachable
+  // database is a 503 `{message}`, never the driver's text; anything else keeps Fastify's answer.
+  app.setErrorHandler((err: FastifyError, _req, reply) => {
+    if (!isDatabaseUnavailable(err)) throw err;
+    return reply
+      .code(503)
+      .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
+      .send({ message: DATABASE_UNAVAILABLE_MESSAGE });
   });
   // The platform's health: 200 while its database answers, 503 (with Retry-After) while it does not.
   app.get('/health', async (_req, reply) => {

@@ -20,6 +20,8 @@ let server: EmbeddedServer | undefined;
 let running: RunningPlatform | undefined;
 let target: Target;
 let port = 0;
+let coldRef = '';
+let coldKey = '';
 
 const startServer = async () =>
   startEmbedded({ dataDir: dbDir, port, password: 'ext-secret' }).then((s) => {
@@ -52,6 +54,11 @@ beforeAll(async () => {
     accessToken: running.platform.defaultAccessToken,
   };
   expect((await api.createBucket(target, 'kept')).status).toBe(200);
+  // A second project whose context is not loaded when the database goes away.
+  const other = await running.platform.createProject({ name: 'cold', organizationId: 'default-org' });
+  coldRef = other.ref;
+  coldKey = other.serviceRoleKey;
+  await running.platform.forget(coldRef);
 });
 
 afterAll(async () => {
@@ -84,6 +91,11 @@ describe('an external database that goes away and comes back', () => {
     expectUnavailable('graphql', await api.graphql(target));
     expectUnavailable('storage', await api.storageBucket(target, 'kept'));
     expectUnavailable('management', await api.management(target));
+    // A project not loaded yet: the lookup itself fails, and is answered in each API's shape too.
+    const cold = { ...target, url: `${target.url}/project/${coldRef}`, serviceKey: coldKey };
+    expectUnavailable('graphql', await api.graphql(cold));
+    expectUnavailable('storage', await api.storageBucket(cold, 'kept'));
+    expectUnavailable('platform', await api.health(cold));
     // Hostile-ish: many at once, none hangs or answers 500.
     const many = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
@@ -114,6 +126,10 @@ describe('an external database that goes away and comes back', () => {
     const m = await api.management(target);
     expect(m.status, m.text).toBe(200);
     expect((await api.storageHealth(target)).body).toEqual({ healthy: true });
+    // The project whose lookup failed during the outage is loaded now.
+    const cold = { ...target, url: `${target.url}/project/${coldRef}`, serviceKey: coldKey };
+    const c = await api.graphql(cold, '{ __typename }');
+    expect(c.status, c.text).toBe(200);
     // No client is left checked out of the project's pool.
     const project = await (running as RunningPlatform).platform.defaultProject();
     expect(project.pool.totalCount - project.pool.idleCount).toBe(0);

@@ -32,7 +32,7 @@ const SERVER_CODES = new Set([
 
 // The driver's own messages for a connection that went away or could not be made.
 const DRIVER_MESSAGES =
-  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|the database system is (starting up|shutting down|in recovery mode)/i;
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|^timeout expired$|Client has encountered a connection error|Client was closed and is not queryable|the database system is (starting up|shutting down|in recovery mode)/i;
 
 /** True when `err` (or an error it wraps) says the database is unreachable or going away. */
 export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {

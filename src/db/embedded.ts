@@ -136,6 +136,8 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
   let stopping = false;
   let restarts = 0;
   let restarting: Promise<void> | undefined;
+  /** Ends the supervisor's wait between attempts early (stop() does not wait out a backoff). */
+  let wake: (() => void) | undefined;
   const child = () => (pg as unknown as WithProcess).process;
   const running = () => {
     const c = child();
@@ -146,7 +148,14 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
   const restart = async () => {
     let delay = RESTART_FIRST_DELAY_MS;
     for (let attempt = 1; !stopping; attempt++) {
-      await sleep(delay);
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, delay);
+        wake = () => {
+          clearTimeout(t);
+          r();
+        };
+      });
+      wake = undefined;
       if (stopping) return;
       lastLine = '';
       try {
@@ -184,6 +193,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
   const stop = async () => {
     if (stopping) return;
     stopping = true;
+    wake?.();
     await restarting?.catch(() => {});
     if (running()) await pg.stop();
     else (pg as unknown as WithProcess).process = undefined;

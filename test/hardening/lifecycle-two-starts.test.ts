@@ -149,5 +149,8 @@ describe('two starts in one data folder', () => {
     expect(existsSync(pidFile)).toBe(false);
     expect(existsSync(join(dataDir, 'strata.lock'))).toBe(false);
     expect(status().code).toBe(1);
+    const stopNothing = spawnSync(process.execPath, [bin, 'stop'], { env, encoding: 'utf8', timeout: 30_000 });
+    expect(stopNothing.status).toBe(1);
+    expect(stopNothing.stdout).toContain('not running');
   });
 });

@@ -49,7 +49,7 @@ beforeAll(async () => {
     accessToken: running.platform.defaultAccessToken,
   };
   expect((await api.createBucket(target, 'kept')).status).toBe(200);
-});
+}, 300_000);
 
 afterAll(async () => {
   await running?.close();
@@ -112,11 +112,11 @@ describe('the embedded PostgreSQL dies under a running platform', () => {
   it('is noticed (503), restarted by the supervisor, and service resumes', async () => {
     expect((await api.health(target)).status).toBe(200);
     await killAndRecover(1);
-  });
+  }, 180_000);
 
   it('is supervised again after a restart', async () => {
     await killAndRecover(2);
     const project = await (running as RunningPlatform).platform.defaultProject();
     expect(project.pool.totalCount - project.pool.idleCount).toBe(0);
-  });
+  }, 180_000);
 });

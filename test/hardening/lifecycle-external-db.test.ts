@@ -59,7 +59,7 @@ beforeAll(async () => {
   coldRef = other.ref;
   coldKey = other.serviceRoleKey;
   await running.platform.forget(coldRef);
-});
+}, 300_000);
 
 afterAll(async () => {
   await running?.close();
@@ -75,7 +75,7 @@ describe('an external database that goes away and comes back', () => {
     expect(g.body).toEqual({ data: { notesCollection: { edges: [{ node: { body: 'kept' } }] } } });
     expect((await api.storageBucket(target, 'kept')).status).toBe(200);
     expect((await api.management(target)).status).toBe(200);
-  });
+  }, 180_000);
 
   it('answers 503 in each API shape while it is down', async () => {
     await server?.stop();
@@ -107,7 +107,7 @@ describe('an external database that goes away and comes back', () => {
       ),
     );
     for (const a of many) expect(a.status, a.text).toBe(503);
-  });
+  }, 180_000);
 
   it('resumes by itself once the database is back, with caches and data intact', async () => {
     server = await startServer();
@@ -133,5 +133,5 @@ describe('an external database that goes away and comes back', () => {
     // No client is left checked out of the project's pool.
     const project = await (running as RunningPlatform).platform.defaultProject();
     expect(project.pool.totalCount - project.pool.idleCount).toBe(0);
-  });
+  }, 180_000);
 });

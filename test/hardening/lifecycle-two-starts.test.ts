@@ -4,7 +4,7 @@
  * exits non-zero while the database does not answer; after the first is SIGKILLed, its orphaned
  * PostgreSQL is stopped by the next start, which then serves; Ctrl-C ends with "Strata stopped.".
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,7 +49,7 @@ async function started(r: Run): Promise<void> {
   const t0 = Date.now();
   while (!r.output().includes('Press Ctrl-C to stop')) {
     if (r.child.exitCode !== null) throw new Error(`strata start exited: ${r.output()}`);
-    if (Date.now() - t0 > 90_000) throw new Error(`not started within 90 s: ${r.output()}`);
+    if (Date.now() - t0 > 180_000) throw new Error(`not started within 180 s: ${r.output()}`);
     await new Promise((res) => setTimeout(res, 100));
   }
 }
@@ -66,6 +66,11 @@ const health = async (port: number) =>
     )
   )?.status ?? 0;
 
+beforeAll(() => {
+  // The CLI runs from dist/.
+  execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.mjs')], { stdio: 'ignore' });
+}, 300_000);
+
 afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   if (existsSync(pidFile)) {
@@ -80,7 +85,6 @@ describe('two starts in one data folder', () => {
   let a: Run;
 
   it('the second exits non-zero naming the first (URL and pid); the first keeps answering', async () => {
-    execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.mjs')], { stdio: 'ignore' });
     portA = await findFreePort(0);
     a = run(portA);
     await started(a);
@@ -100,7 +104,7 @@ describe('two starts in one data folder', () => {
     const s = status();
     expect(s.code, s.out).toBe(0);
     expect(s.out).toContain(`http://127.0.0.1:${portA}`);
-  });
+  }, 240_000);
 
   it('strata status exits non-zero and says so while the database does not answer', async () => {
     const pgPid = postmasterPid();
@@ -127,7 +131,7 @@ describe('two starts in one data folder', () => {
       ),
     ).toBe(200);
     expect(status().code).toBe(0);
-  });
+  }, 120_000);
 
   it('after the first is SIGKILLed, the next start stops its orphaned PostgreSQL and serves', async () => {
     const orphan = postmasterPid();
@@ -149,8 +153,12 @@ describe('two starts in one data folder', () => {
     expect(existsSync(pidFile)).toBe(false);
     expect(existsSync(join(dataDir, 'strata.lock'))).toBe(false);
     expect(status().code).toBe(1);
-    const stopNothing = spawnSync(process.execPath, [bin, 'stop'], { env, encoding: 'utf8', timeout: 30_000 });
+    const stopNothing = spawnSync(process.execPath, [bin, 'stop'], {
+      env,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(stopNothing.status).toBe(1);
     expect(stopNothing.stdout).toContain('not running');
-  });
+  }, 240_000);
 });

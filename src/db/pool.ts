@@ -7,6 +7,8 @@ export type Client = pg.Client;
 export interface PoolOptions {
   max?: number;
   applicationName?: string;
+  /** Give up connecting a new client after this long (default 5 s): a vanished server must not hang requests. */
+  connectTimeoutMs?: number;
 }
 
 export function createPool(connectionString: string, opts: PoolOptions = {}): pg.Pool {
@@ -15,8 +17,12 @@ export function createPool(connectionString: string, opts: PoolOptions = {}): pg
     max: opts.max ?? 10,
     idleTimeoutMillis: 30_000,
     application_name: opts.applicationName ?? 'strata',
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000,
+    // Notice a peer that vanished without closing the connection.
+    keepAlive: true,
   });
-  // An idle client that dies (server restart) must not crash the process.
+  // An idle client that dies (server restart) must not crash the process; the pool drops it, and a
+  // client released after a connection error is dropped too (pg-pool checks it is still queryable).
   pool.on('error', () => {});
   return pool;
 }

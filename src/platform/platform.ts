@@ -19,6 +19,10 @@ import { loadLocalState, newAccessToken, saveLocalState, type LocalState } from 
 import { DbServers, type DbServer } from './db-servers.js';
 import type { ProjectContext } from './project-context.js';
 import { newProjectRef } from './refs.js';
+import { DatabaseHealth } from './db-health.js';
+
+/** Health results are shared for this long (a health endpoint polled hard opens at most one connection per period). */
+const HEALTH_CACHE_MS = 500;
 
 export interface PlatformOptions {
   /** Name of the platform metadata database. */
@@ -26,6 +30,8 @@ export interface PlatformOptions {
   /** Database of the default project (created if missing). */
   defaultProjectDatabase?: string;
   log?: (line: string) => void;
+  /** Lines shown even without verbose logging: the embedded server died, was restarted... (default: stderr). */
+  notice?: (line: string) => void;
   /** Extra bootstrap steps run on every project database after the SQL migrations (e.g. the GraphQL engine's objects). */
   projectBootstrapHooks?: Array<(client: pg.ClientBase) => Promise<void>>;
   /** Password of the API login role; roles are cluster-wide, so platforms sharing a server must agree on it. */
@@ -53,6 +59,8 @@ export function sha256Hex(s: string): string {
 
 export class Platform {
   readonly pool: pg.Pool;
+  /** Whether each database server answers (health endpoints, `strata status`). */
+  readonly health: DatabaseHealth;
   private readonly cache = new Map<string, Promise<ProjectContext | undefined>>();
   private readonly hostResolvers: Array<(host: string) => Promise<string | undefined>> = [];
   defaultRef = '';
@@ -67,6 +75,11 @@ export class Platform {
     this.pool = createPool(withDatabase(servers.primary.url, platformDatabase), {
       max: 5,
       applicationName: 'strata-platform',
+      connectTimeoutMs: config.dbConnectTimeoutMs,
+    });
+    this.health = new DatabaseHealth((id) => servers.get(id), {
+      timeoutMs: config.dbHealthTimeoutMs,
+      cacheMs: HEALTH_CACHE_MS,
     });
   }
 
@@ -84,6 +97,8 @@ export class Platform {
         port: config.dbPort,
         password: state.superuserPassword,
         log: (l) => log(`[postgres] ${l}`),
+        notice: options.notice ?? ((l) => console.error(`[strata] ${l}`)),
+        supervise: true,
       });
       primary = { id: 'primary', url: embedded.superuserUrl('postgres'), managed: true, embedded };
     }
@@ -227,7 +242,11 @@ export class Platform {
       isDefault: row.is_default,
       dbServer: row.db_server,
       dbName: row.db_name,
-      pool: createPool(apiUrl, { max: 10, applicationName: `strata-${row.ref}` }),
+      pool: createPool(apiUrl, {
+        max: 10,
+        applicationName: `strata-${row.ref}`,
+        connectTimeoutMs: this.config.dbConnectTimeoutMs,
+      }),
       superuserUrl,
       apiUrl,
       jwtSecret: row.jwt_secret,

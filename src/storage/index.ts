@@ -17,6 +17,7 @@ import { objectUploadRoutes } from './routes/objects-upload.js';
 import { opsRoutes, registerCors } from './routes/ops.js';
 import { signedRoutes } from './routes/signed.js';
 import { serializeRequest } from './log-redaction.js';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../db/connection-errors.js';
 
 /** Headers of a download that must not survive into an error reply. */
 const DOWNLOAD_HEADERS = [
@@ -31,6 +32,7 @@ const DOWNLOAD_HEADERS = [
 
 function toStorageError(err: FastifyError | Error): StorageError {
   if (err instanceof StorageError) return err;
+  if (isDatabaseUnavailable(err)) return errors.databaseUnavailable();
   const e = err as FastifyError & { part?: unknown };
   if (e.code === 'FST_REQ_FILE_TOO_LARGE') return errors.entityTooLarge();
   if (e.code === 'FST_FILES_LIMIT' || e.code === 'FST_FIELDS_LIMIT' || e.code === 'FST_PARTS_LIMIT')
@@ -53,6 +55,7 @@ function sendError(err: FastifyError | Error, req: FastifyRequest, reply: Fastif
   if (se.code === 'InternalError') req.log.error({ err }, 'storage request failed');
   for (const h of DOWNLOAD_HEADERS) reply.removeHeader(h);
   reply.code(se.http);
+  if (se.http === 503) reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
   if (req.method === 'HEAD' || reply.raw.headersSent) return reply.send();
   return reply.type('application/json; charset=utf-8').send(se.toJSON());
 }
@@ -97,7 +100,7 @@ async function storageApi(app: FastifyInstance, opts: { platform: Platform }): P
     if (!req.project) throw errors.projectNotFound();
   });
   registerCors(app);
-  await app.register(opsRoutes);
+  await app.register(opsRoutes, { platform: opts.platform });
 
   await app.register(async (raw) => {
     raw.removeAllContentTypeParsers();

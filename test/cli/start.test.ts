@@ -16,6 +16,8 @@ const bin = join(root, 'bin', 'strata.js');
 const dataDir = mkdtempSync(join(tmpdir(), 'strata-cli-'));
 const env = { ...process.env, DATABASE_URL: '', STRATA_DATA_DIR: dataDir };
 
+const children: ChildProcess[] = [];
+
 interface Started {
   child: ChildProcess;
   output: string;
@@ -26,13 +28,17 @@ async function start(port: number): Promise<Started> {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  children.push(child);
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
   const t0 = Date.now();
   while (!output.includes('Press Ctrl-C to stop')) {
     if (child.exitCode !== null) throw new Error(`strata start exited: ${output}`);
-    if (Date.now() - t0 > 30_000) throw new Error(`not started within 30 s: ${output}`);
+    if (Date.now() - t0 > 90_000) {
+      child.kill('SIGKILL');
+      throw new Error(`not started within 90 s: ${output}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return { child, output };
@@ -50,6 +56,7 @@ function status(): Record<string, string> {
 }
 
 afterAll(() => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
   rmSync(dataDir, { recursive: true, force: true });
 });
 

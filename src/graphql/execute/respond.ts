@@ -1,5 +1,6 @@
 /** Turns a plan plus its statements' results into the response document. */
 import type { GraphQLSchema } from 'graphql';
+import { isDatabaseUnavailable } from '../../db/connection-errors.js';
 import { runIntrospectionField } from './introspection.js';
 import type { Plan } from './plan.js';
 
@@ -39,6 +40,11 @@ export async function respond(
   return out;
 }
 
+/**
+ * A statement's error as a GraphQL result (status 200). A database that cannot be reached is not
+ * the request's fault: it is rethrown, and the HTTP layer answers 503 (see transient-errors.ts).
+ */
 export function sqlErrorResponse(e: unknown): Record<string, unknown> {
+  if (isDatabaseUnavailable(e)) throw e;
   return { data: null, errors: [{ message: (e as Error).message }] };
 }

@@ -2,6 +2,11 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type { GraphQLCore } from './core.js';
 import { JSON_CONTENT_TYPE, jsonErrorBody } from './json-errors.js';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  DATABASE_UNAVAILABLE_MESSAGE,
+  isDatabaseUnavailable,
+} from '../../db/connection-errors.js';
 import type { GraphQLTarget } from './options.js';
 
 export interface FastifyGraphQLRouteOptions {
@@ -25,6 +30,13 @@ export async function registerGraphQLRoutes(
     url: core.endpoint,
     bodyLimit: core.maxBodyBytes,
     errorHandler: (err: FastifyError, _req, reply) => {
+      if (isDatabaseUnavailable(err)) {
+        return reply
+          .status(503)
+          .header('content-type', JSON_CONTENT_TYPE)
+          .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
+          .send(jsonErrorBody(DATABASE_UNAVAILABLE_MESSAGE));
+      }
       const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
       const message =
         err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'

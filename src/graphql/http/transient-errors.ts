@@ -4,6 +4,8 @@
  * they are reinstalled (extension upgrade). They are answered 503 with Retry-After.
  */
 
+import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../../db/connection-errors.js';
+
 // SQLSTATE classes and codes.
 const TRANSIENT_CLASSES = ['08', '53', '57']; // connection exception, insufficient resources, operator intervention
 const TRANSIENT_CODES = new Set([
@@ -22,6 +24,8 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE
 /** A client-facing message when `err` is transient, else undefined. */
 export function transientFailure(err: unknown): string | undefined {
   if (!err || typeof err !== 'object') return undefined;
+  // The database unreachable or going away: one message for every API, no driver text.
+  if (isDatabaseUnavailable(err)) return DATABASE_UNAVAILABLE_MESSAGE;
   const code = (err as { code?: unknown }).code;
   const message = err instanceof Error ? err.message : '';
   if (typeof code === 'string') {

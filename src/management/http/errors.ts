@@ -4,6 +4,11 @@
  * `errorEventId` (logged server-side with the same id, never with request secrets).
  */
 import { randomBytes } from 'node:crypto';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  DATABASE_UNAVAILABLE_MESSAGE,
+  isDatabaseUnavailable,
+} from '../../db/connection-errors.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export class ApiError extends Error {
@@ -56,6 +61,11 @@ export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof ApiError) return sendError(reply, error);
+    if (isDatabaseUnavailable(error))
+      return sendError(
+        reply,
+        new ApiError(503, DATABASE_UNAVAILABLE_MESSAGE, { 'Retry-After': DATABASE_RETRY_AFTER_SECONDS }),
+      );
     const client = clientErrorOf(error);
     if (client) return sendError(reply, client);
     const errorEventId = newErrorEventId();

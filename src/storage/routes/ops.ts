@@ -1,5 +1,7 @@
 /** Ops endpoints (`/status`, `/version`) and CORS for browser clients. */
 import type { FastifyInstance } from 'fastify';
+import type { Platform } from '../../platform/platform.js';
+import { errors } from '../errors.js';
 
 export const STORAGE_API_VERSION = 'strata-storage 1.0.0 (supabase storage v1.70.6 compatible)';
 
@@ -18,7 +20,8 @@ export function registerCors(app: FastifyInstance): void {
   });
 }
 
-export async function opsRoutes(app: FastifyInstance): Promise<void> {
+export async function opsRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {
+  const { platform } = opts;
   app.options('/*', async (_req, reply) => {
     reply.header('access-control-allow-origin', '*');
     reply.header('access-control-allow-methods', 'GET, HEAD, POST, PUT, DELETE, OPTIONS');
@@ -27,7 +30,12 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
     return reply.code(204).send();
   });
   app.get('/status', async (_req, reply) => reply.code(200).send());
-  app.get('/health', async () => ({ healthy: true }));
+  // Healthy while the project's database answers; a 503 in the storage error shape while it does not.
+  app.get('/health', async (req) => {
+    const up = await platform.health.isUp(req.project?.dbServer);
+    if (!up) throw errors.databaseUnavailable();
+    return { healthy: true };
+  });
   app.get('/version', async (_req, reply) =>
     reply.type('text/plain; charset=utf-8').send(STORAGE_API_VERSION),
   );

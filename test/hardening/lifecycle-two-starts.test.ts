@@ -1,0 +1,164 @@
+/**
+ * `strata start` twice in one data folder, as a user runs it: the second exits non-zero naming
+ * the first's URL and pid, and the first (and its PostgreSQL) keeps answering; `strata status`
+ * exits non-zero while the database does not answer; after the first is SIGKILLed, its orphaned
+ * PostgreSQL is stopped by the next start, which then serves; Ctrl-C ends with "Strata stopped.".
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findFreePort } from '../../src/db/free-port.js';
+import { pidAlive } from '../../src/db/pid.js';
+import { eventually } from './lifecycle-support.js';
+
+const root = new URL('../../', import.meta.url).pathname;
+const bin = join(root, 'bin', 'strata.js');
+const dataDir = mkdtempSync(join(tmpdir(), 'strata-two-'));
+const env = {
+  ...process.env,
+  DATABASE_URL: '',
+  STRATA_DATA_DIR: dataDir,
+  STRATA_DB_HEALTH_TIMEOUT_MS: '1000',
+};
+const pidFile = join(dataDir, 'db', 'postmaster.pid');
+const postmasterPid = () => Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+const children: ChildProcess[] = [];
+
+interface Run {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function run(port: number): Run {
+  const child = spawn(process.execPath, [bin, 'start', '--port', String(port), '--db-port', '0'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  child.stdout?.on('data', (d) => (out += d));
+  child.stderr?.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => out, exited };
+}
+
+async function started(r: Run): Promise<void> {
+  const t0 = Date.now();
+  while (!r.output().includes('Press Ctrl-C to stop')) {
+    if (r.child.exitCode !== null) throw new Error(`strata start exited: ${r.output()}`);
+    if (Date.now() - t0 > 180_000) throw new Error(`not started within 180 s: ${r.output()}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+function status(): { code: number; out: string } {
+  const r = spawnSync(process.execPath, [bin, 'status'], { env, encoding: 'utf8', timeout: 30_000 });
+  return { code: r.status ?? -1, out: r.stdout + r.stderr };
+}
+
+const health = async (port: number) =>
+  (
+    await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(10_000) }).catch(
+      () => undefined,
+    )
+  )?.status ?? 0;
+
+beforeAll(() => {
+  // The CLI runs from dist/.
+  execFileSync(process.execPath, [join(root, 'scripts', 'build-if-needed.mjs')], { stdio: 'ignore' });
+}, 300_000);
+
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  if (existsSync(pidFile)) {
+    const pid = postmasterPid();
+    if (pidAlive(pid)) process.kill(pid, 'SIGINT');
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('two starts in one data folder', () => {
+  let portA = 0;
+  let a: Run;
+
+  it('the second exits non-zero naming the first (URL and pid); the first keeps answering', async () => {
+    portA = await findFreePort(0);
+    a = run(portA);
+    await started(a);
+    const pgPid = postmasterPid();
+
+    const portB = await findFreePort(0);
+    const b = run(portB);
+    const code = await b.exited;
+    expect(code, b.output()).not.toBe(0);
+    expect(b.output()).toContain(`http://127.0.0.1:${portA}`);
+    expect(b.output()).toContain(`pid ${a.child.pid}`);
+
+    expect(a.child.exitCode).toBeNull();
+    expect(postmasterPid()).toBe(pgPid);
+    expect(pidAlive(pgPid)).toBe(true);
+    expect(await health(portA)).toBe(200);
+    const s = status();
+    expect(s.code, s.out).toBe(0);
+    expect(s.out).toContain(`http://127.0.0.1:${portA}`);
+  }, 240_000);
+
+  it('strata status exits non-zero and says so while the database does not answer', async () => {
+    const pgPid = postmasterPid();
+    process.kill(pgPid, 'SIGSTOP'); // hangs every new connection: a database that is gone from the network
+    try {
+      const down = await eventually(
+        async () => status(),
+        (s) => s.code !== 0,
+        30_000,
+        200,
+      );
+      expect(down.code, down.out).toBe(1);
+      expect(down.out).toMatch(/database is down/);
+      expect(down.out).not.toMatch(/anon_key|service_role_key/);
+    } finally {
+      process.kill(pgPid, 'SIGCONT');
+    }
+    expect(
+      await eventually(
+        () => health(portA),
+        (s) => s === 200,
+        30_000,
+        200,
+      ),
+    ).toBe(200);
+    expect(status().code).toBe(0);
+  }, 120_000);
+
+  it('after the first is SIGKILLed, the next start stops its orphaned PostgreSQL and serves', async () => {
+    const orphan = postmasterPid();
+    a.child.kill('SIGKILL');
+    await a.exited;
+    expect(pidAlive(orphan)).toBe(true); // the PostgreSQL outlived its Strata
+
+    const c = run(portA);
+    await started(c);
+    expect(c.output()).toContain(`orphaned PostgreSQL (pid ${orphan})`);
+    expect(pidAlive(orphan)).toBe(false);
+    expect(postmasterPid()).not.toBe(orphan);
+    expect(await health(portA)).toBe(200);
+
+    // Ctrl-C: a clean stop, said in a last line.
+    c.child.kill('SIGINT');
+    expect(await c.exited).toBe(0);
+    expect(c.output().trimEnd().split('\n').pop()).toBe('Strata stopped.');
+    expect(existsSync(pidFile)).toBe(false);
+    expect(existsSync(join(dataDir, 'strata.lock'))).toBe(false);
+    expect(status().code).toBe(1);
+    const stopNothing = spawnSync(process.execPath, [bin, 'stop'], {
+      env,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(stopNothing.status).toBe(1);
+    expect(stopNothing.stdout).toContain('not running');
+  }, 240_000);
+});

@@ -1,5 +1,6 @@
 /** Turns a plan plus its statements' results into the response document. */
 import type { GraphQLSchema } from 'graphql';
+import { NulInTextError } from '../../db/sql-text.js';
 import { runIntrospectionField } from './introspection.js';
 import type { Plan } from './plan.js';
 
@@ -37,6 +38,15 @@ export async function respond(
   };
   if (errors.length) out.errors = errors;
   return out;
+}
+
+/** PostgreSQL's error for the first statement parameter it could not take as text, if any. */
+export function textParamsError(
+  items: ReadonlyArray<{ compiled: { params: readonly (string | null)[] } }>,
+): NulInTextError | undefined {
+  for (const it of items)
+    for (const p of it.compiled.params) if (p !== null && p.includes('\u0000')) return new NulInTextError();
+  return undefined;
 }
 
 export function sqlErrorResponse(e: unknown): Record<string, unknown> {

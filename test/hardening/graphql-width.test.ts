@@ -4,6 +4,7 @@
  * are refused with a clear GraphQL error before any compilation or SQL; an operation at the limit
  * is answered. Times are printed (measured, not asserted).
  */
+import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configFromEnv } from '../../src/config.js';
 import { settledCheckedOut, startGraphQLPlatform, type GraphQLPlatform } from './graphql-platform.js';
@@ -71,6 +72,33 @@ describe('width limit', () => {
     expect(Object.keys(r.json.data)).toHaveLength(5000);
     expect(r.json.data.a4999).toBe('Query');
     expect(await gp.post({ query: aliases(5001) })).toEqual({ status: 200, json: refused(5001) });
+  });
+
+  it('introspection that multiplies along nested lists is refused; the standard query is answered', async () => {
+    const standard = await gp.post({
+      query: getIntrospectionQuery({ descriptions: true, inputValueDeprecation: true }),
+    });
+    expect(standard.status).toBe(200);
+    expect(standard.json.data.__schema.queryType).toMatchObject({ name: 'Query' });
+    // types × fields × fields × fields × ...: each level multiplies the answer.
+    const amplifying = `{ __schema { types { ${'fields { type { '.repeat(6)}name${' } }'.repeat(6)} } } }`;
+    const started = performance.now();
+    const r = await gp.post({ query: amplifying });
+    console.log(`amplifying introspection: refused in ${(performance.now() - started).toFixed(0)} ms`);
+    expect(r).toEqual({
+      status: 200,
+      json: {
+        errors: [{ message: 'Introspection nests 7 list fields, more than the maximum allowed of 3' }],
+      },
+    });
+    // Through fragments too.
+    const viaFragment = await gp.post({
+      query: `{ __type(name: "Account") { ...F } }
+        fragment F on __Type { fields { type { fields { type { fields { type { fields { name } } } } } } } }`,
+    });
+    expect(viaFragment.json).toEqual({
+      errors: [{ message: 'Introspection nests 4 list fields, more than the maximum allowed of 3' }],
+    });
   });
 
   it('leaves the pool with no client lent out', async () => {

@@ -27,6 +27,12 @@ export class HttpGraphQLError extends Error {
   }
 }
 
+/**
+ * Introspection answers multiply along nested lists (`types { fields { type { fields ...`): more
+ * than the standard introspection query's 3 levels is refused, whatever the depth limit.
+ */
+export const MAX_INTROSPECTION_LISTS = 3;
+
 export async function runEngineRequest(
   auth: AuthenticatedRequest,
   req: GraphQLRequestBody,
@@ -51,6 +57,15 @@ export async function runEngineRequest(
       errors: [
         {
           message: `Query selection count ${shape.selections} exceeds the maximum allowed selection count of ${limits.maxSelections}`,
+        },
+      ],
+    };
+  }
+  if (shape && shape.introspectionLists > MAX_INTROSPECTION_LISTS) {
+    return {
+      errors: [
+        {
+          message: `Introspection nests ${shape.introspectionLists} list fields, more than the maximum allowed of ${MAX_INTROSPECTION_LISTS}`,
         },
       ],
     };

@@ -21,6 +21,11 @@ export interface QueryShape {
    * the fields it brings (so fragments cannot hide width); capped at Number.MAX_SAFE_INTEGER.
    */
   selections: number;
+  /**
+   * Most list-valued introspection fields (`types`, `fields`, `args`, ...) nested on one path under
+   * `__schema`/`__type`: each multiplies the answer (the standard introspection query nests 3).
+   */
+  introspectionLists: number;
   /** 'query' | 'mutation' | 'subscription', or undefined when the operation cannot be chosen. */
   operation?: string;
 }
@@ -28,9 +33,24 @@ export interface QueryShape {
 interface Measure {
   depth: number;
   selections: number;
+  /** List-field nesting of this subtree as if it were under an introspection root. */
+  lists: number;
+  /** List-field nesting found under an introspection root inside this subtree. */
+  introspectionLists: number;
 }
 
 const INTROSPECTION_ROOTS = new Set(['__schema', '__type']);
+const INTROSPECTION_LISTS = new Set([
+  'types',
+  'fields',
+  'args',
+  'inputFields',
+  'interfaces',
+  'possibleTypes',
+  'enumValues',
+  'directives',
+]);
+const EMPTY: Measure = { depth: 0, selections: 0, lists: 0, introspectionLists: 0 };
 
 /**
  * Depth and width of selection sets, each fragment measured once (a document whose fragments
@@ -47,13 +67,18 @@ class Measurer {
   set(set: SelectionSetNode): Measure {
     let depth = 0;
     let selections = 0;
+    let lists = 0;
+    let introspectionLists = 0;
     for (const sel of set.selections) {
       let m: Measure;
       if (sel.kind === Kind.FIELD) {
-        const inner = sel.selectionSet ? this.set(sel.selectionSet) : { depth: 0, selections: 0 };
+        const inner = sel.selectionSet ? this.set(sel.selectionSet) : EMPTY;
+        const root = INTROSPECTION_ROOTS.has(sel.name.value);
         m = {
-          depth: 1 + (INTROSPECTION_ROOTS.has(sel.name.value) ? 0 : inner.depth),
+          depth: 1 + (root ? 0 : inner.depth),
           selections: 1 + inner.selections,
+          lists: inner.lists + (INTROSPECTION_LISTS.has(sel.name.value) && sel.selectionSet ? 1 : 0),
+          introspectionLists: root ? inner.lists : inner.introspectionLists,
         };
       } else if (sel.kind === Kind.INLINE_FRAGMENT) {
         m = this.set(sel.selectionSet);
@@ -62,15 +87,17 @@ class Measurer {
       }
       depth = Math.max(depth, m.depth);
       selections = Math.min(selections + m.selections, Number.MAX_SAFE_INTEGER);
+      lists = Math.max(lists, m.lists);
+      introspectionLists = Math.max(introspectionLists, m.introspectionLists);
     }
-    return { depth, selections };
+    return { depth, selections, lists, introspectionLists };
   }
 
   private fragment(name: string): Measure {
     const known = this.done.get(name);
     if (known) return known;
     const frag = this.fragments.get(name);
-    if (!frag || this.visiting.has(name)) return { depth: 0, selections: 0 };
+    if (!frag || this.visiting.has(name)) return EMPTY;
     this.visiting.add(name);
     const m = this.set(frag.selectionSet);
     this.visiting.delete(name);
@@ -103,6 +130,7 @@ function shapeOf(doc: DocumentNode, operationName: string | null | undefined): Q
   return {
     depth: Math.max(0, ...measures.map((m) => m.depth)),
     selections: Math.max(0, ...measures.map((m) => m.selections)),
+    introspectionLists: Math.max(0, ...measures.map((m) => m.introspectionLists)),
     operation: op?.operation,
   };
 }

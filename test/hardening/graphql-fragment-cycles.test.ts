@@ -97,6 +97,11 @@ describe('fragment cycles (pg_graphql resolve.rs detect_fragment_cycles)', () =>
     );
   });
 
+  it('inline fragments nested deeper than 50 in the operation are no cycle (pg_graphql walks fragments only)', async () => {
+    const nested = `{ ${'... on Query { '.repeat(80)}__typename${' }'.repeat(80)} }`;
+    await expectAnswer(nested, { data: { __typename: 'Query' } });
+  });
+
   it('shared fragments spread many times over cost the document, not its expansion', {
     timeout: 20_000,
   }, async () => {

@@ -1,5 +1,6 @@
 /** Platform configuration: defaults, then environment variables, then command-line flags. */
 import { resolve } from 'node:path';
+import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_SELECTIONS } from './graphql/http/options.js';
 
 export interface DbServerConfig {
   /** Name recorded on each project placed on this server. */
@@ -46,6 +47,21 @@ export interface StrataConfig {
   dbHealthTimeoutMs: number;
   /** Connecting a pooled client gives up after this long (a vanished server must not hang requests). */
   dbConnectTimeoutMs: number;
+  /** GraphQL: deepest accepted selection nesting (STRATA_GRAPHQL_MAX_DEPTH, 0 = none); false for none. */
+  graphqlMaxDepth: number | false;
+  /**
+   * GraphQL: most field selections one operation may make, counted with fragments expanded
+   * (STRATA_GRAPHQL_MAX_SELECTIONS, 0 = none); false for none.
+   */
+  graphqlMaxSelections: number | false;
+}
+
+/** A limit from the environment: unset → `d`, 0 → none (false), else a whole number. */
+function limit(name: string, v: string | undefined, d: number): number | false {
+  if (v === undefined || v.trim() === '') return d;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number (got "${v}")`);
+  return n === 0 ? false : n;
 }
 
 function num(v: string | undefined, d: number): number {
@@ -95,5 +111,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
     logRequests: env.STRATA_LOG_REQUESTS === '1',
     dbHealthTimeoutMs: num(env.STRATA_DB_HEALTH_TIMEOUT_MS, 2_000),
     dbConnectTimeoutMs: num(env.STRATA_DB_CONNECT_TIMEOUT_MS, 5_000),
+    graphqlMaxDepth: limit('STRATA_GRAPHQL_MAX_DEPTH', env.STRATA_GRAPHQL_MAX_DEPTH, DEFAULT_MAX_DEPTH),
+    graphqlMaxSelections: limit(
+      'STRATA_GRAPHQL_MAX_SELECTIONS',
+      env.STRATA_GRAPHQL_MAX_SELECTIONS,
+      DEFAULT_MAX_SELECTIONS,
+    ),
   };
 }

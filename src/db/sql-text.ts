@@ -4,9 +4,27 @@ export function quoteIdent(name: string): string {
   return '"' + name.replace(/"/g, '""') + '"';
 }
 
+/**
+ * PostgreSQL's own error for a NUL character in a text value (SQLSTATE 22021), raised here when a
+ * value is written into SQL text rather than sent as a parameter, so callers see the same error
+ * either way.
+ */
+export class NulInTextError extends Error {
+  readonly code = '22021';
+  constructor() {
+    super('invalid byte sequence for encoding "UTF8": 0x00');
+    this.name = 'NulInTextError';
+  }
+}
+
+/** Throws NulInTextError when `value` holds a NUL character (PostgreSQL text cannot). */
+export function assertNoNul(value: string): void {
+  if (value.includes('\u0000')) throw new NulInTextError();
+}
+
 /** A string literal that is correct whatever standard_conforming_strings says (E'' when needed). */
 export function quoteLiteral(value: string): string {
-  if (value.includes('\u0000')) throw new Error('string values cannot contain NUL characters');
+  assertNoNul(value);
   let hasBackslash = false;
   let out = "'";
   for (const ch of value) {

@@ -4,6 +4,7 @@
  */
 import type pg from 'pg';
 import { quoteIdent, quoteLiteral } from './sql-text.js';
+import { withPooledClient } from './pooled-client.js';
 import { withTransaction } from './transaction.js';
 
 export interface Principal {
@@ -31,23 +32,17 @@ export function withRole<T>(
  * One round trip: begin, role, claims, `sql`, commit in a single message. `sql` must be one
  * statement with every value inlined as an escaped literal (see sql-text.ts). Returns its rows.
  */
-export async function queryAs<R extends pg.QueryResultRow = pg.QueryResultRow>(
+export function queryAs<R extends pg.QueryResultRow = pg.QueryResultRow>(
   pool: pg.Pool,
   principal: Principal,
   sql: string,
 ): Promise<R[]> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
+  // On error the message stopped at the failing statement and left the transaction open and
+  // aborted: withPooledClient rolls it back before the client goes back to the pool.
+  return withPooledClient(pool, async (client) => {
     const results = (await client.query(
       `${rolePrelude(principal)}; ${sql}; commit`,
     )) as unknown as pg.QueryResult<R>[];
     return results[3]!.rows;
-  } catch (err) {
-    // The message stopped at the failing statement and left the transaction open and aborted.
-    await client.query('rollback').catch((e: Error) => (broken = e));
-    throw err;
-  } finally {
-    client.release(broken);
-  }
+  });
 }

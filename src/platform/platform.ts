@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type { StrataConfig } from '../config.js';
 import { startEmbedded } from '../db/embedded.js';
 import { createPool, withClient, withDatabase, withUser } from '../db/pool.js';
+import { withPooledClient } from '../db/pooled-client.js';
 import { ensureClusterRoles, API_LOGIN_ROLE } from '../db/roles.js';
 import { loadMigrations, migrate } from '../db/migrate.js';
 import { sqlPath } from '../db/sql-dir.js';
@@ -119,8 +120,7 @@ export class Platform {
   }
 
   private async migrate(): Promise<void> {
-    const client = await this.pool.connect();
-    try {
+    await withPooledClient(this.pool, async (client) => {
       await migrate(client, loadMigrations(sqlPath('platform')), {
         schema: 'strata_meta',
         table: 'platform_migrations',
@@ -131,9 +131,7 @@ export class Platform {
           [s.id, s.managed],
         );
       }
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /** The default user, organization, access token and project that `npm start` prints. */

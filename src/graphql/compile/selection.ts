@@ -67,8 +67,9 @@ export function collectFields(
   const out = new Map<string, Field>();
   const keys = new Map<string, string>();
   const matches = (cond: string | undefined) => !cond || cond === typeName || also.includes(cond);
-  const visit = (set: SelectionSetNode, depth: number, seen: Set<string>) => {
-    if (depth > 50) throw new GraphQLEngineError('Found a cycle between fragments', true);
+  // Cycles and fragment depth were checked for the whole document (execute/fragment-cycles.ts);
+  // inline fragments nest as deep as the parser allows (execute/parse-document.ts).
+  const visit = (set: SelectionSetNode, seen: Set<string>) => {
     for (const sel of set.selections) {
       if (!included(sel.directives, ctx)) continue;
       if (sel.kind === Kind.FIELD) {
@@ -90,18 +91,17 @@ export function collectFields(
           keys.set(alias, argsKey(sel.arguments));
         }
       } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-        if (matches(sel.typeCondition?.name.value)) visit(sel.selectionSet, depth + 1, seen);
+        if (matches(sel.typeCondition?.name.value)) visit(sel.selectionSet, seen);
       } else {
         const name = sel.name.value;
         const frag = ctx.fragments.get(name);
         if (!frag) fail(`Unknown fragment "${name}"`);
         if (seen.has(name)) throw new GraphQLEngineError('Found a cycle between fragments', true);
-        if (matches(frag!.typeCondition.name.value))
-          visit(frag!.selectionSet, depth + 1, new Set([...seen, name]));
+        if (matches(frag!.typeCondition.name.value)) visit(frag!.selectionSet, new Set([...seen, name]));
       }
     }
   };
-  for (const s of sets) visit(s, 0, new Set());
+  for (const s of sets) visit(s, new Set());
   return [...out.values()];
 }
 

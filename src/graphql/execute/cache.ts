@@ -18,6 +18,8 @@ export interface CatalogEntry {
 
 const MAX_ENTRIES = 64;
 const MAX_PLANS = 1000;
+/** Plans of longer documents are not kept (the caches' memory stays bounded whatever is sent). */
+const CACHEABLE_QUERY_LENGTH = 64 * 1024;
 const entries = new Map<string, CatalogEntry>();
 
 export function catalogKey(db: string, role: string, searchPath: string, version: number | string): string {
@@ -48,6 +50,7 @@ export function cachedPlan(entry: CatalogEntry, key: string, make: () => Plan): 
   let p = entry.plans.get(key);
   if (!p) {
     p = make();
+    if (key.length > CACHEABLE_QUERY_LENGTH) return p;
     if (entry.plans.size >= MAX_PLANS) entry.plans.delete(entry.plans.keys().next().value!);
     entry.plans.set(key, p);
   }
@@ -59,7 +62,7 @@ export function cachedPlan(entry: CatalogEntry, key: string, make: () => Plan): 
  * allows it (no compilation), else the plan compiled for exactly these variables (cached too).
  */
 export function planFor(entry: CatalogEntry, req: Request): Plan {
-  const shape = shapeKey(req.variables);
+  const shape = req.query.length <= CACHEABLE_QUERY_LENGTH ? shapeKey(req.variables) : undefined;
   if (shape !== undefined) {
     const tkey = `${req.operationName ?? ''}\u0000${req.query}\u0000${shape}`;
     let t = entry.templates.get(tkey);

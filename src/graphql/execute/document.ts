@@ -1,26 +1,26 @@
 /** Parsing (cached) and operation selection with pg_graphql's request-level errors. */
-import {
-  Kind,
-  parse,
-  type DocumentNode,
-  type FragmentDefinitionNode,
-  type OperationDefinitionNode,
-} from 'graphql';
+import { Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
 import { GraphQLEngineError } from '../compile/errors.js';
 import { READS, REQUIRED, inputValue, type Vars } from '../compile/values.js';
+import { checkFragmentCycles } from './fragment-cycles.js';
+import { parseDocument } from './parse-document.js';
 
 const parsed = new Map<string, DocumentNode | GraphQLEngineError>();
+// Longer documents are parsed every time rather than kept (the cache's memory stays bounded).
+const CACHEABLE_LENGTH = 64 * 1024;
 
 export function parseCached(query: string): DocumentNode {
   let hit = parsed.get(query);
   if (!hit) {
     try {
-      hit = parse(query, { noLocation: true });
+      hit = parseDocument(query);
     } catch (e) {
       hit = new GraphQLEngineError((e as Error).message, true);
     }
-    if (parsed.size > 2000) parsed.clear();
-    parsed.set(query, hit);
+    if (query.length <= CACHEABLE_LENGTH) {
+      if (parsed.size > 2000) parsed.clear();
+      parsed.set(query, hit);
+    }
   }
   if (hit instanceof GraphQLEngineError) throw hit;
   return hit;
@@ -47,19 +47,24 @@ export function selectOperation(
   const ops = doc.definitions.filter(
     (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
   );
+  const fragmentDefs = doc.definitions.filter(
+    (d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION,
+  );
   const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
-  const names = ops.filter((o) => o.name).map((o) => o.name!.value);
+  for (const d of fragmentDefs) fragments.set(d.name.value, d);
+  // pg_graphql's checks, in its order (resolve.rs `resolve_inner`). A subscription counts as
+  // unnamed there (only queries and mutations have their names read).
+  const names = ops.map((o) => (o.operation === 'subscription' ? undefined : o.name?.value));
+  if (ops.length > 1 && names.some((n) => n === undefined))
+    throw new GraphQLEngineError('Anonymous operations must be the only defined operation', true);
   if (new Set(names).size !== names.length)
     throw new GraphQLEngineError('Operation names must be unique', true);
-  let op: OperationDefinitionNode | undefined;
-  if (operationName) {
-    op = ops.find((o) => o.name?.value === operationName);
-  } else if (ops.length > 1 && ops.some((o) => !o.name)) {
-    throw new GraphQLEngineError('Anonymous operations must be the only defined operation', true);
-  } else {
-    op = ops.length === 1 ? ops[0] : undefined;
-  }
+  checkFragmentCycles(fragmentDefs);
+  const op = operationName
+    ? ops.find((_, i) => names[i] === operationName)
+    : ops.length === 1
+      ? ops[0]
+      : undefined;
   if (!op) throw new GraphQLEngineError('Operation not found', true);
   if (op.operation === 'subscription') throw new GraphQLEngineError('Subscriptions are not supported', true);
   const vars: Vars = { ...((variables as Vars | null) ?? {}) };

@@ -1,6 +1,7 @@
 /** A request's plan: per top-level field, its SQL statement, a constant, an introspection call or an error. */
 import type { FieldNode } from 'graphql';
 import type { Catalog } from '../introspect/model.js';
+import { NulInTextError } from '../../db/sql-text.js';
 import { GraphQLEngineError } from '../compile/errors.js';
 import { compileRootField, type CompiledField } from '../compile/root.js';
 import { collectFields } from '../compile/selection.js';
@@ -58,7 +59,8 @@ export function planRequest(catalog: Catalog, req: Request): Plan {
   } catch (e) {
     if (e instanceof GraphQLEngineError && e.requestLevel)
       return { kind: 'response', response: { errors: [{ message: e.message }] } };
-    if (e instanceof GraphQLEngineError)
+    // A NUL written into SQL text is PostgreSQL's error for the value, as if it had been sent.
+    if (e instanceof GraphQLEngineError || e instanceof NulInTextError)
       return { kind: 'response', response: { data: null, errors: [{ message: e.message }] } };
     throw e;
   }

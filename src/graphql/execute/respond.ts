@@ -1,6 +1,7 @@
 /** Turns a plan plus its statements' results into the response document. */
 import type { GraphQLSchema } from 'graphql';
 import { isDatabaseUnavailable } from '../../db/connection-errors.js';
+import { NulInTextError } from '../../db/sql-text.js';
 import { runIntrospectionField } from './introspection.js';
 import type { Plan } from './plan.js';
 
@@ -44,6 +45,15 @@ export async function respond(
  * A statement's error as a GraphQL result (status 200). A database that cannot be reached is not
  * the request's fault: it is rethrown, and the HTTP layer answers 503 (see transient-errors.ts).
  */
+/** PostgreSQL's error for the first statement parameter it could not take as text, if any. */
+export function textParamsError(
+  items: ReadonlyArray<{ compiled: { params: readonly (string | null)[] } }>,
+): NulInTextError | undefined {
+  for (const it of items)
+    for (const p of it.compiled.params) if (p !== null && p.includes('\u0000')) return new NulInTextError();
+  return undefined;
+}
+
 export function sqlErrorResponse(e: unknown): Record<string, unknown> {
   if (isDatabaseUnavailable(e)) throw e;
   return { data: null, errors: [{ message: (e as Error).message }] };

@@ -9,6 +9,7 @@ import { buildCatalog } from '../introspect/load.js';
 import { inlineParams } from '../compile/sql.js';
 import { catalogKey, getEntry, planFor, putEntry, schemaOf, type CatalogEntry } from './cache.js';
 import type { Request } from './plan.js';
+import { variablesError } from './request-input.js';
 import { respond, sqlErrorResponse, sqlItems } from './respond.js';
 import { inTransaction } from '../../db/transaction-status.js';
 
@@ -59,6 +60,8 @@ function firstValue(res: pg.QueryResult): unknown {
 }
 
 export async function resolveOnClient(client: pg.ClientBase, req: Request): Promise<Record<string, unknown>> {
+  const refused = variablesError(req.variables);
+  if (refused) return refused;
   let entry: CatalogEntry;
   try {
     entry = await entryFor(client);

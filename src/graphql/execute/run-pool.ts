@@ -6,13 +6,15 @@
  */
 import type pg from 'pg';
 import { rolePrelude, type Principal } from '../../db/with-role.js';
+import { discardClient, withPooledClient } from '../../db/pooled-client.js';
 import { quoteLiteral } from '../../db/sql-text.js';
 import { CATALOG_SQL } from '../introspect/catalog-sql.js';
 import { buildCatalog } from '../introspect/load.js';
 import { batchFor, forgetPrepared } from './prepared.js';
 import { catalogKey, getEntry, planFor, putEntry, schemaOf, type CatalogEntry } from './cache.js';
 import type { Request } from './plan.js';
-import { respond, sqlErrorResponse, sqlItems } from './respond.js';
+import { variablesError } from './request-input.js';
+import { respond, sqlErrorResponse, sqlItems, textParamsError } from './respond.js';
 
 interface PoolState {
   entry: CatalogEntry;
@@ -26,17 +28,11 @@ const CONFIG_SQL = `select current_user::text as role, current_schemas(false)::t
   graphql.get_schema_version()::int as version`;
 
 async function multi(pool: pg.Pool, sql: string): Promise<pg.QueryResult[]> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
+  // A failed message leaves its transaction open: withPooledClient rolls it back.
+  return withPooledClient(pool, async (client) => {
     const res = (await client.query(sql)) as unknown as pg.QueryResult[] | pg.QueryResult;
     return Array.isArray(res) ? res : [res];
-  } catch (err) {
-    await client.query('rollback').catch((e: Error) => (broken = e));
-    throw err;
-  } finally {
-    client.release(broken);
-  }
+  });
 }
 
 function firstValue(res: pg.QueryResult): unknown {
@@ -46,25 +42,25 @@ function firstValue(res: pg.QueryResult): unknown {
 }
 
 /** One message built for the connection it runs on (prepared statements are per connection). */
-async function runPrepared(
+function runPrepared(
   pool: pg.Pool,
   items: ReadonlyArray<{ sql: string; params: readonly (string | null)[] }>,
   build: (batch: ReturnType<typeof batchFor>) => string,
 ): Promise<pg.QueryResult[]> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  const batch = batchFor(client, items);
-  try {
-    const res = (await client.query(build(batch))) as unknown as pg.QueryResult[] | pg.QueryResult;
-    batch.commit();
-    return Array.isArray(res) ? res : [res];
-  } catch (err) {
-    forgetPrepared(client);
-    await client.query('rollback; deallocate all').catch((e: Error) => (broken = e));
-    throw err;
-  } finally {
-    client.release(broken);
-  }
+  return withPooledClient(pool, async (client) => {
+    const batch = batchFor(client, items);
+    try {
+      const res = (await client.query(build(batch))) as unknown as pg.QueryResult[] | pg.QueryResult;
+      batch.commit();
+      return Array.isArray(res) ? res : [res];
+    } catch (err) {
+      // What the failed message prepared is unknown: drop every prepared statement of the
+      // connection, or the connection itself when that fails.
+      forgetPrepared(client);
+      await client.query('rollback; deallocate all').catch((e: unknown) => discardClient(client, e));
+      throw err;
+    }
+  });
 }
 
 async function load(pool: pg.Pool, principal: Principal): Promise<PoolState> {
@@ -92,6 +88,8 @@ export async function resolveOnPool(
   principal: Principal,
   req: Request,
 ): Promise<Record<string, unknown>> {
+  const refused = variablesError(req.variables);
+  if (refused) return refused;
   let state = states.get(pool)?.get(principal.role);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -113,6 +111,9 @@ export async function resolveOnPool(
       if (!items.length) return respond(plan, [], () => schemaOf(entry, true));
     }
     if (plan.kind !== 'plan') continue;
+    // A value PostgreSQL cannot take as text fails here, before a client is borrowed.
+    const unfit = textParamsError(items);
+    if (unfit) return sqlErrorResponse(unfit);
     const guard = `select graphql.strata_assert_schema_version(${quoteLiteral(String(state.version))}::int)`;
     try {
       const results = await runPrepared(

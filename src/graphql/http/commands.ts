@@ -22,6 +22,7 @@ export async function serveCommand(args: string[]): Promise<void> {
       'extension-dir': { type: 'string' },
       'max-body-bytes': { type: 'string' },
       'max-depth': { type: 'string' },
+      'max-selections': { type: 'string' },
     },
   });
   const databaseUrl = values['database-url'] ?? process.env.DATABASE_URL;
@@ -30,6 +31,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   if (!jwtSecret) throw new Error('strata serve: --jwt-secret (or STRATA_JWT_SECRET) is required');
   const extDir = values['extension-dir'];
   const maxDepth = positiveInt('max-depth', values['max-depth']);
+  const maxSelections = positiveInt('max-selections', values['max-selections']);
   const running = await serveDatabase({
     databaseUrl,
     jwtSecret,
@@ -39,6 +41,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     extensionDir: extDir === undefined ? 'embedded' : extDir === 'none' ? false : extDir,
     maxBodyBytes: positiveInt('max-body-bytes', values['max-body-bytes']),
     maxDepth: maxDepth === 0 ? false : maxDepth,
+    maxSelections: maxSelections === 0 ? false : maxSelections,
   });
   if (running.install.warning) console.warn(`warning: ${running.install.warning}`);
   const how =

@@ -8,9 +8,10 @@ import type { StrataServerContext } from './engine-plugin.js';
 import { fetchRequest } from './fetch-exchange.js';
 import {
   DEFAULT_MAX_BODY_BYTES,
-  DEFAULT_MAX_DEPTH,
+  limitsOf,
   type GraphQLHandlerOptions,
   type GraphQLTarget,
+  type RequestLimits,
 } from './options.js';
 import type { StrataYoga } from './yoga-server.js';
 
@@ -21,7 +22,7 @@ export type TargetResolver = () => GraphQLTarget | undefined | Promise<GraphQLTa
 export class GraphQLCore {
   private yogaServer?: Promise<StrataYoga>;
   readonly maxBodyBytes: number;
-  readonly maxDepth: number | false;
+  readonly limits: RequestLimits;
   private readonly logErrors: boolean;
 
   constructor(
@@ -29,7 +30,7 @@ export class GraphQLCore {
     private readonly opts: GraphQLHandlerOptions,
   ) {
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-    this.maxDepth = opts.maxDepth === undefined ? DEFAULT_MAX_DEPTH : opts.maxDepth;
+    this.limits = limitsOf(opts);
     this.logErrors = opts.logging !== false;
   }
 
@@ -52,7 +53,7 @@ export class GraphQLCore {
     const params = directParams(method, headers, body);
     if (params) {
       return answerDirect(params, headers, target, {
-        maxDepth: this.maxDepth,
+        limits: this.limits,
         onUnexpectedError: (err) => {
           if (this.logErrors) console.error('[strata graphql]', err);
         },

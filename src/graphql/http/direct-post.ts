@@ -10,7 +10,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { HttpGraphQLError, runEngineRequest } from './engine-call.js';
 import type { GraphQLRequestBody } from './engine-port.js';
 import { JSON_CONTENT_TYPE, jsonErrorBody } from './json-errors.js';
-import type { GraphQLTarget } from './options.js';
+import type { GraphQLTarget, RequestLimits } from './options.js';
 import { AuthError, principalOfRequest } from './request-principal.js';
 
 export interface HttpAnswer {
@@ -74,7 +74,7 @@ function json(status: number, text: string, headers: Record<string, string> = {}
 }
 
 export interface DirectPostOptions {
-  maxDepth: number | false;
+  limits: RequestLimits;
   onUnexpectedError: (err: unknown) => void;
 }
 
@@ -94,7 +94,7 @@ export async function answerDirect(
     throw err;
   }
   try {
-    const result = await runEngineRequest({ pool: target.pool, principal }, params, 'POST', opts.maxDepth);
+    const result = await runEngineRequest({ pool: target.pool, principal }, params, 'POST', opts.limits);
     return json(200, JSON.stringify(result));
   } catch (err) {
     if (err instanceof HttpGraphQLError)

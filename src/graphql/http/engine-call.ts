@@ -1,11 +1,12 @@
 /**
  * One GraphQL request handed to the engine, after the HTTP layer's own rules: no mutation over
- * GET (405), the depth limit (an errors-only result in the engine's shape), and transient
+ * GET (405), the depth and width limits (errors-only results in the engine's shape), and transient
  * failures as 503. Used by the yoga plugin and by the direct POST path alike.
  */
 import type pg from 'pg';
 import type { Principal } from '../../db/with-role.js';
 import { loadEngine, type GraphQLRequestBody } from './engine-port.js';
+import type { RequestLimits } from './options.js';
 import { queryShape } from './query-shape.js';
 import { transientFailure } from './transient-errors.js';
 
@@ -26,11 +27,17 @@ export class HttpGraphQLError extends Error {
   }
 }
 
+/**
+ * Introspection answers multiply along nested lists (`types { fields { type { fields ...`): more
+ * than the standard introspection query's 3 levels is refused, whatever the depth limit.
+ */
+export const MAX_INTROSPECTION_LISTS = 3;
+
 export async function runEngineRequest(
   auth: AuthenticatedRequest,
   req: GraphQLRequestBody,
   method: string,
-  maxDepth: number | false,
+  limits: RequestLimits,
 ): Promise<Record<string, unknown>> {
   const shape = queryShape(req.query, req.operationName);
   if (shape && method === 'GET' && shape.operation === 'mutation') {
@@ -38,9 +45,29 @@ export async function runEngineRequest(
       Allow: 'POST',
     });
   }
-  if (shape && maxDepth !== false && shape.depth > maxDepth) {
+  if (shape && limits.maxDepth !== false && shape.depth > limits.maxDepth) {
     return {
-      errors: [{ message: `Query depth ${shape.depth} exceeds the maximum allowed depth of ${maxDepth}` }],
+      errors: [
+        { message: `Query depth ${shape.depth} exceeds the maximum allowed depth of ${limits.maxDepth}` },
+      ],
+    };
+  }
+  if (shape && limits.maxSelections !== false && shape.selections > limits.maxSelections) {
+    return {
+      errors: [
+        {
+          message: `Query selection count ${shape.selections} exceeds the maximum allowed selection count of ${limits.maxSelections}`,
+        },
+      ],
+    };
+  }
+  if (shape && shape.introspectionLists > MAX_INTROSPECTION_LISTS) {
+    return {
+      errors: [
+        {
+          message: `Introspection nests ${shape.introspectionLists} list fields, more than the maximum allowed of ${MAX_INTROSPECTION_LISTS}`,
+        },
+      ],
     };
   }
   const engine = await loadEngine();

@@ -8,7 +8,7 @@
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { HttpGraphQLError, runEngineRequest, type AuthenticatedRequest } from './engine-call.js';
 import { JSON_CONTENT_TYPE, jsonErrorResponse } from './json-errors.js';
-import type { GraphQLTarget } from './options.js';
+import type { GraphQLTarget, RequestLimits } from './options.js';
 import { AuthError, principalOfRequest } from './request-principal.js';
 
 /** What the adapters put in yoga's server context for each request. */
@@ -20,7 +20,7 @@ export interface StrataServerContext {
 }
 
 export interface EnginePluginOptions {
-  maxDepth: number | false;
+  limits: RequestLimits;
 }
 
 type ResultObject = Record<string, unknown>;
@@ -76,7 +76,7 @@ export function useStrataEngine(opts: EnginePluginOptions): Plugin<object, Strat
               operationName: params.operationName ?? null,
             },
             request.method,
-            opts.maxDepth,
+            opts.limits,
           );
           return asVerbatim(result);
         } catch (err) {

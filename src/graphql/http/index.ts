@@ -6,6 +6,7 @@ export { printSchemaSdl, type SdlOptions } from './sdl.js';
 export {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_DEPTH,
+  DEFAULT_MAX_SELECTIONS,
   GRAPHQL_PATH,
   type GraphQLHandlerOptions,
   type GraphQLLimits,

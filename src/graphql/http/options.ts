@@ -19,6 +19,11 @@ export interface GraphQLLimits {
   maxBodyBytes?: number;
   /** Deepest accepted selection nesting (a GraphQL error beyond); false for none. Default 20. */
   maxDepth?: number | false;
+  /**
+   * Most field selections one operation may make, fragments expanded (a GraphQL error beyond,
+   * before any other work); false for none. Default 5,000.
+   */
+  maxSelections?: number | false;
 }
 
 export interface GraphiQLSettings {
@@ -52,7 +57,21 @@ export interface GraphQLHandlerOptions extends GraphQLLimits {
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_DEPTH = 20;
+export const DEFAULT_MAX_SELECTIONS = 5_000;
 export const GRAPHQL_PATH = '/graphql/v1';
+
+/** The limits every request is checked against, defaults applied. */
+export interface RequestLimits {
+  maxDepth: number | false;
+  maxSelections: number | false;
+}
+
+export function limitsOf(opts: GraphQLLimits): RequestLimits {
+  return {
+    maxDepth: opts.maxDepth === undefined ? DEFAULT_MAX_DEPTH : opts.maxDepth,
+    maxSelections: opts.maxSelections === undefined ? DEFAULT_MAX_SELECTIONS : opts.maxSelections,
+  };
+}
 
 export function endpointOf(basePath: string | undefined): string {
   const base = (basePath ?? '').replace(/\/+$/, '');

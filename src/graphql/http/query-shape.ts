@@ -1,52 +1,109 @@
 /**
  * What the HTTP layer needs to know about a document before the engine runs it: its selection
- * depth (for the depth limit) and the type of the operation it would run (no mutations over GET).
+ * depth (depth limit), how many field selections it makes (width limit) and the type of the
+ * operation it would run (no mutations over GET).
  * Parse failures are left to the engine, which reports them in its own words.
  */
 import {
   Kind,
-  parse,
   type DocumentNode,
   type FragmentDefinitionNode,
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { parseDocument } from '../execute/parse-document.js';
 
 export interface QueryShape {
   /** Deepest field nesting of the selected operation (fragments inlined; introspection subtrees count as one level). */
   depth: number;
+  /**
+   * Field selections of the selected operation at every level, each fragment spread counted as
+   * the fields it brings (so fragments cannot hide width); capped at Number.MAX_SAFE_INTEGER.
+   */
+  selections: number;
+  /**
+   * Most list-valued introspection fields (`types`, `fields`, `args`, ...) nested on one path under
+   * `__schema`/`__type`: each multiplies the answer (the standard introspection query nests 3).
+   */
+  introspectionLists: number;
   /** 'query' | 'mutation' | 'subscription', or undefined when the operation cannot be chosen. */
   operation?: string;
 }
 
-const INTROSPECTION_ROOTS = new Set(['__schema', '__type']);
+interface Measure {
+  depth: number;
+  selections: number;
+  /** List-field nesting of this subtree as if it were under an introspection root. */
+  lists: number;
+  /** List-field nesting found under an introspection root inside this subtree. */
+  introspectionLists: number;
+}
 
-function selectionDepth(
-  set: SelectionSetNode,
-  fragments: Map<string, FragmentDefinitionNode>,
-  visiting: Set<string>,
-): number {
-  let max = 0;
-  for (const sel of set.selections) {
-    if (sel.kind === Kind.FIELD) {
-      const inner =
-        sel.selectionSet && !INTROSPECTION_ROOTS.has(sel.name.value)
-          ? selectionDepth(sel.selectionSet, fragments, visiting)
-          : 0;
-      max = Math.max(max, 1 + inner);
-    } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-      max = Math.max(max, selectionDepth(sel.selectionSet, fragments, visiting));
-    } else {
-      const name = sel.name.value;
-      const frag = fragments.get(name);
-      // A cycle is the engine's error to report; stop walking it here.
-      if (!frag || visiting.has(name)) continue;
-      visiting.add(name);
-      max = Math.max(max, selectionDepth(frag.selectionSet, fragments, visiting));
-      visiting.delete(name);
+const INTROSPECTION_ROOTS = new Set(['__schema', '__type']);
+const INTROSPECTION_LISTS = new Set([
+  'types',
+  'fields',
+  'args',
+  'inputFields',
+  'interfaces',
+  'possibleTypes',
+  'enumValues',
+  'directives',
+]);
+const EMPTY: Measure = { depth: 0, selections: 0, lists: 0, introspectionLists: 0 };
+
+/**
+ * Depth and width of selection sets, each fragment measured once (a document whose fragments
+ * spread each other many times over costs its size, not the size of its expansion). A spread of
+ * a fragment already being measured (a cycle, which the engine reports) counts as nothing.
+ * Recursion is bounded by the document's nesting (parse-document.ts).
+ */
+class Measurer {
+  private readonly done = new Map<string, Measure>();
+  private readonly visiting = new Set<string>();
+
+  constructor(private readonly fragments: Map<string, FragmentDefinitionNode>) {}
+
+  set(set: SelectionSetNode): Measure {
+    let depth = 0;
+    let selections = 0;
+    let lists = 0;
+    let introspectionLists = 0;
+    for (const sel of set.selections) {
+      let m: Measure;
+      if (sel.kind === Kind.FIELD) {
+        const inner = sel.selectionSet ? this.set(sel.selectionSet) : EMPTY;
+        const root = INTROSPECTION_ROOTS.has(sel.name.value);
+        m = {
+          depth: 1 + (root ? 0 : inner.depth),
+          selections: 1 + inner.selections,
+          lists: inner.lists + (INTROSPECTION_LISTS.has(sel.name.value) && sel.selectionSet ? 1 : 0),
+          introspectionLists: root ? inner.lists : inner.introspectionLists,
+        };
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        m = this.set(sel.selectionSet);
+      } else {
+        m = this.fragment(sel.name.value);
+      }
+      depth = Math.max(depth, m.depth);
+      selections = Math.min(selections + m.selections, Number.MAX_SAFE_INTEGER);
+      lists = Math.max(lists, m.lists);
+      introspectionLists = Math.max(introspectionLists, m.introspectionLists);
     }
+    return { depth, selections, lists, introspectionLists };
   }
-  return max;
+
+  private fragment(name: string): Measure {
+    const known = this.done.get(name);
+    if (known) return known;
+    const frag = this.fragments.get(name);
+    if (!frag || this.visiting.has(name)) return EMPTY;
+    this.visiting.add(name);
+    const m = this.set(frag.selectionSet);
+    this.visiting.delete(name);
+    this.done.set(name, m);
+    return m;
+  }
 }
 
 function chooseOperation(
@@ -64,12 +121,18 @@ function shapeOf(doc: DocumentNode, operationName: string | null | undefined): Q
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
   const op = chooseOperation(doc, operationName);
-  // Without a chosen operation (the engine will say why), the deepest one counts.
+  // Without a chosen operation (the engine will say why), the largest one counts.
   const ops = op
     ? [op]
     : doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-  const depth = Math.max(0, ...ops.map((o) => selectionDepth(o.selectionSet, fragments, new Set())));
-  return { depth, operation: op?.operation };
+  const measurer = new Measurer(fragments);
+  const measures = ops.map((o) => measurer.set(o.selectionSet));
+  return {
+    depth: Math.max(0, ...measures.map((m) => m.depth)),
+    selections: Math.max(0, ...measures.map((m) => m.selections)),
+    introspectionLists: Math.max(0, ...measures.map((m) => m.introspectionLists)),
+    operation: op?.operation,
+  };
 }
 
 const CACHE_SIZE = 1000;
@@ -84,7 +147,7 @@ export function queryShape(query: string, operationName: string | null | undefin
   if (hit !== undefined) return hit;
   let shape: QueryShape | null;
   try {
-    shape = shapeOf(parse(query, { noLocation: true }), operationName);
+    shape = shapeOf(parseDocument(query), operationName);
   } catch {
     shape = null;
   }

@@ -14,7 +14,10 @@ import { createGraphQLHandler } from './handler.js';
 import type { GraphQLHandlerOptions } from './options.js';
 
 export interface ServeOptions
-  extends Pick<GraphQLHandlerOptions, 'maxBodyBytes' | 'maxDepth' | 'graphiql' | 'logging'> {
+  extends Pick<
+    GraphQLHandlerOptions,
+    'maxBodyBytes' | 'maxDepth' | 'maxSelections' | 'graphiql' | 'logging'
+  > {
   /** Superuser URL of the database to serve. */
   databaseUrl: string;
   jwtSecret: string;
@@ -79,6 +82,7 @@ export async function serveDatabase(opts: ServeOptions): Promise<ServingDatabase
     serviceRoleKey,
     maxBodyBytes: opts.maxBodyBytes,
     maxDepth: opts.maxDepth,
+    maxSelections: opts.maxSelections,
     graphiql: opts.graphiql,
     logging: opts.logging,
   });

@@ -1,7 +1,7 @@
 /** The graphql-yoga server behind every serving form (Node http, Express, Fastify). */
 import { createYoga, createSchema, type YogaServerInstance } from 'graphql-yoga';
 import { useStrataEngine, type StrataServerContext } from './engine-plugin.js';
-import { DEFAULT_MAX_DEPTH, type GraphQLHandlerOptions } from './options.js';
+import { limitsOf, type GraphQLHandlerOptions } from './options.js';
 
 export type StrataYoga = YogaServerInstance<StrataServerContext, object>;
 
@@ -45,6 +45,6 @@ export function createStrataYoga(endpoint: string, opts: GraphQLHandlerOptions):
             headers: JSON.stringify(g.defaultHeaders ?? { apikey: '<anon key>' }, null, 2),
             shouldPersistHeaders: true,
           },
-    plugins: [useStrataEngine({ maxDepth: opts.maxDepth === undefined ? DEFAULT_MAX_DEPTH : opts.maxDepth })],
+    plugins: [useStrataEngine({ limits: limitsOf(opts) })],
   });
 }

@@ -5,6 +5,7 @@
  * platform cannot manage (DATABASE_URL, STRATA_DB_SERVERS) the config stays `stored`, with a
  * `detail` saying why.
  */
+import { discardClient, withPooledClient } from '../../db/pooled-client.js';
 import type { Platform } from '../../platform/platform.js';
 import { applyPgHba, type DatabaseRestriction } from '../../platform/pg-hba.js';
 import { normalizeCidrs } from './cidr.js';
@@ -116,20 +117,18 @@ export async function syncManagedServers(platform: Platform): Promise<void> {
 }
 
 async function withServerLock<T>(platform: Platform, serverId: string, work: () => Promise<T>): Promise<T> {
-  const client = await platform.pool.connect();
-  try {
+  return withPooledClient(platform.pool, async (client) => {
     // One pg_hba.conf writer per server at a time, across API processes.
     await client.query(`select pg_advisory_lock(hashtext('strata-pg-hba:' || $1::text))`, [serverId]);
     try {
       return await work();
     } finally {
+      // A session lock must not outlive the borrow: a client that cannot unlock is not reused.
       await client
         .query(`select pg_advisory_unlock(hashtext('strata-pg-hba:' || $1::text))`, [serverId])
-        .catch(() => {});
+        .catch((err: unknown) => discardClient(client, err));
     }
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** Stores `config`, then applies it (and every other applied restriction on the same server) when the server is managed. */

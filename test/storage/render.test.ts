@@ -5,9 +5,15 @@
  */
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Gate } from '../../src/storage/image/gate.js';
 import { bucketName, startStorage, type StorageHarness } from './harness.js';
 
 let h: StorageHarness;
+
+function must<T>(v: T | null | undefined): T {
+  if (v === null || v === undefined) throw new Error('expected a value');
+  return v;
+}
 let pub: string;
 let priv: string;
 
@@ -95,7 +101,7 @@ describe('hostile input first', () => {
 
   it('signed render tokens are bound to their path and checked', async () => {
     const { data } = await h.service.from(pub).createSignedUrl('cat.png', 60, { transform: { width: 50 } });
-    const token = new URL(data!.signedUrl).searchParams.get('token')!;
+    const token = new URL(must(data).signedUrl).searchParams.get('token') ?? '';
     const other = await h.api(`/render/image/sign/${pub}/cat.jpeg?token=${token}`);
     expect(other.status).toBe(400);
     expect(await other.json()).toMatchObject({ code: 'InvalidSignature' });
@@ -175,25 +181,23 @@ describe('transformations of JPEG, PNG and WebP', () => {
       .from(priv)
       .download('cat.jpeg', { transform: { width: 80, format: 'origin' } });
     expect(dl.error).toBeNull();
-    const buf = Buffer.from(await dl.data!.arrayBuffer());
+    const buf = Buffer.from(await must(dl.data).arrayBuffer());
     expect(await sharp(buf).metadata()).toMatchObject({ format: 'jpeg', width: 80, height: 40 });
-    expect(dl.data!.type).toBe('image/jpeg');
+    expect(dl.data?.type).toBe('image/jpeg');
 
-    const { data, error } = await h.service
-      .from(priv)
-      .createSignedUrl('cat.png', 60, {
-        transform: { width: 60, height: 60, resize: 'contain', format: 'origin' },
-      });
+    const { data, error } = await h.service.from(priv).createSignedUrl('cat.png', 60, {
+      transform: { width: 60, height: 60, resize: 'contain', format: 'origin' },
+    });
     expect(error).toBeNull();
-    expect(data!.signedUrl).toContain(`/render/image/sign/${priv}/cat.png?token=`);
-    const signed = await fetchImage(data!.signedUrl);
+    expect(data?.signedUrl).toContain(`/render/image/sign/${priv}/cat.png?token=`);
+    const signed = await fetchImage(must(data).signedUrl);
     expect(signed.res.status).toBe(200);
     expect(signed.res.headers.get('expires')).toBeTruthy();
     expect(signed.res.headers.get('cache-control')).toBeNull();
     expect(signed.meta).toMatchObject({ format: 'png', width: 60, height: 30 });
 
     const plainSigned = await h.service.from(priv).createSignedUrl('cat.png', 60);
-    expect(plainSigned.data!.signedUrl).toContain('/object/sign/');
+    expect(plainSigned.data?.signedUrl).toContain('/object/sign/');
   });
 
   it('downloads through render with ?download set Content-Disposition', async () => {
@@ -227,5 +231,87 @@ describe('the variant cache', () => {
     expect(after.res.headers.get('x-strata-render-cache')).toBe('MISS');
     expect(after.meta).toMatchObject({ width: 77, height: 38 });
     expect((await fetchImage(url)).res.headers.get('x-strata-render-cache')).toBe('HIT');
+  });
+});
+
+describe('limits', () => {
+  let small: StorageHarness;
+  let b: string;
+  beforeAll(async () => {
+    small = await startStorage('file', {
+      image: {
+        enabled: true,
+        maxSourceBytes: 100_000,
+        maxSourcePixels: 250_000,
+        maxDimension: 64,
+        concurrency: 1,
+        queueLimit: 0,
+        cacheBytes: 0,
+      },
+    });
+    b = bucketName('lim');
+    await small.service.createBucket(b, { public: true });
+    await small.service.from(b).upload('ok.png', await image('png', 200, 100), { contentType: 'image/png' });
+    await small.service.from(b).upload(
+      'wide.png',
+      await sharp({ create: { width: 1000, height: 300, channels: 3, background: 'white' } })
+        .png()
+        .toBuffer(),
+      { contentType: 'image/png' },
+    );
+    await small.service
+      .from(b)
+      .upload('heavy.png', await image('png', 300, 300), { contentType: 'image/png' });
+  });
+  afterAll(async () => small?.close());
+
+  it('output dimensions are clamped; too many source pixels or bytes are refused as the reference words it', async () => {
+    const url = (k: string, qs: string) => `${small.base}/render/image/public/${b}/${k}?${qs}`;
+    const clamped = await fetchImage(url('ok.png', 'width=5000&height=5000&resize=fill&format=origin'));
+    expect(clamped.meta).toMatchObject({ width: 64, height: 64 });
+    expect(clamped.res.headers.get('x-transformations')).toBe('height:64,width:64,resizing_type:force');
+    const pixels = await fetchImage(url('wide.png', 'width=10'));
+    expect(pixels.res.status).toBe(400);
+    expect(JSON.parse(pixels.body.toString())).toMatchObject({
+      message: 'The source image resolution is too large to process',
+    });
+    const bytes = await fetchImage(url('heavy.png', 'width=10'));
+    expect(bytes.res.status).toBe(400);
+    expect(JSON.parse(bytes.body.toString())).toMatchObject({
+      message: 'The source image file is too large to process',
+    });
+  });
+
+  it('a burst beyond concurrency + queue is refused with 429, never a 500', async () => {
+    const url = `${small.base}/render/image/public/${b}/ok.png?width=30&quality=`;
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        fetch(`${url}${30 + i}`).then(async (r) => ({ status: r.status, body: await r.text() })),
+      ),
+    );
+    const statuses = replies.map((r) => r.status);
+    expect(statuses).toContain(200);
+    expect(statuses.every((s) => s === 200 || s === 429)).toBe(true);
+    for (const r of replies.filter((x) => x.status === 429))
+      expect(JSON.parse(r.body)).toMatchObject({ statusCode: '429', code: 'SlowDown' });
+  });
+});
+
+describe('the concurrency gate', () => {
+  it('runs `limit` at once, queues `queueLimit`, refuses the rest at once', async () => {
+    const gate = new Gate(1, 1, () => new Error('busy'));
+    let release: () => void = () => {};
+    const first = gate.run(() => new Promise<string>((resolve) => (release = () => resolve('first'))));
+    const order: string[] = [];
+    const second = gate.run(async () => {
+      order.push('second ran');
+      return 'second';
+    });
+    await expect(gate.run(async () => 'third')).rejects.toThrow('busy');
+    expect(order).toEqual([]);
+    release();
+    expect(await first).toBe('first');
+    expect(await second).toBe('second');
+    expect(await gate.run(async () => 'fourth')).toBe('fourth');
   });
 });

@@ -64,7 +64,7 @@ export class VariantCache {
       return { rendered: cached, hit: true };
     }
     const pending = this.inFlight.get(key);
-    if (pending) {
+    if (pending !== undefined) {
       this.hits++;
       return { rendered: await pending, hit: true };
     }

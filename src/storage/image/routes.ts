@@ -48,7 +48,7 @@ export async function imageRoutes(app: FastifyInstance, deps: StorageDeps): Prom
       options,
       headerValue(req, 'accept'),
     );
-    const m = row.metadata!;
+    const m = row.metadata ?? ({} as Partial<NonNullable<ObjectRow['metadata']>>);
     reply.code(200);
     reply.header('content-type', rendered.contentType);
     reply.header('content-length', String(rendered.body.length));

@@ -37,8 +37,7 @@ export class AwsChunkedDecoder extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
-    if (this.left !== -2) return done(s3Errors.invalidArgument('Incomplete aws-chunked body'));
-    done();
+    done(this.left === -2 ? null : s3Errors.invalidArgument('Incomplete aws-chunked body'));
   }
 
   private drain(): void {
@@ -62,7 +61,7 @@ export class AwsChunkedDecoder extends Transform {
         }
         const header = this.buf.subarray(0, nl).toString('latin1');
         this.buf = this.buf.subarray(nl + 2);
-        const sizeText = header.split(';')[0]!.trim();
+        const sizeText = (header.split(';')[0] ?? '').trim();
         if (!/^[0-9a-fA-F]{1,16}$/.test(sizeText))
           throw s3Errors.invalidArgument('Malformed aws-chunked body');
         const size = Number.parseInt(sizeText, 16);

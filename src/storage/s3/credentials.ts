@@ -56,7 +56,9 @@ export async function createAccessKey(
      values ($1, $2, $3, $4, $5) returning id, description, access_key_id, created_at`,
     [id, ref, accessKey, sealSecret(platform.state.platformKey, secret, aad(ref, accessKey)), description],
   );
-  return { ...infoOf(rows[0]!), secret_key: secret };
+  const row = rows[0];
+  if (!row) throw new Error('access key insert returned no row');
+  return { ...infoOf(row), secret_key: secret };
 }
 
 export async function listAccessKeys(platform: Platform, ref: string): Promise<AccessKeyInfo[]> {

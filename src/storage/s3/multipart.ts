@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
+import type { StoredObject } from '../backend/interface.js';
 import { isServiceRole, ownerUuid, SERVICE } from '../auth.js';
 import { errors } from '../errors.js';
 import { assertKey } from '../keys.js';
@@ -162,10 +163,11 @@ export async function uploadPart(r: S3Request, uploadId: string): Promise<unknow
         'select coalesce(sum(size), 0) as n from storage.s3_multipart_uploads_parts where upload_id = $1',
         [upload.id],
       );
-      if (Number(total.rows[0]!.n) > limit) throw errors.entityTooLarge();
+      const size = Number(total.rows[0]?.n ?? 0);
+      if (size > limit) throw errors.entityTooLarge();
       await db.query('update storage.s3_multipart_uploads set in_progress_size = $2 where id = $1', [
         upload.id,
-        total.rows[0]!.n,
+        size,
       ]);
       return prev.rows[0]?.version;
     });
@@ -193,8 +195,7 @@ export async function completeMultipartUpload(r: S3Request, uploadId: string): P
     n: partNumberOf(typeof p.PartNumber === 'string' ? p.PartNumber.trim() : undefined),
     etag: typeof p.ETag === 'string' ? unquote(p.ETag) : '',
   }));
-  for (let i = 1; i < wanted.length; i++)
-    if (wanted[i]!.n <= wanted[i - 1]!.n) throw s3Errors.invalidPartOrder();
+  if (wanted.some((w, i) => i > 0 && w.n <= (wanted[i - 1]?.n ?? 0))) throw s3Errors.invalidPartOrder();
 
   const upload = await loadUpload(r, uploadId, 'storage.s3.complete_multipart_upload');
   // Claim the upload, so that a second complete (or a late part) cannot interleave with this one.
@@ -218,7 +219,7 @@ export async function completeMultipartUpload(r: S3Request, uploadId: string): P
     ).catch(() => {});
 
   const finalLoc = { bucket: r.bucket, key: r.key, version: upload.version };
-  let stored;
+  let stored: StoredObject;
   let used: PartRow[];
   try {
     const byNumber = new Map(claimed.map((p) => [p.part_number, p]));
@@ -263,7 +264,7 @@ export async function completeMultipartUpload(r: S3Request, uploadId: string): P
     contentLength: stored.size,
     httpStatusCode: 200,
   };
-  let committed;
+  let committed: { previousVersion: string | null };
   try {
     committed = await commitWrite(
       r.project,
@@ -367,7 +368,7 @@ export async function listParts(r: S3Request, uploadId: string): Promise<unknown
       Key: r.key,
       UploadId: upload.id,
       PartNumberMarker: marker,
-      ...(truncated ? { NextPartNumberMarker: page[page.length - 1]!.part_number } : {}),
+      ...(truncated ? { NextPartNumberMarker: page[page.length - 1]?.part_number } : {}),
       MaxParts: max,
       IsTruncated: truncated,
       Part: page.map((p) => ({

@@ -105,9 +105,9 @@ export async function deleteMany(r: S3Request): Promise<unknown> {
   const keys = objects.map((o) => (typeof o?.Key === 'string' ? o.Key : ''));
   const valid = keys.filter((k) => isValidKey(k));
   const rows = valid.length ? await deleteObjects(r.project, r.caller, r.bucket, valid) : [];
-  const locs = rows
-    .filter((x) => x.version)
-    .map((x) => ({ bucket: x.bucket_id, key: x.name, version: x.version! }));
+  const locs = rows.flatMap((x) =>
+    x.version ? [{ bucket: x.bucket_id, key: x.name, version: x.version }] : [],
+  );
   if (locs.length) await r.backend.delete(locs).catch(() => {});
   const quiet = del.Quiet === 'true' || del.Quiet === true;
   const deleted = keys.filter((k) => isValidKey(k)).map((Key) => ({ Key }));
@@ -126,7 +126,7 @@ export async function deleteMany(r: S3Request): Promise<unknown> {
 
 /** `x-amz-copy-source`: "[/]bucket/key[?versionId=…]", URL-encoded. */
 export function parseCopySource(v: string): { bucket: string; key: string } {
-  const path = v.split('?')[0]!.replace(/^\//, '');
+  const path = (v.split('?')[0] ?? '').replace(/^\//, '');
   let decoded: string;
   try {
     decoded = decodeURIComponent(path);

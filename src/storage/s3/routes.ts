@@ -49,7 +49,7 @@ function toS3Error(err: FastifyError | Error): StorageError {
 }
 
 function resourceOf(req: FastifyRequest): string {
-  const path = (req.raw.url ?? '').split('?')[0]!;
+  const path = (req.raw.url ?? '').split('?')[0] ?? '';
   const i = path.indexOf('/s3');
   let resource = i >= 0 ? path.slice(i + 3) : path;
   try {
@@ -112,7 +112,7 @@ export async function s3Routes(app: FastifyInstance, deps: StorageDeps): Promise
   const has = (r: S3Request, name: string) => r.query[name] !== undefined;
   const one = (r: S3Request, name: string) => {
     const v = r.query[name];
-    return Array.isArray(v) ? v[0]! : (v ?? '');
+    return (Array.isArray(v) ? v[0] : v) ?? '';
   };
 
   app.get('/', async (req, reply) => listAllBuckets(ctx(req, reply)));

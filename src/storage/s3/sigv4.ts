@@ -57,7 +57,8 @@ function one(v: unknown): string | undefined {
 function dateOf(longDate: string): Date {
   const m = LONG_DATE.exec(longDate);
   if (!m) throw s3Errors.invalidSignature('Invalid date');
-  return new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!));
+  const [y, mo, d, hh, mm, ss] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  return new Date(Date.UTC(y, mo - 1, d, hh, mm, ss));
 }
 
 function credentialParts(
@@ -108,8 +109,7 @@ export function parseClientSignature(req: FastifyRequest): ClientSignature | und
       contentSha: one(req.headers['x-amz-content-sha256']),
     };
   }
-  if (auth !== undefined && auth.startsWith('AWS '))
-    throw s3Errors.invalidSignature('Unsupported authorization type');
+  if (auth?.startsWith('AWS ')) throw s3Errors.invalidSignature('Unsupported authorization type');
   const q = rawQuery(req);
   const credential = one(q['X-Amz-Credential']);
   if (credential === undefined) return undefined;

@@ -66,40 +66,49 @@ const encodeToken = (after: string) => Buffer.from(`v1:${after}`, 'utf8').toStri
 /** Past every key starting with `p` in collation "C". */
 const AFTER_PREFIX = '\u{10FFFF}';
 
-export async function listObjectsV2(r: S3Request): Promise<unknown> {
-  assertBucketName(r.bucket);
-  const prefix = q(r, 'prefix') ?? '';
-  const delimiter = q(r, 'delimiter') ?? '';
-  const startAfter = q(r, 'start-after') ?? '';
-  const token = q(r, 'continuation-token');
-  const urlEncoding = q(r, 'encoding-type') === 'url';
-  const maxKeysText = q(r, 'max-keys');
+interface ListEntry {
+  Key: string;
+  LastModified: string;
+  ETag: string;
+  Size: number;
+  StorageClass: string;
+}
+
+interface ListPage {
+  contents: ListEntry[];
+  prefixes: string[];
+  truncated: boolean;
+  /** Where the next page starts (exclusive). */
+  next?: string;
+  /** The last key or common prefix of this page. */
+  last?: string;
+}
+
+function maxKeysOf(r: S3Request): number {
+  const text = q(r, 'max-keys');
   const cap = r.platform.config.s3Protocol.maxKeys;
-  let maxKeys = cap;
-  if (maxKeysText !== undefined) {
-    if (!/^\d+$/.test(maxKeysText))
-      throw s3Errors.invalidArgument('Provided max-keys not an integer or within integer range');
-    maxKeys = Math.min(Number(maxKeysText), cap);
-  }
-  const after = token !== undefined ? decodeToken(token) : startAfter;
+  if (text === undefined) return cap;
+  if (!/^\d+$/.test(text))
+    throw s3Errors.invalidArgument('Provided max-keys not an integer or within integer range');
+  return Math.min(Number(text), cap);
+}
 
-  const contents: Array<{
-    Key: string;
-    LastModified: string;
-    ETag: string;
-    Size: number;
-    StorageClass: string;
-  }> = [];
-  const prefixes: string[] = [];
-  let truncated = false;
-  let next: string | undefined;
-
+/** One page of keys and common prefixes after `after`, as the caller sees them. */
+async function listPage(
+  r: S3Request,
+  prefix: string,
+  delimiter: string,
+  after: string,
+  maxKeys: number,
+): Promise<ListPage> {
+  const page: ListPage = { contents: [], prefixes: [], truncated: false };
+  const count = () => page.contents.length + page.prefixes.length;
   // The bucket must exist; which of its objects are listed is RLS's business.
   await getBucket(r.project, SERVICE, r.bucket);
-  await inTx(r.project, r.caller, 'storage.s3.list_objects_v2', async (db) => {
+  await inTx(r.project, r.caller, 'storage.s3.list_objects', async (db) => {
     let cursor = after;
-    while (contents.length + prefixes.length < maxKeys) {
-      const want = maxKeys - contents.length - prefixes.length + 1;
+    while (count() < maxKeys) {
+      const want = maxKeys - count() + 1;
       const { rows } = await db.query<{ name: string; metadata: SystemMetadata | null; updated_at: Date }>(
         `select name, metadata, updated_at from storage.objects
          where bucket_id = $1 and starts_with(name, $2) and name collate "C" > $3
@@ -109,21 +118,22 @@ export async function listObjectsV2(r: S3Request): Promise<unknown> {
       if (rows.length === 0) return;
       let jumped = false;
       for (const row of rows) {
-        if (contents.length + prefixes.length === maxKeys) {
-          truncated = true;
+        if (count() === maxKeys) {
+          page.truncated = true;
           return;
         }
         const rest = row.name.slice(prefix.length);
         const i = delimiter ? rest.indexOf(delimiter) : -1;
         if (i >= 0) {
           const common = prefix + rest.slice(0, i + delimiter.length);
-          prefixes.push(common);
+          page.prefixes.push(common);
+          page.last = common;
           cursor = common + AFTER_PREFIX;
-          next = cursor;
+          page.next = cursor;
           jumped = true;
           break;
         }
-        contents.push({
+        page.contents.push({
           Key: row.name,
           LastModified: new Date(row.metadata?.lastModified ?? row.updated_at).toISOString(),
           ETag: row.metadata?.eTag ?? '',
@@ -131,7 +141,8 @@ export async function listObjectsV2(r: S3Request): Promise<unknown> {
           StorageClass: 'STANDARD',
         });
         cursor = row.name;
-        next = cursor;
+        page.last = cursor;
+        page.next = cursor;
       }
       if (!jumped && rows.length < want) return;
     }
@@ -140,10 +151,26 @@ export async function listObjectsV2(r: S3Request): Promise<unknown> {
       `select 1 from storage.objects where bucket_id = $1 and starts_with(name, $2) and name collate "C" > $3 limit 1`,
       [r.bucket, prefix, cursor],
     );
-    truncated = (more.rowCount ?? 0) > 0;
+    page.truncated = (more.rowCount ?? 0) > 0;
   });
+  return page;
+}
 
-  const enc = (s: string) => (urlEncoding ? encodeURIComponent(s).replace(/%2F/g, '/') : s);
+function encoder(r: S3Request): (s: string) => string {
+  const url = q(r, 'encoding-type') === 'url';
+  return (s) => (url ? encodeURIComponent(s).replace(/%2F/g, '/') : s);
+}
+
+export async function listObjectsV2(r: S3Request): Promise<unknown> {
+  assertBucketName(r.bucket);
+  const prefix = q(r, 'prefix') ?? '';
+  const delimiter = q(r, 'delimiter') ?? '';
+  const startAfter = q(r, 'start-after') ?? '';
+  const token = q(r, 'continuation-token');
+  const maxKeys = maxKeysOf(r);
+  const after = token !== undefined ? decodeToken(token) : startAfter;
+  const page = await listPage(r, prefix, delimiter, after, maxKeys);
+  const enc = encoder(r);
   return sendXml(
     r,
     200,
@@ -153,13 +180,48 @@ export async function listObjectsV2(r: S3Request): Promise<unknown> {
       ...(delimiter ? { Delimiter: enc(delimiter) } : {}),
       ...(startAfter ? { StartAfter: enc(startAfter) } : {}),
       ...(token !== undefined ? { ContinuationToken: token } : {}),
-      KeyCount: contents.length + prefixes.length,
+      KeyCount: page.contents.length + page.prefixes.length,
       MaxKeys: maxKeys,
-      ...(urlEncoding ? { EncodingType: 'url' } : {}),
-      IsTruncated: truncated,
-      ...(truncated && next !== undefined ? { NextContinuationToken: encodeToken(next) } : {}),
-      Contents: contents.map((c) => ({ ...c, Key: enc(c.Key) })),
-      CommonPrefixes: prefixes.map((p) => ({ Prefix: enc(p) })),
+      ...(q(r, 'encoding-type') === 'url' ? { EncodingType: 'url' } : {}),
+      IsTruncated: page.truncated,
+      ...(page.truncated && page.next !== undefined ? { NextContinuationToken: encodeToken(page.next) } : {}),
+      Contents: page.contents.map((c) => ({ ...c, Key: enc(c.Key) })),
+      CommonPrefixes: page.prefixes.map((p) => ({ Prefix: enc(p) })),
+    }),
+  );
+}
+
+/**
+ * ListObjects (v1): `marker` instead of a token. A marker that is a common prefix (as NextMarker is
+ * when a page ends on one) continues after everything under it, as S3 does.
+ */
+export async function listObjectsV1(r: S3Request): Promise<unknown> {
+  assertBucketName(r.bucket);
+  const prefix = q(r, 'prefix') ?? '';
+  const delimiter = q(r, 'delimiter') ?? '';
+  const marker = q(r, 'marker') ?? '';
+  const maxKeys = maxKeysOf(r);
+  const rest = marker.startsWith(prefix) ? marker.slice(prefix.length) : '';
+  const markerIsPrefix =
+    delimiter !== '' &&
+    rest.endsWith(delimiter) &&
+    rest.indexOf(delimiter) === rest.length - delimiter.length;
+  const page = await listPage(r, prefix, delimiter, markerIsPrefix ? marker + AFTER_PREFIX : marker, maxKeys);
+  const enc = encoder(r);
+  return sendXml(
+    r,
+    200,
+    toXml('ListBucketResult', {
+      Name: r.bucket,
+      Prefix: enc(prefix),
+      Marker: enc(marker),
+      ...(delimiter ? { Delimiter: enc(delimiter) } : {}),
+      MaxKeys: maxKeys,
+      ...(q(r, 'encoding-type') === 'url' ? { EncodingType: 'url' } : {}),
+      IsTruncated: page.truncated,
+      ...(page.truncated && page.last !== undefined ? { NextMarker: enc(page.last) } : {}),
+      Contents: page.contents.map((c) => ({ ...c, Key: enc(c.Key) })),
+      CommonPrefixes: page.prefixes.map((p) => ({ Prefix: enc(p) })),
     }),
   );
 }

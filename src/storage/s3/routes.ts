@@ -11,7 +11,14 @@ import { StorageError, errors } from '../errors.js';
 import { assertBucketName } from '../keys.js';
 import { scopeOf, type StorageDeps } from '../routes/context.js';
 import { authenticateS3 } from './auth.js';
-import { createOne, deleteOneBucket, headBucket, listAllBuckets, listObjectsV2 } from './buckets.js';
+import {
+  createOne,
+  deleteOneBucket,
+  headBucket,
+  listAllBuckets,
+  listObjectsV1,
+  listObjectsV2,
+} from './buckets.js';
 import type { S3Request } from './context.js';
 import { s3Errors } from './errors.js';
 import {
@@ -133,7 +140,7 @@ export async function s3Routes(app: FastifyInstance, deps: StorageDeps): Promise
           has(r, 'acl')
         )
           throw s3Errors.notImplemented('This bucket operation');
-        return listObjectsV2(r);
+        return one(r, 'list-type') === '2' ? listObjectsV2(r) : listObjectsV1(r);
       case 'HEAD':
         return headBucket(r);
       case 'PUT':

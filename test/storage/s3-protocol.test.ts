@@ -27,7 +27,9 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { SignatureV4 } from '@smithy/signature-v4';
 import { AwsChunkedDecoder } from '../../src/storage/s3/aws-chunked.js';
+import { NodeSha256 } from '../../src/storage/s3/sigv4.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bucketName, startStorage, uuid, type StorageHarness } from './harness.js';
 
@@ -279,6 +281,15 @@ describe('operations with an access key (service role)', () => {
       credentials: { accessKeyId: keys.access_key, secretAccessKey: keys.secret_key },
       maxAttempts: 1,
     });
+    const sent: Array<string | undefined> = [];
+    dflt.middlewareStack.add(
+      (next) => async (args) => {
+        const headers = (args.request as { headers?: Record<string, string> }).headers ?? {};
+        sent.push(headers['x-amz-content-sha256']);
+        return next(args);
+      },
+      { step: 'finalizeRequest', priority: 'low' },
+    );
     const data = Buffer.alloc(300_000, 7);
     await dflt.send(
       new PutObjectCommand({
@@ -289,11 +300,80 @@ describe('operations with an access key (service role)', () => {
       }),
     );
     await dflt.send(new PutObjectCommand({ Bucket: b, Key: 'buffered.bin', Body: data }));
+    // The stream went aws-chunked (with a checksum trailer); the buffer as one signed payload.
+    expect(sent).toEqual(['STREAMING-UNSIGNED-PAYLOAD-TRAILER', expect.stringMatching(/^[0-9a-f]{64}$/)]);
     for (const key of ['streamed.bin', 'buffered.bin']) {
       const got = await dflt.send(new GetObjectCommand({ Bucket: b, Key: key }));
       expect(Buffer.from(await must(got.Body).transformToByteArray()).equals(data), key).toBe(true);
     }
     dflt.destroy();
+  });
+
+  it('signed aws-chunked bodies (STREAMING-AWS4-HMAC-SHA256-PAYLOAD): every frame is verified', async () => {
+    const b = bucketName('s3sc');
+    await s3.send(new CreateBucketCommand({ Bucket: b }));
+    const url = new URL(`${endpoint}/${b}/signed.bin`);
+    const frames = [Buffer.alloc(70_000, 1), Buffer.alloc(1_000, 2)];
+    const put = async (tamper: boolean) => {
+      const signer = new SignatureV4({
+        credentials: { accessKeyId: keys.access_key, secretAccessKey: keys.secret_key },
+        region: 'local',
+        service: 's3',
+        sha256: NodeSha256,
+        uriEscapePath: false,
+      });
+      const signingDate = new Date();
+      const total = frames.reduce((n, f) => n + f.length, 0);
+      const signed = await signer.sign(
+        {
+          method: 'PUT',
+          protocol: 'http:',
+          hostname: url.hostname,
+          port: Number(url.port),
+          path: url.pathname,
+          query: {},
+          headers: {
+            host: url.host,
+            'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD',
+            'content-encoding': 'aws-chunked',
+            'x-amz-decoded-content-length': String(total),
+          },
+        },
+        { signingDate },
+      );
+      const headers = signed.headers as Record<string, string>;
+      let previous = /Signature=([0-9a-f]{64})/.exec(headers.authorization ?? '')?.[1] ?? '';
+      const longDate = headers['x-amz-date'] ?? '';
+      const scope = `${longDate.slice(0, 8)}/local/s3/aws4_request`;
+      const parts: Buffer[] = [];
+      for (const data of [...frames, Buffer.alloc(0)]) {
+        const sts = [
+          'AWS4-HMAC-SHA256-PAYLOAD',
+          longDate,
+          scope,
+          previous,
+          createHash('sha256').update('').digest('hex'),
+          createHash('sha256').update(data).digest('hex'),
+        ].join('\n');
+        previous = await signer.sign(sts, { signingDate });
+        const sent = tamper && data.length === 1_000 ? Buffer.alloc(1_000, 3) : data;
+        parts.push(
+          Buffer.from(`${data.length.toString(16)};chunk-signature=${previous}\r\n`),
+          sent,
+          Buffer.from('\r\n'),
+        );
+      }
+      const { host: _host, ...rest } = headers;
+      return fetch(url, { method: 'PUT', headers: rest, body: Buffer.concat(parts) });
+    };
+    const bad = await put(true);
+    expect(bad.status).toBe(403);
+    expect(await bad.text()).toContain('<Code>SignatureDoesNotMatch</Code>');
+    expect((await h.service.from(b).exists('signed.bin')).data).toBe(false);
+    const ok = await put(false);
+    expect(ok.status).toBe(200);
+    const got = await s3.send(new GetObjectCommand({ Bucket: b, Key: 'signed.bin' }));
+    expect(Buffer.from(await must(got.Body).transformToByteArray()).equals(Buffer.concat(frames))).toBe(true);
   });
 
   it('ListObjectsV2: prefix, delimiter, continuation, start-after', async () => {
@@ -483,8 +563,10 @@ describe('operations with an access key (service role)', () => {
       signingDate: new Date(Date.now() - 120_000),
     });
     const expired = await fetch(past);
-    expect(expired.status).toBe(403);
-    expect(await expired.text()).toContain('Request has expired');
+    expect(expired.status).toBe(400);
+    expect(await expired.text()).toContain(
+      '<Code>ExpiredToken</Code><Message>The provided token has expired.</Message>',
+    );
   });
 });
 

@@ -13,13 +13,31 @@ import type { ProjectContext } from '../../platform/project-context.js';
 import { SERVICE, verifierText, type Caller } from '../auth.js';
 import { accessKeySecret } from './credentials.js';
 import { s3Errors } from './errors.js';
-import { checkSignatureScope, parseClientSignature, signatureMatches } from './sigv4.js';
+import {
+  type ChunkVerifier,
+  type ClientSignature,
+  checkSignatureScope,
+  chunkVerifier,
+  parseClientSignature,
+  signatureMatches,
+} from './sigv4.js';
+
+export interface S3Auth {
+  caller: Caller;
+  /** Set when the body is a signed aws-chunked stream: checks each frame's signature. */
+  chunks?: { check: ChunkVerifier; seedSignature: string };
+}
+
+async function withChunks(caller: Caller, sig: ClientSignature, secret: string): Promise<S3Auth> {
+  if (!sig.contentSha?.startsWith('STREAMING-AWS4-HMAC-SHA256-PAYLOAD')) return { caller };
+  return { caller, chunks: { check: await chunkVerifier(sig, secret), seedSignature: sig.signature } };
+}
 
 export async function authenticateS3(
   req: FastifyRequest,
   platform: Platform,
   project: ProjectContext,
-): Promise<Caller> {
+): Promise<S3Auth> {
   const sig = parseClientSignature(req);
   if (!sig) throw s3Errors.accessDenied('Missing signature');
   const { region, enforceRegion } = platform.config.s3Protocol;
@@ -27,18 +45,18 @@ export async function authenticateS3(
 
   if (sig.sessionToken !== undefined) {
     if (sig.accessKey !== project.ref) throw s3Errors.invalidAccessKeyId();
-    let ok = false;
+    let matched: string | undefined;
     for (const secret of [project.ref, project.anonKey]) {
       if (await signatureMatches(req, sig, secret)) {
-        ok = true;
+        matched = secret;
         break;
       }
     }
-    if (!ok) throw s3Errors.signatureDoesNotMatch(true);
+    if (matched === undefined) throw s3Errors.signatureDoesNotMatch(true);
     try {
       const claims = await verifyJwt(project.jwtSecret, sig.sessionToken);
       const sub = typeof claims.sub === 'string' ? claims.sub : undefined;
-      return { role: claims.role, claims, sub };
+      return withChunks({ role: claims.role, claims, sub }, sig, matched);
     } catch (err) {
       if (err instanceof JwtError) throw s3Errors.accessDenied(verifierText(err));
       throw err;
@@ -48,5 +66,5 @@ export async function authenticateS3(
   const secret = await accessKeySecret(platform, project.ref, sig.accessKey);
   if (secret === undefined) throw s3Errors.invalidAccessKeyId();
   if (!(await signatureMatches(req, sig, secret))) throw s3Errors.signatureDoesNotMatch(false);
-  return SERVICE;
+  return withChunks(SERVICE, sig, secret);
 }

@@ -4,6 +4,7 @@ import type { Platform } from '../../platform/platform.js';
 import type { ProjectContext } from '../../platform/project-context.js';
 import type { Caller } from '../auth.js';
 import type { StorageBackend } from '../backend/interface.js';
+import type { S3Auth } from './auth.js';
 
 export interface S3Request {
   req: FastifyRequest;
@@ -12,6 +13,8 @@ export interface S3Request {
   project: ProjectContext;
   backend: StorageBackend;
   caller: Caller;
+  /** Frame verification of a signed aws-chunked body. */
+  chunks?: S3Auth['chunks'];
   globalLimit: number;
   bucket: string;
   /** '' for bucket-level requests. */

@@ -21,7 +21,8 @@ export const s3Errors = {
   invalidAccessKeyId: () =>
     e('InvalidAccessKeyId', 403, 'The Access Key Id you provided does not exist in our records.'),
   accessDenied: (message: string) => e('AccessDenied', 403, message),
-  expired: () => e('AccessDenied', 403, 'Request has expired'),
+  /** The reference's ExpiredSignature (presigned URL past X-Amz-Expires). */
+  expired: () => e('ExpiredToken', 400, 'The provided token has expired.'),
   skewed: () =>
     e(
       'RequestTimeTooSkewed',

@@ -6,11 +6,10 @@
  * (the reference's S3 error handler). Bodies stay streams (no parser reads them ahead).
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Caller } from '../auth.js';
 import { StorageError, errors } from '../errors.js';
 import { assertBucketName } from '../keys.js';
 import { scopeOf, type StorageDeps } from '../routes/context.js';
-import { authenticateS3 } from './auth.js';
+import { authenticateS3, type S3Auth } from './auth.js';
 import {
   createOne,
   deleteOneBucket,
@@ -32,7 +31,7 @@ import { copyOne, deleteMany, deleteOne, getObject, putObject } from './objects.
 import { rawQuery } from './sigv4.js';
 import { toXml } from './xml.js';
 
-const callers = new WeakMap<FastifyRequest, Caller>();
+const callers = new WeakMap<FastifyRequest, S3Auth>();
 
 /** Headers of a download that must not survive into an error reply. */
 const DOWNLOAD_HEADERS = [
@@ -99,8 +98,8 @@ export async function s3Routes(app: FastifyInstance, deps: StorageDeps): Promise
   const ctx = (req: FastifyRequest, reply: FastifyReply): S3Request => {
     const scope = scopeOf(deps, req);
     const params = req.params as { bucket?: string; '*'?: string };
-    const caller = callers.get(req);
-    if (!caller) throw s3Errors.accessDenied('Missing signature');
+    const auth = callers.get(req);
+    if (!auth) throw s3Errors.accessDenied('Missing signature');
     const bucket = params.bucket ?? '';
     if (bucket !== '') assertBucketName(bucket);
     return {
@@ -109,7 +108,8 @@ export async function s3Routes(app: FastifyInstance, deps: StorageDeps): Promise
       platform: deps.platform,
       project: scope.project,
       backend: scope.backend,
-      caller,
+      caller: auth.caller,
+      chunks: auth.chunks,
       globalLimit: scope.globalLimit,
       bucket,
       key: params['*'] ?? '',

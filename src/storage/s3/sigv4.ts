@@ -8,7 +8,7 @@
  * (15 minutes for header auth, `X-Amz-Expires` for presigned URLs, at most 7 days).
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { SignatureV4 } from '@smithy/signature-v4';
+import { SignatureV4, getSigningKey } from '@smithy/signature-v4';
 import type { FastifyRequest } from 'fastify';
 import { s3Errors } from './errors.js';
 
@@ -19,7 +19,7 @@ function bytes(d: string | ArrayBuffer | ArrayBufferView): string | Uint8Array {
 }
 
 /** SHA-256 / HMAC-SHA256 in the shape smithy's signer takes. */
-class NodeSha256 {
+export class NodeSha256 {
   private readonly h: ReturnType<typeof createHash> | ReturnType<typeof createHmac>;
   constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
     this.h = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
@@ -225,4 +225,35 @@ export async function signatureMatches(
   }
   if (!computed || computed.length !== sig.signature.length) return false;
   return timingSafeEqual(Buffer.from(computed), Buffer.from(sig.signature));
+}
+
+/** Checks one frame of a signed aws-chunked body (its signature chains from the previous one). */
+export type ChunkVerifier = (previousSignature: string, dataSha256Hex: string, signature: string) => boolean;
+
+const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+
+/** The verifier of STREAMING-AWS4-HMAC-SHA256-PAYLOAD frames for a request signed with `secret`. */
+export async function chunkVerifier(sig: ClientSignature, secret: string): Promise<ChunkVerifier> {
+  const key = await getSigningKey(
+    NodeSha256,
+    { accessKeyId: sig.accessKey, secretAccessKey: secret, sessionToken: sig.sessionToken },
+    sig.shortDate,
+    sig.region,
+    's3',
+  );
+  const scope = `${sig.shortDate}/${sig.region}/s3/aws4_request`;
+  return (previous, dataHash, signature) => {
+    const stringToSign = [
+      'AWS4-HMAC-SHA256-PAYLOAD',
+      sig.longDate,
+      scope,
+      previous,
+      EMPTY_SHA256,
+      dataHash,
+    ].join('\n');
+    const expected = createHmac('sha256', key).update(stringToSign).digest('hex');
+    return (
+      expected.length === signature.length && timingSafeEqual(Buffer.from(expected), Buffer.from(signature))
+    );
+  };
 }

@@ -22,6 +22,14 @@ import { bodyOf, contentTypeOf } from './objects.js';
 import { readXml, toXml } from './xml.js';
 
 const MAX_PARTS = 10_000;
+
+/**
+ * `upload_signature` is '' while parts may be added, 'completing:<epoch>' while a complete runs.
+ * A claim older than an hour belongs to a process that died mid-complete: it may be taken over
+ * (complete again, or abort).
+ */
+const CLAIMABLE = `(upload_signature = '' or (upload_signature like 'completing:%'
+  and to_timestamp(split_part(upload_signature, ':', 2)::double precision) < now() - interval '1 hour'))`;
 const MAX_XML_BODY = 4 * 1024 * 1024;
 
 interface UploadRow {
@@ -201,7 +209,8 @@ export async function completeMultipartUpload(r: S3Request, uploadId: string): P
   // Claim the upload, so that a second complete (or a late part) cannot interleave with this one.
   const claimed = await admin(r, 'storage.s3.complete_multipart_upload', async (db) => {
     const c = await db.query(
-      `update storage.s3_multipart_uploads set upload_signature = 'completing' where id = $1 and upload_signature = ''`,
+      `update storage.s3_multipart_uploads set upload_signature = 'completing:' || extract(epoch from now())
+       where id = $1 and ${CLAIMABLE}`,
       [upload.id],
     );
     if (!c.rowCount) return undefined;
@@ -319,15 +328,17 @@ export async function abortMultipartUpload(r: S3Request, uploadId: string): Prom
   assertKey(r.key);
   const upload = await loadUpload(r, uploadId, 'storage.s3.abort_multipart_upload');
   const parts = await admin(r, 'storage.s3.abort_multipart_upload', async (db) => {
+    // Lock first (a part being added commits before we go on), then read the parts, then delete.
+    const live = await db.query(
+      `select 1 from storage.s3_multipart_uploads where id = $1 and ${CLAIMABLE} for update`,
+      [upload.id],
+    );
+    if (!live.rowCount) throw s3Errors.noSuchUpload();
     const p = await db.query<{ version: string }>(
       'select version from storage.s3_multipart_uploads_parts where upload_id = $1',
       [upload.id],
     );
-    const d = await db.query(
-      `delete from storage.s3_multipart_uploads where id = $1 and upload_signature = ''`,
-      [upload.id],
-    );
-    if (!d.rowCount) throw s3Errors.noSuchUpload();
+    await db.query('delete from storage.s3_multipart_uploads where id = $1', [upload.id]);
     return p.rows;
   });
   if (parts.length)

@@ -315,3 +315,23 @@ describe('the concurrency gate', () => {
     expect(await gate.run(async () => 'fourth')).toBe('fourth');
   });
 });
+
+describe('on the S3 storage backend', () => {
+  let hs: StorageHarness;
+  beforeAll(async () => {
+    hs = await startStorage('s3');
+  });
+  afterAll(async () => hs?.close());
+
+  it('renders and caches the same way', async () => {
+    const b = bucketName('img-s3');
+    await hs.service.createBucket(b, { public: true });
+    await hs.service.from(b).upload('x.jpeg', await image('jpeg', 120, 60), { contentType: 'image/jpeg' });
+    const url = hs.service.from(b).getPublicUrl('x.jpeg', { transform: { width: 30, format: 'origin' } })
+      .data.publicUrl;
+    const first = await fetchImage(url);
+    expect(first.meta).toMatchObject({ format: 'jpeg', width: 30, height: 15 });
+    expect(first.res.headers.get('x-strata-render-cache')).toBe('MISS');
+    expect((await fetchImage(url)).res.headers.get('x-strata-render-cache')).toBe('HIT');
+  });
+});

@@ -54,6 +54,36 @@ export interface StrataConfig {
    * (STRATA_GRAPHQL_MAX_SELECTIONS, 0 = none); false for none.
    */
   graphqlMaxSelections: number | false;
+  /** Image transformations (/render/image/...): limits and the rendered-variant cache. */
+  image: ImageConfig;
+  /** The S3 protocol ({project}/storage/v1/s3). */
+  s3Protocol: S3ProtocolConfig;
+}
+
+export interface ImageConfig {
+  /** STRATA_IMAGE_TRANSFORMATION_ENABLED (default on): off → render routes answer FeatureNotEnabled. */
+  enabled: boolean;
+  /** STRATA_IMAGE_MAX_SOURCE_BYTES: largest source object rendered (default 25 MiB). */
+  maxSourceBytes: number;
+  /** STRATA_IMAGE_MAX_SOURCE_PIXELS: largest source width × height (default 50 megapixels). */
+  maxSourcePixels: number;
+  /** STRATA_IMAGE_MAX_DIMENSION: requested width/height are clamped to 1..this (default 2500). */
+  maxDimension: number;
+  /** STRATA_IMAGE_CONCURRENCY: renders running at once; more wait in line (default 2). */
+  concurrency: number;
+  /** STRATA_IMAGE_QUEUE_LIMIT: renders allowed to wait; beyond it → 429 SlowDown (default 64). */
+  queueLimit: number;
+  /** STRATA_IMAGE_CACHE_BYTES: memory for rendered variants, 0 disables the cache (default 64 MiB). */
+  cacheBytes: number;
+}
+
+export interface S3ProtocolConfig {
+  /** STRATA_S3_PROTOCOL_REGION: the region clients sign for (default "local"; see enforceRegion). */
+  region: string;
+  /** STRATA_S3_PROTOCOL_ENFORCE_REGION=1: refuse signatures scoped to another region. */
+  enforceRegion: boolean;
+  /** STRATA_S3_PROTOCOL_MAX_KEYS: ListObjectsV2 / ListParts page cap (default 1000). */
+  maxKeys: number;
 }
 
 /** A limit from the environment: unset → `d`, 0 → none (false), else a whole number. */
@@ -117,5 +147,19 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
       env.STRATA_GRAPHQL_MAX_SELECTIONS,
       DEFAULT_MAX_SELECTIONS,
     ),
+    image: {
+      enabled: env.STRATA_IMAGE_TRANSFORMATION_ENABLED !== 'false',
+      maxSourceBytes: num(env.STRATA_IMAGE_MAX_SOURCE_BYTES, 25 * 1024 * 1024),
+      maxSourcePixels: num(env.STRATA_IMAGE_MAX_SOURCE_PIXELS, 50_000_000),
+      maxDimension: num(env.STRATA_IMAGE_MAX_DIMENSION, 2500),
+      concurrency: Math.max(1, num(env.STRATA_IMAGE_CONCURRENCY, 2)),
+      queueLimit: Math.max(0, num(env.STRATA_IMAGE_QUEUE_LIMIT, 64)),
+      cacheBytes: Math.max(0, num(env.STRATA_IMAGE_CACHE_BYTES, 64 * 1024 * 1024)),
+    },
+    s3Protocol: {
+      region: env.STRATA_S3_PROTOCOL_REGION || 'local',
+      enforceRegion: env.STRATA_S3_PROTOCOL_ENFORCE_REGION === '1',
+      maxKeys: Math.max(1, num(env.STRATA_S3_PROTOCOL_MAX_KEYS, 1000)),
+    },
   };
 }

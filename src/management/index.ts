@@ -34,6 +34,7 @@ import { functionRoutes } from './functions/routes.js';
 import { hostnameRoutes } from './hostnames/routes.js';
 import { encryptionRoutes } from './encryption/routes.js';
 import { networkRoutes } from './network/routes.js';
+import { s3AccessKeyRoutes } from './storage/s3-access-keys.js';
 
 const MODULES: ManagementModule[] = [
   organizationRoutes,
@@ -44,6 +45,7 @@ const MODULES: ManagementModule[] = [
   hostnameRoutes,
   encryptionRoutes,
   networkRoutes,
+  s3AccessKeyRoutes,
 ];
 
 export async function managementRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {

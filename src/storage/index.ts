@@ -16,6 +16,8 @@ import { objectReadRoutes } from './routes/objects-read.js';
 import { objectUploadRoutes } from './routes/objects-upload.js';
 import { opsRoutes, registerCors } from './routes/ops.js';
 import { signedRoutes } from './routes/signed.js';
+import { imageRoutes } from './image/routes.js';
+import { s3Routes } from './s3/routes.js';
 import { serializeRequest } from './log-redaction.js';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../db/connection-errors.js';
 
@@ -109,6 +111,8 @@ async function storageApi(app: FastifyInstance, opts: { platform: Platform }): P
     await raw.register(objectUploadRoutes, deps);
   });
 
+  await app.register(s3Routes, { ...deps, prefix: '/s3' });
+
   await app.register(async (json) => {
     const limit = opts.platform.config.bodyLimit;
     json.removeAllContentTypeParsers();
@@ -120,5 +124,6 @@ async function storageApi(app: FastifyInstance, opts: { platform: Platform }): P
     await json.register(objectReadRoutes, deps);
     await json.register(objectManageRoutes, deps);
     await json.register(signedRoutes, deps);
+    await json.register(imageRoutes, deps);
   });
 }

@@ -26,8 +26,14 @@ export function signDownloadToken(
   bucket: string,
   key: string,
   expiresIn: number,
+  /** Image-render URLs carry the transformations they were signed for. */
+  transformations?: string,
 ): Promise<string> {
-  return signJwt(secret, { url: `${bucket}/${key}`, scope: 'download' }, { expiresInSeconds: expiresIn });
+  return signJwt(
+    secret,
+    { url: `${bucket}/${key}`, scope: 'download', ...(transformations ? { transformations } : {}) },
+    { expiresInSeconds: expiresIn },
+  );
 }
 
 export function signUploadToken(
@@ -50,6 +56,8 @@ export interface VerifiedToken {
   exp?: number;
   owner?: string;
   upsert: boolean;
+  /** Set on image-render tokens. */
+  transformations?: string;
 }
 
 /** Signature/format/expiry, then kind, then path binding, then expiry again (§2 S14). */
@@ -84,5 +92,6 @@ export async function verifyUrlToken(
     exp,
     owner: typeof claims.owner === 'string' ? claims.owner : undefined,
     upsert: claims.upsert === true,
+    transformations: typeof claims.transformations === 'string' ? claims.transformations : undefined,
   };
 }

@@ -12,6 +12,7 @@ import { dryRunWrite } from '../service/object-writes.js';
 import { requireObject, visibleNames } from '../service/objects.js';
 import { bodyOf, headerValue, objectParams, scopeOf, type StorageDeps } from './context.js';
 import { renderObject } from './render.js';
+import { signedTransformations } from '../image/options.js';
 
 /** Lifetime of signed upload URLs. */
 const UPLOAD_URL_EXPIRES_IN = 2 * 3600;
@@ -21,11 +22,14 @@ export async function signedRoutes(app: FastifyInstance, deps: StorageDeps): Pro
     const { project } = scopeOf(deps, req);
     const caller = await requireCaller(req, project);
     const { bucket, key } = objectParams(req);
-    const expiresIn = parseExpiresIn(bodyOf(req).expiresIn);
+    const body = bodyOf(req);
+    const expiresIn = parseExpiresIn(body.expiresIn);
+    const transformations = signedTransformations(body, deps.platform.config.image.enabled);
     assertKey(key);
     await requireObject(project, caller, 'storage.object.sign', bucket, key);
-    const token = await signDownloadToken(project.jwtSecret, bucket, key, expiresIn);
-    return { signedURL: `/object/sign/${bucket}/${key}?token=${token}` };
+    const token = await signDownloadToken(project.jwtSecret, bucket, key, expiresIn, transformations);
+    const route = transformations ? 'render/image' : 'object';
+    return { signedURL: `/${route}/sign/${bucket}/${key}?token=${token}` };
   });
 
   app.post<{ Params: { bucket: string } }>('/object/sign/:bucket', async (req) => {

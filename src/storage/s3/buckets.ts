@@ -1,0 +1,227 @@
+/**
+ * S3 bucket operations (ListBuckets, Create/Delete/HeadBucket) and ListObjectsV2 with prefix,
+ * delimiter, start-after and continuation tokens, all under the caller's role (RLS decides what
+ * is seen). Keys are listed in byte order (collation "C"), as S3 lists them; a folder (common
+ * prefix) is skipped over in one step by continuing after `prefix + U+10FFFF`.
+ */
+import { SERVICE } from '../auth.js';
+import { assertNewBucketName, assertBucketName } from '../keys.js';
+import { createBucket, deleteBucket, getBucket, listBuckets } from '../service/buckets.js';
+import { inTx } from '../service/tx.js';
+import type { SystemMetadata } from '../service/objects.js';
+import { q, sendXml, type S3Request } from './context.js';
+import { s3Errors } from './errors.js';
+import { toXml } from './xml.js';
+
+const OWNER = { ID: 'strata', DisplayName: 'strata' };
+
+export async function listAllBuckets(r: S3Request): Promise<unknown> {
+  const rows = await listBuckets(r.project, r.caller, { sortColumn: 'id', sortOrder: 'asc' });
+  return sendXml(
+    r,
+    200,
+    toXml('ListAllMyBucketsResult', {
+      Owner: OWNER,
+      Buckets: {
+        Bucket: rows.map((b) => ({ Name: b.id, CreationDate: new Date(b.created_at).toISOString() })),
+      },
+    }),
+  );
+}
+
+export async function createOne(r: S3Request): Promise<unknown> {
+  assertNewBucketName(r.bucket);
+  await createBucket(r.project, r.caller, {
+    id: r.bucket,
+    name: r.bucket,
+    public: false,
+    fileSizeLimit: null,
+    allowedMimeTypes: null,
+  });
+  r.reply.header('location', `/${r.bucket}`);
+  return r.reply.code(200).send();
+}
+
+export async function deleteOneBucket(r: S3Request): Promise<unknown> {
+  assertBucketName(r.bucket);
+  await deleteBucket(r.project, r.caller, r.bucket);
+  return r.reply.code(204).send();
+}
+
+export async function headBucket(r: S3Request): Promise<unknown> {
+  assertBucketName(r.bucket);
+  await getBucket(r.project, r.caller, r.bucket);
+  r.reply.header('x-amz-bucket-region', r.platform.config.s3Protocol.region);
+  return r.reply.code(200).send();
+}
+
+function decodeToken(t: string): string {
+  const s = Buffer.from(t, 'base64url').toString('utf8');
+  if (!s.startsWith('v1:')) throw s3Errors.invalidArgument('The continuation token provided is incorrect');
+  return s.slice(3);
+}
+
+const encodeToken = (after: string) => Buffer.from(`v1:${after}`, 'utf8').toString('base64url');
+
+/** Past every key starting with `p` in collation "C". */
+const AFTER_PREFIX = '\u{10FFFF}';
+
+interface ListEntry {
+  Key: string;
+  LastModified: string;
+  ETag: string;
+  Size: number;
+  StorageClass: string;
+}
+
+interface ListPage {
+  contents: ListEntry[];
+  prefixes: string[];
+  truncated: boolean;
+  /** Where the next page starts (exclusive). */
+  next?: string;
+  /** The last key or common prefix of this page. */
+  last?: string;
+}
+
+function maxKeysOf(r: S3Request): number {
+  const text = q(r, 'max-keys');
+  const cap = r.platform.config.s3Protocol.maxKeys;
+  if (text === undefined) return cap;
+  if (!/^\d+$/.test(text))
+    throw s3Errors.invalidArgument('Provided max-keys not an integer or within integer range');
+  return Math.min(Number(text), cap);
+}
+
+/** One page of keys and common prefixes after `after`, as the caller sees them. */
+async function listPage(
+  r: S3Request,
+  prefix: string,
+  delimiter: string,
+  after: string,
+  maxKeys: number,
+): Promise<ListPage> {
+  const page: ListPage = { contents: [], prefixes: [], truncated: false };
+  const count = () => page.contents.length + page.prefixes.length;
+  // The bucket must exist; which of its objects are listed is RLS's business.
+  await getBucket(r.project, SERVICE, r.bucket);
+  await inTx(r.project, r.caller, 'storage.s3.list_objects', async (db) => {
+    let cursor = after;
+    while (count() < maxKeys) {
+      const want = maxKeys - count() + 1;
+      const { rows } = await db.query<{ name: string; metadata: SystemMetadata | null; updated_at: Date }>(
+        `select name, metadata, updated_at from storage.objects
+         where bucket_id = $1 and starts_with(name, $2) and name collate "C" > $3
+         order by name collate "C" limit $4`,
+        [r.bucket, prefix, cursor, want],
+      );
+      if (rows.length === 0) return;
+      let jumped = false;
+      for (const row of rows) {
+        if (count() === maxKeys) {
+          page.truncated = true;
+          return;
+        }
+        const rest = row.name.slice(prefix.length);
+        const i = delimiter ? rest.indexOf(delimiter) : -1;
+        if (i >= 0) {
+          const common = prefix + rest.slice(0, i + delimiter.length);
+          page.prefixes.push(common);
+          page.last = common;
+          cursor = common + AFTER_PREFIX;
+          page.next = cursor;
+          jumped = true;
+          break;
+        }
+        page.contents.push({
+          Key: row.name,
+          LastModified: new Date(row.metadata?.lastModified ?? row.updated_at).toISOString(),
+          ETag: row.metadata?.eTag ?? '',
+          Size: Number(row.metadata?.size ?? 0),
+          StorageClass: 'STANDARD',
+        });
+        cursor = row.name;
+        page.last = cursor;
+        page.next = cursor;
+      }
+      if (!jumped && rows.length < want) return;
+    }
+    // The page is full: is there anything after it?
+    const more = await db.query(
+      `select 1 from storage.objects where bucket_id = $1 and starts_with(name, $2) and name collate "C" > $3 limit 1`,
+      [r.bucket, prefix, cursor],
+    );
+    page.truncated = (more.rowCount ?? 0) > 0;
+  });
+  return page;
+}
+
+function encoder(r: S3Request): (s: string) => string {
+  const url = q(r, 'encoding-type') === 'url';
+  return (s) => (url ? encodeURIComponent(s).replace(/%2F/g, '/') : s);
+}
+
+export async function listObjectsV2(r: S3Request): Promise<unknown> {
+  assertBucketName(r.bucket);
+  const prefix = q(r, 'prefix') ?? '';
+  const delimiter = q(r, 'delimiter') ?? '';
+  const startAfter = q(r, 'start-after') ?? '';
+  const token = q(r, 'continuation-token');
+  const maxKeys = maxKeysOf(r);
+  const after = token !== undefined ? decodeToken(token) : startAfter;
+  const page = await listPage(r, prefix, delimiter, after, maxKeys);
+  const enc = encoder(r);
+  return sendXml(
+    r,
+    200,
+    toXml('ListBucketResult', {
+      Name: r.bucket,
+      Prefix: enc(prefix),
+      ...(delimiter ? { Delimiter: enc(delimiter) } : {}),
+      ...(startAfter ? { StartAfter: enc(startAfter) } : {}),
+      ...(token !== undefined ? { ContinuationToken: token } : {}),
+      KeyCount: page.contents.length + page.prefixes.length,
+      MaxKeys: maxKeys,
+      ...(q(r, 'encoding-type') === 'url' ? { EncodingType: 'url' } : {}),
+      IsTruncated: page.truncated,
+      ...(page.truncated && page.next !== undefined ? { NextContinuationToken: encodeToken(page.next) } : {}),
+      Contents: page.contents.map((c) => ({ ...c, Key: enc(c.Key) })),
+      CommonPrefixes: page.prefixes.map((p) => ({ Prefix: enc(p) })),
+    }),
+  );
+}
+
+/**
+ * ListObjects (v1): `marker` instead of a token. A marker that is a common prefix (as NextMarker is
+ * when a page ends on one) continues after everything under it, as S3 does.
+ */
+export async function listObjectsV1(r: S3Request): Promise<unknown> {
+  assertBucketName(r.bucket);
+  const prefix = q(r, 'prefix') ?? '';
+  const delimiter = q(r, 'delimiter') ?? '';
+  const marker = q(r, 'marker') ?? '';
+  const maxKeys = maxKeysOf(r);
+  const rest = marker.startsWith(prefix) ? marker.slice(prefix.length) : '';
+  const markerIsPrefix =
+    delimiter !== '' &&
+    rest.endsWith(delimiter) &&
+    rest.indexOf(delimiter) === rest.length - delimiter.length;
+  const page = await listPage(r, prefix, delimiter, markerIsPrefix ? marker + AFTER_PREFIX : marker, maxKeys);
+  const enc = encoder(r);
+  return sendXml(
+    r,
+    200,
+    toXml('ListBucketResult', {
+      Name: r.bucket,
+      Prefix: enc(prefix),
+      Marker: enc(marker),
+      ...(delimiter ? { Delimiter: enc(delimiter) } : {}),
+      MaxKeys: maxKeys,
+      ...(q(r, 'encoding-type') === 'url' ? { EncodingType: 'url' } : {}),
+      IsTruncated: page.truncated,
+      ...(page.truncated && page.last !== undefined ? { NextMarker: enc(page.last) } : {}),
+      Contents: page.contents.map((c) => ({ ...c, Key: enc(c.Key) })),
+      CommonPrefixes: page.prefixes.map((p) => ({ Prefix: enc(p) })),
+    }),
+  );
+}

@@ -1,0 +1,394 @@
+/**
+ * S3 multipart uploads. Creating one checks the bucket, the MIME type and (RLS dry run) that the
+ * caller may write the key; each part is stored as its own backend version and recorded in
+ * storage.s3_multipart_uploads_parts; completing one claims the upload, concatenates the parts into
+ * the object's new version, commits the row as the caller (the same commit as a REST upload), then
+ * removes the parts. Only the upload's creator (or the service role) may touch an upload.
+ */
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { StoredObject } from '../backend/interface.js';
+import { isServiceRole, ownerUuid, SERVICE } from '../auth.js';
+import { errors } from '../errors.js';
+import { assertKey } from '../keys.js';
+import { checkMimeType, effectiveLimit } from '../limits.js';
+import { bucketLimits } from '../service/buckets.js';
+import { commitWrite, dryRunWrite } from '../service/object-writes.js';
+import { findObject, type SystemMetadata } from '../service/objects.js';
+import { inTx } from '../service/tx.js';
+import { h, q, sendXml, userMetadataOf, type S3Request } from './context.js';
+import { s3Errors } from './errors.js';
+import { bodyOf, contentTypeOf } from './objects.js';
+import { readXml, toXml } from './xml.js';
+
+const MAX_PARTS = 10_000;
+
+/**
+ * `upload_signature` is '' while parts may be added, 'completing:<epoch>' while a complete runs.
+ * A claim older than an hour belongs to a process that died mid-complete: it may be taken over
+ * (complete again, or abort).
+ */
+const CLAIMABLE = `(upload_signature = '' or (upload_signature like 'completing:%'
+  and to_timestamp(split_part(upload_signature, ':', 2)::double precision) < now() - interval '1 hour'))`;
+const MAX_XML_BODY = 4 * 1024 * 1024;
+
+interface UploadRow {
+  id: string;
+  bucket_id: string;
+  key: string;
+  version: string;
+  owner_id: string | null;
+  content_type: string | null;
+  cache_control: string | null;
+  user_metadata: Record<string, unknown> | null;
+  upload_signature: string;
+}
+
+interface PartRow {
+  part_number: number;
+  etag: string;
+  size: string;
+  version: string;
+  created_at: Date;
+}
+
+const admin = <T>(r: S3Request, op: string, work: Parameters<typeof inTx<T>>[3]) =>
+  inTx<T>(r.project, SERVICE, op, work);
+
+async function loadUpload(r: S3Request, uploadId: string, op: string): Promise<UploadRow> {
+  const row = await admin(
+    r,
+    op,
+    async (db) =>
+      (
+        await db.query<UploadRow>(
+          `select id, bucket_id, key, version, owner_id, content_type, cache_control, user_metadata, upload_signature
+         from storage.s3_multipart_uploads where id = $1 and bucket_id = $2 and key = $3`,
+          [uploadId, r.bucket, r.key],
+        )
+      ).rows[0],
+  );
+  if (!row) throw s3Errors.noSuchUpload();
+  if (!isServiceRole(r.caller) && row.owner_id !== (r.caller.sub ?? null)) throw s3Errors.noSuchUpload();
+  return row;
+}
+
+export async function createMultipartUpload(r: S3Request): Promise<unknown> {
+  assertKey(r.key);
+  const bucket = await bucketLimits(r.project, r.bucket, r.key);
+  const contentType = contentTypeOf(r);
+  checkMimeType(bucket.allowedMimeTypes, contentType);
+  const userMetadata = userMetadataOf(r);
+  if (!isServiceRole(r.caller)) {
+    await dryRunWrite(
+      r.project,
+      r.caller,
+      'storage.s3.create_multipart_upload',
+      {
+        bucket: r.bucket,
+        key: r.key,
+        owner: ownerUuid(r.caller),
+        ownerId: r.caller.sub ?? null,
+        metadata: { mimetype: contentType },
+        userMetadata,
+        version: null,
+      },
+      true,
+    );
+  }
+  const id = randomUUID();
+  await admin(r, 'storage.s3.create_multipart_upload', (db) =>
+    db.query(
+      `insert into storage.s3_multipart_uploads (id, bucket_id, key, version, owner_id, content_type, cache_control, user_metadata)
+       values ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [
+        id,
+        r.bucket,
+        r.key,
+        randomUUID(),
+        r.caller.sub ?? null,
+        contentType,
+        h(r, 'cache-control') ?? 'no-cache',
+        JSON.stringify(userMetadata),
+      ],
+    ),
+  );
+  return sendXml(
+    r,
+    200,
+    toXml('InitiateMultipartUploadResult', { Bucket: r.bucket, Key: r.key, UploadId: id }),
+  );
+}
+
+function partNumberOf(v: string | undefined): number {
+  const n = v !== undefined && /^\d{1,5}$/.test(v) ? Number(v) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_PARTS)
+    throw s3Errors.invalidArgument('Part number must be an integer between 1 and 10000, inclusive');
+  return n;
+}
+
+export async function uploadPart(r: S3Request, uploadId: string): Promise<unknown> {
+  assertKey(r.key);
+  const partNumber = partNumberOf(q(r, 'partNumber'));
+  const upload = await loadUpload(r, uploadId, 'storage.s3.upload_part');
+  const bucket = await bucketLimits(r.project, r.bucket);
+  const limit = effectiveLimit(r.globalLimit, bucket.fileSizeLimit, false);
+  const { stream, declaredLength } = bodyOf(r);
+  if (declaredLength !== undefined && declaredLength > limit) throw errors.entityTooLarge();
+  const abort = new AbortController();
+  r.req.raw.on('close', () => {
+    if (!r.req.raw.complete) abort.abort();
+  });
+  const loc = { bucket: r.bucket, key: r.key, version: randomUUID() };
+  const stored = await r.backend.put(loc, stream, {
+    contentType: 'application/octet-stream',
+    cacheControl: 'no-cache',
+    maxBytes: limit,
+    limitError: errors.entityTooLarge,
+    signal: abort.signal,
+  });
+  let replaced: string | undefined;
+  try {
+    replaced = await admin(r, 'storage.s3.upload_part', async (db) => {
+      // The upload row locked: a complete or abort cannot run between our check and insert.
+      const live = await db.query(
+        `select 1 from storage.s3_multipart_uploads where id = $1 and upload_signature = '' for update`,
+        [upload.id],
+      );
+      if (!live.rowCount) throw s3Errors.noSuchUpload();
+      const prev = await db.query<{ version: string }>(
+        'select version from storage.s3_multipart_uploads_parts where upload_id = $1 and part_number = $2',
+        [upload.id, partNumber],
+      );
+      await db.query(
+        `insert into storage.s3_multipart_uploads_parts (upload_id, size, part_number, bucket_id, key, etag, owner_id, version)
+         values ($1, $2, $3, $4, $5, $6, $7, $8)
+         on conflict (upload_id, part_number) do update set size = excluded.size, etag = excluded.etag,
+           version = excluded.version, created_at = now()`,
+        [upload.id, stored.size, partNumber, r.bucket, r.key, stored.eTag, r.caller.sub ?? null, loc.version],
+      );
+      const total = await db.query<{ n: string }>(
+        'select coalesce(sum(size), 0) as n from storage.s3_multipart_uploads_parts where upload_id = $1',
+        [upload.id],
+      );
+      const size = Number(total.rows[0]?.n ?? 0);
+      if (size > limit) throw errors.entityTooLarge();
+      await db.query('update storage.s3_multipart_uploads set in_progress_size = $2 where id = $1', [
+        upload.id,
+        size,
+      ]);
+      return prev.rows[0]?.version;
+    });
+  } catch (err) {
+    await r.backend.delete([loc]).catch(() => {});
+    throw err;
+  }
+  if (replaced) await r.backend.delete([{ ...loc, version: replaced }]).catch(() => {});
+  r.reply.header('etag', stored.eTag);
+  return r.reply.code(200).send();
+}
+
+function unquote(s: string): string {
+  return s.trim().replace(/^"|"$/g, '');
+}
+
+export async function completeMultipartUpload(r: S3Request, uploadId: string): Promise<unknown> {
+  assertKey(r.key);
+  const doc = await readXml(r.req.raw, MAX_XML_BODY);
+  const requested = (
+    doc.CompleteMultipartUpload as { Part?: Array<{ PartNumber?: unknown; ETag?: unknown }> }
+  )?.Part;
+  if (!Array.isArray(requested) || requested.length === 0) throw s3Errors.malformedXml();
+  const wanted = requested.map((p) => ({
+    n: partNumberOf(typeof p.PartNumber === 'string' ? p.PartNumber.trim() : undefined),
+    etag: typeof p.ETag === 'string' ? unquote(p.ETag) : '',
+  }));
+  if (wanted.some((w, i) => i > 0 && w.n <= (wanted[i - 1]?.n ?? 0))) throw s3Errors.invalidPartOrder();
+
+  const upload = await loadUpload(r, uploadId, 'storage.s3.complete_multipart_upload');
+  // Claim the upload, so that a second complete (or a late part) cannot interleave with this one.
+  const claimed = await admin(r, 'storage.s3.complete_multipart_upload', async (db) => {
+    const c = await db.query(
+      `update storage.s3_multipart_uploads set upload_signature = 'completing:' || extract(epoch from now())
+       where id = $1 and ${CLAIMABLE}`,
+      [upload.id],
+    );
+    if (!c.rowCount) return undefined;
+    return (
+      await db.query<PartRow>(
+        'select part_number, etag, size, version, created_at from storage.s3_multipart_uploads_parts where upload_id = $1',
+        [upload.id],
+      )
+    ).rows;
+  });
+  if (!claimed) throw s3Errors.noSuchUpload();
+  const release = () =>
+    admin(r, 'storage.s3.complete_multipart_upload', (db) =>
+      db.query(`update storage.s3_multipart_uploads set upload_signature = '' where id = $1`, [upload.id]),
+    ).catch(() => {});
+
+  const finalLoc = { bucket: r.bucket, key: r.key, version: upload.version };
+  let stored: StoredObject;
+  let used: PartRow[];
+  try {
+    const byNumber = new Map(claimed.map((p) => [p.part_number, p]));
+    used = wanted.map((w) => {
+      const p = byNumber.get(w.n);
+      if (!p || unquote(p.etag) !== w.etag) throw s3Errors.invalidPart(w.n);
+      return p;
+    });
+    const bucket = await bucketLimits(r.project, r.bucket);
+    const limit = effectiveLimit(r.globalLimit, bucket.fileSizeLimit, false);
+    const total = used.reduce((s, p) => s + Number(p.size), 0);
+    if (total > limit) throw errors.entityTooLarge();
+    const backend = r.backend;
+    async function* concatenated(): AsyncGenerator<Buffer> {
+      for (const p of used) {
+        const part = await backend.get({ bucket: r.bucket, key: r.key, version: p.version });
+        if (!part) throw s3Errors.invalidPart(p.part_number);
+        try {
+          for await (const chunk of part) yield chunk as Buffer;
+        } finally {
+          part.destroy();
+        }
+      }
+    }
+    stored = await backend.put(finalLoc, Readable.from(concatenated()), {
+      contentType: upload.content_type ?? 'application/octet-stream',
+      cacheControl: upload.cache_control ?? 'no-cache',
+      maxBytes: limit,
+      limitError: errors.entityTooLarge,
+    });
+  } catch (err) {
+    await release();
+    throw err;
+  }
+
+  const metadata: SystemMetadata = {
+    eTag: stored.eTag,
+    size: stored.size,
+    mimetype: upload.content_type ?? 'application/octet-stream',
+    cacheControl: upload.cache_control ?? 'no-cache',
+    lastModified: stored.lastModified.toISOString(),
+    contentLength: stored.size,
+    httpStatusCode: 200,
+  };
+  let committed: { previousVersion: string | null };
+  try {
+    committed = await commitWrite(
+      r.project,
+      r.caller,
+      'storage.s3.complete_multipart_upload',
+      {
+        bucket: r.bucket,
+        key: r.key,
+        owner: ownerUuid(r.caller),
+        ownerId: r.caller.sub ?? null,
+        metadata,
+        userMetadata: upload.user_metadata,
+        version: upload.version,
+      },
+      true,
+    );
+  } catch (err) {
+    await r.backend.delete([finalLoc]).catch(() => {});
+    await release();
+    throw err;
+  }
+  const parts = await admin(
+    r,
+    'storage.s3.complete_multipart_upload',
+    async (db) =>
+      (
+        await db.query<{ version: string }>(
+          `with d as (delete from storage.s3_multipart_uploads where id = $1)
+         select version from storage.s3_multipart_uploads_parts where upload_id = $1`,
+          [upload.id],
+        )
+      ).rows,
+  );
+  const garbage = parts.map((p) => ({ bucket: r.bucket, key: r.key, version: p.version }));
+  if (committed.previousVersion && committed.previousVersion !== upload.version)
+    garbage.push({ ...finalLoc, version: committed.previousVersion });
+  if (garbage.length) await r.backend.delete(garbage).catch(() => {});
+  const row = await findObject(r.project, SERVICE, 'storage.s3.complete_multipart_upload', r.bucket, r.key);
+  return sendXml(
+    r,
+    200,
+    toXml('CompleteMultipartUploadResult', {
+      Location: `/${r.bucket}/${r.key}`,
+      Bucket: r.bucket,
+      Key: r.key,
+      ETag: row?.metadata?.eTag ?? stored.eTag,
+    }),
+  );
+}
+
+export async function abortMultipartUpload(r: S3Request, uploadId: string): Promise<unknown> {
+  assertKey(r.key);
+  const upload = await loadUpload(r, uploadId, 'storage.s3.abort_multipart_upload');
+  const parts = await admin(r, 'storage.s3.abort_multipart_upload', async (db) => {
+    // Lock first (a part being added commits before we go on), then read the parts, then delete.
+    const live = await db.query(
+      `select 1 from storage.s3_multipart_uploads where id = $1 and ${CLAIMABLE} for update`,
+      [upload.id],
+    );
+    if (!live.rowCount) throw s3Errors.noSuchUpload();
+    const p = await db.query<{ version: string }>(
+      'select version from storage.s3_multipart_uploads_parts where upload_id = $1',
+      [upload.id],
+    );
+    await db.query('delete from storage.s3_multipart_uploads where id = $1', [upload.id]);
+    return p.rows;
+  });
+  if (parts.length)
+    await r.backend
+      .delete(parts.map((p) => ({ bucket: r.bucket, key: r.key, version: p.version })))
+      .catch(() => {});
+  return r.reply.code(204).send();
+}
+
+export async function listParts(r: S3Request, uploadId: string): Promise<unknown> {
+  assertKey(r.key);
+  const upload = await loadUpload(r, uploadId, 'storage.s3.list_parts');
+  const markerText = q(r, 'part-number-marker') ?? '0';
+  const maxText = q(r, 'max-parts') ?? '1000';
+  if (!/^\d{1,5}$/.test(markerText) || !/^\d{1,5}$/.test(maxText))
+    throw s3Errors.invalidArgument('part-number-marker and max-parts must be integers');
+  const marker = Number(markerText);
+  const max = Math.min(Number(maxText), 1000);
+  const rows = await admin(
+    r,
+    'storage.s3.list_parts',
+    async (db) =>
+      (
+        await db.query<PartRow>(
+          `select part_number, etag, size, version, created_at from storage.s3_multipart_uploads_parts
+         where upload_id = $1 and part_number > $2 order by part_number limit $3`,
+          [upload.id, marker, max + 1],
+        )
+      ).rows,
+  );
+  const truncated = rows.length > max;
+  const page = rows.slice(0, max);
+  return sendXml(
+    r,
+    200,
+    toXml('ListPartsResult', {
+      Bucket: r.bucket,
+      Key: r.key,
+      UploadId: upload.id,
+      PartNumberMarker: marker,
+      ...(truncated ? { NextPartNumberMarker: page[page.length - 1]?.part_number } : {}),
+      MaxParts: max,
+      IsTruncated: truncated,
+      Part: page.map((p) => ({
+        PartNumber: p.part_number,
+        LastModified: new Date(p.created_at).toISOString(),
+        ETag: p.etag,
+        Size: Number(p.size),
+      })),
+      StorageClass: 'STANDARD',
+    }),
+  );
+}

@@ -19,6 +19,7 @@ import { loadLocalState, newAccessToken, saveLocalState, type LocalState } from 
 import { DbServers, type DbServer } from './db-servers.js';
 import type { ProjectContext } from './project-context.js';
 import { newProjectRef } from './refs.js';
+import { enableIntrospectionForLocalDevelopment } from '../graphql/extension/local-introspection.js';
 
 export interface PlatformOptions {
   /** Name of the platform metadata database. */
@@ -155,6 +156,7 @@ export class Platform {
         isDefault: true,
       });
       this.defaultRef = ctx.ref;
+      await withClient(ctx.superuserUrl, (c) => enableIntrospectionForLocalDevelopment(c));
     }
     await this.project(this.defaultRef);
   }

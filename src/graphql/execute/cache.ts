@@ -84,18 +84,8 @@ export function planFor(entry: CatalogEntry, req: Request): Plan {
   );
 }
 
-function sortTypeMap(schema: GraphQLSchema): GraphQLSchema {
-  const s = schema as unknown as { _typeMap: Record<string, unknown> };
-  s._typeMap = Object.fromEntries(
-    Object.entries(s._typeMap).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-  );
-  return schema;
-}
-
 export function schemaOf(entry: CatalogEntry, introspectionView: boolean): GraphQLSchema {
   if (introspectionView)
-    return (entry.introspectionSchema ??= sortTypeMap(
-      buildSchemaFromCatalog(entry.catalog, { introspectionView: true }),
-    ));
-  return (entry.schema ??= sortTypeMap(buildSchemaFromCatalog(entry.catalog)));
+    return (entry.introspectionSchema ??= buildSchemaFromCatalog(entry.catalog, { introspectionView: true }));
+  return (entry.schema ??= buildSchemaFromCatalog(entry.catalog));
 }

@@ -300,9 +300,11 @@ function build(raw: Raw): Catalog {
         kind: 'toOne',
         nonNull: lcols.some((c) => c!.notNull) && !fk.target.rls,
       });
+    // pg_graphql (fkey_is_locally_unique): one-to-one when some unique index of the referencing
+    // table has all its columns among the key's columns (a subset is enough).
     const set = new Set(fk.localCols);
     const unique = [fk.local.primaryKey, ...fk.local.uniques].some(
-      (u) => u.length === set.size && u.every((x) => set.has(x)),
+      (u) => u.length > 0 && u.every((x) => set.has(x)),
     );
     if (fk.local.primaryKey.length)
       fk.target.relationships.push({

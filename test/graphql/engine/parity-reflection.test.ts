@@ -44,6 +44,11 @@ create table pet (id int primary key, owner_id int references author(id), label 
 insert into pet values (1, 1, 'rex', 'ann-as-text');
 create function _label(p pet) returns text stable language sql as $$ select upper(p.label) $$;
 
+-- a two-column key whose first column alone is unique: one-to-one, as pg_graphql decides
+create table shelf (a int, b int, primary key (a, b));
+create table label (id int primary key, a int unique, b int, foreign key (a, b) references shelf(a, b));
+insert into shelf values (1, 1); insert into label values (1, 1, 1);
+
 -- domains
 create domain posint as int check (value > 0);
 create domain posint2 as posint;
@@ -110,7 +115,7 @@ describe('entities without a primary key', () => {
   });
 
   it('relationships never lead to an entity without a key', async () => {
-    const tagged = (await fieldsOf('Tagged'))!.map((f) => f.name);
+    const tagged = (await fieldsOf('Tagged'))?.map((f) => f.name);
     expect(tagged).toEqual(['nodeId', 'id', 'tagCode']);
     expect(await queryFields()).not.toContain('tagCollection');
   });
@@ -151,21 +156,31 @@ describe('partitioned tables', () => {
 
 describe('name precedence on a node type', () => {
   it('a computed field beats a column, a relationship beats a column', async () => {
-    const fields = (await fieldsOf('Pet'))!;
+    const fields = (await fieldsOf('Pet')) ?? [];
     const names = fields.map((f) => f.name);
     expect(names.filter((n) => n === 'label')).toHaveLength(1);
     expect(names.filter((n) => n === 'owner')).toHaveLength(1);
-    expect(fields.find((f) => f.name === 'owner')!.type).toMatchObject({ name: 'Author', kind: 'OBJECT' });
+    expect(fields.find((f) => f.name === 'owner')?.type).toMatchObject({ name: 'Author', kind: 'OBJECT' });
     expect(await env.gql('{ petCollection { edges { node { label owner { name } ownerId } } } }')).toEqual({
       data: { petCollection: { edges: [{ node: { label: 'REX', owner: { name: 'ann' }, ownerId: 1 } }] } },
     });
   });
 });
 
+describe('one-to-one relationships', () => {
+  it('a unique index inside the referencing columns makes the reverse side a single object', async () => {
+    const shelf = (await fieldsOf('Shelf')) ?? [];
+    expect(shelf.find((f) => f.name === 'label')?.type).toMatchObject({ kind: 'OBJECT', name: 'Label' });
+    expect(await env.gql('{ shelfCollection { edges { node { label { id } } } } }')).toEqual({
+      data: { shelfCollection: { edges: [{ node: { label: { id: 1 } } }] } },
+    });
+  });
+});
+
 describe('domains', () => {
   it('map to their base type, through domains of domains, arrays and enums', async () => {
-    const fields = (await fieldsOf('Dom'))!;
-    const t = (n: string) => fields.find((f) => f.name === n)!.type;
+    const fields = (await fieldsOf('Dom')) ?? [];
+    const t = (n: string) => fields.find((f) => f.name === n)?.type;
     expect(t('id')).toMatchObject({ kind: 'NON_NULL', ofType: { name: 'Int' } });
     expect(t('n')).toMatchObject({ kind: 'SCALAR', name: 'Int' });
     expect(t('t')).toMatchObject({ kind: 'LIST', ofType: { name: 'String' } });

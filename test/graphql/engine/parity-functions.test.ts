@@ -24,6 +24,8 @@ beforeAll(async () => {
     create function only_here(a int) returns int stable language sql as $$ select a $$;
     create function nameless(int) returns int stable language sql as $$ select $1 $$;
     create function extensions.ext_fn(a int) returns int stable language sql as $$ select a $$;
+    create function __dunder(a int) returns int stable language sql as $$ select a $$;
+    create function _single(a int) returns int stable language sql as $$ select a $$;
     set search_path to public, other, extensions;
   `);
 });
@@ -36,6 +38,15 @@ async function args(field: string): Promise<Arg[] | undefined> {
   )) as { data: { __type: { fields: { name: string; args: Arg[] }[] } } };
   return r.data.__type.fields.find((f) => f.name === field)?.args;
 }
+
+describe('function names', () => {
+  it('one leading underscore is stripped, not more', async () => {
+    expect(await args('_dunder')).toBeDefined();
+    expect(await args('dunder')).toBeUndefined();
+    expect(await args('single')).toBeDefined();
+    expect(await env.gql('{ _dunder(a: 2) single(a: 3) }')).toEqual({ data: { _dunder: 2, single: 3 } });
+  });
+});
 
 describe('function arguments', () => {
   it('a defaulted argument is optional; its default shows only for simple literals of pg_graphql types', async () => {

@@ -58,6 +58,8 @@ create type mood as enum ('happy', 'sad');
 create domain mood_d as mood;
 create table dom (id posint2 primary key, n posint, t tags, b big, m mood_d);
 insert into dom values (1, 5, '{a,b}', 9007199254740993, 'happy');
+create function _twice(d dom) returns posint stable language sql as $$ select (d.n * 2)::posint $$;
+create function halve(n posint) returns posint stable language sql as $$ select (n / 2)::posint $$;
 
 -- enum labels that are not GraphQL names
 create type rating as enum ('G', 'PG-13', 'NC 17');
@@ -197,6 +199,17 @@ describe('domains', () => {
         },
       },
     });
+  });
+
+  it('function results and arguments of a domain type are its base type; the domain check applies', async () => {
+    const fields = (await fieldsOf('Dom')) ?? [];
+    expect(fields.find((f) => f.name === 'twice')?.type).toMatchObject({ kind: 'SCALAR', name: 'Int' });
+    expect(await env.gql('{ domCollection { edges { node { twice } } } halve(n: 8) }')).toEqual({
+      data: { domCollection: { edges: [{ node: { twice: 10 } }] }, halve: 4 },
+    });
+    const bad = (await env.gql('{ halve(n: -8) }')) as { data: unknown; errors?: { message: string }[] };
+    expect(bad.data).toBeNull();
+    expect(bad.errors?.[0]?.message).toMatch(/posint/);
   });
 
   it('a domain check still applies to an insert', async () => {

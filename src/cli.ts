@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { configFromEnv, type StrataConfig } from './config.js';
 import { sameProcessAlive } from './db/pid.js';
 import { InstanceLock, InstanceRunningError, runningInstance } from './platform/instance-lock.js';
+import { INTROSPECTION_HINT } from './graphql/extension/local-introspection.js';
 
 const HELP = `strata: GraphQL, Storage and Management APIs over PostgreSQL
 
@@ -13,7 +14,7 @@ Usage:
   strata status [--json] [--data-dir DIR]   (exits 1 when not running or its database is down)
   strata stop   [--data-dir DIR]
   strata serve  --database-url URL --jwt-secret SECRET [--port N] [--host H]
-  strata sdl    --database-url URL [--role anon] [--schemas public,other]
+  strata sdl    --database-url URL [--role ROLE (default: the connecting role)] [--schemas public,other]
 
 Environment: STRATA_DATA_DIR, STRATA_PORT, STRATA_HOST, STRATA_DB_PORT, DATABASE_URL, and the
 others listed in the README.`;
@@ -157,6 +158,9 @@ async function startCommand(args: string[]): Promise<void> {
         anon key: ${info.anon_key}
 service_role key: ${info.service_role_key}
     Access token: ${info.access_token}  (Management API: Authorization: Bearer <token>)
+
+GraphQL introspection (GraphiQL's docs) is on for the default project's public schema; another
+project or schema answers "Unknown field __schema" until you run: ${INTROSPECTION_HINT}
 
 Data folder: ${config.dataDir}. Press Ctrl-C to stop.`);
 }

@@ -19,6 +19,8 @@ import { install } from './execute/install.js';
 import { entryFor, resolveOnClient } from './execute/run-client.js';
 import { resolveOnPool } from './execute/run-pool.js';
 import { schemaOf } from './execute/cache.js';
+import { loadCatalog } from './introspect/load.js';
+import { buildSchemaFromCatalog } from './schema/build.js';
 
 export interface GraphQLRequest {
   query: string;
@@ -43,6 +45,32 @@ export async function resolveWithPool(
   req: GraphQLRequest,
 ): Promise<Record<string, unknown>> {
   return resolveOnPool(pool, principal, req);
+}
+
+/**
+ * The schema reflected straight from the catalog for the client's current role and search_path,
+ * for offline use (`strata sdl`): it needs none of the engine's objects (no `graphql` schema),
+ * writes nothing and caches nothing. `warnings` names what a person should fix (enum labels that
+ * are not GraphQL names need a `mappings` directive).
+ */
+export async function reflectSchema(
+  client: pg.ClientBase,
+  opts: { omitInvalidEnumValues?: boolean } = {},
+): Promise<{ schema: GraphQLSchema; warnings: string[] }> {
+  const catalog = await loadCatalog(client);
+  const warnings = catalog.invalidEnumLabels.map(
+    (e) =>
+      `enum ${e.schema}.${e.sqlName} (GraphQL ${e.enumName}): ${e.labels.map((l) => JSON.stringify(l)).join(', ')} ` +
+      `${e.labels.length === 1 ? 'is not a valid GraphQL name' : 'are not valid GraphQL names'}; ` +
+      `add a mappings directive, e.g. comment on type ${e.schema}.${e.sqlName} is '@graphql({"mappings": {${e.labels
+        .map(
+          (l) =>
+            `${JSON.stringify(l)}: ${JSON.stringify(l.replace(/[^_0-9A-Za-z]/g, '_').replace(/^(?=[0-9])/, '_'))}`,
+        )
+        .join(', ')}}})'`,
+  );
+  if (catalog.loadError) warnings.push(catalog.loadError);
+  return { schema: buildSchemaFromCatalog(catalog, opts), warnings };
 }
 
 /** The reflected schema for the client's current role and search_path. */

@@ -24,6 +24,7 @@ import { DatabaseHealth } from './db-health.js';
 
 /** Health results are shared for this long (a health endpoint polled hard opens at most one connection per period). */
 const HEALTH_CACHE_MS = 500;
+import { enableIntrospectionForLocalDevelopment } from '../graphql/extension/local-introspection.js';
 
 export interface PlatformOptions {
   /** Name of the platform metadata database. */
@@ -168,6 +169,7 @@ export class Platform {
         isDefault: true,
       });
       this.defaultRef = ctx.ref;
+      await withClient(ctx.superuserUrl, (c) => enableIntrospectionForLocalDevelopment(c));
     }
     await this.project(this.defaultRef);
   }

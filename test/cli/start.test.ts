@@ -114,6 +114,14 @@ describe('strata start', () => {
     });
     expect(withKey.status).toBe(200);
     expect(withKey.headers.get('content-type')).toMatch(/json/);
+    // the default local project has introspection on (GraphiQL's docs explorer), and says so
+    const intro = await fetch(first.graphql_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', apikey: first.anon_key },
+      body: '{"query":"{ __schema { queryType { name } } }"}',
+    });
+    expect(await intro.json()).toEqual({ data: { __schema: { queryType: { name: 'Query' } } } });
+    expect(s.output).toContain('"introspection": true');
 
     // data written through the superuser URL
     const c = new pg.Client({ connectionString: first.db_url });

@@ -1,7 +1,7 @@
 /** A row of a table type → json_build_object of the selected fields (relations as correlated subqueries). */
 import type { SelectionSetNode } from 'graphql';
 import type { Func, Relationship, Table } from '../introspect/model.js';
-import { selectableColumns } from '../introspect/rules.js';
+import { nodeFields } from '../introspect/rules.js';
 import type { Comp } from './context.js';
 import { connectionSql } from './connection.js';
 import { fail } from './errors.js';
@@ -30,11 +30,8 @@ export function nodeObject(
   rec = row,
 ): string {
   const fields = collectFields(sets, table.typeName, comp, ['Node']);
-  const cols = new Map(selectableColumns(table).map((c) => [c.fieldName, c]));
   const pairs: [string, string][] = [];
-  for (const f of fields) {
-    pairs.push([f.alias, nodeField(comp, table, f, row, rec, cols, style)]);
-  }
+  for (const f of fields) pairs.push([f.alias, nodeField(comp, table, f, row, rec, style)]);
   return jsonObject(pairs);
 }
 
@@ -46,37 +43,38 @@ export function nodeNeeds(
 ): { columns: Set<string>; wholeRow: boolean } {
   const columns = new Set<string>();
   let wholeRow = false;
-  const cols = new Map(selectableColumns(table).map((c) => [c.fieldName, c]));
+  const owners = nodeFields(table);
   for (const f of collectFields(sets, table.typeName, comp, ['Node'])) {
-    const c = cols.get(f.name);
-    if (f.name === 'nodeId') for (const n of table.primaryKey) columns.add(n);
-    else if (c) columns.add(c.sqlName);
-    else if (table.computed.some((x) => x.fieldName === f.name)) wholeRow = true;
-    else
-      for (const n of table.relationships.find((r) => r.fieldName === f.name)?.localColumns ?? [])
-        columns.add(n);
+    const o = owners.get(f.name);
+    const read =
+      o?.kind === 'nodeId'
+        ? table.primaryKey
+        : o?.kind === 'column'
+          ? [o.column.sqlName]
+          : o?.kind === 'relationship'
+            ? o.relationship.localColumns
+            : [];
+    for (const n of read) columns.add(n);
+    if (o?.kind === 'function') wholeRow = true;
   }
   return { columns, wholeRow };
 }
 
-function nodeField(
-  comp: Comp,
-  table: Table,
-  f: Field,
-  row: string,
-  rec: string,
-  cols: Map<string, import('../introspect/model.js').Column>,
-  style: QuoteStyle,
-): string {
+function nodeField(comp: Comp, table: Table, f: Field, row: string, rec: string, style: QuoteStyle): string {
   if (f.name === '__typename') return `${quoteLiteral(table.typeName)}::text`;
-  if (f.name === 'nodeId' && table.primaryKey.length) return nodeIdOf(table, row);
-  const c = cols.get(f.name);
-  if (c) return jsonOf(col(row, c.sqlName), c.type);
-  const fn = table.computed.find((x) => x.fieldName === f.name);
-  if (fn) return computedField(comp, fn, f, rec, style);
-  const rel = table.relationships.find((r) => r.fieldName === f.name);
-  if (rel) return relationField(comp, rel, f, row);
-  return unknownField(f.name, table.typeName, style);
+  const o = nodeFields(table).get(f.name);
+  switch (o?.kind) {
+    case 'nodeId':
+      return nodeIdOf(table, row);
+    case 'column':
+      return jsonOf(col(row, o.column.sqlName), o.column.type);
+    case 'function':
+      return computedField(comp, o.fn, f, rec, style);
+    case 'relationship':
+      return relationField(comp, o.relationship, f, row);
+    default:
+      return unknownField(f.name, table.typeName, style);
+  }
 }
 
 function relationField(comp: Comp, rel: Relationship, f: Field, row: string): string {

@@ -43,8 +43,9 @@ export function orderKeys(table: Table, value: unknown): OrderKey[] {
       }
     }
   }
+  // pg_graphql always sorts by the primary key after the requested keys, even when they already
+  // name a key column, so a cursor always carries the primary key after the orderBy values.
   for (const n of table.primaryKey) {
-    if (keys.some((k) => k.column.sqlName === n)) continue;
     keys.push({ column: table.columns.find((c) => c.sqlName === n)!, desc: false, nullsFirst: false });
   }
   return keys;
@@ -64,57 +65,64 @@ export function cursorSql(keys: OrderKey[], row: string): string {
   return base64Json(`jsonb_build_array(${keys.map((k) => col(row, k.column.sqlName)).join(', ')})`);
 }
 
-export function decodeCursor(cursor: unknown, keys: OrderKey[]): unknown[] {
+export interface DecodedCursor {
+  /** The cursor's values, for null checks; compared values are read from `json` in SQL. */
+  values: unknown[];
+  /** The cursor's JSON text, bound once: SQL reads each value from it (no precision lost in JS). */
+  json: string;
+}
+
+export function decodeCursor(cursor: unknown, keys: OrderKey[]): DecodedCursor {
   if (typeof cursor !== 'string') fail('Invalid input for Cursor type');
   let parsed: unknown;
+  let json: string;
   try {
-    const text = Buffer.from(cursor as string, 'base64').toString('utf8');
-    parsed = JSON.parse(text);
+    json = Buffer.from(cursor as string, 'base64').toString('utf8');
+    parsed = JSON.parse(json);
   } catch {
     return fail('Failed to decode cursor, error 1');
   }
   if (!Array.isArray(parsed)) fail('Failed to decode cursor, error 2');
   if ((parsed as unknown[]).length > keys.length) fail('orderBy clause incompatible with pagination cursor');
-  return parsed as unknown[];
+  return { values: parsed as unknown[], json };
 }
 
 /** Rows strictly after (`after`) or before (`!after`) the cursor position in the order `keys`. */
 export function cursorCondition(
   comp: Comp,
   keys: OrderKey[],
-  values: unknown[],
+  cursor: DecodedCursor,
   row: string,
   after: boolean,
 ): string {
   const ors: string[] = [];
+  const { values } = cursor;
   keys = keys.slice(0, values.length);
-  for (let i = 0; i < keys.length; i++) {
-    const ands: string[] = [];
-    for (let j = 0; j < i; j++) ands.push(equal(comp, keys[j]!, values[j], row));
-    ands.push(beyond(comp, keys[i]!, values[i], row, after));
+  if (!keys.length) return 'true';
+  const doc = comp.sql.param(cursor.json, 'jsonb');
+  // The i-th cursor value as the key column's type, read by PostgreSQL from the cursor's JSON.
+  const value = (k: OrderKey, i: number) => `(${doc} ->> ${i})::${elementCast(k.column.type)}`;
+  keys.forEach((key, i) => {
+    const ands = keys.slice(0, i).map((k, j) => equal(k, values[j], value(k, j), row));
+    ands.push(beyond(key, values[i], value(key, i), row, after));
     ors.push(`(${ands.join(' and ')})`);
-  }
-  return ors.length ? `(${ors.join(' or ')})` : 'true';
+  });
+  return `(${ors.join(' or ')})`;
 }
 
-function text(v: unknown): string | null {
-  if (v === null || v === undefined) return null;
-  return typeof v === 'object' ? JSON.stringify(v) : String(v);
-}
-
-function equal(comp: Comp, k: OrderKey, v: unknown, row: string): string {
+function equal(k: OrderKey, v: unknown, value: string, row: string): string {
   const c = col(row, k.column.sqlName);
-  if (v === null) return `${c} is null`;
-  return `${c} = ${comp.sql.param(text(v), elementCast(k.column.type))}`;
+  if (v === null || v === undefined) return `${c} is null`;
+  return `${c} = ${value}`;
 }
 
-function beyond(comp: Comp, k: OrderKey, v: unknown, row: string, after: boolean): string {
+function beyond(k: OrderKey, v: unknown, value: string, row: string, after: boolean): string {
   const c = col(row, k.column.sqlName);
   // In the sort order: does `c` come after `v`?
   const greater = k.desc !== after ? '>' : '<';
   const nullsComeAfter = after ? !k.nullsFirst : k.nullsFirst;
-  if (v === null) return nullsComeAfter ? 'false' : `${c} is not null`;
+  if (v === null || v === undefined) return nullsComeAfter ? 'false' : `${c} is not null`;
   // Against a non-null cursor value pg_graphql compares plainly: rows whose key is NULL are not
   // on either side of it.
-  return `${c} ${greater} ${comp.sql.param(text(v), elementCast(k.column.type))}`;
+  return `${c} ${greater} ${value}`;
 }

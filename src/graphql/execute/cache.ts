@@ -1,5 +1,5 @@
 /** Caches: catalog + schemas per (database, role, search_path, schema version); plans per request within it. */
-import { GraphQLSchema } from 'graphql';
+import type { GraphQLSchema } from 'graphql';
 import type { Catalog } from '../introspect/model.js';
 import { buildSchemaFromCatalog } from '../schema/build.js';
 import { planRequest, type Plan, type Request } from './plan.js';
@@ -87,25 +87,11 @@ export function planFor(entry: CatalogEntry, req: Request): Plan {
   );
 }
 
-/**
- * The same schema with its type map in name order (pg_graphql lists `__schema.types` sorted).
- * graphql-js keeps the order in which the constructor meets the types; given every type already
- * sorted in `types`, it meets them in that order. Fields keep their own order.
- */
-function sortTypeMap(schema: GraphQLSchema): GraphQLSchema {
-  const types = Object.values(schema.getTypeMap()).sort((a, b) =>
-    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
-  );
-  return new GraphQLSchema({ ...schema.toConfig(), types });
-}
-
 export function schemaOf(entry: CatalogEntry, introspectionView: boolean): GraphQLSchema {
   if (introspectionView) {
-    entry.introspectionSchema ??= sortTypeMap(
-      buildSchemaFromCatalog(entry.catalog, { introspectionView: true }),
-    );
+    entry.introspectionSchema ??= buildSchemaFromCatalog(entry.catalog, { introspectionView: true });
     return entry.introspectionSchema;
   }
-  entry.schema ??= sortTypeMap(buildSchemaFromCatalog(entry.catalog));
+  entry.schema ??= buildSchemaFromCatalog(entry.catalog);
   return entry.schema;
 }

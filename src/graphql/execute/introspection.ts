@@ -1,6 +1,7 @@
 /** `__schema` / `__type` root fields, executed by graphql-js against the reflected schema. */
 import { execute, Kind, type DocumentNode, type FieldNode, type GraphQLSchema } from 'graphql';
 import { toPgGraphqlDialect } from './introspection-dialect.js';
+import { restoreSchemaTypename, rewriteIntrospectionTypename } from './introspection-typename.js';
 import type { Operation } from './document.js';
 
 export async function runIntrospectionField(
@@ -20,8 +21,12 @@ export async function runIntrospectionField(
       ...operation.fragments.values(),
     ],
   };
-  const result = await execute({ schema, document, variableValues: variables });
+  const result = await execute({
+    schema,
+    document: rewriteIntrospectionTypename(schema, document),
+    variableValues: variables,
+  });
   if (result.errors?.length) throw new Error(result.errors[0]!.message);
   const alias = node.alias?.value ?? node.name.value;
-  return toPgGraphqlDialect(result.data?.[alias] ?? null);
+  return toPgGraphqlDialect(restoreSchemaTypename(result.data?.[alias] ?? null));
 }

@@ -78,8 +78,9 @@ export async function sdlCommand(args: string[]): Promise<void> {
   const databaseUrl = values['database-url'] ?? process.env.DATABASE_URL;
   if (!databaseUrl) throw new Error('strata sdl: --database-url (or DATABASE_URL) is required');
   const sdl = await printSchemaSdl(databaseUrl, {
-    role: values.role ?? 'anon',
+    role: values.role,
     schemas: values.schemas ? values.schemas.split(',') : undefined,
+    onWarning: (m) => console.warn(`warning: ${m}`),
   });
   process.stdout.write(sdl.endsWith('\n') ? sdl : sdl + '\n');
 }

@@ -26,6 +26,11 @@ export interface GraphQLEngine {
   ): Promise<Record<string, unknown>>;
   /** The reflected schema for the client's current role and search_path. */
   buildGraphQLSchema(client: pg.ClientBase): Promise<GraphQLSchema>;
+  /** The same, read-only from the catalog alone (no engine objects needed), with warnings for a person. */
+  reflectSchema(
+    client: pg.ClientBase,
+    opts?: { omitInvalidEnumValues?: boolean },
+  ): Promise<{ schema: GraphQLSchema; warnings: string[] }>;
 }
 
 const engine: GraphQLEngine = engineModule;

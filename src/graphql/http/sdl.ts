@@ -5,27 +5,36 @@ import { quoteIdent, quoteLiteral } from '../../db/sql-text.js';
 import { loadEngine } from './engine-port.js';
 
 export interface SdlOptions {
-  /** The role whose privileges shape the schema (default anon). */
+  /** The role whose privileges shape the schema (default: the connecting role itself). */
   role?: string;
   /** The search_path the schema is reflected from (default: the database's own search_path). */
   schemas?: string[];
+  /** Told what a person should fix (enum labels that need a `mappings` directive...). */
+  onWarning?: (message: string) => void;
 }
 
-/** Connects with `databaseUrl` (a role that may `set role` to `role`), reflects, prints. Changes nothing. */
+/**
+ * Connects with `databaseUrl`, optionally `set role`s to `role`, reflects the catalog and prints
+ * it. Works on any database (Strata's own objects are not needed) inside a read-only transaction
+ * that is rolled back: it changes nothing.
+ */
 export async function printSchemaSdl(databaseUrl: string, opts: SdlOptions = {}): Promise<string> {
-  const role = opts.role ?? 'anon';
+  const role = opts.role?.trim() || undefined;
   const schemas = (opts.schemas ?? []).map((s) => s.trim()).filter(Boolean);
   const engine = await loadEngine();
   return withClient(databaseUrl, async (client) => {
     await client.query('begin read only');
     try {
-      await client.query(`set local role ${quoteIdent(role)}`);
-      await client.query(
-        `select set_config('request.jwt.claims', ${quoteLiteral(JSON.stringify({ role }))}, true)`,
-      );
+      if (role !== undefined) {
+        await client.query(`set local role ${quoteIdent(role)}`);
+        await client.query(
+          `select set_config('request.jwt.claims', ${quoteLiteral(JSON.stringify({ role }))}, true)`,
+        );
+      }
       if (schemas.length)
         await client.query(`set local search_path to ${schemas.map(quoteIdent).join(', ')}`);
-      const schema = await engine.buildGraphQLSchema(client);
+      const { schema, warnings } = await engine.reflectSchema(client, { omitInvalidEnumValues: true });
+      for (const w of warnings) opts.onWarning?.(w);
       return printSchema(schema);
     } finally {
       await client.query('rollback').catch(() => {});

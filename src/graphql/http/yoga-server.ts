@@ -2,6 +2,7 @@
 import { createYoga, createSchema, type YogaServerInstance } from 'graphql-yoga';
 import { useStrataEngine, type StrataServerContext } from './engine-plugin.js';
 import { limitsOf, type GraphQLHandlerOptions } from './options.js';
+import { INTROSPECTION_HINT } from '../extension/local-introspection.js';
 
 export type StrataYoga = YogaServerInstance<StrataServerContext, object>;
 
@@ -11,7 +12,11 @@ const PLACEHOLDER_SCHEMA = createSchema<StrataServerContext>({ typeDefs: 'type Q
 
 const DEFAULT_GRAPHIQL_QUERY = `# Strata GraphQL (pg_graphql compatible).
 # Put the project's anon key in the "apikey" header (Headers tab below).
-# Introspection (the docs explorer) needs a schema comment: comment on schema public is '@graphql({"introspection": true})';
+#
+# The docs explorer needs introspection, which pg_graphql leaves off: if it shows nothing (or the
+# answer is "Unknown field __schema"), turn it on for the schema in SQL:
+#   ${INTROSPECTION_HINT}
+# (The default project of \`npm start\` has it on.)
 {
   __typename
 }

@@ -16,8 +16,9 @@ rels as (
          obj_description(c.oid, 'pg_class') as comment
   from pg_class c
   join search_path_schemas n on n.oid = c.relnamespace
-  where c.relkind in ('r', 'v', 'm', 'f', 'p')
-    and not c.relispartition
+  -- pg_graphql reflects tables, views, materialized views and foreign tables: a partition is a
+  -- table (relkind r) and is reflected with the keys declared on it; a partitioned parent (p) is not.
+  where c.relkind in ('r', 'v', 'm', 'f')
 ),
 cols as (
   select a.attrelid, a.attnum, a.attname, a.atttypid, a.atttypmod, a.attnotnull, a.attidentity, a.attgenerated,
@@ -62,9 +63,11 @@ funcs as (
          p.proargtypes::oid[] as arg_types, p.proallargtypes, p.proargmodes, p.proargnames, p.pronargs, p.pronargdefaults,
          p.prokind, p.provariadic,
          pg_get_function_arguments(p.oid) as arg_text,
+         pg_get_expr(p.proargdefaults, 0) as arg_defaults,
          obj_description(p.oid, 'pg_proc') as comment,
          has_function_privilege(p.oid, 'EXECUTE') as can_execute,
-         count(*) over (partition by p.pronamespace, p.proname) as same_name
+         -- pg_graphql leaves out a function whose name another function on the search path shares
+         count(*) over (partition by p.proname) as same_name
   from pg_proc p
   join search_path_schemas n on n.oid = p.pronamespace
   where p.prokind = 'f'
@@ -119,7 +122,7 @@ select jsonb_build_object(
       'oid', f.oid::int8, 'name', f.proname, 'schema', f.nspname, 'volatility', f.provolatile, 'setof', f.proretset,
       'returnType', f.prorettype::int8, 'rows', f.prorows, 'argTypes', to_jsonb(f.arg_types::int8[]), 'allArgTypes', to_jsonb(f.proallargtypes::int8[]),
       'argModes', to_jsonb(f.proargmodes), 'argNames', to_jsonb(f.proargnames), 'nargs', f.pronargs, 'nargDefaults', f.pronargdefaults,
-      'variadic', f.provariadic::int8, 'argText', f.arg_text, 'comment', f.comment, 'canExecute', f.can_execute,
+      'variadic', f.provariadic::int8, 'argText', f.arg_text, 'argDefaults', f.arg_defaults, 'comment', f.comment, 'canExecute', f.can_execute,
       'overloaded', f.same_name > 1
     ) order by f.nspname, f.proname, f.oid), '[]') from funcs f)
 ) as catalog

@@ -75,6 +75,7 @@ export function buildCatalog(raw: Raw): Catalog {
         tables: [],
         enums: [],
         functions: [],
+        invalidEnumLabels: [],
         introspection: false,
         loadError: `Error while loading schema, check comment directives. ${e.message}`,
       };
@@ -99,6 +100,7 @@ function build(raw: Raw): Catalog {
 
   // Enums visible in GraphQL: on the search path, with USAGE.
   const enums: EnumType[] = [];
+  const invalidEnumLabels: Catalog['invalidEnumLabels'] = [];
   const enumByOid = new Map<number, EnumType>();
   for (const t of raw.types as Raw[]) {
     if (t.typtype !== 'e' || !t.onPath || !t.canUse) continue;
@@ -117,6 +119,9 @@ function build(raw: Raw): Catalog {
       values: (t.enumLabels as string[]).map((label) => ({ label, name: mappings[label] ?? label })),
     };
     if (!isValidGraphQLName(e.name)) continue;
+    const invalid = e.values.filter((v) => !isValidGraphQLName(v.name)).map((v) => v.name);
+    if (invalid.length)
+      invalidEnumLabels.push({ enumName: e.name, schema: e.schema, sqlName: e.sqlName, labels: invalid });
     enums.push(e);
     enumByOid.set(e.oid, e);
   }
@@ -279,39 +284,46 @@ function build(raw: Raw): Catalog {
     }
   }
   for (const fk of fks) {
+    // pg_graphql's relationship fields lead only to entities that are collections: with a primary
+    // key (real or `primary_key_columns`) whose columns all have GraphQL names. Each side's field
+    // is left out when the entity it leads to has none.
     const lcols = fk.localCols.map((n) => fk.local.columns.find((c) => c.sqlName === n));
     const tcols = fk.targetCols.map((n) => fk.target.columns.find((c) => c.sqlName === n));
     if (lcols.some((c) => !c?.canSelect) || tcols.some((c) => !c?.canSelect)) continue;
     const inflect = fk.local.schemaInfo.inflect;
-    fk.local.relationships.push({
-      fieldName: fk.foreignName ?? toOneFieldName(fk.localCols, inflect, fk.target.typeName),
-      target: fk.target,
-      localColumns: fk.localCols,
-      targetColumns: fk.targetCols,
-      kind: 'toOne',
-      nonNull: lcols.some((c) => c!.notNull) && !fk.target.rls,
-    });
+    if (fk.target.primaryKey.length)
+      fk.local.relationships.push({
+        fieldName: fk.foreignName ?? toOneFieldName(fk.localCols, inflect, fk.target.typeName),
+        target: fk.target,
+        localColumns: fk.localCols,
+        targetColumns: fk.targetCols,
+        kind: 'toOne',
+        nonNull: lcols.some((c) => c!.notNull) && !fk.target.rls,
+      });
+    // pg_graphql (fkey_is_locally_unique): one-to-one when some unique index of the referencing
+    // table has all its columns among the key's columns (a subset is enough).
     const set = new Set(fk.localCols);
     const unique = [fk.local.primaryKey, ...fk.local.uniques].some(
-      (u) => u.length === set.size && u.every((x) => set.has(x)),
+      (u) => u.length > 0 && u.every((x) => set.has(x)),
     );
-    fk.target.relationships.push({
-      fieldName:
-        fk.localName ??
-        (unique ? lowerFirst(fk.local.typeName) : `${lowerFirst(fk.local.typeName)}Collection`),
-      target: fk.local,
-      localColumns: fk.targetCols,
-      targetColumns: fk.localCols,
-      kind: unique ? 'toOne' : 'toMany',
-      nonNull: false,
-    });
+    if (fk.local.primaryKey.length)
+      fk.target.relationships.push({
+        fieldName:
+          fk.localName ??
+          (unique ? lowerFirst(fk.local.typeName) : `${lowerFirst(fk.local.typeName)}Collection`),
+        target: fk.local,
+        localColumns: fk.targetCols,
+        targetColumns: fk.localCols,
+        kind: unique ? 'toOne' : 'toMany',
+        nonNull: false,
+      });
   }
 
   // Functions.
   const functions: Func[] = [];
   const tableByRelid = (relid?: number) => (relid ? tableByOid.get(relid) : undefined);
   for (const f of raw.functions as Raw[]) {
-    if (!f.canExecute || f.variadic) continue;
+    if (!f.canExecute || f.variadic || SYSTEM_SCHEMAS.has(f.schema)) continue;
     const sch = schemaByName.get(f.schema)!;
     const d = parseDirective(f.comment);
     const modes: string[] | null = f.argModes;
@@ -319,16 +331,16 @@ function build(raw: Raw): Catalog {
     const argTypes: number[] = f.argTypes ?? [];
     const argNames: string[] = (f.argNames ?? []).slice(0, argTypes.length);
     const ret = sqlType(f.returnType);
-    const defaults = splitArgs(f.argText ?? '').map(parseDefault);
+    const defaults = argDefaults(f.argDefaults, f.nargDefaults, argTypes);
     const args: FuncArg[] = argTypes.map((oid, i) => {
       const d = defaults[i];
       const a: FuncArg = {
         sqlName: argNames[i] ?? '',
         fieldName: fieldNameFor(argNames[i] ?? '', sch.inflect),
         type: sqlType(oid),
-        hasDefault: i >= argTypes.length - f.nargDefaults && d !== undefined && d.ok,
+        hasDefault: d !== undefined,
       };
-      if (a.hasDefault && d!.value !== null) a.defaultValue = d!.value;
+      if (d !== undefined && d !== null) a.defaultValue = d;
       return a;
     });
     const fn: Func = {
@@ -349,6 +361,9 @@ function build(raw: Raw): Catalog {
       if (ret.isArray) continue;
       fn.returnTable = tableByRelid(ret.compositeRelid);
       if (!fn.returnTable?.canSelectAll) continue;
+      // A connection pages by the primary key: a set-returning function of an entity without one
+      // is left out (a single row of it, `returns entity` or `setof entity rows 1`, is not).
+      if (fn.setof && !fn.rowsOne && !fn.returnTable.primaryKey.length) continue;
     } else if (ret.enumRef || rawTypes.get(f.returnType)?.typtype === 'e') continue;
     else if (ret.isArray && rawTypes.get(rawTypes.get(f.returnType)?.elem)?.typtype === 'e') continue;
     else if (f.setof) continue;
@@ -391,42 +406,49 @@ function build(raw: Raw): Catalog {
     tables,
     enums,
     functions,
+    invalidEnumLabels,
     introspection: schemas.some((s) => s.introspection),
   };
 }
 
-/** Splits pg_get_function_arguments() text into one entry per argument. */
-function splitArgs(text: string): string[] {
-  const out: string[] = [];
-  let cur = '';
-  let quote = false;
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (ch === "'") quote = !quote;
-    if (!quote && (ch === '(' || ch === '[')) depth++;
-    if (!quote && (ch === ')' || ch === ']')) depth--;
-    if (!quote && depth === 0 && ch === ',' && text[i + 1] === ' ') {
-      out.push(cur);
-      cur = '';
-      i++;
-      continue;
-    }
-    cur += ch;
-  }
-  if (cur) out.push(cur);
+/** Schemas whose functions pg_graphql never reflects (Supabase's own). */
+const SYSTEM_SCHEMAS = new Set(['graphql', 'graphql_public', 'auth', 'extensions']);
+
+/**
+ * pg_graphql's reading of argument defaults (`pg_get_expr(proargdefaults)`): the text is split at
+ * every comma, and when that does not give one piece per defaulted argument no argument counts
+ * as having a default. Otherwise each defaulted argument is optional; its default is shown only
+ * for int2/int4, bool, float4/float8 and text literals. `undefined`: required; `null`: optional
+ * without a shown default; else the shown default.
+ */
+function argDefaults(text: string | null, count: number, argTypes: number[]): (unknown | undefined)[] {
+  const out: unknown[] = argTypes.map(() => undefined);
+  if (!text || !count) return out;
+  const pieces = text.split(',');
+  if (pieces.length !== count) return out;
+  const start = argTypes.length - count;
+  for (let i = start; i < argTypes.length; i++)
+    out[i] = shownDefault(pieces[i - start]!.trim(), argTypes[i]!);
   return out;
 }
 
-/** A default expression pg_graphql can show: numbers, booleans, NULL and quoted scalars. */
-function parseDefault(arg: string): { ok: boolean; value?: unknown } | undefined {
-  const at = arg.indexOf(' DEFAULT ');
-  if (at < 0) return undefined;
-  const expr = arg.slice(at + 9).trim();
-  if (/^-?\d+(\.\d+)?$/.test(expr)) return { ok: true, value: Number(expr) };
-  if (expr === 'true' || expr === 'false') return { ok: true, value: expr === 'true' };
-  if (/^NULL(::[\w\s."]+)?$/i.test(expr)) return { ok: true, value: null };
-  const m = /^'((?:[^']|'')*)'(::[\w\s."]+)?$/.exec(expr);
-  if (m && !(m[2] ?? '').includes('[')) return { ok: true, value: m[1]!.replace(/''/g, "'") };
-  return { ok: false };
+function shownDefault(expr: string, typeOid: number): unknown {
+  if (expr.startsWith('NULL::')) return null;
+  switch (typeOid) {
+    case 21:
+    case 23:
+      return /^[+-]?\d+$/.test(expr) && Math.abs(Number(expr)) <= 2147483647 ? Number(expr) : null;
+    case 16:
+      return expr === 'true' || expr === 'false' ? expr === 'true' : null;
+    case 700:
+    case 701: {
+      const n = Number(expr);
+      return expr !== '' && Number.isFinite(n) ? n : null;
+    }
+    case 25:
+      if (!expr.endsWith('::text')) return null;
+      return expr.slice(0, -'::text'.length).replace(/^[,']+|[,']+$/g, '');
+    default:
+      return null;
+  }
 }

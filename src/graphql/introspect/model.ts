@@ -140,6 +140,8 @@ export interface Catalog {
   tables: Table[];
   enums: EnumType[];
   functions: Func[];
+  /** Enum labels that are not GraphQL names and have no `mappings` entry (pg_graphql shows them as they are). */
+  invalidEnumLabels: { enumName: string; schema: string; sqlName: string; labels: string[] }[];
   /** Schema-load error (bad comment directive): every request answers with it. */
   loadError?: string;
   introspection: boolean;

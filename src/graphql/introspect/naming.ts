@@ -39,7 +39,8 @@ export function fieldNameFor(sqlName: string, inflect: boolean, override?: unkno
 
 export function functionFieldName(sqlName: string, inflect: boolean, override?: unknown): string {
   if (typeof override === 'string') return override;
-  const trimmed = sqlName.replace(/^_+/, '');
+  // pg_graphql strips ONE leading underscore (`__x` → `_x`).
+  const trimmed = sqlName.replace(/^_/, '');
   return lowerFirst(inflect ? toCamel(trimmed) : trimmed);
 }
 

@@ -103,3 +103,31 @@ export function minMaxColumns(t: Table): Column[] {
 export function isQueryFunction(f: Func): boolean {
   return f.volatility !== 'v';
 }
+
+/** What a field of a table's node type reads. */
+export type NodeFieldOwner =
+  | { kind: 'nodeId' }
+  | { kind: 'column'; column: Column }
+  | { kind: 'relationship'; relationship: Table['relationships'][number] }
+  | { kind: 'function'; fn: Func };
+
+const nodeFieldCache = new WeakMap<Table, Map<string, NodeFieldOwner>>();
+
+/**
+ * The fields of a table's node type by name. pg_graphql lists `nodeId`, the columns, the
+ * relationships, then the computed fields, and resolves a name to the LAST of them that has it:
+ * a computed field (e.g. `_name(t)` → `name`) wins over a relationship, which wins over a column,
+ * which wins over `nodeId`. A name keeps the place of its first occurrence.
+ */
+export function nodeFields(t: Table): Map<string, NodeFieldOwner> {
+  let m = nodeFieldCache.get(t);
+  if (m) return m;
+  m = new Map();
+  if (t.primaryKey.length) m.set('nodeId', { kind: 'nodeId' });
+  for (const column of selectableColumns(t)) m.set(column.fieldName, { kind: 'column', column });
+  for (const relationship of t.relationships)
+    m.set(relationship.fieldName, { kind: 'relationship', relationship });
+  for (const fn of t.computed) m.set(fn.fieldName, { kind: 'function', fn });
+  nodeFieldCache.set(t, m);
+  return m;
+}

@@ -18,7 +18,7 @@ import type { Catalog, Table } from '../introspect/model.js';
 import { hasByPk, isQueryFunction, pkColumns } from '../introspect/rules.js';
 import { lowerFirst } from '../introspect/naming.js';
 import { buildSharedTypes } from './shared-types.js';
-import { TypeRegistry } from './table-types.js';
+import { hasInvalidEnumValueNames, TypeRegistry } from './table-types.js';
 
 const directives = [
   new GraphQLDirective({
@@ -46,6 +46,11 @@ const directives = [
 export interface BuildOptions {
   /** Hide tables, functions and enums of schemas that did not opt in to introspection. */
   introspectionView?: boolean;
+  /**
+   * For printed SDL: leave out enum values that are not GraphQL names (pg_graphql shows them as
+   * they are, which no SDL parser accepts); the catalog's invalidEnumLabels names them.
+   */
+  omitInvalidEnumValues?: boolean;
 }
 
 export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}): GraphQLSchema {
@@ -53,7 +58,7 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
     !opts.introspectionView || catalog.schemas.find((s) => s.name === schema)?.introspection === true;
   const visible = (t: Table) => shown(t.schema);
   const shared = buildSharedTypes();
-  const reg = new TypeRegistry(shared, catalog, visible);
+  const reg = new TypeRegistry(shared, catalog, visible, opts.omitInvalidEnumValues === true);
   const tables = catalog.tables.filter(visible);
   for (const e of catalog.enums) if (shown(e.schema)) reg.enumOf(e);
 
@@ -168,12 +173,28 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
     seen.add(t.name);
     return true;
   });
-  unique.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return new GraphQLSchema({
+  const schema = new GraphQLSchema({
     query,
     mutation,
     types: unique,
     directives,
     description: 'Represents the GraphQL schema of the database',
+    // An enum value named as pg_graphql names it (`PG-13`) is not a GraphQL name: graphql-js'
+    // schema validation would refuse every request, so a schema showing one skips it.
+    assumeValid:
+      !opts.omitInvalidEnumValues && [...reg.enums.keys()].some((e) => hasInvalidEnumValueNames(e)),
   });
+  return sortTypeMap(schema);
+}
+
+/** The type map in name order (printed SDL and `__schema { types }` list types by name, as pg_graphql does). */
+function sortTypeMap(schema: GraphQLSchema): GraphQLSchema {
+  // graphql-js keeps the order in which its constructor meets the types: given every type of the
+  // first schema (built-in scalars included) already sorted, it meets them in that order.
+  const types = Object.values(schema.getTypeMap()).sort(byName);
+  return new GraphQLSchema({ ...schema.toConfig(), types });
+}
+
+function byName(a: GraphQLNamedType, b: GraphQLNamedType): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }

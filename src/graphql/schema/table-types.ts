@@ -21,11 +21,50 @@ import {
   insertableColumns,
   isOrderable,
   minMaxColumns,
+  nodeFields,
   selectableColumns,
   sumAvgColumns,
   updatableColumns,
 } from '../introspect/rules.js';
+import { isValidGraphQLName } from '../introspect/naming.js';
 import { enumFilterOps, scalarFilter, type SharedTypes } from './shared-types.js';
+
+/**
+ * A GraphQL enum for a SQL enum. pg_graphql lists every label (or its `mappings` name) as it is,
+ * even one that is not a GraphQL name (`PG-13`); graphql-js refuses such a name, so it is built
+ * under a stand-in name and given its real name afterwards (the schema is then built assumeValid).
+ */
+function enumTypeOf(e: EnumType, omitInvalid: boolean): GraphQLEnumType {
+  const values: Record<string, { value: string }> = {};
+  const renames = new Map<string, string>();
+  e.values.forEach((v, i) => {
+    if (isValidGraphQLName(v.name)) values[v.name] = { value: v.label };
+    else if (!omitInvalid) {
+      const standIn = `__strata_invalid_enum_value_${i}`;
+      renames.set(standIn, v.name);
+      values[standIn] = { value: v.label };
+    }
+  });
+  const type = new GraphQLEnumType({ name: e.name, description: e.description ?? undefined, values });
+  if (renames.size) {
+    const lookup = (type as unknown as { _nameLookup?: Record<string, unknown> })._nameLookup;
+    for (const value of type.getValues()) {
+      const real = renames.get(value.name);
+      if (real === undefined) continue;
+      if (lookup) {
+        delete lookup[value.name];
+        lookup[real] = value;
+      }
+      (value as { name: string }).name = real;
+    }
+  }
+  return type;
+}
+
+/** True when the enum shows a value whose name graphql-js would refuse (the schema must skip validation). */
+export function hasInvalidEnumValueNames(e: EnumType): boolean {
+  return e.values.some((v) => !isValidGraphQLName(v.name));
+}
 
 export interface TableTypes {
   node: GraphQLObjectType;
@@ -47,14 +86,14 @@ export class TypeRegistry {
     readonly shared: SharedTypes,
     readonly catalog: Catalog,
     readonly visible: (t: Table) => boolean,
+    /** Leave out enum values whose names are not GraphQL names (printed SDL) instead of showing them as pg_graphql does. */
+    readonly omitInvalidEnumValues = false,
   ) {}
 
   enumOf(e: EnumType) {
     let hit = this.enums.get(e);
     if (!hit) {
-      const values: Record<string, { value: string }> = {};
-      for (const v of e.values) values[v.name] = { value: v.label };
-      const type = new GraphQLEnumType({ name: e.name, description: e.description ?? undefined, values });
+      const type = enumTypeOf(e, this.omitInvalidEnumValues);
       hit = { type, filter: scalarFilter(e.name, type, enumFilterOps(), this.shared.filterIs) };
       this.enums.set(e, hit);
     }
@@ -131,30 +170,29 @@ export class TypeRegistry {
       interfaces: table.primaryKey.length ? [s.node] : [],
       fields: () => {
         const f: GraphQLFieldConfigMap<unknown, unknown> = {};
-        if (table.primaryKey.length)
-          f.nodeId = {
-            type: new GraphQLNonNull(GraphQLID),
-            description: 'Globally Unique Record Identifier',
-          };
-        for (const c of cols) {
-          const t = this.outputOf(c.type);
-          f[c.fieldName] = {
-            type: c.notNull ? new GraphQLNonNull(t) : t,
-            description: c.description ?? undefined,
-          };
-        }
-        for (const fn of table.computed) {
-          if (fn.returnTable && !this.visible(fn.returnTable)) continue;
-          if (f[fn.fieldName]) continue;
-          const o = this.functionOutput(fn);
-          f[fn.fieldName] = { type: o.type, args: o.args, description: fn.description ?? undefined };
-        }
-        for (const r of table.relationships) {
-          if (!this.visible(r.target) || f[r.fieldName]) continue;
-          const tt = this.of(r.target);
-          if (r.kind === 'toMany')
-            f[r.fieldName] = { type: tt.connection, args: this.connectionArgs(r.target) };
-          else f[r.fieldName] = { type: r.nonNull ? new GraphQLNonNull(tt.node) : tt.node };
+        for (const [name, o] of nodeFields(table)) {
+          if (o.kind === 'nodeId')
+            f[name] = {
+              type: new GraphQLNonNull(GraphQLID),
+              description: 'Globally Unique Record Identifier',
+            };
+          else if (o.kind === 'column') {
+            const t = this.outputOf(o.column.type);
+            f[name] = {
+              type: o.column.notNull ? new GraphQLNonNull(t) : t,
+              description: o.column.description ?? undefined,
+            };
+          } else if (o.kind === 'function') {
+            if (o.fn.returnTable && !this.visible(o.fn.returnTable)) continue;
+            const out = this.functionOutput(o.fn);
+            f[name] = { type: out.type, args: out.args, description: o.fn.description ?? undefined };
+          } else {
+            const r = o.relationship;
+            if (!this.visible(r.target)) continue;
+            const tt = this.of(r.target);
+            if (r.kind === 'toMany') f[name] = { type: tt.connection, args: this.connectionArgs(r.target) };
+            else f[name] = { type: r.nonNull ? new GraphQLNonNull(tt.node) : tt.node };
+          }
         }
         return f;
       },

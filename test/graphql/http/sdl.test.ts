@@ -92,10 +92,12 @@ describe('strata sdl', () => {
     );
   });
 
-  it('defaults to the anon role', async () => {
-    const r = await cli(['sdl', '--database-url', db.url, '--schemas', 'public']);
+  it('defaults to the connecting role', async () => {
+    const r = await cli(['sdl', '--database-url', db.url, '--schemas', 'public,shop']);
     expect(r.code).toBe(0);
+    // the superuser of the test database sees both schemas' tables
     expect(r.stdout).toContain('bookCollection');
+    expect(r.stdout).toContain('productCollection');
   });
 
   it('fails with a message without --database-url', async () => {

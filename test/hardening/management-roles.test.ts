@@ -6,9 +6,11 @@
  * success would change more than the test needs: the role check comes first either way).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Fastify from 'fastify';
+import type { Platform } from '../../src/platform/platform.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { api, createOtherUser } from '../management/api-client.js';
-import { managementRouteKeys } from '../../src/management/http/setup.js';
+import { managementRouteKeys, registerManagementHttp } from '../../src/management/http/setup.js';
 import { ROUTE_PERMISSIONS } from '../../src/management/http/permissions.js';
 import { addMember, createToken } from '../../src/management/organizations/members.js';
 
@@ -243,6 +245,23 @@ describe('organization roles on every Management API route', () => {
     expect(routes).toEqual(Object.keys(MATRIX).sort());
     for (const [key, row] of Object.entries(MATRIX))
       expect([key, ROUTE_PERMISSIONS[key]?.role]).toEqual([key, row.min]);
+  });
+
+  it('a management route without a row in the permission table stops the server from starting', async () => {
+    const app = Fastify();
+    const starting = (async () => {
+      await app.register(
+        // biome-ignore lint/nursery/noMisusedPromises: Fastify awaits async plugins
+        async (scope) => {
+          registerManagementHttp(scope, tp.platform as Platform);
+          scope.get('/projects/:ref/forgotten', async () => ({ leaked: true }));
+        },
+        { prefix: '/v1' },
+      );
+      await app.ready();
+    })();
+    await expect(starting).rejects.toThrow(/GET \/v1\/projects\/:ref\/forgotten has no row/);
+    await app.close().catch(() => {});
   });
 
   it('route × role → expected status', async () => {

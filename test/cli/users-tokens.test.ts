@@ -114,6 +114,32 @@ describe('strata users / strata tokens', () => {
     expect((await api(tp, 'GET', `/v1/projects/${ref}`, { token })).status).toBe(401);
   });
 
+  it('revoking the default token survives its re-registration at start', async () => {
+    const token = tp.platform.defaultAccessToken;
+    const list = JSON.parse(
+      (await cli('tokens', 'list', '--user', 'admin@localhost', '--json')).stdout,
+    ) as Array<{
+      id: string;
+      name: string;
+    }>;
+    const id = list.find((t) => t.name === 'default')?.id ?? '';
+    expect((await cli('tokens', 'revoke', id)).code).toBe(0);
+    expect((await api(tp, 'GET', '/v1/organizations', { token })).status).toBe(401);
+    // What Platform.ensureDefaults runs at every start:
+    await tp.platform.pool.query(
+      `insert into access_tokens (user_id, name, token_sha256)
+       select id, 'default', $1 from users where email = 'admin@localhost' on conflict (token_sha256) do nothing`,
+      [createHash('sha256').update(token).digest('hex')],
+    );
+    expect((await api(tp, 'GET', '/v1/organizations', { token })).status).toBe(401);
+    const again = await cli('tokens', 'revoke', id);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/no token/);
+    // The owner gets a new token from the CLI.
+    const fresh = (await cli('tokens', 'create', '--user', 'admin@localhost')).stdout.split('\n')[0] ?? '';
+    expect((await api(tp, 'GET', '/v1/organizations', { token: fresh })).status).toBe(200);
+  });
+
   it('never removes or demotes the last owner; removes members and users', async () => {
     const last = await cli('users', 'remove', 'admin@localhost', '--org', 'default-org');
     expect(last.code).toBe(1);

@@ -189,7 +189,7 @@ export async function listTokens(pool: pg.Pool, email?: string): Promise<TokenRo
     last_used_at: Date | null;
   }>(
     `select t.id, u.email, t.name, t.created_at, t.last_used_at from access_tokens t join users u on u.id = t.user_id
-      where $1::text is null or u.email = $1 order by u.email, t.created_at, t.id`,
+      where t.revoked_at is null and ($1::text is null or u.email = $1) order by u.email, t.created_at, t.id`,
     [email ?? null],
   );
   return rows.map((r) => ({
@@ -203,9 +203,15 @@ export async function listTokens(pool: pg.Pool, email?: string): Promise<TokenRo
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Revokes the token with `id` (from `strata tokens list`); it stops working at once. */
+/**
+ * Revokes the token with `id` (from `strata tokens list`); it stops working at once. The row stays
+ * (marked revoked) so that the default token, re-registered at every start, stays revoked too.
+ */
 export async function revokeToken(pool: pg.Pool, id: string): Promise<void> {
   if (!UUID.test(id)) throw new MemberError(`not a token id: ${id} (see \`strata tokens list\`)`);
-  const { rowCount } = await pool.query('delete from access_tokens where id = $1', [id]);
+  const { rowCount } = await pool.query(
+    'update access_tokens set revoked_at = now() where id = $1 and revoked_at is null',
+    [id],
+  );
   if (!rowCount) throw new MemberError(`no token ${id}`, 'not_found');
 }

@@ -15,6 +15,8 @@ Usage:
   strata stop   [--data-dir DIR]
   strata serve  --database-url URL --jwt-secret SECRET [--port N] [--host H]
   strata sdl    --database-url URL [--role ROLE (default: the connecting role)] [--schemas public,other]
+  strata users  add|list|remove ...   organization members (strata users --help)
+  strata tokens create|list|revoke ... personal access tokens (strata tokens --help)
 
 Environment: STRATA_DATA_DIR, STRATA_PORT, STRATA_HOST, STRATA_DB_PORT, DATABASE_URL, and the
 others listed in the README.`;
@@ -46,6 +48,10 @@ export async function main(argv: string[]): Promise<void> {
       return (await import('./graphql/http/commands.js')).serveCommand(rest);
     case 'sdl':
       return (await import('./graphql/http/commands.js')).sdlCommand(rest);
+    case 'users':
+      return (await import('./management/cli-users.js')).usersCommand(rest);
+    case 'tokens':
+      return (await import('./management/cli-users.js')).tokensCommand(rest);
     case undefined:
     case 'help':
     case '--help':

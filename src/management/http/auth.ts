@@ -31,7 +31,7 @@ export async function callerOfToken(
   const digest = sha256Hex(token);
   const { rows } = await platform.pool.query<{ id: string; user_id: string; stale: boolean }>(
     `select id, user_id, (last_used_at is null or last_used_at < now() - interval '1 minute') as stale
-       from access_tokens where token_sha256 = $1`,
+       from access_tokens where token_sha256 = $1 and revoked_at is null`,
     [digest],
   );
   const row = rows[0];

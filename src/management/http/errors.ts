@@ -48,6 +48,24 @@ function clientErrorOf(err: FastifyError): ApiError | undefined {
   return new ApiError(status, err.message);
 }
 
+/**
+ * PostgreSQL's verdicts on the request's own values: a NUL or a byte sequence that is not text
+ * (22021 character_not_in_repertoire, 22P05 untranslatable_character), a value too long for its
+ * column (22001). Whatever path a value took to the database, these are the client's fault.
+ */
+const CLIENT_SQLSTATES: Record<string, string> = {
+  '22021': 'Request contains a NUL character (\\u0000) or bytes that are not valid text',
+  '22P05': 'Request contains a NUL character (\\u0000) or bytes that are not valid text',
+  '22001': 'A value in the request is too long',
+};
+
+function databaseClientErrorOf(err: unknown): ApiError | undefined {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string' || !(err as { severity?: unknown }).severity) return undefined;
+  const message = CLIENT_SQLSTATES[code];
+  return message ? new ApiError(400, message) : undefined;
+}
+
 export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
   return reply.code(err.statusCode).type('application/json; charset=utf-8').send({ message: err.message });
@@ -66,7 +84,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
         reply,
         new ApiError(503, DATABASE_UNAVAILABLE_MESSAGE, { 'Retry-After': DATABASE_RETRY_AFTER_SECONDS }),
       );
-    const client = clientErrorOf(error);
+    const client = databaseClientErrorOf(error) ?? clientErrorOf(error);
     if (client) return sendError(reply, client);
     const errorEventId = newErrorEventId();
     req.log.error({ err: error, errorEventId }, 'management API request failed');

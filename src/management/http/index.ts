@@ -16,8 +16,10 @@ export {
   organizationOf,
   loadManagedProject,
   loadManagedOrganization,
+  authorizeRole,
   type ManagedProject,
   type ManagedOrganization,
 } from './project-access.js';
 export type { RateLimitPolicy } from './route-config.js';
+export { ORGANIZATION_ROLES, ROLE_NAMES, type OrganizationRole } from './permissions.js';
 export * from './validate.js';

@@ -5,7 +5,8 @@
  *
  * Order of checks (documented in the README): malformed ref → 400; unknown ref → 404 "Project not
  * found"; a project of an organization the caller is not a member of → 403 "Forbidden resource";
- * a deleted (REMOVED) project → 400 "Resource has been removed".
+ * a role below the route's (permissions.ts) → 403 naming the role needed; a deleted (REMOVED)
+ * project → 400 "Resource has been removed".
  */
 import type { FastifyRequest } from 'fastify';
 import type { Platform } from '../../platform/platform.js';
@@ -13,6 +14,13 @@ import type { ProjectContext } from '../../platform/project-context.js';
 import { isProjectRef } from '../../platform/refs.js';
 import { ApiError, badRequest, forbidden, notFound, RESOURCE_REMOVED } from './errors.js';
 import { callerOf } from './auth.js';
+import {
+  isOrganizationRole,
+  permissionOf,
+  ROLE_NAMES,
+  roleAtLeast,
+  type OrganizationRole,
+} from './permissions.js';
 
 export interface ManagedProject {
   ref: string;
@@ -23,6 +31,8 @@ export interface ManagedProject {
   createdAt: string;
   dbServer: string;
   dbName: string;
+  /** The caller's role in the project's organization. */
+  role: OrganizationRole;
   /** The live project (database pool, keys); loaded on first use. */
   context(): Promise<ProjectContext>;
 }
@@ -30,13 +40,37 @@ export interface ManagedProject {
 export interface ManagedOrganization {
   slug: string;
   name: string;
+  /** The caller's role in it. */
+  role: OrganizationRole;
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     managedProject?: ManagedProject;
     managedOrganization?: ManagedOrganization;
+    /** Set once the caller's role was checked against the route's row in permissions.ts. */
+    roleChecked?: boolean;
   }
+}
+
+/** A stored role this code does not know counts as the weakest one. */
+function roleOf(stored: string | null): OrganizationRole {
+  return isOrganizationRole(stored) ? stored : 'read_only';
+}
+
+/**
+ * Checks the caller's `role` in the organization a request is about against the route's row in
+ * permissions.ts: 403 when it is below. Called by `resolvePathResources` for `:ref` / `:slug`
+ * routes and by routes whose organization is in the body.
+ */
+export function authorizeRole(req: FastifyRequest, role: OrganizationRole): void {
+  const row = permissionOf(req.method === 'HEAD' ? 'GET' : req.method, req.routeOptions.url ?? '');
+  if (!row) throw forbidden();
+  if (!roleAtLeast(role, row.role))
+    throw forbidden(
+      `Your role in this organization (${ROLE_NAMES[role]}) does not allow this action: it needs ${ROLE_NAMES[row.role]} or above (${row.permission})`,
+    );
+  req.roleChecked = true;
 }
 
 export const ORGANIZATION_SLUG_PATTERN = /^[\w-]+$/;
@@ -50,7 +84,7 @@ interface ProjectAccessRow {
   created_at: Date;
   db_server: string;
   db_name: string;
-  member: boolean;
+  role: string | null;
 }
 
 /** Looks up `ref` for `userId`, applying the checks above. */
@@ -58,17 +92,21 @@ export async function loadManagedProject(
   platform: Platform,
   userId: string,
   ref: string,
+  /** Checks the role before the REMOVED status (so that status is not disclosed below the role). */
+  authorize: (role: OrganizationRole) => void = () => {},
 ): Promise<ManagedProject> {
   if (!isProjectRef(ref)) throw badRequest('Invalid project ref: must be 20 lowercase letters');
   const { rows } = await platform.pool.query<ProjectAccessRow>(
     `select p.ref, p.organization_id, p.name, p.region, p.status, p.created_at, p.db_server, p.db_name,
-            exists (select 1 from organization_members m where m.organization_id = p.organization_id and m.user_id = $2) as member
+            (select m.role from organization_members m where m.organization_id = p.organization_id and m.user_id = $2) as role
        from projects p where p.ref = $1`,
     [ref, userId],
   );
   const row = rows[0];
   if (!row) throw notFound('Project not found');
-  if (!row.member) throw forbidden();
+  if (row.role === null) throw forbidden();
+  const role = roleOf(row.role);
+  authorize(role);
   if (row.status === 'REMOVED') throw badRequest(RESOURCE_REMOVED);
   return {
     ref: row.ref,
@@ -79,6 +117,7 @@ export async function loadManagedProject(
     createdAt: new Date(row.created_at).toISOString(),
     dbServer: row.db_server,
     dbName: row.db_name,
+    role,
     async context() {
       const ctx = await platform.project(row.ref);
       if (!ctx) throw new ApiError(400, RESOURCE_REMOVED);
@@ -95,16 +134,16 @@ export async function loadManagedOrganization(
   field = 'slug',
 ): Promise<ManagedOrganization> {
   if (!ORGANIZATION_SLUG_PATTERN.test(slug)) throw badRequest(`${field} must match pattern "^[\\w-]+$"`);
-  const { rows } = await platform.pool.query<{ id: string; name: string; member: boolean }>(
+  const { rows } = await platform.pool.query<{ id: string; name: string; role: string | null }>(
     `select o.id, o.name,
-            exists (select 1 from organization_members m where m.organization_id = o.id and m.user_id = $2) as member
+            (select m.role from organization_members m where m.organization_id = o.id and m.user_id = $2) as role
        from organizations o where o.id = $1`,
     [slug, userId],
   );
   const row = rows[0];
   if (!row) throw notFound('Organization not found');
-  if (!row.member) throw forbidden();
-  return { slug: row.id, name: row.name };
+  if (row.role === null) throw forbidden();
+  return { slug: row.id, name: row.name, role: roleOf(row.role) };
 }
 
 /** The project the route's `:ref` names (set by the hook); throws if the route has none. */
@@ -118,11 +157,28 @@ export function organizationOf(req: FastifyRequest): ManagedOrganization {
   return req.managedOrganization;
 }
 
-/** Hook body: resolves `:ref` / `:slug` path parameters for the authenticated caller. */
+/**
+ * Hook body: resolves `:ref` / `:slug` path parameters for the authenticated caller and checks the
+ * caller's role there against the route's row in permissions.ts (routes about no organization
+ * need none; routes whose organization is in the body check it in their handler).
+ */
 export async function resolvePathResources(platform: Platform, req: FastifyRequest): Promise<void> {
+  if (req.is404) return; // the not-found handler answers
+  const row = permissionOf(req.method === 'HEAD' ? 'GET' : req.method, req.routeOptions.url ?? '');
+  if (!row) throw forbidden();
   const params = (req.params ?? {}) as Record<string, string | undefined>;
-  if (params.ref !== undefined)
-    req.managedProject = await loadManagedProject(platform, callerOf(req).userId, params.ref);
-  if (params.slug !== undefined)
-    req.managedOrganization = await loadManagedOrganization(platform, callerOf(req).userId, params.slug);
+  const userId = callerOf(req).userId;
+  if (row.where === 'project') {
+    if (params.ref === undefined) throw new Error(`route ${req.routeOptions.url} has no :ref parameter`);
+    req.managedProject = await loadManagedProject(platform, userId, params.ref, (role) =>
+      authorizeRole(req, role),
+    );
+  } else if (row.where === 'organization') {
+    if (params.slug === undefined) throw new Error(`route ${req.routeOptions.url} has no :slug parameter`);
+    const org = await loadManagedOrganization(platform, userId, params.slug);
+    authorizeRole(req, org.role);
+    req.managedOrganization = org;
+  } else if (row.where === 'caller') {
+    req.roleChecked = true;
+  }
 }

@@ -4,7 +4,10 @@
  * or `ip:<address>` before authentication. Scope = the project (`:ref`), the organization
  * (`:slug`), a route's own choice (`config.managementRateLimit.scope`), or the caller.
  * Every limited response carries X-RateLimit-Limit / -Remaining / -Reset (seconds until the window
- * resets); past the limit the answer is 429 {"message":"Too many requests"} for the rest of the window.
+ * resets); past the limit the answer is 429 {"message":"Too many requests"} with `Retry-After` (the
+ * same seconds, at least 1) for the rest of the window. An authenticated caller's counters never
+ * share anything with the per-IP counter of unauthenticated calls, so a flood of bad or missing
+ * tokens from one address cannot use up the budget of a valid token behind the same address.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../../platform/platform.js';
@@ -89,5 +92,9 @@ export async function applyRateLimit(
     'X-RateLimit-Reset': state.resetSeconds,
   };
   reply.headers(headers);
-  if (state.exceeded) throw new ApiError(429, RATE_LIMITED_MESSAGE, headers);
+  if (state.exceeded)
+    throw new ApiError(429, RATE_LIMITED_MESSAGE, {
+      ...headers,
+      'Retry-After': Math.max(1, state.resetSeconds),
+    });
 }

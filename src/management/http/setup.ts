@@ -4,16 +4,29 @@
  * checks. Hooks run in this order for every route registered inside the scope:
  *   onRequest     → personal access token → req.management (401 {"message":"Unauthorized"} otherwise;
  *                   unauthenticated calls are rate-limited by client IP first)
- *   preValidation → rate limit (per caller, scope, endpoint; the body is parsed so a route's scope
- *                   function may read it) → req.managedProject / req.managedOrganization
+ *   preValidation → NUL characters in the path, query or body → 400; rate limit (per caller, scope,
+ *                   endpoint; the body is parsed so a route's scope function may read it) →
+ *                   req.managedProject / req.managedOrganization and the caller's role checked
+ *                   against the route's row in permissions.ts (403 below it)
+ *   onSend        → a success of a route that never checked the caller's role becomes a 500
+ * A route registered here without a row in permissions.ts stops the server from starting.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../../platform/platform.js';
 import './route-config.js';
-import { registerErrorHandling, ApiError, unauthorized } from './errors.js';
+import { registerErrorHandling, ApiError, newErrorEventId, unauthorized } from './errors.js';
 import { bearerTokenOf, callerOfToken } from './auth.js';
 import { applyRateLimit, RateLimiter } from './rate-limit.js';
 import { resolvePathResources } from './project-access.js';
+import { permissionOf, routeKey } from './permissions.js';
+import { assertNoNul } from './nul-bytes.js';
+
+const registered = new WeakMap<Platform, Set<string>>();
+
+/** `METHOD /v1/path` of every management route registered for `platform` (tests enumerate them). */
+export function managementRouteKeys(platform: Platform): string[] {
+  return [...(registered.get(platform) ?? [])].sort();
+}
 
 export function registerManagementHttp(app: FastifyInstance, platform: Platform): void {
   registerErrorHandling(app);
@@ -22,6 +35,20 @@ export function registerManagementHttp(app: FastifyInstance, platform: Platform)
   app.decorateRequest('managedProject', undefined);
   app.decorateRequest('managedOrganization', undefined);
   const limiter = new RateLimiter(platform);
+
+  const keys = new Set<string>();
+  registered.set(platform, keys);
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      const m = method === 'HEAD' ? 'GET' : method;
+      if (!permissionOf(m, route.url ?? ''))
+        throw new Error(
+          `management route ${m} ${route.url} has no row in src/management/http/permissions.ts (who may call it?)`,
+        );
+      keys.add(routeKey(m, route.url ?? ''));
+    }
+  });
 
   app.addHook('onRequest', async (req, reply) => {
     if (req.routeOptions.config?.managementPublic) return;
@@ -36,8 +63,24 @@ export function registerManagementHttp(app: FastifyInstance, platform: Platform)
 
   app.addHook('preValidation', async (req, reply) => {
     if (!req.management) return;
+    assertNoNul(req.params, 'path parameter ');
+    assertNoNul(req.query, 'query parameter ');
+    assertNoNul(req.body, '');
     await applyRateLimit(platform, limiter, req, reply, req.management.userId);
     await resolvePathResources(platform, req);
+  });
+
+  // Safety net behind the table: a route that answered a success without its role being checked.
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (!req.management || req.roleChecked || reply.statusCode >= 400) return payload;
+    const errorEventId = newErrorEventId();
+    req.log.error({ errorEventId }, `management route ${req.routeOptions.url} answered without a role check`);
+    console.error(
+      `[management] ${req.method} ${req.routeOptions.url} answered without a role check (errorEventId ${errorEventId})`,
+    );
+    reply.code(500).type('application/json; charset=utf-8');
+    reply.removeHeader('content-length');
+    return JSON.stringify({ message: 'Internal Server Error', errorEventId });
   });
 }
 

@@ -1,9 +1,15 @@
-/** M3 GET /v1/organizations and M4 POST /v1/organizations. */
+/**
+ * M3 GET /v1/organizations, M4 POST /v1/organizations, and the adjacent GET
+ * /v1/organizations/{slug} and GET /v1/organizations/{slug}/members (members are added and removed
+ * with `strata users` on a self-hosted platform; the hosted API has no route for that either).
+ */
 import type { ManagementModule } from '../http/module.js';
 import { callerOf } from '../http/auth.js';
 import { badRequest } from '../http/errors.js';
 import { objectBody, rejectUnknownKeys, stringField } from '../http/validate.js';
+import { organizationOf } from '../http/project-access.js';
 import { createOrganization, listOrganizations } from './service.js';
+import { listMembers } from './members.js';
 
 export const organizationRoutes: ManagementModule = async (app, { platform }) => {
   app.get(
@@ -25,5 +31,26 @@ export const organizationRoutes: ManagementModule = async (app, { platform }) =>
       const org = await createOrganization(platform, callerOf(req).userId, name);
       return reply.code(201).send(org);
     },
+  );
+
+  app.get(
+    '/organizations/:slug',
+    { config: { failureMessage: 'Failed to retrieve organization' } },
+    async (req) => {
+      const org = organizationOf(req);
+      return {
+        id: org.slug,
+        name: org.name,
+        plan: 'free',
+        opt_in_tags: [],
+        allowed_release_channels: ['ga'],
+      };
+    },
+  );
+
+  app.get(
+    '/organizations/:slug/members',
+    { config: { failureMessage: 'Failed to retrieve organization members' } },
+    async (req) => listMembers(platform.pool, organizationOf(req).slug),
   );
 };

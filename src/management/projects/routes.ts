@@ -6,7 +6,7 @@ import type { ManagementModule } from '../http/module.js';
 import { callerOf } from '../http/auth.js';
 import { badRequest } from '../http/errors.js';
 import { isObject } from '../http/validate.js';
-import { loadManagedOrganization, projectOf } from '../http/project-access.js';
+import { authorizeRole, loadManagedOrganization, projectOf } from '../http/project-access.js';
 import { parseCreateProjectBody } from './create-body.js';
 import { legacyApiKeys, listProjects, projectResponse, projectWithDatabase } from './service.js';
 
@@ -39,6 +39,7 @@ export const projectRoutes: ManagementModule = async (app, { platform }) => {
         input.organizationSlug,
         'organization_slug',
       );
+      authorizeRole(req, org.role);
       const ctx = await platform.createProject({
         name: input.name,
         organizationId: org.slug,

@@ -1,0 +1,122 @@
+/**
+ * Organization roles and the one table that says, for every Management API route, which
+ * permission it needs and the least role that holds it. The roles follow the hosted platform's
+ * access control (supabase.com/docs/guides/platform/access-control):
+ *   owner          everything;
+ *   administrator  everything in the organization's projects (owner-only: organization ownership);
+ *   developer      content of projects (functions, their secrets, types) but no project settings:
+ *                  no deleting projects, no network bans/restrictions, no custom hostname, no root
+ *                  key, no service_role key;
+ *   read_only      reads non-secret configuration only, writes nothing.
+ * The permission names are the spec's FGA permissions (management.md §2).
+ *
+ * `where` says where the organization whose membership counts comes from: the project of `:ref`,
+ * the organization of `:slug`, the request body (M2 names its organization there: the route calls
+ * `authorizeOrganization` itself), or nowhere (`caller`: answers only ever cover the caller's own
+ * organizations, so any authenticated caller may call it).
+ *
+ * setup.ts refuses to register a route under /v1 that has no row here (the server does not start),
+ * and answers 500 instead of a success for a route that never checked its role.
+ */
+export const ORGANIZATION_ROLES = ['read_only', 'developer', 'administrator', 'owner'] as const;
+export type OrganizationRole = (typeof ORGANIZATION_ROLES)[number];
+
+/** How the hosted API's member list names each role. */
+export const ROLE_NAMES: Record<OrganizationRole, string> = {
+  owner: 'Owner',
+  administrator: 'Administrator',
+  developer: 'Developer',
+  read_only: 'Read only',
+};
+
+export function isOrganizationRole(v: unknown): v is OrganizationRole {
+  return typeof v === 'string' && (ORGANIZATION_ROLES as readonly string[]).includes(v);
+}
+
+/** Whether `role` is at least `min`. */
+export function roleAtLeast(role: OrganizationRole, min: OrganizationRole): boolean {
+  return ORGANIZATION_ROLES.indexOf(role) >= ORGANIZATION_ROLES.indexOf(min);
+}
+
+export interface RoutePermission {
+  /** The spec's FGA permission name (documentation; what the role check stands for). */
+  permission: string;
+  /** Least organization role that may call the route. */
+  role: OrganizationRole;
+  where: 'project' | 'organization' | 'body' | 'caller';
+}
+
+const p = (permission: string, role: OrganizationRole, where: RoutePermission['where']): RoutePermission => ({
+  permission,
+  role,
+  where,
+});
+
+/** `METHOD /v1/path` (Fastify's route syntax) → what it needs. README "Running in production" lists it. */
+export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
+  'GET /v1/organizations': p('organizations_read', 'read_only', 'caller'),
+  'POST /v1/organizations': p('organizations_create', 'read_only', 'caller'),
+  'GET /v1/organizations/:slug': p('organizations_read', 'read_only', 'organization'),
+  'GET /v1/organizations/:slug/members': p('organization_members_read', 'read_only', 'organization'),
+
+  'GET /v1/projects': p('projects_read', 'read_only', 'caller'),
+  'POST /v1/projects': p('organization_projects_create', 'administrator', 'body'),
+  'GET /v1/projects/:ref': p('projects_read', 'read_only', 'project'),
+  'DELETE /v1/projects/:ref': p('projects_delete', 'administrator', 'project'),
+  'GET /v1/projects/:ref/api-keys': p('api_keys_read', 'developer', 'project'),
+
+  'GET /v1/projects/:ref/secrets': p('edge_functions_secrets_read', 'developer', 'project'),
+  'POST /v1/projects/:ref/secrets': p('edge_functions_secrets_write', 'developer', 'project'),
+  'DELETE /v1/projects/:ref/secrets': p('edge_functions_secrets_write', 'developer', 'project'),
+
+  'GET /v1/projects/:ref/types/typescript': p('database_read', 'read_only', 'project'),
+
+  'POST /v1/projects/:ref/functions': p('edge_functions_write', 'developer', 'project'),
+  'GET /v1/projects/:ref/functions': p('edge_functions_read', 'read_only', 'project'),
+  'GET /v1/projects/:ref/functions/:function_slug': p('edge_functions_read', 'read_only', 'project'),
+  'PATCH /v1/projects/:ref/functions/:function_slug': p('edge_functions_write', 'developer', 'project'),
+  'DELETE /v1/projects/:ref/functions/:function_slug': p('edge_functions_write', 'developer', 'project'),
+  'GET /v1/projects/:ref/functions/:function_slug/body': p('edge_functions_read', 'read_only', 'project'),
+  // Lists the environment a function sees, secrets' values included.
+  'GET /v1/projects/:ref/functions/:function_slug/runtime-config': p(
+    'edge_functions_secrets_read',
+    'developer',
+    'project',
+  ),
+
+  'GET /v1/projects/:ref/custom-hostname': p('custom_domain_read', 'read_only', 'project'),
+  'DELETE /v1/projects/:ref/custom-hostname': p('custom_domain_write', 'administrator', 'project'),
+  'POST /v1/projects/:ref/custom-hostname/initialize': p('custom_domain_write', 'administrator', 'project'),
+  'POST /v1/projects/:ref/custom-hostname/reverify': p('custom_domain_write', 'administrator', 'project'),
+  'POST /v1/projects/:ref/custom-hostname/activate': p('custom_domain_write', 'administrator', 'project'),
+
+  'GET /v1/projects/:ref/pgsodium': p('project_admin_write', 'administrator', 'project'),
+  'PUT /v1/projects/:ref/pgsodium': p('project_admin_write', 'administrator', 'project'),
+
+  'POST /v1/projects/:ref/network-bans/retrieve': p('database_network_bans_read', 'read_only', 'project'),
+  'DELETE /v1/projects/:ref/network-bans': p('database_network_bans_write', 'administrator', 'project'),
+  'GET /v1/projects/:ref/network-restrictions': p(
+    'database_network_restrictions_read',
+    'read_only',
+    'project',
+  ),
+  'POST /v1/projects/:ref/network-restrictions/apply': p(
+    'database_network_restrictions_write',
+    'administrator',
+    'project',
+  ),
+  'PATCH /v1/projects/:ref/network-restrictions': p(
+    'database_network_restrictions_write',
+    'administrator',
+    'project',
+  ),
+};
+
+export function routeKey(method: string, url: string): string {
+  return `${method.toUpperCase()} ${url}`;
+}
+
+/** The row of a route; undefined when the table has none. */
+export function permissionOf(method: string, url: string): RoutePermission | undefined {
+  return ROUTE_PERMISSIONS[routeKey(method, url)];
+}

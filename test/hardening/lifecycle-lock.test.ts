@@ -48,7 +48,7 @@ describe('the data-folder lock', () => {
       try {
         const l = InstanceLock.acquire(process.argv[1]);
         console.log('won');
-        setTimeout(() => l.release(), 3000);
+        setTimeout(() => l.unlock(), 3000);
       } catch (e) {
         console.log('lost: ' + e.message);
         process.exitCode = 3;
@@ -114,7 +114,7 @@ describe('the data-folder lock', () => {
     expect(runningInstance(d1)?.pid).toBe(process.pid);
     l1.setUrl('http://127.0.0.1:1234');
     expect(runningInstance(d1)?.url).toBe('http://127.0.0.1:1234');
-    l1.release();
+    l1.unlock();
     expect(existsSync(lockFile(d1))).toBe(false);
 
     // Reused pid: the pid is alive, but it is another process (another start time).
@@ -122,7 +122,7 @@ describe('the data-folder lock', () => {
     try {
       const d2 = freshDir();
       writeFileSync(lockFile(d2), JSON.stringify({ pid: other.pid, start_time: '1', started_at: '' }));
-      InstanceLock.acquire(d2).release();
+      InstanceLock.acquire(d2).unlock();
     } finally {
       other.kill('SIGKILL');
     }
@@ -130,7 +130,7 @@ describe('the data-folder lock', () => {
     // Half-written (the owner crashed while writing it).
     const d3 = freshDir();
     writeFileSync(lockFile(d3), '{"pid": 12');
-    InstanceLock.acquire(d3).release();
+    InstanceLock.acquire(d3).unlock();
   });
 });
 

@@ -64,6 +64,10 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'GET /v1/projects/:ref': p('projects_read', 'read_only', 'project'),
   'DELETE /v1/projects/:ref': p('projects_delete', 'administrator', 'project'),
   'GET /v1/projects/:ref/api-keys': p('api_keys_read', 'developer', 'project'),
+  // S3 access keys act as the project's service role (as upstream's credentials do): as api-keys.
+  'GET /v1/projects/:ref/storage/s3-access-keys': p('storage_s3_keys_read', 'developer', 'project'),
+  'POST /v1/projects/:ref/storage/s3-access-keys': p('storage_s3_keys_write', 'developer', 'project'),
+  'DELETE /v1/projects/:ref/storage/s3-access-keys/:id': p('storage_s3_keys_write', 'developer', 'project'),
 
   'GET /v1/projects/:ref/secrets': p('edge_functions_secrets_read', 'developer', 'project'),
   'POST /v1/projects/:ref/secrets': p('edge_functions_secrets_write', 'developer', 'project'),

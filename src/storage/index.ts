@@ -17,6 +17,8 @@ import { objectUploadRoutes } from './routes/objects-upload.js';
 import { opsRoutes, registerCors } from './routes/ops.js';
 import { signedRoutes } from './routes/signed.js';
 import { serializeRequest } from './log-redaction.js';
+import { StorageJanitor } from './reconcile.js';
+import { assertNoNul, queryHasNul } from './nul.js';
 
 /** Headers of a download that must not survive into an error reply. */
 const DOWNLOAD_HEADERS = [
@@ -63,12 +65,19 @@ function parseJsonBody(
   body: string,
   done: (err: Error | null, body?: unknown) => void,
 ): void {
-  if (body.trim() === '') return done(null, {});
-  try {
-    done(null, JSON.parse(body));
-  } catch {
-    done(errors.invalidRequest('Body is not valid JSON'));
+  if (body.trim() === '') {
+    done(null, {});
+    return;
   }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+    assertNoNul(parsed, 'body');
+  } catch (err) {
+    done(err instanceof StorageError ? err : errors.invalidRequest('Body is not valid JSON'));
+    return;
+  }
+  done(null, parsed);
 }
 
 export async function storageRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {
@@ -79,7 +88,12 @@ export async function storageRoutes(app: FastifyInstance, opts: { platform: Plat
 
 async function storageApi(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {
   const deps: StorageDeps = { platform: opts.platform, backends: new Backends(opts.platform.config) };
-  app.addHook('onClose', async () => deps.backends.close());
+  const janitor = new StorageJanitor(opts.platform, deps.backends, app.log);
+  app.addHook('onReady', async () => janitor.start());
+  app.addHook('onClose', async () => {
+    await janitor.stop();
+    deps.backends.close();
+  });
   app.setErrorHandler(sendError);
   app.setNotFoundHandler((req, reply) => {
     // Routes are named relative to the storage base, as the reference (behind its gateway) names them.
@@ -92,6 +106,7 @@ async function storageApi(app: FastifyInstance, opts: { platform: Platform }): P
   });
   app.addHook('onRequest', async (req) => {
     if (!req.project) throw errors.projectNotFound();
+    if (queryHasNul(req.url)) throw errors.invalidRequest('The query string must not contain NUL bytes');
   });
   registerCors(app);
   await app.register(opsRoutes);

@@ -42,7 +42,8 @@ function paramsOf(w: ObjectWrite, id: string | null = null): unknown[] {
   ];
 }
 
-async function lockKey(db: Db, bucket: string, key: string): Promise<void> {
+/** The per-key lock every commit of an object row takes (and the sweeper, before removing bytes). */
+export async function lockKey(db: Db, bucket: string, key: string): Promise<void> {
   await db.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`storage:${bucket}/${key}`]);
 }
 
@@ -72,6 +73,8 @@ export async function commitWrite(
   operation: string,
   w: ObjectWrite,
   upsert: boolean,
+  /** Runs under the key's lock before the row is written (e.g. checks that the bytes are still there). */
+  underLock?: () => Promise<void>,
 ): Promise<{ id: string; previousVersion: string | null }> {
   return inTx(
     project,
@@ -79,6 +82,7 @@ export async function commitWrite(
     operation,
     async (db) => {
       await lockKey(db, w.bucket, w.key);
+      await underLock?.();
       // Under the lock the row cannot change until commit. A row the caller cannot see is either
       // a unique violation (insert) or makes the upsert fail (ON CONFLICT DO UPDATE needs SELECT
       // and UPDATE on the existing row), so what this sees is what the write replaces.

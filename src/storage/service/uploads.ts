@@ -93,6 +93,10 @@ export async function uploadObject(u: UploadRequest): Promise<{ Id: string; Key:
       u.operation,
       { ...candidate, metadata, version },
       u.upsert,
+      async () => {
+        // A sweep removes unreferenced bytes under this same lock; bytes it took are not committed to.
+        if (u.backend.has && !(await u.backend.has(loc))) throw errors.internal();
+      },
     );
   } catch (err) {
     await u.backend.delete([loc]).catch(() => {});

@@ -18,6 +18,7 @@ import { opsRoutes, registerCors } from './routes/ops.js';
 import { signedRoutes } from './routes/signed.js';
 import { serializeRequest } from './log-redaction.js';
 import { StorageJanitor } from './reconcile.js';
+import { TusServers, tusRoutes } from './tus/routes.js';
 import { assertNoNul, queryHasNul } from './nul.js';
 
 /** Headers of a download that must not survive into an error reply. */
@@ -88,10 +89,13 @@ export async function storageRoutes(app: FastifyInstance, opts: { platform: Plat
 
 async function storageApi(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {
   const deps: StorageDeps = { platform: opts.platform, backends: new Backends(opts.platform.config) };
+  const tus = new TusServers(deps);
   const janitor = new StorageJanitor(opts.platform, deps.backends, app.log);
+  janitor.also((project, before) => tus.sweep(project, before));
   app.addHook('onReady', async () => janitor.start());
   app.addHook('onClose', async () => {
     await janitor.stop();
+    await tus.close();
     deps.backends.close();
   });
   app.setErrorHandler(sendError);
@@ -116,6 +120,7 @@ async function storageApi(app: FastifyInstance, opts: { platform: Platform }): P
     raw.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
     await raw.register(multipart);
     await raw.register(objectUploadRoutes, deps);
+    await raw.register(tusRoutes, { ...deps, tus });
   });
 
   await app.register(async (json) => {

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, existsSync } from 'node:fs';
+import { request } from 'node:http';
 import { type Server as NetServer, type Socket, connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import * as tus from 'tus-js-client';
@@ -256,6 +257,71 @@ describe('tus-js-client', () => {
     expect(sha(await download('big/resumed.bin'))).toBe(sha(data));
     expect(readdirSync(tusDir())).toEqual([]);
   }, 300_000);
+
+  it('two clients racing on one upload id cannot interleave their bytes', async () => {
+    const MiB = 1024 * 1024;
+    const a = randomBytes(4 * MiB);
+    const bData = randomBytes(4 * MiB);
+    const meta = `bucketName ${b64(b)},objectName ${b64('race/one.bin')}`;
+    const created = await h.api('/upload/resumable', {
+      method: 'POST',
+      token: svc,
+      headers: { 'tus-resumable': '1.0.0', 'upload-length': String(a.length), 'upload-metadata': meta },
+    });
+    expect(created.status).toBe(201);
+    const url = new URL(created.headers.get('location') ?? '');
+    const patchHeaders = (offset: number, length: number) => ({
+      authorization: `Bearer ${svc}`,
+      'tus-resumable': '1.0.0',
+      'upload-offset': String(offset),
+      'content-type': 'application/offset+octet-stream',
+      'content-length': String(length),
+    });
+    // Client A sends 1 MiB of its PATCH and stalls, holding the upload's lock.
+    const reqA = request({
+      host: url.hostname,
+      port: url.port,
+      path: url.pathname,
+      method: 'PATCH',
+      headers: patchHeaders(0, a.length),
+    });
+    const answerA = new Promise<number | undefined>((resolve) => {
+      reqA.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      });
+      reqA.on('error', () => resolve(undefined));
+    });
+    reqA.write(a.subarray(0, MiB));
+    await new Promise((r) => setTimeout(r, 500));
+    // Client B PATCHes the same upload from offset 0: A is asked to let go, keeps what it wrote,
+    // and B's offset no longer matches: 409, nothing of B's is written.
+    const resB = await h.api(url.pathname.replace(/^\/storage\/v1/, ''), {
+      method: 'PATCH',
+      token: svc,
+      headers: patchHeaders(0, bData.length),
+      body: bData,
+    });
+    expect(resB.status).toBe(409);
+    reqA.destroy();
+    await answerA;
+    const head = await h.api(url.pathname.replace(/^\/storage\/v1/, ''), {
+      method: 'HEAD',
+      token: svc,
+      headers: { 'tus-resumable': '1.0.0' },
+    });
+    const offset = Number(head.headers.get('upload-offset'));
+    expect(offset).toBeGreaterThan(0);
+    expect(offset).toBeLessThanOrEqual(MiB);
+    const rest = await h.api(url.pathname.replace(/^\/storage\/v1/, ''), {
+      method: 'PATCH',
+      token: svc,
+      headers: patchHeaders(offset, a.length - offset),
+      body: a.subarray(offset),
+    });
+    expect(rest.status).toBe(204);
+    expect(sha(await download('race/one.bin'))).toBe(sha(a));
+  });
 
   it('signed resumable upload with the createSignedUploadUrl token (x-signature), no Authorization', async () => {
     const { data: signed, error } = await h.service.from(b).createSignedUploadUrl('signed/one.bin');

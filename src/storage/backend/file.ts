@@ -6,7 +6,7 @@
  * a version file never collides with a key's directory.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, rmdir, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, readdir, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { join, resolve, sep, dirname } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
@@ -129,7 +129,7 @@ export class FileBackend implements StorageBackend {
   }
 
   async get(loc: ObjectLocation, range?: ByteRange): Promise<Readable | undefined> {
-    let fh;
+    let fh: FileHandle;
     try {
       fh = await open(this.pathOf(loc), 'r');
     } catch (err) {
@@ -196,7 +196,8 @@ export class FileBackend implements StorageBackend {
       const p = join(this.tmpRoot, name);
       if (this.active.has(p)) continue;
       const s = await lstat(p).catch(() => undefined);
-      if (!s || Math.max(s.mtimeMs, s.ctimeMs) >= opts.before) continue;
+      // The last write (a temporary file is never renamed while it is one).
+      if (!s || s.mtimeMs >= opts.before) continue;
       await unlink(p).then(
         () => report.tempFiles++,
         () => {},
@@ -225,6 +226,7 @@ export class FileBackend implements StorageBackend {
         const [bucket, ...keySegments] = segments;
         const version = m?.[1];
         if (!version || !bucket || keySegments.length === 0 || !e.isFile()) continue;
+        // ctime: the rename that published it (mtime is the last write, before the rename).
         const s = await lstat(p).catch(() => undefined);
         if (!s || Math.max(s.mtimeMs, s.ctimeMs) >= opts.before) continue;
         batch.push({ bucket, key: keySegments.join('/'), version });

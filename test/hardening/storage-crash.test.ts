@@ -30,6 +30,8 @@ let port = 0;
 let current: Server | undefined;
 
 async function start(env: Record<string, string>): Promise<Server> {
+  if (current) await stop(current, 'SIGKILL');
+  port = await findFreePort(0);
   const child = spawn(process.execPath, [bin, 'start', '--port', String(port), '--db-port', '0'], {
     env: { ...process.env, DATABASE_URL: '', STRATA_DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -40,7 +42,7 @@ async function start(env: Record<string, string>): Promise<Server> {
   const t0 = Date.now();
   while (!output.includes('Press Ctrl-C to stop')) {
     if (child.exitCode !== null) throw new Error(`strata start exited: ${output}`);
-    if (Date.now() - t0 > 60_000) throw new Error(`not started within 60 s: ${output}`);
+    if (Date.now() - t0 > 120_000) throw new Error(`not started within 120 s: ${output}`);
     await new Promise((r) => setTimeout(r, 100));
   }
   const status = JSON.parse(
@@ -177,8 +179,7 @@ async function sql<T extends pg.QueryResultRow>(
 beforeAll(async () => {
   // Asynchronously: a build blocking this worker's event loop would time out vitest's RPC.
   await promisify(execFile)(process.execPath, ['scripts/build-if-needed.mjs'], { cwd: root });
-  port = await findFreePort(0);
-}, 180_000);
+}, 900_000);
 
 afterAll(async () => {
   if (current) await stop(current, 'SIGTERM');
@@ -216,7 +217,7 @@ describe('storage after aborts and crashes', () => {
     expect((await api(s, '/bucket/gone', { method: 'DELETE' })).status).toBe(200);
     expect(existsSync(join(storageRoot(s), 'buckets', 'gone'))).toBe(false);
     await stop(s, 'SIGTERM');
-  });
+  }, 300_000);
 
   it('20 uploads of >= 64 MiB killed at random points: nothing leaks, nothing acknowledged is lost', async () => {
     const env = { STRATA_STORAGE_SWEEP_GRACE_MS: '1000', STRATA_STORAGE_SWEEP_INTERVAL_MS: '1000' };

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ProjectContext } from '../../platform/project-context.js';
 import type { Caller } from '../auth.js';
+import type { ObjectLocation, StorageBackend } from '../backend/interface.js';
 import { errors } from '../errors.js';
 import { dryRun, inTx, type Db } from './tx.js';
 import type { SystemMetadata } from './objects.js';
@@ -45,6 +46,17 @@ function paramsOf(w: ObjectWrite, id: string | null = null): unknown[] {
 /** The per-key lock every commit of an object row takes (and the sweeper, before removing bytes). */
 export async function lockKey(db: Db, bucket: string, key: string): Promise<void> {
   await db.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`storage:${bucket}/${key}`]);
+}
+
+/**
+ * For commitWrite's `underLock`: the bytes the row is about to reference are still there. The
+ * storage sweep removes unreferenced bytes under the same per-key lock, so bytes it took are never
+ * committed to (the write fails instead).
+ */
+export function requireBytes(backend: StorageBackend, loc: ObjectLocation): () => Promise<void> {
+  return async () => {
+    if (backend.has && !(await backend.has(loc))) throw errors.internal();
+  };
 }
 
 /** Step 5 of the pipeline: would the caller be allowed to write this row? */

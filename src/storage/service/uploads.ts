@@ -11,7 +11,7 @@ import { errors } from '../errors.js';
 import { assertKey, isFolderPlaceholder } from '../keys.js';
 import { checkMimeType, effectiveLimit } from '../limits.js';
 import { bucketLimits } from './buckets.js';
-import { commitWrite, dryRunWrite, type ObjectWrite } from './object-writes.js';
+import { commitWrite, dryRunWrite, requireBytes, type ObjectWrite } from './object-writes.js';
 import type { SystemMetadata } from './objects.js';
 import type { Readable } from 'node:stream';
 
@@ -93,10 +93,7 @@ export async function uploadObject(u: UploadRequest): Promise<{ Id: string; Key:
       u.operation,
       { ...candidate, metadata, version },
       u.upsert,
-      async () => {
-        // A sweep removes unreferenced bytes under this same lock; bytes it took are not committed to.
-        if (u.backend.has && !(await u.backend.has(loc))) throw errors.internal();
-      },
+      requireBytes(u.backend, loc),
     );
   } catch (err) {
     await u.backend.delete([loc]).catch(() => {});

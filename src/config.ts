@@ -34,6 +34,18 @@ export interface StrataConfig {
   dnsResolver?: string;
   /** Storage backend for object bytes. */
   storageBackend: 'file' | 's3';
+  /** fsync uploaded bytes before publishing them (STRATA_STORAGE_FSYNC=0 skips it, for disposable data). */
+  storageFsync: boolean;
+  /**
+   * Storage reconciliation (on start, then every `storageSweepIntervalMs`; 0 = only on start):
+   * temporary files, abandoned resumable uploads and object bytes no committed row references are
+   * removed once older than `storageSweepGraceMs` (STRATA_STORAGE_SWEEP_GRACE_MS, default 15 min;
+   * STRATA_STORAGE_SWEEP_INTERVAL_MS, default 10 min).
+   */
+  storageSweepGraceMs: number;
+  storageSweepIntervalMs: number;
+  /** How long an unfinished resumable (TUS) upload may stay idle before it expires (STRATA_STORAGE_TUS_EXPIRY_MS, default 24 h). */
+  storageTusExpiryMs: number;
   s3?: {
     endpoint?: string;
     region: string;
@@ -128,6 +140,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
     banWindowMs: num(env.STRATA_BAN_WINDOW_MS, 60_000),
     dnsResolver: env.STRATA_DNS_RESOLVER || undefined,
     storageBackend: env.STRATA_STORAGE_BACKEND === 's3' ? 's3' : 'file',
+    storageFsync: env.STRATA_STORAGE_FSYNC !== '0',
+    storageSweepGraceMs: num(env.STRATA_STORAGE_SWEEP_GRACE_MS, 15 * 60_000),
+    storageSweepIntervalMs: num(env.STRATA_STORAGE_SWEEP_INTERVAL_MS, 10 * 60_000),
+    storageTusExpiryMs: num(env.STRATA_STORAGE_TUS_EXPIRY_MS, 24 * 60 * 60_000),
     s3: env.STRATA_S3_BUCKET
       ? {
           endpoint: env.STRATA_S3_ENDPOINT || undefined,

@@ -59,19 +59,18 @@ export async function requireCaller(req: FastifyRequest, project: ProjectContext
   return verify(project, token);
 }
 
-/** Optional-auth routes: a missing or invalid token means anonymous. */
+/**
+ * Optional-auth routes: a missing token means anonymous; a token that is there but invalid (bad
+ * signature, expired, another project's) is refused like on every other route that reads one,
+ * never downgraded to anonymous. (The public and signed routes do not read a token at all.)
+ */
 export async function optionalCaller(
   req: FastifyRequest,
   project: ProjectContext,
 ): Promise<{ caller: Caller; authenticated: boolean }> {
   const token = tokenOf(req);
   if (!token) return { caller: ANON, authenticated: false };
-  try {
-    const caller = await verify(project, token);
-    return { caller, authenticated: true };
-  } catch {
-    return { caller: ANON, authenticated: false };
-  }
+  return { caller: await verify(project, token), authenticated: true };
 }
 
 export function isServiceRole(caller: Caller): boolean {

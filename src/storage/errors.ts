@@ -99,6 +99,10 @@ export function fromPgError(err: unknown): StorageError | undefined {
       return errors.resourceAlreadyExists();
     case '23503':
       return errors.relatedMissing();
+    // A NUL or an invalid byte that slipped past input checks: the input is at fault.
+    case '22021':
+    case '22P05':
+      return errors.invalidRequest('The request contains characters that cannot be stored');
     case '57014':
       return errors.statementTimeout();
     case '53300':

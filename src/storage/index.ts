@@ -20,6 +20,9 @@ import { imageRoutes } from './image/routes.js';
 import { s3Routes } from './s3/routes.js';
 import { serializeRequest } from './log-redaction.js';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../db/connection-errors.js';
+import { StorageJanitor } from './reconcile.js';
+import { TusServers, tusRoutes } from './tus/routes.js';
+import { assertNoNul, queryHasNul } from './nul.js';
 
 /** Headers of a download that must not survive into an error reply. */
 const DOWNLOAD_HEADERS = [
@@ -72,11 +75,15 @@ function parseJsonBody(
     done(null, {});
     return;
   }
+  let parsed: unknown;
   try {
-    done(null, JSON.parse(body));
-  } catch {
-    done(errors.invalidRequest('Body is not valid JSON'));
+    parsed = JSON.parse(body);
+    assertNoNul(parsed, 'body');
+  } catch (err) {
+    done(err instanceof StorageError ? err : errors.invalidRequest('Body is not valid JSON'));
+    return;
   }
+  done(null, parsed);
 }
 
 export async function storageRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {
@@ -87,7 +94,15 @@ export async function storageRoutes(app: FastifyInstance, opts: { platform: Plat
 
 async function storageApi(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {
   const deps: StorageDeps = { platform: opts.platform, backends: new Backends(opts.platform.config) };
-  app.addHook('onClose', async () => deps.backends.close());
+  const tus = new TusServers(deps);
+  const janitor = new StorageJanitor(opts.platform, deps.backends, app.log);
+  janitor.also((project, before) => tus.sweep(project, before));
+  app.addHook('onReady', async () => janitor.start());
+  app.addHook('onClose', async () => {
+    await janitor.stop();
+    await tus.close();
+    deps.backends.close();
+  });
   app.setErrorHandler(sendError);
   app.setNotFoundHandler((req, reply) => {
     // Routes are named relative to the storage base, as the reference (behind its gateway) names them.
@@ -100,6 +115,7 @@ async function storageApi(app: FastifyInstance, opts: { platform: Platform }): P
   });
   app.addHook('onRequest', async (req) => {
     if (!req.project) throw errors.projectNotFound();
+    if (queryHasNul(req.url)) throw errors.invalidRequest('The query string must not contain NUL bytes');
   });
   registerCors(app);
   await app.register(opsRoutes, { platform: opts.platform });
@@ -109,6 +125,7 @@ async function storageApi(app: FastifyInstance, opts: { platform: Platform }): P
     raw.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
     await raw.register(multipart);
     await raw.register(objectUploadRoutes, deps);
+    await raw.register(tusRoutes, { ...deps, tus });
   });
 
   await app.register(s3Routes, { ...deps, prefix: '/s3' });

@@ -1,11 +1,14 @@
 /**
  * Bucket names and object keys (spec §1.4). Keys are also checked so that they cannot name a
  * parent or current directory: `.`/`..` segments and empty segments (leading, trailing or doubled
- * `/`) are refused, which keeps every key inside its bucket on any backend.
+ * `/`) are refused, which keeps every key inside its bucket on any backend; and so that every
+ * segment is a valid file name (at most 255 bytes), whichever backend holds it.
  */
 import { errors } from './errors.js';
 
 const BUCKET_CHARS = /^[A-Za-z0-9_!.*'() &$=@;:+,?-]+$/;
+/** A key segment names a folder or file on the file backend: at most NAME_MAX bytes. */
+const MAX_SEGMENT_BYTES = 255;
 const KEY_CHARS = /^[A-Za-z0-9_!.*'() &$=@;:+,?/-]+$/;
 
 /** Route words that win over a `{bucket}` segment; such buckets would be unreachable. */
@@ -45,7 +48,9 @@ export function assertBucketName(name: unknown): asserts name is string {
 
 export function isValidKey(key: unknown): key is string {
   if (typeof key !== 'string' || key.length === 0 || key.length > 1024 || !KEY_CHARS.test(key)) return false;
-  return key.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..');
+  return key
+    .split('/')
+    .every((seg) => seg !== '' && seg !== '.' && seg !== '..' && Buffer.byteLength(seg) <= MAX_SEGMENT_BYTES);
 }
 
 export function assertKey(key: unknown): asserts key is string {

@@ -1,29 +1,34 @@
 /**
  * File-system backend: `<root>/buckets/<bucket>/<key segments>/~<version>`. Writes go to
- * `<root>/.tmp/` and are renamed into place, so a failed or aborted write leaves nothing. Every path
- * is resolved and checked to stay inside its bucket directory. The `~` of the version leaf cannot
- * occur in a key, so a version file never collides with a key's directory.
+ * `<root>/.tmp/<uuid>` and are renamed into place, so a failed or aborted write leaves nothing (and
+ * a crashed one leaves only a temporary file, which `sweep` removes). Every path is resolved and
+ * checked to stay inside its bucket directory. The `~` of the version leaf cannot occur in a key, so
+ * a version file never collides with a key's directory.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rmdir, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, readdir, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { join, resolve, sep, dirname } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import { MeteredStream } from './metered-stream.js';
-import type { ByteRange, ObjectLocation, PutOptions, StorageBackend, StoredObject } from './interface.js';
+import type {
+  ByteRange,
+  ObjectLocation,
+  PutOptions,
+  StorageBackend,
+  StoredObject,
+  SweepOptions,
+  SweepReport,
+} from './interface.js';
 
 const VERSION = /^[0-9a-f-]{36}$/;
+const VERSION_LEAF = /^~([0-9a-f-]{36})$/;
+/** Unreferenced versions are checked against the database this many at a time. */
+const SWEEP_BATCH = 256;
 
-/** The bytes reach the disk before the row that points at them is committed. */
-/**
- * Uploaded bytes are fsynced before the rename that publishes them, so an acknowledged upload
- * survives a crash. STRATA_STORAGE_FSYNC=0 skips it (faster large uploads, for disposable data).
- */
-const FSYNC = process.env.STRATA_STORAGE_FSYNC !== '0';
-
-async function syncFile(path: string): Promise<void> {
-  if (!FSYNC) return;
+/** fsync of a file (or, opened read-only, of a directory's entries). */
+async function syncPath(path: string): Promise<void> {
   const fh = await open(path, 'r');
   try {
     await fh.sync();
@@ -32,12 +37,31 @@ async function syncFile(path: string): Promise<void> {
   }
 }
 
+function isMissing(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+export interface FileBackendOptions {
+  /**
+   * Uploaded bytes (and the directory entry that publishes them) are fsynced before the row that
+   * points at them is committed, so an acknowledged upload survives a crash. Off: faster large
+   * uploads, for disposable data.
+   */
+  fsync: boolean;
+}
+
 export class FileBackend implements StorageBackend {
   readonly kind = 'file' as const;
   private readonly objectsRoot: string;
   private readonly tmpRoot: string;
+  /** Temporary files of writes in progress in this process: never swept. */
+  private readonly active = new Set<string>();
 
-  constructor(root: string) {
+  constructor(
+    root: string,
+    private readonly opts: FileBackendOptions = { fsync: true },
+  ) {
     this.objectsRoot = resolve(root, 'buckets');
     this.tmpRoot = resolve(root, '.tmp');
   }
@@ -75,13 +99,17 @@ export class FileBackend implements StorageBackend {
   ): Promise<StoredObject> {
     await mkdir(this.tmpRoot, { recursive: true });
     const tmp = join(this.tmpRoot, randomUUID());
+    this.active.add(tmp);
     try {
       await pipeline(source, meter, createWriteStream(tmp, { flags: 'wx' }), signal ? { signal } : {});
-      await syncFile(tmp);
+      if (this.opts.fsync) await syncPath(tmp);
       await this.moveIntoPlace(tmp, target);
+      if (this.opts.fsync) await syncPath(dirname(target));
     } catch (err) {
       await unlink(tmp).catch(() => {});
       throw err;
+    } finally {
+      this.active.delete(tmp);
     }
     const s = await stat(target);
     return { eTag: meter.eTag(), size: meter.bytes, lastModified: s.mtime };
@@ -101,7 +129,7 @@ export class FileBackend implements StorageBackend {
   }
 
   async get(loc: ObjectLocation, range?: ByteRange): Promise<Readable | undefined> {
-    let fh: Awaited<ReturnType<typeof open>>;
+    let fh: FileHandle;
     try {
       fh = await open(this.pathOf(loc), 'r');
     } catch (err) {
@@ -129,17 +157,27 @@ export class FileBackend implements StorageBackend {
     );
   }
 
+  async has(loc: ObjectLocation): Promise<boolean> {
+    return stat(this.pathOf(loc)).then(
+      () => true,
+      (err) => {
+        if (isMissing(err)) return false;
+        throw err;
+      },
+    );
+  }
+
   async delete(locs: ObjectLocation[]): Promise<void> {
     for (const loc of locs) {
       const p = this.pathOf(loc);
       await unlink(p).catch((err: NodeJS.ErrnoException) => {
         if (err.code !== 'ENOENT' && err.code !== 'ENOTDIR') throw err;
       });
-      await this.prune(dirname(p), this.bucketDir(loc.bucket));
+      await this.prune(dirname(p), this.objectsRoot);
     }
   }
 
-  /** Removes empty directories from `dir` up to (not including) `stop`. */
+  /** Removes empty directories from `dir` up to (not including) `stop`; the bucket's own goes too. */
   private async prune(dir: string, stop: string): Promise<void> {
     while (dir.startsWith(stop + sep)) {
       try {
@@ -149,6 +187,73 @@ export class FileBackend implements StorageBackend {
       }
       dir = dirname(dir);
     }
+  }
+
+  async sweep(opts: SweepOptions): Promise<SweepReport> {
+    const report: SweepReport = { tempFiles: 0, orphans: 0, folders: 0 };
+    // 1. Temporary files of writes that never finished (crash, or a stalled client).
+    for (const name of await readdir(this.tmpRoot).catch(() => [] as string[])) {
+      const p = join(this.tmpRoot, name);
+      if (this.active.has(p)) continue;
+      const s = await lstat(p).catch(() => undefined);
+      // The last write (a temporary file is never renamed while it is one).
+      if (!s || s.mtimeMs >= opts.before) continue;
+      await unlink(p).then(
+        () => report.tempFiles++,
+        () => {},
+      );
+    }
+    // 2. Versions published by a rename whose row never committed (or whose row moved on).
+    let batch: ObjectLocation[] = [];
+    const flush = async () => {
+      const candidates = batch;
+      batch = [];
+      report.orphans += await opts.removeUnreferenced(candidates, async (loc) => {
+        await unlink(this.pathOf(loc)).catch((err) => {
+          if (!isMissing(err)) throw err;
+        });
+      });
+    };
+    const visit = async (dir: string, segments: string[]): Promise<void> => {
+      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+      for (const e of entries) {
+        const p = join(dir, e.name);
+        if (e.isDirectory()) {
+          await visit(p, [...segments, e.name]);
+          continue;
+        }
+        const m = VERSION_LEAF.exec(e.name);
+        const [bucket, ...keySegments] = segments;
+        const version = m?.[1];
+        if (!version || !bucket || keySegments.length === 0 || !e.isFile()) continue;
+        // ctime: the rename that published it (mtime is the last write, before the rename).
+        const s = await lstat(p).catch(() => undefined);
+        if (!s || Math.max(s.mtimeMs, s.ctimeMs) >= opts.before) continue;
+        batch.push({ bucket, key: keySegments.join('/'), version });
+        if (batch.length >= SWEEP_BATCH) await flush();
+      }
+    };
+    await visit(this.objectsRoot, []);
+    if (batch.length) await flush();
+    // 3. Folders left empty (by deletes, deleted buckets, or the removals above).
+    const prune = async (dir: string): Promise<boolean> => {
+      const entries = await readdir(dir, { withFileTypes: true }).catch(() => undefined);
+      if (!entries) return false;
+      let empty = true;
+      for (const e of entries) {
+        if (!e.isDirectory() || !(await prune(join(dir, e.name)))) empty = false;
+      }
+      if (!empty || dir === this.objectsRoot) return false;
+      try {
+        await rmdir(dir);
+        report.folders++;
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await prune(this.objectsRoot);
+    return report;
   }
 
   async close(): Promise<void> {}

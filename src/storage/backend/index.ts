@@ -26,7 +26,7 @@ export class Backends {
       this.s3 ??= createS3Client(this.config.s3!);
       backend = new S3Backend(this.s3, this.config.s3!.bucket, `${project.ref}/`);
     } else {
-      backend = new FileBackend(join(project.filesDir, 'storage'));
+      backend = new FileBackend(join(project.filesDir, 'storage'), { fsync: this.config.storageFsync });
     }
     this.byProject.set(project.ref, backend);
     return backend;

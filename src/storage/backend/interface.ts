@@ -35,6 +35,27 @@ export interface ByteRange {
   end: number;
 }
 
+/** What a reconciliation pass (src/storage/reconcile.ts) may remove, and how it asks. */
+export interface SweepOptions {
+  /** Only leftovers last touched before this instant (ms since the epoch) are candidates. */
+  before: number;
+  /**
+   * Removes each version that no committed row references, by calling `remove` while holding the
+   * key's commit lock (so a commit cannot slip in between the check and the removal); returns how
+   * many went.
+   */
+  removeUnreferenced(
+    candidates: ObjectLocation[],
+    remove: (loc: ObjectLocation) => Promise<void>,
+  ): Promise<number>;
+}
+
+export interface SweepReport {
+  tempFiles: number;
+  orphans: number;
+  folders: number;
+}
+
 export interface StorageBackend {
   readonly kind: 'file' | 's3';
   /** Stores the stream; nothing is left behind if it fails. */
@@ -46,7 +67,15 @@ export interface StorageBackend {
     to: ObjectLocation,
     opts: { contentType: string; cacheControl: string },
   ): Promise<StoredObject>;
+  /**
+   * Whether the version's bytes are present, asked under the key's commit lock just before a row is
+   * pointed at them (a sweep removes unreferenced bytes under the same lock). Backends without a
+   * cheap answer leave it out and rely on the sweep's grace period.
+   */
+  has?(loc: ObjectLocation): Promise<boolean>;
   /** Deletes versions; missing ones are ignored. */
   delete(locs: ObjectLocation[]): Promise<void>;
+  /** Removes leftovers of interrupted writes: temporary files, unreferenced versions, empty folders. */
+  sweep(opts: SweepOptions): Promise<SweepReport>;
   close(): Promise<void>;
 }

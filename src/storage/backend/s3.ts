@@ -5,16 +5,29 @@
  * multipart upload is aborted, so nothing is left).
  */
 import {
+  AbortMultipartUploadCommand,
   CopyObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
   S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Readable } from 'node:stream';
 import { MeteredStream } from './metered-stream.js';
-import type { ByteRange, ObjectLocation, PutOptions, StorageBackend, StoredObject } from './interface.js';
+import type {
+  ByteRange,
+  ObjectLocation,
+  PutOptions,
+  StorageBackend,
+  StoredObject,
+  SweepOptions,
+  SweepReport,
+} from './interface.js';
+
+const VERSION = /^[0-9a-f-]{36}$/;
 
 export interface S3BackendConfig {
   endpoint?: string;
@@ -149,6 +162,68 @@ export class S3Backend implements StorageBackend {
         }),
       );
     }
+  }
+
+  /** The location an S3 key of this project names, when it is one of ours. */
+  private locationOf(key: string): ObjectLocation | undefined {
+    if (!key.startsWith(this.prefix)) return undefined;
+    const parts = key.slice(this.prefix.length).split('/');
+    const version = parts.pop();
+    if (!version || !VERSION.test(version) || parts.length < 2) return undefined;
+    try {
+      const [bucket, ...segments] = parts.map((p) => decodeURIComponent(p));
+      return bucket ? { bucket, key: segments.join('/'), version } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async sweep(opts: SweepOptions): Promise<SweepReport> {
+    const report: SweepReport = { tempFiles: 0, orphans: 0, folders: 0 };
+    // Multipart uploads of puts that never finished (the process died before aborting them).
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    for (;;) {
+      const page = await this.client
+        .send(
+          new ListMultipartUploadsCommand({
+            Bucket: this.bucket,
+            Prefix: this.prefix,
+            KeyMarker: keyMarker,
+            UploadIdMarker: uploadIdMarker,
+          }),
+        )
+        .catch(() => undefined); // not every S3-compatible store lists uploads
+      for (const u of page?.Uploads ?? []) {
+        if (!u.Key || !u.UploadId || !u.Initiated || u.Initiated.getTime() >= opts.before) continue;
+        if (!this.locationOf(u.Key)) continue;
+        await this.client
+          .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: u.Key, UploadId: u.UploadId }))
+          .then(() => report.tempFiles++)
+          .catch(() => {});
+      }
+      if (!page?.IsTruncated) break;
+      keyMarker = page.NextKeyMarker;
+      uploadIdMarker = page.NextUploadIdMarker;
+    }
+    // Versions whose row never committed.
+    let token: string | undefined;
+    for (;;) {
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, ContinuationToken: token }),
+      );
+      const candidates: ObjectLocation[] = [];
+      for (const o of page.Contents ?? []) {
+        if (!o.Key || !o.LastModified || o.LastModified.getTime() >= opts.before) continue;
+        const loc = this.locationOf(o.Key);
+        if (loc) candidates.push(loc);
+      }
+      if (candidates.length)
+        report.orphans += await opts.removeUnreferenced(candidates, (loc) => this.delete([loc]));
+      if (!page.IsTruncated) break;
+      token = page.NextContinuationToken;
+    }
+    return report;
   }
 
   async close(): Promise<void> {}

@@ -5,6 +5,7 @@
 import type { FastifyRequest } from 'fastify';
 import type {} from '@fastify/multipart';
 import { errors } from '../errors.js';
+import { assertNoNul } from '../nul.js';
 import type { UploadBody } from '../service/uploads.js';
 
 const MAX_USER_METADATA = 1024 * 1024;
@@ -58,6 +59,7 @@ export async function readUploadBody(req: FastifyRequest, limit: number): Promis
       if (meta.length > (MAX_USER_METADATA * 4) / 3 + 4) throw errors.metadataTooLarge();
       userMetadata = parseJsonObject(Buffer.from(meta, 'base64').toString('utf8')) ?? {};
     }
+    assertNoNul(userMetadata, 'metadata');
     return {
       stream: req.raw,
       contentType,
@@ -81,9 +83,11 @@ export async function readUploadBody(req: FastifyRequest, limit: number): Promis
   if (metaText !== undefined && Buffer.byteLength(metaText) > MAX_USER_METADATA)
     throw errors.metadataTooLarge();
   const cache = field('cacheControl');
+  const contentType = field('contentType');
+  assertNoNul([metaText, cache, contentType, part.filename], 'form field');
   return {
     stream: part.file,
-    contentType: field('contentType') ?? (part.mimetype || 'application/octet-stream'),
+    contentType: contentType ?? (part.mimetype || 'application/octet-stream'),
     cacheControl: cache !== undefined ? `max-age=${cache}` : 'no-cache',
     userMetadata: parseJsonObject(metaText) ?? {},
     xRobotsTag,

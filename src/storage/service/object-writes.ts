@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ProjectContext } from '../../platform/project-context.js';
 import type { Caller } from '../auth.js';
+import type { ObjectLocation, StorageBackend } from '../backend/interface.js';
 import { errors } from '../errors.js';
 import { dryRun, inTx, type Db } from './tx.js';
 import type { SystemMetadata } from './objects.js';
@@ -42,8 +43,20 @@ function paramsOf(w: ObjectWrite, id: string | null = null): unknown[] {
   ];
 }
 
-async function lockKey(db: Db, bucket: string, key: string): Promise<void> {
+/** The per-key lock every commit of an object row takes (and the sweeper, before removing bytes). */
+export async function lockKey(db: Db, bucket: string, key: string): Promise<void> {
   await db.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`storage:${bucket}/${key}`]);
+}
+
+/**
+ * For commitWrite's `underLock`: the bytes the row is about to reference are still there. The
+ * storage sweep removes unreferenced bytes under the same per-key lock, so bytes it took are never
+ * committed to (the write fails instead).
+ */
+export function requireBytes(backend: StorageBackend, loc: ObjectLocation): () => Promise<void> {
+  return async () => {
+    if (backend.has && !(await backend.has(loc))) throw errors.internal();
+  };
 }
 
 /** Step 5 of the pipeline: would the caller be allowed to write this row? */
@@ -72,6 +85,8 @@ export async function commitWrite(
   operation: string,
   w: ObjectWrite,
   upsert: boolean,
+  /** Runs under the key's lock before the row is written (e.g. checks that the bytes are still there). */
+  underLock?: () => Promise<void>,
 ): Promise<{ id: string; previousVersion: string | null }> {
   return inTx(
     project,
@@ -79,6 +94,7 @@ export async function commitWrite(
     operation,
     async (db) => {
       await lockKey(db, w.bucket, w.key);
+      await underLock?.();
       // Under the lock the row cannot change until commit. A row the caller cannot see is either
       // a unique violation (insert) or makes the upsert fail (ON CONFLICT DO UPDATE needs SELECT
       // and UPDATE on the existing row), so what this sees is what the write replaces.

@@ -9,7 +9,7 @@ import type { StorageBackend } from '../backend/interface.js';
 import { SERVICE, ownerUuid, type Caller } from '../auth.js';
 import { errors } from '../errors.js';
 import { assertKey } from '../keys.js';
-import { commitMove, commitWrite } from './object-writes.js';
+import { commitMove, commitWrite, requireBytes } from './object-writes.js';
 import { findObject, requireObject, type ObjectRow, type SystemMetadata } from './objects.js';
 
 export interface Transfer {
@@ -111,6 +111,7 @@ export async function copyObject(t: Transfer, o: CopyOptions): Promise<ObjectRow
       'storage.object.copy',
       { ...dst, owner: ownerUuid(t.caller), ownerId: t.caller.sub ?? null, metadata, userMetadata },
       o.upsert,
+      requireBytes(t.backend, dst),
     );
   } catch (err) {
     await t.backend.delete([dst]).catch(() => {});

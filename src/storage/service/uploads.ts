@@ -11,7 +11,7 @@ import { errors } from '../errors.js';
 import { assertKey, isFolderPlaceholder } from '../keys.js';
 import { checkMimeType, effectiveLimit } from '../limits.js';
 import { bucketLimits } from './buckets.js';
-import { commitWrite, dryRunWrite, type ObjectWrite } from './object-writes.js';
+import { commitWrite, dryRunWrite, requireBytes, type ObjectWrite } from './object-writes.js';
 import type { SystemMetadata } from './objects.js';
 import type { Readable } from 'node:stream';
 
@@ -93,6 +93,7 @@ export async function uploadObject(u: UploadRequest): Promise<{ Id: string; Key:
       u.operation,
       { ...candidate, metadata, version },
       u.upsert,
+      requireBytes(u.backend, loc),
     );
   } catch (err) {
     await u.backend.delete([loc]).catch(() => {});

@@ -1,0 +1,88 @@
+/**
+ * One lock per resumable upload id, shared through PostgreSQL: a session advisory lock on a
+ * connection of a small dedicated pool, held from `lock` to `unlock` (which @tus/server calls in a
+ * `finally`). Several Strata nodes on one database therefore never write one upload at once.
+ * Within this process, a request that wants a lock another request holds asks the holder to let go
+ * (tus's `requestRelease`: the holder stops reading its body, keeps what it wrote, and unlocks), so
+ * a client that reconnects after a dropped connection resumes at once instead of waiting.
+ */
+import type pg from 'pg';
+import { ERRORS, type Lock, type Locker, type RequestRelease } from '@tus/utils';
+
+const RETRY_MS = 50;
+
+export class PgLocker implements Locker {
+  /** Locks held in this process, by upload id. */
+  readonly held = new Map<string, { release: RequestRelease }>();
+
+  constructor(
+    readonly pool: pg.Pool,
+    readonly timeoutMs = 30_000,
+  ) {}
+
+  newLock(id: string): Lock {
+    return new PgLock(id, this);
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+class PgLock implements Lock {
+  private client?: pg.PoolClient;
+  private readonly token = {};
+
+  constructor(
+    private readonly id: string,
+    private readonly locker: PgLocker,
+  ) {}
+
+  async lock(signal: AbortSignal, requestRelease: RequestRelease): Promise<void> {
+    const deadline = Date.now() + this.locker.timeoutMs;
+    for (;;) {
+      if (signal.aborted || Date.now() > deadline) throw ERRORS.ERR_LOCK_TIMEOUT;
+      const holder = this.locker.held.get(this.id);
+      if (holder) {
+        await holder.release();
+        await sleep(RETRY_MS);
+        continue;
+      }
+      const entry = { release: requestRelease, token: this.token };
+      this.locker.held.set(this.id, entry);
+      let got = false;
+      let client: pg.PoolClient | undefined;
+      try {
+        client = await this.locker.pool.connect();
+        const r = await client.query<{ ok: boolean }>(
+          'select pg_try_advisory_lock(hashtextextended($1, 0)) as ok',
+          [`storage.tus:${this.id}`],
+        );
+        got = r.rows[0]?.ok === true;
+      } finally {
+        if (got) this.client = client;
+        else {
+          client?.release();
+          if (this.locker.held.get(this.id) === entry) this.locker.held.delete(this.id);
+        }
+      }
+      if (got) return;
+      await sleep(RETRY_MS * 4); // held by another node
+    }
+  }
+
+  async unlock(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    const entry = this.locker.held.get(this.id) as { token?: object } | undefined;
+    if (entry?.token === this.token) this.locker.held.delete(this.id);
+    if (!client) return;
+    let failed: unknown;
+    try {
+      await client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [`storage.tus:${this.id}`]);
+    } catch (err) {
+      failed = err;
+    } finally {
+      // A connection whose unlock failed may still hold the lock: it is closed, not reused.
+      client.release(failed instanceof Error ? failed : undefined);
+    }
+  }
+}

@@ -12,6 +12,7 @@ Usage:
   strata status [--json] [--data-dir DIR]
   strata serve  --database-url URL --jwt-secret SECRET [--port N] [--host H]
   strata sdl    --database-url URL [--role anon] [--schemas public,other]
+  strata logs functions SLUG [--project-ref REF] [--limit N] [--json] [--data-dir DIR]
 
 Environment: STRATA_DATA_DIR, STRATA_PORT, STRATA_HOST, STRATA_DB_PORT, DATABASE_URL, and the
 others listed in the README.`;
@@ -41,6 +42,8 @@ export async function main(argv: string[]): Promise<void> {
       return (await import('./graphql/http/commands.js')).serveCommand(rest);
     case 'sdl':
       return (await import('./graphql/http/commands.js')).sdlCommand(rest);
+    case 'logs':
+      return logsCommand(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -151,4 +154,44 @@ async function statusCommand(args: string[]): Promise<void> {
     return;
   }
   for (const [k, v] of Object.entries(publicInfo)) console.log(`${k.padStart(16)}: ${v}`);
+}
+
+/** `strata logs functions SLUG`: the running platform's logs of one function (Management API). */
+async function logsCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      'project-ref': { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+      'data-dir': { type: 'string' },
+    },
+  });
+  const [area, slug] = positionals;
+  if (area !== 'functions' || !slug)
+    throw new Error('usage: strata logs functions SLUG [--project-ref REF] [--limit N]');
+  const config = configWith(values);
+  const file = statusFile(config.dataDir);
+  const info = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as StatusInfo) : undefined;
+  if (!info || !pidAlive(info.pid)) throw new Error('Strata is not running (start it with `npm start`).');
+  const ref = values['project-ref'] ?? info.project_ref;
+  const query = values.limit ? `?limit=${encodeURIComponent(values.limit)}` : '';
+  const res = await fetch(
+    `${info.management_url}/v1/projects/${encodeURIComponent(ref)}/functions/${encodeURIComponent(slug)}/logs${query}`,
+    { headers: { authorization: `Bearer ${info.access_token}` } },
+  );
+  const body = (await res.json()) as { result?: Array<Record<string, unknown>>; message?: string };
+  if (!res.ok) throw new Error(`logs: ${res.status} ${body.message ?? ''}`);
+  if (values.json) {
+    console.log(JSON.stringify(body.result, null, 2));
+    return;
+  }
+  for (const e of body.result ?? []) {
+    const what =
+      e.type === 'invocation'
+        ? `${e.message} -> ${e.status} (${e.duration_ms} ms)${e.error_code ? ` ${e.error_code}` : ''}`
+        : e.message;
+    console.log(`${e.timestamp} ${String(e.level).padEnd(5)} ${what}`);
+  }
 }

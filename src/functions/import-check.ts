@@ -65,7 +65,7 @@ export async function checkImports(
     const { code, stdout, stderr } = await run(
       denoBin,
       args,
-      { DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1', PATH: '' },
+      { DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: '1', DENO_TLS_CA_STORE: 'system', NO_COLOR: '1', PATH: '' },
       dir,
     );
     let modules: InfoModule[] = [];

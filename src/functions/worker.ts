@@ -91,6 +91,8 @@ export class FunctionWorker {
         DENO_DIR: spec.denoDir,
         DENO_NO_UPDATE_CHECK: '1',
         DENO_NO_PROMPT: '1',
+        // The operating system's certificate store (self-hosted networks often add their own CA).
+        DENO_TLS_CA_STORE: 'system',
         NO_COLOR: '1',
         TMPDIR: spec.tmpDir,
       },

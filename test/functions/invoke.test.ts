@@ -10,6 +10,7 @@ import { request } from 'node:http';
 import { createRequire } from 'node:module';
 import { configFromEnv } from '../../src/config.js';
 import { signJwt } from '../../src/auth/jwt.js';
+import { withClient } from '../../src/db/pool.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { api } from '../management/api-client.js';
@@ -71,6 +72,22 @@ Deno.serve(async () => {
   });
 });`;
 
+/** Queries the project database through SUPABASE_DB_URL as the caller's role and claims (RLS applies). */
+const DB = `
+import postgres from 'npm:postgres@3.4.9';
+const sql = postgres(Deno.env.get('SUPABASE_DB_URL'), { max: 1, prepare: false });
+Deno.serve(async (req) => {
+  const token = (req.headers.get('authorization') ?? '').replace(/^Bearer /i, '');
+  const claims = JSON.parse(atob(token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/')));
+  const rows = await sql.begin(async (tx) => {
+    await tx\`select set_config('role', \${claims.role}, true), set_config('request.jwt.claims', \${JSON.stringify(claims)}, true)\`;
+    const who = await tx\`select current_user as role, auth.uid() as uid\`;
+    const notes = await tx\`select body from public.notes order by body\`;
+    return { who: who[0], notes: notes.map((r) => r.body) };
+  });
+  return Response.json(rows);
+});`;
+
 const SLOW = `Deno.serve(async () => { await new Promise(() => {}); return new Response('never'); });`;
 
 const LOOP = `
@@ -122,6 +139,7 @@ beforeAll(async () => {
     deployOne(tp, ctx.ref, 'boom', THROWS_AT_IMPORT),
     deployOne(tp, ctx.ref, 'oops', THROWS_IN_HANDLER),
     deployOne(tp, ctx.ref, 'big', BIG),
+    deployOne(tp, ctx.ref, 'db', DB),
   ]);
   for (const d of deployed) expect(d.status, JSON.stringify(d.body)).toBe(201);
 });
@@ -299,6 +317,7 @@ describe('invoke', () => {
     expect(data.envNames.filter((n: string) => !n.startsWith('DENO_'))).toEqual([
       'MY_SECRET',
       'NO_COLOR',
+      'PATH',
       'SUPABASE_ANON_KEY',
       'SUPABASE_DB_URL',
       'SUPABASE_SERVICE_ROLE_KEY',
@@ -474,5 +493,34 @@ describe('invoke', () => {
       entries.some((e) => e.type === 'invocation' && e.status === 200 && typeof e.duration_ms === 'number'),
     ).toBe(true);
     expect(entries.every((e) => e.function_slug === 'env')).toBe(true);
+  });
+
+  it('queries the project database through SUPABASE_DB_URL under RLS', async () => {
+    const alice = '00000000-0000-0000-0000-00000000000a';
+    const bob = '00000000-0000-0000-0000-00000000000b';
+    await withClient(ctx.superuserUrl, async (c) => {
+      await c.query(`create table public.notes (owner uuid not null, body text not null);
+        alter table public.notes enable row level security;
+        create policy own_notes on public.notes for select to authenticated using (owner = auth.uid());
+        grant select on public.notes to authenticated;
+        insert into public.notes values ('${alice}', 'alice 1'), ('${alice}', 'alice 2'), ('${bob}', 'bob 1');`);
+    });
+    const as = async (sub: string) => {
+      const jwt = await signJwt(ctx.jwtSecret, { role: 'authenticated', sub }, { expiresInSeconds: 60 });
+      const client = new FunctionsClient(`${base}/functions/v1`, {
+        headers: { Authorization: `Bearer ${jwt}` },
+      });
+      const { data, error } = await client.invoke('db', { method: 'GET' });
+      expect(error, String(await (error as FunctionsHttpError | null)?.context?.text?.())).toBeNull();
+      return data;
+    };
+    expect(await as(alice)).toEqual({
+      who: { role: 'authenticated', uid: alice },
+      notes: ['alice 1', 'alice 2'],
+    });
+    expect(await as(bob)).toEqual({ who: { role: 'authenticated', uid: bob }, notes: ['bob 1'] });
+    // The anon key's role has no policy: RLS hides every row.
+    const { data } = await fns.invoke('db', { method: 'GET' });
+    expect(data).toEqual({ who: { role: 'anon', uid: null }, notes: [] });
   });
 });

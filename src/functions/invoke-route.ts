@@ -195,7 +195,8 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
       for (const [k, v] of Object.entries(ures.headers))
         if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
       res.writeHead(ures.statusCode ?? 500, headers);
-      res.flushHeaders();
+      // A body of unknown length may be a stream (SSE): send the head now, not with the first chunk.
+      if (headers['content-length'] === undefined) res.flushHeaders();
       const status = ures.statusCode ?? 500;
       ures.pipe(res);
       ures.on('end', () =>

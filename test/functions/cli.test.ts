@@ -132,5 +132,21 @@ describe.skipIf(!CLI)('supabase functions deploy --use-api', () => {
       body: '{}',
     });
     expect(gone.status).toBe(404);
-  });
+  }, 240_000);
+
+  it('deploys every function at once (bundle_only + bulk update)', async () => {
+    mkdirSync(join(home, 'supabase/functions/world'), { recursive: true });
+    writeFileSync(
+      join(home, 'supabase/functions/world/index.ts'),
+      `Deno.serve(() => new Response('world'));\n`,
+    );
+    const all = await supabase(['functions', 'deploy', '--project-ref', ctx.ref, '--use-api']);
+    expect(all.code, all.stderr + all.stdout).toBe(0);
+    const listed = await api(tp, 'GET', `/v1/projects/${ctx.ref}/functions`);
+    expect((listed.body as Array<{ slug: string }>).map((f) => f.slug).sort()).toEqual(['hello', 'world']);
+    const res = await fetch(`${tp.url}/project/${ctx.ref}/functions/v1/world`, {
+      headers: { authorization: `Bearer ${ctx.anonKey}` },
+    });
+    expect(await res.text()).toBe('world');
+  }, 240_000);
 });

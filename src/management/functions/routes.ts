@@ -173,6 +173,46 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
     },
   );
 
+  // V1BulkUpdateFunctions: the CLI calls it after deploying several functions with
+  // bundle_only=true. Deploys here apply at once, so this confirms each named function
+  // (verify_jwt and name as given) and answers the stored records.
+  app.put(
+    '/projects/:ref/functions',
+    { config: { failureMessage: "Failed to update project's functions" } },
+    async (req) => {
+      const ref = projectOf(req).ref;
+      let items: unknown;
+      try {
+        items = JSON.parse(((req.body as Buffer | undefined) ?? Buffer.alloc(0)).toString('utf8'));
+      } catch {
+        throw badRequest('Request body must be a JSON array');
+      }
+      if (!Array.isArray(items)) throw badRequest('Request body must be a JSON array');
+      const out = [];
+      for (const item of items as Array<Record<string, unknown>>) {
+        const slug = typeof item?.slug === 'string' ? item.slug : '';
+        if (!PATH_SLUG.test(slug)) throw badRequest('slug must match pattern "^[A-Za-z0-9_-]+$"');
+        const current = await getFunction(platform, ref, slug);
+        if (!current) throw notFound(FUNCTION_NOT_FOUND);
+        const fields = {
+          name: typeof item.name === 'string' && item.name !== current.name ? item.name : undefined,
+          verifyJwt:
+            typeof item.verify_jwt === 'boolean' && item.verify_jwt !== current.verifyJwt
+              ? item.verify_jwt
+              : undefined,
+        };
+        const changed =
+          fields.name !== undefined || fields.verifyJwt !== undefined
+            ? await updateFunction(platform, ref, slug, fields, undefined)
+            : current;
+        if (!changed) throw notFound(FUNCTION_NOT_FOUND);
+        if (changed !== current) functionsChanged(platform, ref, slug);
+        out.push(functionResponse(changed));
+      }
+      return { functions: out };
+    },
+  );
+
   // Non-spec: the function's recent invocations and console output (bounded, in memory).
   app.get(
     '/projects/:ref/functions/:function_slug/logs',

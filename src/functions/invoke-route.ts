@@ -84,7 +84,8 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
     const record = await catalog.record(ctx.ref, slug);
     if (!record || record.status === 'REMOVED') return reject(reply, errors.NOT_FOUND);
     if (record.status === 'THROTTLED') return reject(reply, errors.THROTTLED);
-    if (record.verifyJwt) {
+    // CORS preflights carry no Authorization header: they reach the function, which answers them.
+    if (record.verifyJwt && req.method !== 'OPTIONS') {
       const token = bearerOf(req.headers);
       if (!token) return reject(reply, errors.MISSING_AUTH);
       try {

@@ -366,6 +366,8 @@ describe('invoke', () => {
     );
     expect((await raw('echo', { authorization: `Bearer ${user}` })).status).toBe(200);
     expect((await raw('open')).status).toBe(200);
+    // A CORS preflight reaches the function without a JWT.
+    expect((await fetch(`${base}/functions/v1/echo`, { method: 'OPTIONS' })).status).toBe(200);
     expect((await raw('open', { authorization: 'Bearer garbage' })).status).toBe(200);
   });
 

@@ -45,6 +45,11 @@ export function processCpuMs(pid: number): number | undefined {
   }
 }
 
+/** V8's fatal out-of-memory ends a Deno process with SIGTRAP (exit status 133) or an abort. */
+function outOfMemory(code: number | null, signal: NodeJS.Signals | null): boolean {
+  return signal === 'SIGTRAP' || signal === 'SIGABRT' || code === 133 || code === 134;
+}
+
 export function denoArgs(spec: WorkerSpec): string[] {
   // The process environment holds only the function's variables (plus Deno's own settings), so
   // all of it may be read: an unset name then reads as undefined, as on the hosted platform.
@@ -107,7 +112,7 @@ export class FunctionWorker {
       });
       this.child.once('exit', (code, signal) => {
         // Our own kills set `ended` first; anything else is a crash (V8 out of memory aborts).
-        this.finish(this.ended ?? (signal === 'SIGABRT' || code === 133 ? 'memory' : 'crash'));
+        this.finish(this.ended ?? (outOfMemory(code, signal) ? 'memory' : 'crash'));
         this.agent.destroy();
         resolve();
       });

@@ -43,7 +43,9 @@ async function invoke(ctx: ProjectContext, slug: string, init: RequestInit = {})
 }
 
 beforeAll(async () => {
-  tp = await startTestPlatform({ functions: { ...configFromEnv({}).functions, idleTimeoutMs: 1_500 } });
+  tp = await startTestPlatform({
+    functions: { ...configFromEnv({}).functions, idleTimeoutMs: 1_500, memoryMb: 48 },
+  });
   a = await tp.platform.defaultProject();
   b = await tp.platform.createProject({ name: 'other', organizationId: 'default-org' });
 });
@@ -118,6 +120,59 @@ Deno.serve(async (req) => {
     const out = await invoke(a, 'zipped');
     expect(out.status).toBe(200);
     expect(await out.text()).toBe('from eszip');
+  });
+
+  it('a worker over its memory cap is killed: 546 WORKER_LIMIT, logged; the next request is served', async () => {
+    const hog = `
+Deno.serve((req) => {
+  if (new URL(req.url).searchParams.has('hog')) {
+    const keep = [];
+    for (;;) keep.push(new Array(1e5).fill(1.5));
+  }
+  return new Response('fine');
+});`;
+    expect((await deployOne(tp, a.ref, 'hog', hog)).status).toBe(201);
+    const res = await invoke(a, 'hog?hog=1');
+    expect(res.status).toBe(546);
+    expect(res.headers.get('sb-error-code')).toBe('WORKER_LIMIT');
+    expect(await (await invoke(a, 'hog')).text()).toBe('fine');
+    const logs = await api(tp, 'GET', `/v1/projects/${a.ref}/functions/hog/logs`);
+    expect(JSON.stringify(logs.body.result)).toMatch(/memory limit reached|CPU time limit reached/);
+  });
+
+  it('a declared 100 MB body is refused with 413 before it is sent', async () => {
+    expect(
+      (
+        await deployOne(
+          tp,
+          a.ref,
+          'sink',
+          `Deno.serve(async (r) => new Response(String((await r.arrayBuffer()).byteLength)));`,
+        )
+      ).status,
+    ).toBe(201);
+    const { request } = await import('node:http');
+    const u = new URL(tp.url);
+    const status = await new Promise<number>((resolve, reject) => {
+      const r = request(
+        {
+          host: u.hostname,
+          port: u.port,
+          method: 'POST',
+          path: `/project/${a.ref}/functions/v1/sink`,
+          headers: { authorization: `Bearer ${a.anonKey}`, 'content-length': String(100 * 1024 * 1024) },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+          r.destroy();
+        },
+      );
+      r.on('error', reject);
+      r.write(Buffer.alloc(64 * 1024));
+    });
+    expect(status).toBe(413);
+    expect(await (await invoke(a, 'sink', { method: 'POST', body: 'abc' })).text()).toBe('3');
   });
 
   it('closing the platform kills every worker', async () => {

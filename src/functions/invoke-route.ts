@@ -196,8 +196,16 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
       for (const [k, v] of Object.entries(ures.headers))
         if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
       res.writeHead(ures.statusCode ?? 500, headers);
-      // A body of unknown length may be a stream (SSE): send the head now, not with the first chunk.
-      if (headers['content-length'] === undefined) res.flushHeaders();
+      // The head normally leaves with the first body chunk (one write). An event stream, or a body
+      // whose first chunk is slow to come, gets its head sent on its own so the client sees it now.
+      if (String(headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
+      else {
+        const early = setTimeout(() => {
+          if (!res.writableEnded && !res.destroyed) res.flushHeaders();
+        }, 20);
+        ures.once('data', () => clearTimeout(early));
+        ures.once('close', () => clearTimeout(early));
+      }
       const status = ures.statusCode ?? 500;
       ures.pipe(res);
       ures.on('end', () =>

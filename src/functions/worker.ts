@@ -73,7 +73,7 @@ export function denoArgs(spec: WorkerSpec): string[] {
 
 export class FunctionWorker {
   readonly child: ChildProcess;
-  readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  readonly agent = new Agent({ keepAlive: true, maxSockets: 256, noDelay: true });
   port = 0;
   inflight = 0;
   lastUsed = Date.now();

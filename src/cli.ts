@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { configFromEnv, type StrataConfig } from './config.js';
-import { sameProcessAlive } from './db/pid.js';
+import { pidAlive, sameProcessAlive } from './db/pid.js';
 import { InstanceLock, InstanceRunningError, runningInstance } from './platform/instance-lock.js';
 import { INTROSPECTION_HINT } from './graphql/extension/local-introspection.js';
 
@@ -17,6 +17,7 @@ Usage:
   strata sdl    --database-url URL [--role ROLE (default: the connecting role)] [--schemas public,other]
   strata users  add|list|remove ...   organization members (strata users --help)
   strata tokens create|list|revoke ... personal access tokens (strata tokens --help)
+  strata logs functions SLUG [--project-ref REF] [--limit N] [--json] [--data-dir DIR]
 
 Environment: STRATA_DATA_DIR, STRATA_PORT, STRATA_HOST, STRATA_DB_PORT, DATABASE_URL, and the
 others listed in the README.`;
@@ -52,6 +53,8 @@ export async function main(argv: string[]): Promise<void> {
       return (await import('./management/cli-users.js')).usersCommand(rest);
     case 'tokens':
       return (await import('./management/cli-users.js')).tokensCommand(rest);
+    case 'logs':
+      return logsCommand(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -252,4 +255,44 @@ async function stopCommand(args: string[]): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
   console.log('Strata stopped.');
+}
+
+/** `strata logs functions SLUG`: the running platform's logs of one function (Management API). */
+async function logsCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      'project-ref': { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+      'data-dir': { type: 'string' },
+    },
+  });
+  const [area, slug] = positionals;
+  if (area !== 'functions' || !slug)
+    throw new Error('usage: strata logs functions SLUG [--project-ref REF] [--limit N]');
+  const config = configWith(values);
+  const file = statusFile(config.dataDir);
+  const info = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as StatusInfo) : undefined;
+  if (!info || !pidAlive(info.pid)) throw new Error('Strata is not running (start it with `npm start`).');
+  const ref = values['project-ref'] ?? info.project_ref;
+  const query = values.limit ? `?limit=${encodeURIComponent(values.limit)}` : '';
+  const res = await fetch(
+    `${info.management_url}/v1/projects/${encodeURIComponent(ref)}/functions/${encodeURIComponent(slug)}/logs${query}`,
+    { headers: { authorization: `Bearer ${info.access_token}` } },
+  );
+  const body = (await res.json()) as { result?: Array<Record<string, unknown>>; message?: string };
+  if (!res.ok) throw new Error(`logs: ${res.status} ${body.message ?? ''}`);
+  if (values.json) {
+    console.log(JSON.stringify(body.result, null, 2));
+    return;
+  }
+  for (const e of body.result ?? []) {
+    const what =
+      e.type === 'invocation'
+        ? `${e.message} -> ${e.status} (${e.duration_ms} ms)${e.error_code ? ` ${e.error_code}` : ''}`
+        : e.message;
+    console.log(`${e.timestamp} ${String(e.level).padEnd(5)} ${what}`);
+  }
 }

@@ -70,6 +70,8 @@ export interface StrataConfig {
   image: ImageConfig;
   /** The S3 protocol ({project}/storage/v1/s3). */
   s3Protocol: S3ProtocolConfig;
+  /** Edge Functions runtime limits (see README "Edge Functions"). */
+  functions: FunctionsConfig;
 }
 
 export interface ImageConfig {
@@ -104,6 +106,29 @@ function limit(name: string, v: string | undefined, d: number): number | false {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number (got "${v}")`);
   return n === 0 ? false : n;
+}
+
+export interface FunctionsConfig {
+  /** Wall-clock limit of one invocation (STRATA_FUNCTIONS_TIMEOUT_MS, default 150 s). */
+  requestTimeoutMs: number;
+  /** CPU time one invocation may use before its worker is killed (STRATA_FUNCTIONS_CPU_MS, default 2 s). */
+  cpuBudgetMs: number;
+  /** V8 old-space cap of a worker in MB (STRATA_FUNCTIONS_MEMORY_MB, default 150). */
+  memoryMb: number;
+  /** An idle worker is stopped after this long (STRATA_FUNCTIONS_IDLE_MS, default 60 s). */
+  idleTimeoutMs: number;
+  /** Workers per function (STRATA_FUNCTIONS_POOL_SIZE, default 2). */
+  poolSize: number;
+  /** Workers across all functions (STRATA_FUNCTIONS_MAX_WORKERS, default 16). */
+  maxWorkers: number;
+  /** Concurrent invocations one worker takes before another is started (STRATA_FUNCTIONS_WORKER_CONCURRENCY, default 16). */
+  workerConcurrency: number;
+  /** Largest invocation request body in bytes (STRATA_FUNCTIONS_BODY_LIMIT, default 20 MB). */
+  bodyLimit: number;
+  /** Log entries kept per project (STRATA_FUNCTIONS_LOG_LIMIT, default 1000). */
+  logLimit: number;
+  /** The Deno binary (STRATA_DENO_BIN); default: the one from the `deno` npm package. */
+  denoBin?: string;
 }
 
 function num(v: string | undefined, d: number): number {
@@ -176,6 +201,18 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
       region: env.STRATA_S3_PROTOCOL_REGION || 'local',
       enforceRegion: env.STRATA_S3_PROTOCOL_ENFORCE_REGION === '1',
       maxKeys: Math.max(1, num(env.STRATA_S3_PROTOCOL_MAX_KEYS, 1000)),
+    },
+    functions: {
+      requestTimeoutMs: num(env.STRATA_FUNCTIONS_TIMEOUT_MS, 150_000),
+      cpuBudgetMs: num(env.STRATA_FUNCTIONS_CPU_MS, 2_000),
+      memoryMb: num(env.STRATA_FUNCTIONS_MEMORY_MB, 150),
+      idleTimeoutMs: num(env.STRATA_FUNCTIONS_IDLE_MS, 60_000),
+      poolSize: Math.max(1, num(env.STRATA_FUNCTIONS_POOL_SIZE, 2)),
+      maxWorkers: Math.max(1, num(env.STRATA_FUNCTIONS_MAX_WORKERS, 16)),
+      workerConcurrency: Math.max(1, num(env.STRATA_FUNCTIONS_WORKER_CONCURRENCY, 16)),
+      bodyLimit: num(env.STRATA_FUNCTIONS_BODY_LIMIT, 20 * 1024 * 1024),
+      logLimit: Math.max(1, num(env.STRATA_FUNCTIONS_LOG_LIMIT, 1000)),
+      denoBin: env.STRATA_DENO_BIN || undefined,
     },
   };
 }

@@ -16,6 +16,7 @@ import { storageRoutes } from './storage/index.js';
 import { managementRoutes } from './management/index.js';
 import { projectBootstrapHooks } from './platform/bootstrap-hooks.js';
 import { registerNetworkGuard } from './platform/network-guard.js';
+import { registerFunctions } from './functions/index.js';
 
 export async function buildServer(platform: Platform): Promise<FastifyInstance> {
   const app = Fastify({
@@ -47,6 +48,7 @@ export async function buildServer(platform: Platform): Promise<FastifyInstance> 
   await app.register(graphqlRoutes, { platform });
   await app.register(storageRoutes, { platform, prefix: '/storage/v1' });
   await app.register(managementRoutes, { platform, prefix: '/v1' });
+  await registerFunctions(app, platform);
   return app;
 }
 

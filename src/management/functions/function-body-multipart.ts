@@ -18,18 +18,36 @@ export function entrypointFileName(entrypointPath: string | null): string {
 }
 
 export function sourceMultipart(entry: string, source: Buffer): { contentType: string; body: Buffer } {
+  return filesMultipart({ deno2_entrypoint_path: entry }, new Map([[entry, source]]), 'name');
+}
+
+/**
+ * A form of a `metadata` JSON field and one part per file. `partName` 'name' names each part by
+ * its path (the body download's shape); 'file' names every part `file` (the deploy upload's).
+ */
+export function filesMultipart(
+  metadata: Record<string, unknown>,
+  files: Map<string, Buffer>,
+  partName: 'name' | 'file' = 'file',
+): { contentType: string; body: Buffer } {
   const boundary = `----strata-${randomBytes(12).toString('hex')}`;
-  const parts = [
+  const parts: Buffer[] = [
     Buffer.from(
       `--${boundary}\r\ncontent-disposition: form-data; name="metadata"\r\ncontent-type: application/json\r\n\r\n` +
-        JSON.stringify({ deno2_entrypoint_path: entry }) +
+        JSON.stringify(metadata) +
         '\r\n',
     ),
-    Buffer.from(
-      `--${boundary}\r\ncontent-disposition: form-data; name="${entry}"; filename="${entry}"\r\ncontent-type: application/typescript\r\n\r\n`,
-    ),
-    source,
-    Buffer.from(`\r\n--${boundary}--\r\n`),
   ];
+  for (const [path, bytes] of files) {
+    const name = JSON.stringify(path).slice(1, -1);
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\ncontent-disposition: form-data; name="${partName === 'name' ? name : 'file'}"; filename="${name}"\r\ncontent-type: ${path.endsWith('.json') ? 'application/json' : 'application/typescript'}\r\n\r\n`,
+      ),
+      bytes,
+      Buffer.from('\r\n'),
+    );
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
   return { contentType: `multipart/form-data; boundary=${boundary}`, body: Buffer.concat(parts) };
 }

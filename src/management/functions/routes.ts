@@ -26,6 +26,8 @@ import {
 import { functionResponse } from './function-response.js';
 import { entrypointFileName, sourceMultipart, wantsMultipart } from './function-body-multipart.js';
 import { runtimeConfig } from './runtime-config.js';
+import { registerDeployRoute } from './deploy-route.js';
+import { functionCatalogOf, functionsChanged } from '../../functions/registry.js';
 
 export const FUNCTION_NOT_FOUND = 'Function not found';
 /** Function uploads (eszip bundles) may be larger than JSON bodies. */
@@ -70,6 +72,7 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
     (_req, body, done) => done(null, body),
   );
   const uploadOpts = { bodyLimit: Math.max(UPLOAD_LIMIT, platform.config.bodyLimit) };
+  registerDeployRoute(app, platform, uploadOpts.bodyLimit);
 
   app.post(
     '/projects/:ref/functions',
@@ -83,6 +86,7 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
       const created = await asApiErrors(() =>
         insertFunction(platform, project.ref, { ...fields, slug: fields.slug!, name }, body),
       );
+      functionsChanged(platform, project.ref, created.slug);
       return reply.code(201).send(functionResponse(created));
     },
   );
@@ -112,6 +116,8 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
       const { fields, body } = upload(req, 'update');
       const updated = await asApiErrors(() => updateFunction(platform, project.ref, slug, fields, body));
       if (!updated) throw notFound(FUNCTION_NOT_FOUND);
+      functionsChanged(platform, project.ref, slug);
+      if (updated.slug !== slug) functionsChanged(platform, project.ref, updated.slug);
       return functionResponse(updated);
     },
   );
@@ -120,8 +126,10 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
     '/projects/:ref/functions/:function_slug',
     { config: { failureMessage: 'Failed to delete function with given slug' } },
     async (req) => {
-      if (!(await deleteFunction(platform, projectOf(req).ref, slugParam(req))))
-        throw notFound(FUNCTION_NOT_FOUND);
+      const ref = projectOf(req).ref;
+      const slug = slugParam(req);
+      if (!(await deleteFunction(platform, ref, slug))) throw notFound(FUNCTION_NOT_FOUND);
+      functionsChanged(platform, ref, slug);
       return { message: 'ok' };
     },
   );
@@ -133,6 +141,9 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
       const stored = await getFunctionBody(platform, projectOf(req).ref, slugParam(req));
       if (!stored) throw notFound(FUNCTION_NOT_FOUND);
       if (wantsMultipart(req.headers.accept)) {
+        // A deployed bundle is stored as the form itself.
+        if (/^multipart\/form-data/i.test(stored.contentType))
+          return reply.type(stored.contentType).send(stored.bytes);
         if (stored.contentType !== SOURCE_CONTENT_TYPE) {
           throw new ApiError(
             400,
@@ -159,6 +170,61 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
         `http://${project.ref}.localhost:${req.socket.localPort ?? ''}`,
         f,
       );
+    },
+  );
+
+  // V1BulkUpdateFunctions: the CLI calls it after deploying several functions with
+  // bundle_only=true. Deploys here apply at once, so this confirms each named function
+  // (verify_jwt and name as given) and answers the stored records.
+  app.put(
+    '/projects/:ref/functions',
+    { config: { failureMessage: "Failed to update project's functions" } },
+    async (req) => {
+      const ref = projectOf(req).ref;
+      let items: unknown;
+      try {
+        items = JSON.parse(((req.body as Buffer | undefined) ?? Buffer.alloc(0)).toString('utf8'));
+      } catch {
+        throw badRequest('Request body must be a JSON array');
+      }
+      if (!Array.isArray(items)) throw badRequest('Request body must be a JSON array');
+      const out = [];
+      for (const item of items as Array<Record<string, unknown>>) {
+        const slug = typeof item?.slug === 'string' ? item.slug : '';
+        if (!PATH_SLUG.test(slug)) throw badRequest('slug must match pattern "^[A-Za-z0-9_-]+$"');
+        const current = await getFunction(platform, ref, slug);
+        if (!current) throw notFound(FUNCTION_NOT_FOUND);
+        const fields = {
+          name: typeof item.name === 'string' && item.name !== current.name ? item.name : undefined,
+          verifyJwt:
+            typeof item.verify_jwt === 'boolean' && item.verify_jwt !== current.verifyJwt
+              ? item.verify_jwt
+              : undefined,
+        };
+        const changed =
+          fields.name !== undefined || fields.verifyJwt !== undefined
+            ? await updateFunction(platform, ref, slug, fields, undefined)
+            : current;
+        if (!changed) throw notFound(FUNCTION_NOT_FOUND);
+        if (changed !== current) functionsChanged(platform, ref, slug);
+        out.push(functionResponse(changed));
+      }
+      return { functions: out };
+    },
+  );
+
+  // Non-spec: the function's recent invocations and console output (bounded, in memory).
+  app.get(
+    '/projects/:ref/functions/:function_slug/logs',
+    { config: { failureMessage: 'Failed to retrieve function logs' } },
+    async (req) => {
+      const ref = projectOf(req).ref;
+      const slug = slugParam(req);
+      const raw = (req.query as { limit?: string }).limit;
+      const limit = raw === undefined ? undefined : Number(raw);
+      if (limit !== undefined && (!Number.isInteger(limit) || limit < 1))
+        throw badRequest('limit must be a positive integer');
+      return { result: functionCatalogOf(platform)?.runtime.logs.read(ref, slug, limit) ?? [] };
     },
   );
 };

@@ -8,6 +8,7 @@ import { sha256Hex } from '../../platform/platform.js';
 import type { ProjectContext } from '../../platform/project-context.js';
 import { openSecret, sealSecret } from '../../platform/secret-box.js';
 import { withTransaction } from '../../db/transaction.js';
+import { functionsChanged } from '../../functions/registry.js';
 
 export const RESERVED_PREFIX = 'SUPABASE_';
 
@@ -70,6 +71,8 @@ export async function upsertSecrets(
       );
     }
   });
+  // Running function workers have the old environment: recycle them.
+  functionsChanged(platform, ref);
 }
 
 /** Deletes the named secrets; names that do not exist are ignored. */
@@ -78,6 +81,7 @@ export async function deleteSecrets(platform: Platform, ref: string, names: stri
     ref,
     names,
   ]);
+  functionsChanged(platform, ref);
 }
 
 /** Plaintext of the user's secrets (for the functions runtime); managed ones are not included. */

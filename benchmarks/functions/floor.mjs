@@ -1,0 +1,12 @@
+// Child process of run.mjs: the floor — the same hello-world handler on plain node:http.
+import { createServer } from 'node:http';
+
+const server = createServer((_req, res) => {
+  const body = JSON.stringify({ message: 'Hello World' });
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+});
+server.listen(0, '127.0.0.1', () => process.send({ url: `http://127.0.0.1:${server.address().port}` }));
+process.on('message', (m) => {
+  if (m === 'stop') server.close(() => process.exit(0));
+});

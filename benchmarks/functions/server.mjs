@@ -1,0 +1,26 @@
+// Child process of run.mjs: a whole platform (embedded PostgreSQL in a temp folder, port 0).
+import { startPlatform } from '../../dist/server.js';
+import { configFromEnv } from '../../dist/config.js';
+
+const config = {
+  ...configFromEnv({}),
+  dataDir: process.env.BENCH_DATA_DIR,
+  host: '127.0.0.1',
+  port: 0,
+  dbPort: 0,
+  databaseUrl: undefined,
+};
+const running = await startPlatform(config);
+const project = await running.platform.defaultProject();
+process.send({
+  url: running.url,
+  ref: project.ref,
+  anonKey: project.anonKey,
+  accessToken: running.platform.defaultAccessToken,
+});
+process.on('message', async (m) => {
+  if (m === 'stop') {
+    await running.close();
+    process.exit(0);
+  }
+});

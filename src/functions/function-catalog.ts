@@ -1,0 +1,114 @@
+/**
+ * What the invocation path knows about deployed functions: the record (status, verify_jwt) and,
+ * once needed, the worker spec — its files written once per body under
+ * {dataDir}/functions/bundles/{ref}/{slug}/{sha256}/ and its environment (project secrets plus
+ * SUPABASE_URL, SUPABASE_ANON_KEY, SUPABASE_SERVICE_ROLE_KEY, SUPABASE_DB_URL). Cached in memory;
+ * the Management API invalidates on deploy/update/delete and on secret changes (which also
+ * recycles the running workers).
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Platform } from '../platform/platform.js';
+import type { ProjectContext } from '../platform/project-context.js';
+import { getFunction, getFunctionBody, type FunctionRecord } from '../management/functions/function-store.js';
+import { runtimeConfig } from '../management/functions/runtime-config.js';
+import { bundleOf, writeBundle } from './bundle.js';
+import type { FunctionSpec, FunctionsRuntime } from './runtime.js';
+
+interface Entry {
+  record?: FunctionRecord;
+  spec?: Promise<FunctionSpec>;
+  expires: number;
+}
+
+/** Records are re-read after this long even without an invalidation (another process may write). */
+const RECORD_TTL_MS = 5_000;
+
+export class FunctionCatalog {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly platform: Platform,
+    readonly runtime: FunctionsRuntime,
+  ) {}
+
+  async record(ref: string, slug: string): Promise<FunctionRecord | undefined> {
+    const key = `${ref}/${slug}`;
+    const hit = this.entries.get(key);
+    if (hit && hit.expires > Date.now()) return hit.record;
+    const record = await getFunction(this.platform, ref, slug);
+    const keep =
+      hit?.record &&
+      record &&
+      hit.record.bodySha256 === record.bodySha256 &&
+      hit.record.version === record.version;
+    this.entries.set(key, { record, spec: keep ? hit.spec : undefined, expires: Date.now() + RECORD_TTL_MS });
+    return record;
+  }
+
+  /** The worker spec of a function's current version (files written on first use). */
+  spec(ctx: ProjectContext, record: FunctionRecord, apiUrl: string): Promise<FunctionSpec> {
+    const key = `${ctx.ref}/${record.slug}`;
+    let entry = this.entries.get(key);
+    if (!entry) {
+      entry = { record, expires: Date.now() + RECORD_TTL_MS };
+      this.entries.set(key, entry);
+    }
+    if (!entry.spec) {
+      const p = this.buildSpec(ctx, record, apiUrl);
+      entry.spec = p;
+      p.catch(() => {
+        if (entry.spec === p) entry.spec = undefined;
+      });
+    }
+    return entry.spec;
+  }
+
+  private async buildSpec(
+    ctx: ProjectContext,
+    record: FunctionRecord,
+    apiUrl: string,
+  ): Promise<FunctionSpec> {
+    const dir = join(this.runtime.rootDir, 'bundles', ctx.ref, record.slug, record.bodySha256);
+    const stored = await getFunctionBody(this.platform, ctx.ref, record.slug);
+    if (!stored) throw new Error('function body is gone');
+    const bundle = await bundleOf({
+      bytes: stored.bytes,
+      contentType: stored.contentType,
+      entrypointPath: stored.record.entrypointPath,
+      importMapPath: stored.record.importMapPath,
+    });
+    if (!existsSync(dir)) {
+      const staging = `${dir}.${process.pid}.${Date.now()}`;
+      try {
+        writeBundle(staging, bundle);
+        renameSync(staging, dir);
+      } catch (err) {
+        rmSync(staging, { recursive: true, force: true });
+        if (!existsSync(dir)) throw err;
+      }
+    }
+    const config = await runtimeConfig(this.platform, ctx, apiUrl, stored.record);
+    const env = { ...config.env, SUPABASE_DB_URL: ctx.apiUrl };
+    const fingerprint = createHash('sha256')
+      .update(`${stored.record.version}\0${stored.sha256}\0${JSON.stringify(env)}`)
+      .digest('hex');
+    return {
+      ref: ctx.ref,
+      slug: record.slug,
+      fingerprint,
+      bundleDir: dir,
+      entryPath: join(dir, bundle.entry),
+      importMapPath: bundle.importMap ? join(dir, bundle.importMap) : undefined,
+      env,
+    };
+  }
+
+  /** After a deploy/update/delete of one function, or (no slug) a change of the project's secrets. */
+  invalidate(ref: string, slug?: string): void {
+    for (const key of [...this.entries.keys()])
+      if (key.startsWith(`${ref}/`) && (!slug || key === `${ref}/${slug}`)) this.entries.delete(key);
+    this.runtime.recycle(ref, slug);
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Deploy-time resolution: the uploaded files are written to a scratch folder and `deno info
+ * --json` loads the whole module graph from them and the platform's Deno cache (filled from the
+ * network only where the network answers). A module that cannot be resolved or loaded fails the
+ * deploy (400 naming its specifier), never the first call; at run time workers use --cached-only.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Bundle, writeBundle } from './bundle.js';
+
+export class UnresolvedImportError extends Error {}
+
+const CHECK_TIMEOUT_MS = 60_000;
+
+function run(
+  bin: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      bin,
+      args,
+      { env, cwd, timeout: CHECK_TIMEOUT_MS, maxBuffer: 32 * 1024 * 1024 },
+      (err, stdout, stderr) =>
+        resolve({
+          code: err ? ((err as { code?: number }).code ?? 1) : 0,
+          stdout: String(stdout),
+          stderr: String(stderr),
+        }),
+    );
+  });
+}
+
+interface InfoModule {
+  specifier?: string;
+  error?: string;
+}
+
+/** Deno's text with the scratch folder's path taken out (the caller knows its own paths). */
+function scrub(text: string, dir: string): string {
+  const plain = text
+    .replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '')
+    .split(`file://${dir}/`)
+    .join('')
+    .split(`${dir}/`)
+    .join('');
+  return (plain.split('\n')[0] ?? '').trim();
+}
+
+export async function checkImports(
+  denoBin: string,
+  denoDir: string,
+  scratchRoot: string,
+  bundle: Bundle,
+): Promise<void> {
+  const dir = mkdtempSync(join(scratchRoot, 'deploy-'));
+  try {
+    writeBundle(dir, bundle);
+    const args = ['info', '--json', '--no-config', '--no-lock'];
+    if (bundle.importMap) args.push(`--import-map=${join(dir, bundle.importMap)}`);
+    args.push(join(dir, bundle.entry));
+    const { code, stdout, stderr } = await run(
+      denoBin,
+      args,
+      { DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: '1', DENO_TLS_CA_STORE: 'system', NO_COLOR: '1', PATH: '' },
+      dir,
+    );
+    let modules: InfoModule[] = [];
+    try {
+      modules = (JSON.parse(stdout) as { modules?: InfoModule[] }).modules ?? [];
+    } catch {
+      throw new UnresolvedImportError(scrub(stderr, dir) || 'the module graph could not be loaded');
+    }
+    const failed = modules.find((m) => m.error);
+    if (failed) {
+      const specifier = scrub(failed.specifier ?? '', dir);
+      throw new UnresolvedImportError(
+        `cannot resolve import "${specifier}": ${scrub(failed.error ?? '', dir)}`,
+      );
+    }
+    if (code !== 0)
+      throw new UnresolvedImportError(scrub(stderr, dir) || 'the module graph could not be loaded');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

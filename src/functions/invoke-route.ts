@@ -1,0 +1,233 @@
+/**
+ * {project}/functions/v1/{slug}[/sub/path][?query]: checks the function (exists, status, JWT),
+ * leases a worker and proxies the request to it, streaming both bodies (no buffering: SSE and
+ * chunked responses pass through as they are written). Limits end in the platform's error shapes
+ * (error-responses.ts); every invocation is logged (function-logs.ts).
+ */
+import { request as httpRequest, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Platform } from '../platform/platform.js';
+import { bearerOf } from '../auth/request-credentials.js';
+import { verifyJwt } from '../auth/jwt.js';
+import { PATH_SLUG } from '../management/functions/function-input.js';
+import type { FunctionCatalog } from './function-catalog.js';
+import { CapacityError, WorkerEndedError, type Lease } from './runtime.js';
+import type { WorkerEnd } from './worker.js';
+import * as errors from './error-responses.js';
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'] as const;
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'host',
+]);
+const PREFIX = '/functions/v1';
+
+function sendError(res: ServerResponse, e: errors.PlatformError): void {
+  const body = JSON.stringify(e.body);
+  const headers: Record<string, string | number> = {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+  };
+  if (e.errorCode) headers['sb-error-code'] = e.errorCode;
+  res.writeHead(e.status, headers);
+  res.end(body);
+}
+
+function reject(reply: FastifyReply, e: errors.PlatformError): FastifyReply {
+  if (e.errorCode) reply.header('sb-error-code', e.errorCode);
+  return reply.code(e.status).type('application/json').send(JSON.stringify(e.body));
+}
+
+function forwardHeaders(h: IncomingHttpHeaders): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(h)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
+  return out;
+}
+
+function errorFor(why: WorkerEnd): errors.PlatformError {
+  if (why === 'timeout') return errors.TIMEOUT;
+  if (why === 'cpu' || why === 'memory') return errors.WORKER_LIMIT;
+  if (why === 'boot') return errors.BOOT_ERROR;
+  if (why === 'shutdown') return errors.CAPACITY;
+  return errors.WORKER_ERROR;
+}
+
+/** The URL a function reaches its own project's APIs at (the address this request came in on). */
+function apiUrlOf(req: FastifyRequest, ref: string): string {
+  const addr = req.socket.localAddress ?? '127.0.0.1';
+  const host = addr.includes(':') ? (addr.startsWith('::ffff:') ? addr.slice(7) : `[${addr}]`) : addr;
+  return `http://${host}:${req.socket.localPort}/project/${ref}`;
+}
+
+export const functionsInvokeRoutes: FastifyPluginAsync<{
+  platform: Platform;
+  catalog: FunctionCatalog;
+}> = async (app, { catalog }) => {
+  // Bodies stay unread streams: the proxy forwards them as they arrive.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+  const { runtime } = catalog;
+  const limits = runtime.config;
+  const logs = runtime.logs;
+
+  const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+    const slug = (req.params as { slug: string }).slug;
+    if (slug.length > 128 || !PATH_SLUG.test(slug)) return reject(reply, errors.INVALID_SLUG);
+    const ctx = req.project;
+    if (!ctx) return reject(reply, errors.NOT_FOUND);
+    const record = await catalog.record(ctx.ref, slug);
+    if (!record || record.status === 'REMOVED') return reject(reply, errors.NOT_FOUND);
+    if (record.status === 'THROTTLED') return reject(reply, errors.THROTTLED);
+    // CORS preflights carry no Authorization header: they reach the function, which answers them.
+    if (record.verifyJwt && req.method !== 'OPTIONS') {
+      const token = bearerOf(req.headers);
+      if (!token) return reject(reply, errors.MISSING_AUTH);
+      try {
+        await verifyJwt(ctx.jwtSecret, token);
+      } catch {
+        return reject(reply, errors.INVALID_JWT);
+      }
+    }
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > limits.bodyLimit) {
+      reply.header('connection', 'close');
+      return reject(reply, errors.TOO_LARGE);
+    }
+    const started = performance.now();
+    const log = (status: number, errorCode?: string) =>
+      logs.add(ctx.ref, {
+        function_slug: slug,
+        type: 'invocation',
+        level: status >= 500 ? 'error' : 'info',
+        message: `${req.method} ${req.url.slice(req.url.indexOf(PREFIX) + PREFIX.length)}`,
+        status,
+        duration_ms: Math.round(performance.now() - started),
+        error_code: errorCode,
+      });
+    let lease: Lease;
+    try {
+      const spec = await catalog.spec(ctx, record, apiUrlOf(req, ctx.ref));
+      lease = await runtime.lease(spec);
+    } catch (err) {
+      const e =
+        err instanceof CapacityError
+          ? errors.CAPACITY
+          : err instanceof WorkerEndedError
+            ? errorFor(err.why === 'crash' || err.why === 'memory' ? 'boot' : err.why)
+            : errors.BOOT_ERROR;
+      if (!(err instanceof CapacityError))
+        logs.add(ctx.ref, {
+          function_slug: slug,
+          type: 'log',
+          level: 'error',
+          message: `boot error: ${err instanceof Error ? err.message : String(err)}`,
+        });
+      log(e.status, e.errorCode);
+      return reject(reply, e);
+    }
+    reply.hijack();
+    proxy(req, reply.raw, lease, log);
+  };
+
+  function proxy(
+    req: FastifyRequest,
+    res: ServerResponse,
+    lease: Lease,
+    log: (status: number, errorCode?: string) => void,
+  ): void {
+    const { worker } = lease;
+    let done = false;
+    const upstream = httpRequest({
+      host: '127.0.0.1',
+      port: worker.port,
+      method: req.method,
+      path: req.url.slice(req.url.indexOf(PREFIX) + PREFIX.length),
+      headers: { ...forwardHeaders(req.headers), host: req.headers.host ?? 'localhost' },
+      agent: worker.agent,
+    });
+    const finish = (status: number, errorCode?: string) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      lease.release();
+      log(status, errorCode);
+    };
+    const fail = (e: errors.PlatformError) => {
+      if (done) return;
+      upstream.destroy();
+      if (!res.headersSent) sendError(res, e);
+      else res.destroy();
+      finish(e.status, e.errorCode);
+    };
+    const timer = setTimeout(() => void worker.kill('timeout'), limits.requestTimeoutMs);
+    lease.ended.catch((why: WorkerEnd) => fail(errorFor(why)));
+
+    // Request body: forwarded as it arrives, counted against the limit.
+    let received = 0;
+    const body = req.raw;
+    body.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limits.bodyLimit) {
+        body.pause();
+        res.setHeader('connection', 'close');
+        fail(errors.TOO_LARGE);
+        return;
+      }
+      if (!upstream.write(chunk)) {
+        body.pause();
+        upstream.once('drain', () => body.resume());
+      }
+    });
+    body.on('end', () => upstream.end());
+    body.on('error', () => fail(errors.WORKER_ERROR));
+
+    upstream.on('response', (ures) => {
+      if (done) {
+        ures.destroy();
+        return;
+      }
+      const headers: Record<string, string | string[]> = {};
+      for (const [k, v] of Object.entries(ures.headers))
+        if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
+      res.writeHead(ures.statusCode ?? 500, headers);
+      // The head normally leaves with the first body chunk (one write). An event stream, or a body
+      // whose first chunk is slow to come, gets its head sent on its own so the client sees it now.
+      if (String(headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
+      else {
+        const early = setTimeout(() => {
+          if (!res.writableEnded && !res.destroyed) res.flushHeaders();
+        }, 20);
+        ures.once('data', () => clearTimeout(early));
+        ures.once('close', () => clearTimeout(early));
+      }
+      const status = ures.statusCode ?? 500;
+      ures.pipe(res);
+      ures.on('end', () =>
+        finish(status, status >= 500 ? (headers['sb-error-code'] as string | undefined) : undefined),
+      );
+      ures.on('error', () => {
+        // The worker went away mid-stream: the limit's reason if it was killed, else an error.
+        setTimeout(() => fail(errorFor(worker.ended ?? 'crash')), worker.ended ? 0 : 200);
+      });
+    });
+    upstream.on('error', () => {
+      setTimeout(() => fail(errorFor(worker.ended ?? 'crash')), worker.ended ? 0 : 200);
+    });
+    res.on('close', () => {
+      if (!done) {
+        // The client went away: stop the upstream request too.
+        upstream.destroy();
+        finish(res.writableFinished ? res.statusCode : 499);
+      }
+    });
+  }
+
+  for (const url of [`${PREFIX}/:slug`, `${PREFIX}/:slug/*`])
+    app.route({ method: [...METHODS], url, handler });
+};

@@ -1,0 +1,21 @@
+/**
+ * The running functions catalog of a platform, so the Management API (deploy, secrets) can
+ * invalidate cached function specs and recycle workers without holding a reference to the server.
+ */
+import type { Platform } from '../platform/platform.js';
+import type { FunctionCatalog } from './function-catalog.js';
+
+const catalogs = new WeakMap<Platform, FunctionCatalog>();
+
+export function registerFunctionCatalog(platform: Platform, catalog: FunctionCatalog): void {
+  catalogs.set(platform, catalog);
+}
+
+export function functionCatalogOf(platform: Platform): FunctionCatalog | undefined {
+  return catalogs.get(platform);
+}
+
+/** After a function's code/metadata or (without slug) the project's secrets changed. */
+export function functionsChanged(platform: Platform, ref: string, slug?: string): void {
+  catalogs.get(platform)?.invalidate(ref, slug);
+}

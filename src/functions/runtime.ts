@@ -1,0 +1,235 @@
+/**
+ * The Edge Functions runtime: per function a small pool of Deno workers (worker.ts), bounded
+ * globally, started on first invocation and reaped when idle; a worker whose code or environment
+ * is outdated is retired (stopped once idle). Per-invocation CPU time is sampled from /proc; a
+ * worker over the CPU budget is killed. `close()` kills every worker (no orphans).
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FunctionsConfig } from '../config.js';
+import type { FunctionLogs } from './function-logs.js';
+import { BOOTSTRAP_SOURCE } from './worker-bootstrap.js';
+import { FunctionWorker, type WorkerEnd, type WorkerSpec } from './worker.js';
+
+export class CapacityError extends Error {}
+
+/** What a worker needs besides the platform's folders: code location, env, version. */
+export interface FunctionSpec {
+  ref: string;
+  slug: string;
+  fingerprint: string;
+  bundleDir: string;
+  entryPath: string;
+  importMapPath?: string;
+  env: Record<string, string>;
+}
+
+/** One invocation's claim on a worker; `release()` exactly once (in a finally). */
+export interface Lease {
+  worker: FunctionWorker;
+  /** Rejects with the reason when the worker ends (killed over a limit, crashed) while leased. */
+  ended: Promise<WorkerEnd>;
+  release(): void;
+}
+
+const SAMPLE_MS = 50;
+
+export class FunctionsRuntime {
+  private readonly pools = new Map<string, FunctionWorker[]>();
+  private readonly leases = new Set<{ worker: FunctionWorker; cpuStart: number }>();
+  private readonly bootstrapPath: string;
+  private readonly timer: NodeJS.Timeout;
+  private lastReap = Date.now();
+  private closed = false;
+
+  constructor(
+    readonly config: FunctionsConfig,
+    readonly rootDir: string,
+    readonly denoBin: string,
+    readonly logs: FunctionLogs,
+  ) {
+    mkdirSync(join(rootDir, 'deno-dir'), { recursive: true });
+    mkdirSync(join(rootDir, 'tmp'), { recursive: true });
+    this.bootstrapPath = join(rootDir, 'worker-bootstrap.mjs');
+    writeFileSync(this.bootstrapPath, BOOTSTRAP_SOURCE);
+    this.timer = setInterval(() => this.tick(), SAMPLE_MS);
+    this.timer.unref();
+  }
+
+  get denoDir(): string {
+    return join(this.rootDir, 'deno-dir');
+  }
+
+  /** A worker for the function (started if needed) with one invocation counted on it. */
+  async lease(spec: FunctionSpec): Promise<Lease> {
+    if (this.closed) throw new CapacityError('The functions runtime is shutting down');
+    const key = `${spec.ref}/${spec.slug}`;
+    const worker = this.pick(key, spec);
+    worker.inflight++;
+    worker.lastUsed = Date.now();
+    let released = false;
+    let entry: { worker: FunctionWorker; cpuStart: number } | undefined;
+    let unlisten = () => {};
+    const ended = new Promise<WorkerEnd>((_, reject) => {
+      unlisten = worker.onEnd((why) => reject(why));
+    });
+    ended.catch(() => {});
+    const release = () => {
+      if (released) return;
+      released = true;
+      unlisten();
+      if (entry) this.leases.delete(entry);
+      worker.inflight--;
+      worker.lastUsed = Date.now();
+      if (worker.retired && worker.inflight === 0) void worker.kill('recycled');
+    };
+    try {
+      await Promise.race([worker.ready, ended]);
+    } catch (err) {
+      release();
+      throw typeof err === 'string' ? new WorkerEndedError(err as WorkerEnd) : err;
+    }
+    entry = { worker, cpuStart: worker.cpuMs() ?? 0 };
+    this.leases.add(entry);
+    return { worker, ended, release };
+  }
+
+  private pick(key: string, spec: FunctionSpec): FunctionWorker {
+    const pool = (this.pools.get(key) ?? []).filter((w) => w.alive);
+    for (const w of pool) if (w.spec.fingerprint !== spec.fingerprint) this.retire(w);
+    const current = pool.filter((w) => !w.retired);
+    this.pools.set(key, pool);
+    let best: FunctionWorker | undefined;
+    for (const w of current) if (!best || w.inflight < best.inflight) best = w;
+    if (best && (best.inflight < this.config.workerConcurrency || current.length >= this.config.poolSize))
+      return best;
+    if (this.liveCount() >= this.config.maxWorkers && !this.evictIdle()) {
+      if (best) return best;
+      throw new CapacityError('Too many function workers are running; try again later');
+    }
+    const worker = this.spawn(key, spec);
+    pool.push(worker);
+    return worker;
+  }
+
+  private spawn(key: string, spec: FunctionSpec): FunctionWorker {
+    const tmpDir = join(
+      this.rootDir,
+      'tmp',
+      `${spec.ref}-${spec.slug}-${createHash('sha1').update(`${Date.now()}${Math.random()}`).digest('hex').slice(0, 10)}`,
+    );
+    mkdirSync(tmpDir, { recursive: true });
+    const ws: WorkerSpec = {
+      key,
+      fingerprint: spec.fingerprint,
+      denoBin: this.denoBin,
+      denoDir: this.denoDir,
+      bootstrapPath: this.bootstrapPath,
+      bundleDir: spec.bundleDir,
+      entryPath: spec.entryPath,
+      importMapPath: spec.importMapPath,
+      tmpDir,
+      env: spec.env,
+      memoryMb: this.config.memoryMb,
+      bootTimeoutMs: 30_000,
+    };
+    const worker = new FunctionWorker(ws, (level, line) =>
+      this.logs.add(spec.ref, { function_slug: spec.slug, type: 'log', level, message: line }),
+    );
+    worker.onEnd((why) => {
+      if (why === 'cpu' || why === 'memory' || why === 'crash' || why === 'boot')
+        this.logs.add(spec.ref, {
+          function_slug: spec.slug,
+          type: 'log',
+          level: 'error',
+          message: `worker stopped: ${endMessage(why)}`,
+        });
+    });
+    void worker.exited.then(() => {
+      rmSync(tmpDir, { recursive: true, force: true });
+      const pool = this.pools.get(key);
+      if (pool) {
+        const rest = pool.filter((w) => w !== worker);
+        if (rest.length) this.pools.set(key, rest);
+        else this.pools.delete(key);
+      }
+    });
+    return worker;
+  }
+
+  private liveCount(): number {
+    let n = 0;
+    for (const pool of this.pools.values()) for (const w of pool) if (w.alive) n++;
+    return n;
+  }
+
+  /** Stops the least recently used idle worker; false when every worker is busy. */
+  private evictIdle(): boolean {
+    let victim: FunctionWorker | undefined;
+    for (const pool of this.pools.values())
+      for (const w of pool)
+        if (w.alive && w.inflight === 0 && (!victim || w.lastUsed < victim.lastUsed)) victim = w;
+    if (!victim) return false;
+    void victim.kill('idle');
+    return true;
+  }
+
+  private retire(w: FunctionWorker): void {
+    w.retired = true;
+    if (w.inflight === 0) void w.kill('recycled');
+  }
+
+  /** Retires the project's workers (or one function's): new invocations start fresh ones. */
+  recycle(ref: string, slug?: string): void {
+    for (const [key, pool] of this.pools)
+      if (key.startsWith(`${ref}/`) && (!slug || key === `${ref}/${slug}`))
+        for (const w of pool) this.retire(w);
+  }
+
+  private tick(): void {
+    for (const lease of this.leases) {
+      const w = lease.worker;
+      if (!w.alive) continue;
+      const now = w.cpuMs();
+      if (now !== undefined && now - lease.cpuStart > this.config.cpuBudgetMs) void w.kill('cpu');
+    }
+    const t = Date.now();
+    if (t - this.lastReap < 1000) return;
+    this.lastReap = t;
+    for (const pool of this.pools.values())
+      for (const w of pool)
+        if (w.alive && w.inflight === 0 && t - w.lastUsed > this.config.idleTimeoutMs) void w.kill('idle');
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    const all = [...this.pools.values()].flat();
+    this.pools.clear();
+    await Promise.all(all.map((w) => w.kill('shutdown')));
+  }
+}
+
+export class WorkerEndedError extends Error {
+  constructor(readonly why: WorkerEnd) {
+    super(`worker stopped: ${endMessage(why)}`);
+  }
+}
+
+export function endMessage(why: WorkerEnd): string {
+  switch (why) {
+    case 'cpu':
+      return 'CPU time limit reached';
+    case 'memory':
+      return 'memory limit reached';
+    case 'timeout':
+      return 'wall clock time limit reached';
+    case 'boot':
+      return 'did not start in time';
+    case 'crash':
+      return 'exited unexpectedly';
+    default:
+      return why;
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * The script each function worker runs under Deno. It patches `Deno.serve` so the function's own
+ * call only records its handler (an `export default { fetch }` works too), serves that handler on
+ * an ephemeral 127.0.0.1 port, and prints `READY_MARKER <port>` on stdout. Every other stdout and
+ * stderr line is the function's console output. A module that throws while loading still gets
+ * its port: each request is then answered with the boot error (500, logged once).
+ */
+export const READY_MARKER = '\u0000strata-worker-ready';
+
+export const BOOTSTRAP_SOURCE = `// Strata Edge Functions worker bootstrap (generated; do not edit).
+const entry = Deno.args[0];
+const json = (status, code, message) =>
+  new Response(JSON.stringify({ code, message }), {
+    status,
+    headers: { 'content-type': 'application/json', 'sb-error-code': code },
+  });
+let handler;
+let bootError;
+const serve = Deno.serve.bind(Deno);
+const never = new Promise(() => {});
+Deno.serve = (...args) => {
+  for (const a of args) {
+    if (typeof a === 'function') handler = a;
+    else if (a && typeof a.handler === 'function') handler = a.handler;
+    if (a && typeof a.onListen === 'function') {
+      try { a.onListen({ hostname: '0.0.0.0', port: 8000, transport: 'tcp' }); } catch {}
+    }
+  }
+  return {
+    finished: never,
+    addr: { hostname: '0.0.0.0', port: 8000, transport: 'tcp' },
+    ref() {}, unref() {},
+    shutdown: async () => {},
+    [Symbol.asyncDispose]: async () => {},
+  };
+};
+globalThis.EdgeRuntime = {
+  waitUntil(p) { Promise.resolve(p).catch((e) => console.error(e)); },
+};
+globalThis.addEventListener('unhandledrejection', (e) => {
+  e.preventDefault();
+  console.error('Uncaught (in promise)', e.reason);
+});
+globalThis.addEventListener('error', (e) => {
+  e.preventDefault();
+  console.error('Uncaught', e.error ?? e.message);
+});
+// The platform holds our stdin open; EOF means it is gone, so no worker outlives it.
+(async () => {
+  const buf = new Uint8Array(64);
+  try { while ((await Deno.stdin.read(buf)) !== null) {} } catch {}
+  Deno.exit(0);
+})();
+let ready;
+const loaded = new Promise((r) => (ready = r));
+serve(
+  {
+    hostname: '127.0.0.1',
+    port: 0,
+    onListen: ({ port }) => {
+      Deno.stdout.writeSync(new TextEncoder().encode(${JSON.stringify(READY_MARKER)} + ' ' + port + '\\n'));
+    },
+  },
+  async (req, info) => {
+    await loaded;
+    if (bootError) return json(500, 'BOOT_ERROR', 'Function failed to start (please check logs)');
+    if (!handler) return json(500, 'BOOT_ERROR', 'Function did not call Deno.serve (please check logs)');
+    try {
+      return await handler(req, info);
+    } catch (e) {
+      console.error(e);
+      return json(500, 'WORKER_ERROR', 'Function exited due to an error (please check logs)');
+    }
+  },
+);
+try {
+  const mod = await import(entry);
+  if (!handler && mod.default && typeof mod.default.fetch === 'function') {
+    handler = (req, info) => mod.default.fetch(req, info);
+  }
+} catch (e) {
+  bootError = e;
+  console.error('worker boot error:', e);
+}
+ready();
+`;

@@ -1,0 +1,177 @@
+/**
+ * One Deno process running one function version (see worker-bootstrap.ts): spawned with the
+ * function's permission set, reports its port, serves invocations until it is reaped, recycled or
+ * killed over a limit. Its console output goes to `onLog`.
+ */
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { readFileSync } from 'node:fs';
+import { Agent } from 'node:http';
+import { createInterface } from 'node:readline';
+import { READY_MARKER } from './worker-bootstrap.js';
+
+/** Why a worker stopped: a limit (cpu, memory, timeout), a crash, or the platform's choice. */
+export type WorkerEnd = 'cpu' | 'memory' | 'timeout' | 'crash' | 'idle' | 'recycled' | 'shutdown' | 'boot';
+
+export interface WorkerSpec {
+  /** `ref/slug`: which function. */
+  key: string;
+  /** Changes when the code or the environment changes: a worker with another one is retired. */
+  fingerprint: string;
+  denoBin: string;
+  denoDir: string;
+  bootstrapPath: string;
+  bundleDir: string;
+  entryPath: string;
+  importMapPath?: string;
+  tmpDir: string;
+  env: Record<string, string>;
+  memoryMb: number;
+  bootTimeoutMs: number;
+}
+
+export type LogSink = (level: 'info' | 'error', line: string) => void;
+
+const CLK_TCK = 100;
+
+/** Total CPU time (user + system, all threads) of a live process in ms; undefined when gone. */
+export function processCpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return undefined;
+  }
+}
+
+/** V8's fatal out-of-memory ends a Deno process with SIGTRAP (exit status 133) or an abort. */
+function outOfMemory(code: number | null, signal: NodeJS.Signals | null): boolean {
+  return signal === 'SIGTRAP' || signal === 'SIGABRT' || code === 133 || code === 134;
+}
+
+export function denoArgs(spec: WorkerSpec): string[] {
+  // The process environment holds only the function's variables (plus Deno's own settings), so
+  // all of it may be read: an unset name then reads as undefined, as on the hosted platform.
+  const args = [
+    'run',
+    '--quiet',
+    '--no-prompt',
+    '--no-config',
+    '--no-lock',
+    '--cached-only',
+    '--allow-net',
+    '--allow-env',
+    `--allow-read=${spec.bundleDir},${spec.tmpDir}`,
+    `--allow-write=${spec.tmpDir}`,
+    `--v8-flags=--max-old-space-size=${spec.memoryMb}`,
+  ];
+  if (spec.importMapPath) args.push(`--import-map=${spec.importMapPath}`);
+  args.push(spec.bootstrapPath, `file://${spec.entryPath}`);
+  return args;
+}
+
+export class FunctionWorker {
+  readonly child: ChildProcess;
+  readonly agent = new Agent({ keepAlive: true, maxSockets: 256, noDelay: true });
+  port = 0;
+  inflight = 0;
+  lastUsed = Date.now();
+  /** Set once the worker must take no new invocations (newer code/env); killed when idle. */
+  retired = false;
+  /** Why it ended; undefined while alive. */
+  ended?: WorkerEnd;
+  readonly ready: Promise<void>;
+  readonly exited: Promise<void>;
+  private readonly endListeners = new Set<(why: WorkerEnd) => void>();
+
+  constructor(
+    readonly spec: WorkerSpec,
+    onLog: LogSink,
+  ) {
+    this.child = spawn(spec.denoBin, denoArgs(spec), {
+      cwd: spec.tmpDir,
+      env: {
+        ...spec.env,
+        DENO_DIR: spec.denoDir,
+        DENO_NO_UPDATE_CHECK: '1',
+        DENO_NO_PROMPT: '1',
+        // The operating system's certificate store (self-hosted networks often add their own CA).
+        DENO_TLS_CA_STORE: 'system',
+        NO_COLOR: '1',
+        TMPDIR: spec.tmpDir,
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.child.stdin?.on('error', () => {});
+    this.exited = new Promise((resolve) => {
+      this.child.once('error', () => {
+        this.finish('crash');
+        this.agent.destroy();
+        resolve();
+      });
+      this.child.once('exit', (code, signal) => {
+        // Our own kills set `ended` first; anything else is a crash (V8 out of memory aborts).
+        this.finish(this.ended ?? (outOfMemory(code, signal) ? 'memory' : 'crash'));
+        this.agent.destroy();
+        resolve();
+      });
+    });
+    this.ready = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error('worker did not start in time'));
+        void this.kill('boot');
+      }, spec.bootTimeoutMs);
+      void this.exited.then(() => {
+        clearTimeout(timer);
+        reject(new Error('worker exited before it was ready'));
+      });
+      const { stdout, stderr } = this.child as ChildProcessByStdio<Writable, Readable, Readable>;
+      const out = createInterface({ input: stdout });
+      out.on('line', (line) => {
+        if (this.port === 0 && line.startsWith(READY_MARKER)) {
+          this.port = Number(line.slice(READY_MARKER.length + 1));
+          clearTimeout(timer);
+          resolve();
+        } else onLog('info', line);
+      });
+      createInterface({ input: stderr }).on('line', (line) => onLog('error', line));
+    });
+    this.ready.catch(() => {});
+  }
+
+  get alive(): boolean {
+    return this.ended === undefined;
+  }
+
+  cpuMs(): number | undefined {
+    return this.child.pid === undefined ? undefined : processCpuMs(this.child.pid);
+  }
+
+  onEnd(fn: (why: WorkerEnd) => void): () => void {
+    if (this.ended) {
+      fn(this.ended);
+      return () => {};
+    }
+    this.endListeners.add(fn);
+    return () => this.endListeners.delete(fn);
+  }
+
+  private finish(why: WorkerEnd): void {
+    if (this.ended && this.endListeners.size === 0) return;
+    this.ended ??= why;
+    const listeners = [...this.endListeners];
+    this.endListeners.clear();
+    for (const fn of listeners) fn(this.ended);
+  }
+
+  /** SIGKILL (a runaway worker gets no grace); resolves once the process is gone. */
+  kill(why: WorkerEnd): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.ended ??= why;
+      this.child.kill('SIGKILL');
+    }
+    this.finish(this.ended ?? why);
+    return this.exited;
+  }
+}

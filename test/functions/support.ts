@@ -1,0 +1,48 @@
+/** Deploying test functions through the Management API the way the CLI's `--use-api` does. */
+import type { TestPlatform } from '../support/platform.js';
+
+export interface DeployAnswer {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: JSON answers are inspected freely in tests
+  body: any;
+}
+
+/** POST /v1/projects/{ref}/functions/deploy?slug=… with metadata + one `file` part per source. */
+export async function deploy(
+  tp: TestPlatform,
+  ref: string,
+  slug: string,
+  files: Record<string, string>,
+  meta: { verify_jwt?: boolean; entrypoint_path?: string; import_map_path?: string } = {},
+): Promise<DeployAnswer> {
+  const form = new FormData();
+  const entry = meta.entrypoint_path ?? `supabase/functions/${slug}/index.ts`;
+  form.append(
+    'metadata',
+    JSON.stringify({
+      entrypoint_path: entry,
+      import_map_path: meta.import_map_path,
+      name: slug,
+      verify_jwt: meta.verify_jwt ?? true,
+    }),
+  );
+  for (const [path, source] of Object.entries(files)) form.append('file', new Blob([source]), path);
+  const res = await fetch(`${tp.url}/v1/projects/${ref}/functions/deploy?slug=${encodeURIComponent(slug)}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}` },
+    body: form,
+  });
+  const text = await res.text();
+  return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : text };
+}
+
+/** The one-file form: `supabase/functions/<slug>/index.ts`. */
+export function deployOne(
+  tp: TestPlatform,
+  ref: string,
+  slug: string,
+  source: string,
+  meta: { verify_jwt?: boolean } = {},
+): Promise<DeployAnswer> {
+  return deploy(tp, ref, slug, { [`supabase/functions/${slug}/index.ts`]: source }, meta);
+}

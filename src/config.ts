@@ -42,6 +42,15 @@ export interface StrataConfig {
     forcePathStyle: boolean;
   };
   logRequests: boolean;
+  /**
+   * The platform's PostgreSQL router ("pooler"): clients log in as `<role>.<ref>` and reach that
+   * project's database. Port 5432 by default because the Supabase CLI always uses 5432 with the
+   * pooler host it is given; undefined turns it off.
+   */
+  poolerHost: string;
+  poolerPort?: number;
+  /** Statement timeout of `POST /v1/projects/{ref}/database/query`, in ms. */
+  dbQueryTimeoutMs: number;
 }
 
 function num(v: string | undefined, d: number): number {
@@ -89,5 +98,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
         }
       : undefined,
     logRequests: env.STRATA_LOG_REQUESTS === '1',
+    poolerHost: env.STRATA_POOLER_HOST || (env.STRATA_HOST ?? '127.0.0.1'),
+    poolerPort: env.STRATA_POOLER_PORT === 'off' ? undefined : num(env.STRATA_POOLER_PORT, 5432),
+    dbQueryTimeoutMs: num(env.STRATA_DB_QUERY_TIMEOUT_MS, 60_000),
   };
 }

@@ -34,6 +34,8 @@ import { functionRoutes } from './functions/routes.js';
 import { hostnameRoutes } from './hostnames/routes.js';
 import { encryptionRoutes } from './encryption/routes.js';
 import { networkRoutes } from './network/routes.js';
+import { databaseQueryRoutes } from './database/query-routes.js';
+import { databasePasswordRoutes } from './database/password-routes.js';
 
 const MODULES: ManagementModule[] = [
   organizationRoutes,
@@ -44,6 +46,8 @@ const MODULES: ManagementModule[] = [
   hostnameRoutes,
   encryptionRoutes,
   networkRoutes,
+  databaseQueryRoutes,
+  databasePasswordRoutes,
 ];
 
 export async function managementRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {

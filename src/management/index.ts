@@ -36,6 +36,10 @@ import { encryptionRoutes } from './encryption/routes.js';
 import { networkRoutes } from './network/routes.js';
 import { databaseQueryRoutes } from './database/query-routes.js';
 import { databasePasswordRoutes } from './database/password-routes.js';
+import { connectionRoutes } from './database/connection-routes.js';
+import { postgresConfigRoutes } from './database/postgres-config-routes.js';
+import { serviceRoutes } from './database/service-routes.js';
+import { migrationRoutes } from './database/migrations-routes.js';
 
 const MODULES: ManagementModule[] = [
   organizationRoutes,
@@ -48,6 +52,10 @@ const MODULES: ManagementModule[] = [
   networkRoutes,
   databaseQueryRoutes,
   databasePasswordRoutes,
+  connectionRoutes,
+  postgresConfigRoutes,
+  serviceRoutes,
+  migrationRoutes,
 ];
 
 export async function managementRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {

@@ -193,6 +193,8 @@ export async function startPgRouter(host: string, port: number, deps: RouterDeps
     const server = net.connect(target.port, target.host);
     sockets.add(server);
     let cancelKey: string | undefined;
+    /** An auth error held back while its failure is counted. */
+    let holding: Promise<void> | undefined;
     const cleanup = () => {
       clearTimeout(loginTimer);
       if (cancelKey) cancelKeys.delete(cancelKey);
@@ -206,7 +208,10 @@ export async function startPgRouter(host: string, port: number, deps: RouterDeps
       cleanup();
     });
     client.on('close', cleanup);
-    server.on('close', cleanup);
+    server.on('close', () => {
+      if (holding === undefined) cleanup();
+      else void holding.then(() => client.end(), cleanup);
+    });
     server.on('connect', () => {
       server.write(startupPacket(protocol, params));
       if (rest.length) server.write(rest);
@@ -215,12 +220,15 @@ export async function startPgRouter(host: string, port: number, deps: RouterDeps
     // Until ReadyForQuery, watch the server's messages (auth failures, cancel keys); relay everything.
     let watching = true;
     let pending = Buffer.alloc(0);
-    server.on('data', (chunk: Buffer) => {
+    const relay = (chunk: Buffer) => {
       if (!client.write(chunk)) {
         server.pause();
         client.once('drain', () => server.resume());
       }
-      if (!watching) return;
+    };
+    server.on('data', (chunk: Buffer) => {
+      if (!watching) return relay(chunk);
+      let authFailed = false;
       pending = Buffer.concat([pending, chunk]);
       while (pending.length >= 5) {
         const len = pending.readInt32BE(1);
@@ -228,7 +236,7 @@ export async function startPgRouter(host: string, port: number, deps: RouterDeps
         const type = String.fromCharCode(pending[0] ?? 0);
         const body = pending.subarray(5, len + 1);
         pending = pending.subarray(len + 1);
-        if (type === 'E' && sqlStateOf(body) === '28P01') deps.recordAuthFailure(ref, ip).catch(() => {});
+        if (type === 'E' && sqlStateOf(body) === '28P01') authFailed = true;
         if (type === 'K' && body.length >= 8) {
           cancelKey = body.toString('hex');
           cancelKeys.set(cancelKey, { host: target.host, port: target.port });
@@ -240,6 +248,16 @@ export async function startPgRouter(host: string, port: number, deps: RouterDeps
           break;
         }
       }
+      if (!authFailed) return relay(chunk);
+      // Counted before the client sees the error, so its next attempt already meets the ban.
+      server.pause();
+      holding = deps
+        .recordAuthFailure(ref, ip)
+        .catch(() => {})
+        .then(() => {
+          relay(chunk);
+          server.resume();
+        });
     });
   }
 

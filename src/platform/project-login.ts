@@ -7,7 +7,8 @@
  * - CONNECT, CREATE and TEMPORARY on its project's database only (CONNECT is revoked from PUBLIC on
  *   every project database; on the embedded server pg_hba.conf also rejects it elsewhere);
  * - owner of schema `public`, usage of the platform's schemas, all privileges on storage's tables,
- *   and member of anon, authenticated and service_role (as hosted `postgres`), BYPASSRLS;
+ *   member of anon, authenticated and service_role (as hosted `postgres`) but WITHOUT the SET and
+ *   INHERIT options (those roles are shared by every project of the server), BYPASSRLS;
  * - in the NOLOGIN group `strata_project_logins` (pg_hba.conf matches the group).
  *
  * A second, platform-internal login `strata_sql.<ref>` (member of the first, password derived from
@@ -94,7 +95,14 @@ export async function ensureProjectLogin(client: pg.ClientBase, opts: EnsureLogi
       `create role ${S} login noinherit ${passwordClause(projectSqlPassword(opts.platformKey, opts.ref))}`,
     );
   await client.query(`grant ${PROJECT_LOGIN_GROUP} to ${L}, ${S}`);
-  await client.query(`grant anon, authenticated, service_role to ${L}`);
+  // Member of the API roles as hosted `postgres` is, but without SET (nor INHERIT): those roles are
+  // cluster-wide here, and a role may `ALTER ROLE <itself> SET …` — after `SET ROLE anon` that would
+  // change anon for every project on the server. (PostgreSQL < 16 has no such options: no membership.)
+  const version = Number(
+    (await client.query<{ v: string }>(`select current_setting('server_version_num') as v`)).rows[0]?.v ?? 0,
+  );
+  if (version >= 160000)
+    await client.query(`grant anon, authenticated, service_role to ${L} with inherit false, set false`);
   await client.query(`grant ${L} to ${S}`);
   await client.query(`revoke connect, temporary on database ${db} from public`);
   await client.query(`grant connect, create, temporary on database ${db} to ${L}`);

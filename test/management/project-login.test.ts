@@ -94,14 +94,50 @@ describe('project login on a shared server (CONNECT grants)', () => {
       );
       expect(owner.rows[0].o).toBe(`postgres.${a.ref}`);
       // Tables it creates are usable by the API roles (default privileges, as on the hosted platform).
-      await c.client.query('set role anon');
-      await c.client.query('select * from public.login_owned');
-      await c.client.query('reset role');
-      await c.client.query('set role service_role');
-      await c.client.query('reset role');
+      const acl = await c.client.query(
+        `select has_table_privilege('anon', 'public.login_owned', 'select') as anon,
+                has_table_privilege('service_role', 'public.login_owned', 'delete') as service`,
+      );
+      expect(acl.rows[0]).toEqual({ anon: true, service: true });
+      const member = await c.client.query(
+        `select count(*)::int as n, bool_or(set_option) as s from pg_auth_members
+          where member = (select oid from pg_roles where rolname = current_user) and roleid in ('anon'::regrole, 'authenticated'::regrole, 'service_role'::regrole)`,
+      );
+      // Membership without SET needs PostgreSQL 16+; older servers give no membership at all.
+      const v = Number((await c.client.query('show server_version_num')).rows[0].server_version_num);
+      expect(member.rows[0]).toEqual(v >= 160000 ? { n: 3, s: false } : { n: 0, s: null });
       // Not a superuser.
       const su = await c.client.query(`select rolsuper from pg_roles where rolname = current_user`);
       expect(su.rows[0].rolsuper).toBe(false);
+    } finally {
+      await c.client.end();
+    }
+  });
+
+  it('cannot change the cluster-wide API roles it is a member of', async () => {
+    const c = await tryConnect(loginUrl(a.serverUrl, a.ref, 'pass-of-a-1', a.dbName));
+    expect(c.ok).toBe(true);
+    if (!c.ok) return;
+    try {
+      // The API roles are shared by every project on the server: SET ROLE to them (after which
+      // `alter role anon set …` would be allowed) is refused.
+      for (const role of ['anon', 'authenticated', 'service_role']) {
+        const r = await c.client.query(`set role ${role}`).then(
+          () => 'switched',
+          (e: { code?: string }) => e.code,
+        );
+        expect(r, role).toBe('42501');
+        const alter = await c.client.query(`alter role ${role} set statement_timeout = 0`).then(
+          () => 'altered',
+          (e: { code?: string }) => e.code,
+        );
+        expect(alter, role).toBe('42501');
+      }
+      const own = await c.client.query(`alter role authenticator set statement_timeout = 0`).then(
+        () => 'altered',
+        (e: { code?: string }) => e.code,
+      );
+      expect(own).toBe('42501');
     } finally {
       await c.client.end();
     }

@@ -59,6 +59,15 @@ export interface StrataConfig {
   dbHealthTimeoutMs: number;
   /** Connecting a pooled client gives up after this long (a vanished server must not hang requests). */
   dbConnectTimeoutMs: number;
+  /**
+   * The platform's PostgreSQL router ("pooler"): clients log in as `<role>.<ref>` and reach that
+   * project's database. Port 5432 by default because the Supabase CLI always uses 5432 with the
+   * pooler host it is given; undefined turns it off.
+   */
+  poolerHost: string;
+  poolerPort?: number;
+  /** Statement timeout of `POST /v1/projects/{ref}/database/query`, in ms. */
+  dbQueryTimeoutMs: number;
   /** GraphQL: deepest accepted selection nesting (STRATA_GRAPHQL_MAX_DEPTH, 0 = none); false for none. */
   graphqlMaxDepth: number | false;
   /**
@@ -182,6 +191,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
     logRequests: env.STRATA_LOG_REQUESTS === '1',
     dbHealthTimeoutMs: num(env.STRATA_DB_HEALTH_TIMEOUT_MS, 2_000),
     dbConnectTimeoutMs: num(env.STRATA_DB_CONNECT_TIMEOUT_MS, 5_000),
+    poolerHost: env.STRATA_POOLER_HOST || (env.STRATA_HOST ?? '127.0.0.1'),
+    poolerPort: env.STRATA_POOLER_PORT === 'off' ? undefined : num(env.STRATA_POOLER_PORT, 5432),
+    dbQueryTimeoutMs: num(env.STRATA_DB_QUERY_TIMEOUT_MS, 60_000),
     graphqlMaxDepth: limit('STRATA_GRAPHQL_MAX_DEPTH', env.STRATA_GRAPHQL_MAX_DEPTH, DEFAULT_MAX_DEPTH),
     graphqlMaxSelections: limit(
       'STRATA_GRAPHQL_MAX_SELECTIONS',

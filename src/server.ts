@@ -17,6 +17,7 @@ import { managementRoutes } from './management/index.js';
 import { projectBootstrapHooks } from './platform/bootstrap-hooks.js';
 import { registerNetworkGuard } from './platform/network-guard.js';
 import { registerFunctions } from './functions/index.js';
+import { startPooler } from './platform/pooler.js';
 
 export async function buildServer(platform: Platform): Promise<FastifyInstance> {
   const app = Fastify({
@@ -75,6 +76,7 @@ export async function startPlatform(
     await platform.close();
     throw err;
   }
+  const pooler = await startPooler(platform, options.log ?? ((line) => console.warn(line)));
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -87,6 +89,7 @@ export async function startPlatform(
     async close() {
       if (closed) return;
       closed = true;
+      await pooler?.close();
       await app.close().catch(() => {});
       await platform.close();
     },

@@ -35,6 +35,12 @@ import { hostnameRoutes } from './hostnames/routes.js';
 import { encryptionRoutes } from './encryption/routes.js';
 import { networkRoutes } from './network/routes.js';
 import { s3AccessKeyRoutes } from './storage/s3-access-keys.js';
+import { databaseQueryRoutes } from './database/query-routes.js';
+import { databasePasswordRoutes } from './database/password-routes.js';
+import { connectionRoutes } from './database/connection-routes.js';
+import { postgresConfigRoutes } from './database/postgres-config-routes.js';
+import { serviceRoutes } from './database/service-routes.js';
+import { migrationRoutes } from './database/migrations-routes.js';
 
 const MODULES: ManagementModule[] = [
   organizationRoutes,
@@ -46,6 +52,12 @@ const MODULES: ManagementModule[] = [
   encryptionRoutes,
   networkRoutes,
   s3AccessKeyRoutes,
+  databaseQueryRoutes,
+  databasePasswordRoutes,
+  connectionRoutes,
+  postgresConfigRoutes,
+  serviceRoutes,
+  migrationRoutes,
 ];
 
 export async function managementRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {

@@ -21,6 +21,18 @@ export interface DatabaseRestriction {
   v6: string[];
 }
 
+/** A project's database logins (`postgres.<ref>` and the platform's internal `strata_sql.<ref>`). */
+export interface ProjectLogins {
+  ref: string;
+  dbName: string;
+  /** The user's login: any address its network restrictions allow. */
+  login: string;
+  /** Platform-internal logins: loopback only. */
+  internal: string[];
+  /** Role whose members are all project logins (matched with `+group`). */
+  group: string;
+}
+
 export const BEGIN_MARK =
   '# BEGIN STRATA NETWORK RESTRICTIONS (managed by the platform: edits inside this block are replaced)';
 export const END_MARK = '# END STRATA NETWORK RESTRICTIONS';
@@ -33,8 +45,41 @@ function quoteDb(name: string): string {
   return `"${name}"`;
 }
 
-function line(db: string, address: string, method: string): string {
-  return `host    ${db.padEnd(24)} all    ${address.padEnd(43)} ${method}`;
+function quoteRole(name: string): string {
+  if (/["\r\n,]/.test(name))
+    throw new Error(`role name ${JSON.stringify(name)} cannot be written to pg_hba.conf`);
+  return `"${name}"`;
+}
+
+function line(db: string, address: string, method: string, user = 'all'): string {
+  return `host    ${db.padEnd(24)} ${user.padEnd(6)} ${address.padEnd(43)} ${method}`;
+}
+
+/**
+ * Lines that keep every project login inside its own database: its login from the addresses its
+ * network restrictions allow (the loopback always: the platform's pooler connects from there),
+ * the internal ones from the loopback only, then any project login anywhere else is rejected.
+ */
+function loginLines(logins: ProjectLogins[], restrictions: DatabaseRestriction[]): string[] {
+  if (logins.length === 0) return [];
+  const byRef = new Map(restrictions.map((r) => [r.ref, r]));
+  const out = ['# project logins: each only to its own database'];
+  for (const p of [...logins].sort((a, b) => a.dbName.localeCompare(b.dbName))) {
+    const db = quoteDb(p.dbName);
+    const r = byRef.get(p.ref);
+    const v4 = r && !isOpen(r.v4, 4) ? r.v4 : ['0.0.0.0/0'];
+    const v6 = r && !isOpen(r.v6, 6) ? r.v6 : ['::/0'];
+    for (const role of p.internal) {
+      out.push(line(db, '127.0.0.1/32', METHOD, quoteRole(role)));
+      out.push(line(db, '::1/128', METHOD, quoteRole(role)));
+    }
+    const login = quoteRole(p.login);
+    out.push(line(db, '127.0.0.1/32', METHOD, login), line(db, '::1/128', METHOD, login));
+    for (const c of [...v4, ...v6]) out.push(line(db, c, METHOD, login));
+  }
+  const group = `+${quoteRole(logins[0]?.group ?? '')}`;
+  out.push(line('all', '0.0.0.0/0', 'reject', group), line('all', '::/0', 'reject', group));
+  return out;
 }
 
 /** Whether a family's list leaves that family unrestricted. */
@@ -42,9 +87,13 @@ export function isOpen(list: string[], family: 4 | 6): boolean {
   return list.length === 0 || list.includes(family === 4 ? '0.0.0.0/0' : '::/0');
 }
 
-export function renderManagedBlock(restrictions: DatabaseRestriction[]): string {
+export function renderManagedBlock(
+  restrictions: DatabaseRestriction[],
+  logins: ProjectLogins[] = [],
+): string {
   const out = [
     BEGIN_MARK,
+    ...loginLines(logins, restrictions),
     '# the platform itself (API pools, superuser) on the loopback addresses',
     line('all', '127.0.0.1/32', METHOD),
     line('all', '::1/128', METHOD),
@@ -106,8 +155,12 @@ async function loadTime(url: string): Promise<number> {
  * parse error in the new file, the previous file is restored and an error is thrown. Resolves
  * once new connections use the new rules.
  */
-export async function applyPgHba(superuserUrl: string, restrictions: DatabaseRestriction[]): Promise<void> {
-  const block = renderManagedBlock(restrictions);
+export async function applyPgHba(
+  superuserUrl: string,
+  restrictions: DatabaseRestriction[],
+  logins: ProjectLogins[] = [],
+): Promise<void> {
+  const block = renderManagedBlock(restrictions, logins);
   await withClient(superuserUrl, async (c: pg.Client) => {
     const file = (await c.query<{ f: string }>(`select current_setting('hba_file') as f`)).rows[0]!.f;
     const previous = readFileSync(file, 'utf8');

@@ -25,6 +25,7 @@ import { DatabaseHealth } from './db-health.js';
 /** Health results are shared for this long (a health endpoint polled hard opens at most one connection per period). */
 const HEALTH_CACHE_MS = 500;
 import { enableIntrospectionForLocalDevelopment } from '../graphql/extension/local-introspection.js';
+import { dropProjectLogin, ensureProjectLogin } from './project-login.js';
 
 export interface PlatformOptions {
   /** Name of the platform metadata database. */
@@ -66,6 +67,8 @@ export class Platform {
   private readonly cache = new Map<string, Promise<ProjectContext | undefined>>();
   private readonly hostResolvers: Array<(host: string) => Promise<string | undefined>> = [];
   defaultRef = '';
+  /** Address of the platform's PostgreSQL router (pooler.ts), when it runs. */
+  pooler?: { host: string; port: number };
 
   private constructor(
     readonly config: StrataConfig,
@@ -110,6 +113,10 @@ export class Platform {
       for (const s of servers.all())
         await withClient(s.url, (c) => ensureClusterRoles(c, state.authenticatorPassword));
       await createDatabaseIfMissing(primary.url, platformDatabase);
+      // Project logins must never reach the platform's own database.
+      await withClient(primary.url, (c) =>
+        c.query(`revoke connect, temporary on database ${quoteIdent(platformDatabase)} from public`),
+      );
       const platform = new Platform(config, state, servers, platformDatabase, options);
       await platform.migrate();
       await platform.ensureDefaults(options.defaultProjectDatabase ?? defaultProjectDbName(primary.url));
@@ -224,7 +231,7 @@ export class Platform {
     const row = rows[0];
     if (!row) return undefined;
     const ctx = this.contextOf(row);
-    await withClient(ctx.superuserUrl, (c) => this.bootstrap(c));
+    await withClient(ctx.superuserUrl, (c) => this.bootstrap(c, row.ref, null));
     return ctx;
   }
 
@@ -256,9 +263,11 @@ export class Platform {
     };
   }
 
-  private async bootstrap(client: pg.ClientBase): Promise<void> {
+  /** The project database's versioned SQL, the engine hooks, then the project's own login (created with `password` when missing). */
+  private async bootstrap(client: pg.ClientBase, ref: string, password: string | null): Promise<void> {
     await bootstrapProjectDatabase(client);
     for (const hook of this.options.projectBootstrapHooks ?? []) await hook(client);
+    await ensureProjectLogin(client, { ref, platformKey: this.state.platformKey, password });
   }
 
   /** Creates a real project: its database, bootstrap, JWT secret and keys, and the registry row. */
@@ -269,6 +278,8 @@ export class Platform {
     dbServer?: string;
     dbName?: string;
     isDefault?: boolean;
+    /** Password of the project's login `postgres.<ref>` (`db_pass`); none: it cannot log in until one is set. */
+    dbPassword?: string | null;
   }): Promise<ProjectContext> {
     const server = input.dbServer ? this.servers.placeNew(input.dbServer) : await this.leastLoadedServer();
     const ref = newProjectRef();
@@ -278,7 +289,9 @@ export class Platform {
     const serviceKey = await mintApiKey(jwtSecret, 'service_role', ref);
     const created = await createDatabaseIfMissing(server.url, dbName);
     try {
-      await withClient(withDatabase(server.url, dbName), (c) => this.bootstrap(c));
+      await withClient(withDatabase(server.url, dbName), (c) =>
+        this.bootstrap(c, ref, input.dbPassword ?? null),
+      );
       await this.pool.query(
         `insert into projects (ref, organization_id, name, region, db_server, db_name, jwt_secret, anon_key, service_role_key, is_default)
          values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
@@ -297,6 +310,7 @@ export class Platform {
       );
     } catch (err) {
       if (created) await dropDatabase(server.url, dbName).catch(() => {});
+      await withClient(server.url, (c) => dropProjectLogin(c, ref)).catch(() => {});
       throw err;
     }
     return (await this.project(ref))!;
@@ -331,6 +345,7 @@ export class Platform {
     await this.pool.query(`update projects set status = 'GOING_DOWN' where ref = $1`, [ref]);
     await this.forget(ref);
     await dropDatabase(this.servers.get(row.db_server).url, row.db_name);
+    await withClient(this.servers.get(row.db_server).url, (c) => dropProjectLogin(c, ref));
     rmSync(join(this.config.dataDir, 'projects', row.ref), { recursive: true, force: true });
     await this.pool.query('delete from project_secrets where project_ref = $1', [ref]);
     // The tombstone keeps no credentials.

@@ -30,6 +30,8 @@ export async function startTestPlatform(
     host: '127.0.0.1',
     port: 0,
     databaseUrl: serverUrl(),
+    // No PostgreSQL router unless a test asks for one (port 5432 is shared by every test file).
+    poolerPort: undefined,
     ...overrides,
   };
   const platformDatabase = `platform_${suffix}`;
@@ -47,13 +49,17 @@ export async function startTestPlatform(
     async close() {
       const dbs = (
         await running.platform.pool
-          .query<{ db_name: string }>('select db_name from projects')
-          .catch(() => ({ rows: [] as { db_name: string }[] }))
+          .query<{ db_name: string; ref: string }>('select db_name, ref from projects')
+          .catch(() => ({ rows: [] as { db_name: string; ref: string }[] }))
       ).rows;
       await close();
       await withClient(withDatabase(serverUrl(), 'postgres'), async (c) => {
         for (const d of [...dbs.map((r) => r.db_name), platformDatabase])
           await c.query(`drop database if exists ${quoteIdent(d)} with (force)`);
+        // Each project's logins are cluster-wide roles (platform/project-login.ts).
+        for (const { ref } of dbs)
+          for (const role of [`strata_sql.${ref}`, `postgres.${ref}`])
+            await c.query(`drop role if exists ${quoteIdent(role)}`).catch(() => {});
       });
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -64,6 +64,44 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'GET /v1/projects/:ref': p('projects_read', 'read_only', 'project'),
   'DELETE /v1/projects/:ref': p('projects_delete', 'administrator', 'project'),
   'GET /v1/projects/:ref/api-keys': p('api_keys_read', 'developer', 'project'),
+  // The database workflow of the Supabase CLI (src/management/database). Running SQL, migrating or
+  // changing the database password or settings writes to the database: developer, as the hosted
+  // platform lets developers run SQL; reading connection details needs no secret: read_only.
+  'GET /v1/projects/:ref/config/database/pooler': p('database_pooling_config_read', 'read_only', 'project'),
+  'PATCH /v1/projects/:ref/config/database/pooler': p(
+    'database_pooling_config_write',
+    'administrator',
+    'project',
+  ),
+  'GET /v1/projects/:ref/config/database/pgbouncer': p(
+    'database_pooling_config_read',
+    'read_only',
+    'project',
+  ),
+  'GET /v1/projects/:ref/config/database/postgres': p('database_config_read', 'read_only', 'project'),
+  'PUT /v1/projects/:ref/config/database/postgres': p('database_config_write', 'administrator', 'project'),
+  'GET /v1/projects/:ref/ssl-enforcement': p('database_ssl_config_read', 'read_only', 'project'),
+  'PUT /v1/projects/:ref/ssl-enforcement': p('database_ssl_config_write', 'administrator', 'project'),
+  'GET /v1/projects/:ref/database/migrations': p('database_migrations_read', 'read_only', 'project'),
+  'POST /v1/projects/:ref/database/migrations': p('database_migrations_write', 'developer', 'project'),
+  'PATCH /v1/projects/:ref/database/password': p('database_write', 'administrator', 'project'),
+  'POST /v1/projects/:ref/cli/login-role': p('database_write', 'developer', 'project'),
+  'DELETE /v1/projects/:ref/cli/login-role': p('database_write', 'developer', 'project'),
+  'POST /v1/projects/:ref/database/query': p('database_write', 'developer', 'project'),
+  'POST /v1/projects/:ref/database/query/read-only': p('database_read', 'developer', 'project'),
+  'GET /v1/projects/:ref/health': p('project_health_read', 'read_only', 'project'),
+  'GET /v1/projects/:ref/upgrade/status': p('infra_read', 'read_only', 'project'),
+  'POST /v1/projects/:ref/upgrade': p('infra_write', 'administrator', 'project'),
+  'GET /v1/projects/:ref/config/storage': p('storage_config_read', 'read_only', 'project'),
+  'PATCH /v1/projects/:ref/config/storage': p('storage_config_write', 'administrator', 'project'),
+  'GET /v1/projects/:ref/config/auth': p('auth_config_read', 'read_only', 'project'),
+  'PATCH /v1/projects/:ref/config/auth': p('auth_config_write', 'administrator', 'project'),
+  'GET /v1/projects/:ref/postgrest': p('data_api_config_read', 'read_only', 'project'),
+  'PATCH /v1/projects/:ref/postgrest': p('data_api_config_write', 'administrator', 'project'),
+  'GET /v1/projects/:ref/database/backups': p('backups_read', 'read_only', 'project'),
+  'POST /v1/projects/:ref/database/backups/restore': p('backups_write', 'administrator', 'project'),
+  'POST /v1/projects/:ref/database/backups/restore-pitr': p('backups_write', 'administrator', 'project'),
+  'POST /v1/projects/:ref/database/backups/restore-point': p('backups_write', 'administrator', 'project'),
   // S3 access keys act as the project's service role (as upstream's credentials do): as api-keys.
   'GET /v1/projects/:ref/storage/s3-access-keys': p('storage_s3_keys_read', 'developer', 'project'),
   'POST /v1/projects/:ref/storage/s3-access-keys': p('storage_s3_keys_write', 'developer', 'project'),
@@ -81,6 +119,14 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'PATCH /v1/projects/:ref/functions/:function_slug': p('edge_functions_write', 'developer', 'project'),
   'DELETE /v1/projects/:ref/functions/:function_slug': p('edge_functions_write', 'developer', 'project'),
   'GET /v1/projects/:ref/functions/:function_slug/body': p('edge_functions_read', 'read_only', 'project'),
+  'PUT /v1/projects/:ref/functions': p('edge_functions_write', 'developer', 'project'),
+  'POST /v1/projects/:ref/functions/deploy': p('edge_functions_write', 'developer', 'project'),
+  // Invocation logs carry the functions' console output, which may hold anything they print.
+  'GET /v1/projects/:ref/functions/:function_slug/logs': p(
+    'edge_functions_logs_read',
+    'developer',
+    'project',
+  ),
   // Lists the environment a function sees, secrets' values included.
   'GET /v1/projects/:ref/functions/:function_slug/runtime-config': p(
     'edge_functions_secrets_read',

@@ -7,7 +7,8 @@
  */
 import { discardClient, withPooledClient } from '../../db/pooled-client.js';
 import type { Platform } from '../../platform/platform.js';
-import { applyPgHba, type DatabaseRestriction } from '../../platform/pg-hba.js';
+import { applyPgHba, type DatabaseRestriction, type ProjectLogins } from '../../platform/pg-hba.js';
+import { PROJECT_LOGIN_GROUP, projectLoginRole, projectSqlRole } from '../../platform/project-login.js';
 import { normalizeCidrs } from './cidr.js';
 
 export interface RestrictionConfig {
@@ -103,17 +104,43 @@ async function appliedOnServer(
   return rows.map((r) => toRestriction(r.ref, r.db_name, r.applied_config));
 }
 
+/** The database logins of every live project on `serverId` (pg_hba.conf keeps each in its own database). */
+async function loginsOnServer(pool: Platform['pool'], serverId: string): Promise<ProjectLogins[]> {
+  const { rows } = await pool.query<{ ref: string; db_name: string }>(
+    `select ref, db_name from projects where db_server = $1 and status not in ('REMOVED', 'GOING_DOWN')`,
+    [serverId],
+  );
+  return rows.map((r) => ({
+    ref: r.ref,
+    dbName: r.db_name,
+    login: projectLoginRole(r.ref),
+    internal: [projectSqlRole(r.ref)],
+    group: PROJECT_LOGIN_GROUP,
+  }));
+}
+
+/**
+ * Renders the applied restrictions and the projects' logins into pg_hba.conf of `serverId` when
+ * the platform runs that server itself (after start, and after a project is created or deleted).
+ */
+export async function syncManagedServer(platform: Platform, serverId: string): Promise<void> {
+  const server = platform.servers.get(serverId);
+  if (!server.managed || !server.embedded) return;
+  await withServerLock(platform, server.id, async () =>
+    applyPgHba(
+      server.url,
+      await appliedOnServer(platform.pool, server.id, ''),
+      await loginsOnServer(platform.pool, server.id),
+    ),
+  );
+}
+
 /**
  * At start: renders the applied restrictions into pg_hba.conf of every server the platform runs
  * itself, so the file matches the platform database (and never-configured projects are open).
  */
 export async function syncManagedServers(platform: Platform): Promise<void> {
-  for (const server of platform.servers.all()) {
-    if (!server.managed || !server.embedded) continue;
-    await withServerLock(platform, server.id, async () =>
-      applyPgHba(server.url, await appliedOnServer(platform.pool, server.id, '')),
-    );
-  }
+  for (const server of platform.servers.all()) await syncManagedServer(platform, server.id);
 }
 
 async function withServerLock<T>(platform: Platform, serverId: string, work: () => Promise<T>): Promise<T> {
@@ -156,7 +183,7 @@ export async function applyRestrictions(
     await withServerLock(platform, server.id, async () => {
       const all = await appliedOnServer(platform.pool, server.id, ref);
       all.push(toRestriction(ref, project.dbName, config));
-      await applyPgHba(server.url, all);
+      await applyPgHba(server.url, all, await loginsOnServer(platform.pool, server.id));
       await platform.pool.query(
         `update network_restrictions set status = 'applied', applied_config = config, applied_at = now(), status_detail = null
          where project_ref = $1 and config = $2::jsonb`,

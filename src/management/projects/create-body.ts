@@ -81,6 +81,16 @@ export interface CreateProjectInput {
   name: string;
   organizationSlug: string;
   region: string;
+  /** Password of the project's database login `postgres.<ref>`. */
+  dbPass: string;
+}
+
+/** A database password: 1–1024 characters, no control characters (PostgreSQL cannot take NUL). */
+export function checkDbPassword(value: string, field: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  if (/[\u0000-\u001f\u007f]/.test(value)) throw badRequest(`${field} must not contain control characters`);
+  if (value.length > 1024) throw badRequest(`${field} must be shorter than or equal to 1024 characters`);
+  return value;
 }
 
 function regionSelection(v: unknown): string {
@@ -103,14 +113,14 @@ function validateTemplateUrl(body: JsonObject): void {
 
 /**
  * Checks every field the spec defines and refuses the others. `organization_slug` and the older
- * `organization_id` are both accepted (the slug wins); `plan`, `kps_enabled`,
- * `desired_instance_size`, `template_url` and `db_pass` are validated and otherwise ignored (the
- * project's database is reached through the platform's server credentials).
+ * `organization_id` are both accepted (the slug wins); `db_pass` becomes the password of the
+ * project's login `postgres.<ref>`; `plan`, `kps_enabled`, `desired_instance_size` and
+ * `template_url` are validated and otherwise ignored.
  */
 export function parseCreateProjectBody(raw: unknown): CreateProjectInput {
   const body = objectBody(raw);
   rejectUnknownKeys(body, KEYS);
-  stringField(body, 'db_pass', { required: true, minLength: 1 });
+  const dbPass = checkDbPassword(stringField(body, 'db_pass', { required: true, minLength: 1 }), 'db_pass');
   const name = stringField(body, 'name', { required: true, maxLength: 256 });
   if (name.trim() === '') throw badRequest('name should not be empty');
   const slug = stringField(body, 'organization_slug', { pattern: ORGANIZATION_SLUG_PATTERN });
@@ -131,5 +141,6 @@ export function parseCreateProjectBody(raw: unknown): CreateProjectInput {
     name,
     organizationSlug,
     region: hasSelection ? regionSelection(body.region_selection) : (region ?? DEFAULT_REGION),
+    dbPass,
   };
 }

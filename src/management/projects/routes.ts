@@ -8,6 +8,7 @@ import { badRequest } from '../http/errors.js';
 import { isObject } from '../http/validate.js';
 import { authorizeRole, loadManagedOrganization, projectOf } from '../http/project-access.js';
 import { parseCreateProjectBody } from './create-body.js';
+import { syncManagedServer } from '../network/restrictions.js';
 import { legacyApiKeys, listProjects, projectResponse, projectWithDatabase } from './service.js';
 
 export const projectRoutes: ManagementModule = async (app, { platform }) => {
@@ -44,7 +45,9 @@ export const projectRoutes: ManagementModule = async (app, { platform }) => {
         name: input.name,
         organizationId: org.slug,
         region: input.region,
+        dbPassword: input.dbPass,
       });
+      await syncManagedServer(platform, ctx.dbServer);
       return reply.code(201).send(projectResponse(ctx));
     },
   );
@@ -60,7 +63,9 @@ export const projectRoutes: ManagementModule = async (app, { platform }) => {
       [project.ref],
     );
     if (rows[0]?.is_default) throw badRequest('The default project cannot be deleted');
+    const ctx = await project.context();
     await platform.deleteProject(project.ref);
+    await syncManagedServer(platform, ctx.dbServer);
     return { id: Number(rows[0]!.id), ref: project.ref, name: project.name };
   });
 

@@ -1,0 +1,146 @@
+/**
+ * Each project's own database login, named as the hosted pooler names it: `postgres.<ref>`.
+ *
+ * Roles are cluster-wide, so the hosted `postgres` role becomes one role per project:
+ * - LOGIN with the password given at creation (`db_pass`), stored by PostgreSQL only (as a
+ *   SCRAM verifier computed here, so the password never travels in SQL text);
+ * - CONNECT, CREATE and TEMPORARY on its project's database only (CONNECT is revoked from PUBLIC on
+ *   every project database; on the embedded server pg_hba.conf also rejects it elsewhere);
+ * - owner of schema `public`, usage of the platform's schemas, all privileges on storage's tables,
+ *   member of anon, authenticated and service_role (as hosted `postgres`) but WITHOUT the SET and
+ *   INHERIT options (those roles are shared by every project of the server), BYPASSRLS;
+ * - in the NOLOGIN group `strata_project_logins` (pg_hba.conf matches the group).
+ *
+ * A second, platform-internal login `strata_sql.<ref>` (member of the first, password derived from
+ * the platform key, reachable from the loopback only) lets the Management API run SQL *as* the
+ * project's login (`POST …/database/query`) without ever knowing the user's password, and without a
+ * superuser session that SQL could `RESET ROLE` back to.
+ */
+import { createHmac } from 'node:crypto';
+import type pg from 'pg';
+import { quoteIdent, quoteLiteral } from '../db/sql-text.js';
+import { scramSha256Verifier } from './scram-verifier.js';
+
+export const PROJECT_LOGIN_GROUP = 'strata_project_logins';
+const LOGIN_PREFIX = 'postgres';
+const SQL_PREFIX = 'strata_sql';
+
+export function projectLoginRole(ref: string): string {
+  return `${LOGIN_PREFIX}.${ref}`;
+}
+
+export function projectSqlRole(ref: string): string {
+  return `${SQL_PREFIX}.${ref}`;
+}
+
+/** The internal role's password: derived from the platform key, never stored. */
+export function projectSqlPassword(platformKeyHex: string, ref: string): string {
+  return createHmac('sha256', Buffer.from(platformKeyHex, 'hex'))
+    .update(`strata-sql-role:${ref}`)
+    .digest('hex');
+}
+
+/** `PASSWORD …` clause: a verifier when it can be computed here, else the literal (the server hashes it). */
+function passwordClause(password: string | null): string {
+  if (password === null) return 'password null';
+  return `password ${quoteLiteral(scramSha256Verifier(password) ?? password)}`;
+}
+
+const RACE = new Set(['42710', '23505', 'XX000', '40001', '40P01']);
+
+/** Runs a cluster-level statement that another database/process may be running at the same time. */
+async function tolerant(client: pg.ClientBase, sql: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await client.query(sql);
+      return;
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? '';
+      if (code === '42710') return; // already exists
+      if (attempt >= 6 || !RACE.has(code)) throw err;
+      await new Promise((r) => setTimeout(r, 30 + Math.random() * 120));
+    }
+  }
+}
+
+async function roleExists(client: pg.ClientBase, name: string): Promise<boolean> {
+  return (await client.query('select 1 from pg_roles where rolname = $1', [name])).rowCount === 1;
+}
+
+export interface EnsureLoginOptions {
+  ref: string;
+  platformKey: string;
+  /** Password of a login created now (`null`: no password until one is set). Ignored when it exists. */
+  password: string | null;
+}
+
+/**
+ * Creates the project's login and internal SQL role when missing and (re)applies their privileges.
+ * `client` is a superuser connection to the project's database. Idempotent.
+ */
+export async function ensureProjectLogin(client: pg.ClientBase, opts: EnsureLoginOptions): Promise<void> {
+  const login = projectLoginRole(opts.ref);
+  const sqlRole = projectSqlRole(opts.ref);
+  const L = quoteIdent(login);
+  const S = quoteIdent(sqlRole);
+  const { rows } = await client.query<{ db: string }>('select current_database() as db');
+  const db = quoteIdent(rows[0]?.db ?? '');
+  if (!(await roleExists(client, PROJECT_LOGIN_GROUP)))
+    await tolerant(client, `create role ${PROJECT_LOGIN_GROUP} nologin`);
+  const created = !(await roleExists(client, login));
+  if (created) await tolerant(client, `create role ${L} login bypassrls ${passwordClause(opts.password)}`);
+  if (!(await roleExists(client, sqlRole)))
+    await tolerant(
+      client,
+      `create role ${S} login noinherit ${passwordClause(projectSqlPassword(opts.platformKey, opts.ref))}`,
+    );
+  await client.query(`grant ${PROJECT_LOGIN_GROUP} to ${L}, ${S}`);
+  // Member of the API roles as hosted `postgres` is, but without SET (nor INHERIT): those roles are
+  // cluster-wide here, and a role may `ALTER ROLE <itself> SET …` — after `SET ROLE anon` that would
+  // change anon for every project on the server. (PostgreSQL < 16 has no such options: no membership.)
+  const version = Number(
+    (await client.query<{ v: string }>(`select current_setting('server_version_num') as v`)).rows[0]?.v ?? 0,
+  );
+  if (version >= 160000)
+    await client.query(`grant anon, authenticated, service_role to ${L} with inherit false, set false`);
+  await client.query(`grant ${L} to ${S}`);
+  await client.query(`revoke connect, temporary on database ${db} from public`);
+  await client.query(`grant connect, create, temporary on database ${db} to ${L}`);
+  await client.query(`grant connect on database ${db} to ${S}`);
+  if (created) {
+    // The user's schema is theirs, with what the platform's bootstrap put in it.
+    await client.query(`alter schema public owner to ${L}`);
+    const owned = await client.query<{ kind: string; name: string }>(
+      `select case c.relkind when 'S' then 'sequence' when 'v' then 'view' when 'm' then 'materialized view'
+                              when 'f' then 'foreign table' else 'table' end as kind,
+              format('%I.%I', n.nspname, c.relname) as name
+         from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = 'public' and c.relkind in ('r', 'p', 'v', 'm', 'f')
+          and c.relowner = (select oid from pg_roles where rolname = current_user)`,
+    );
+    for (const r of owned.rows) await client.query(`alter ${r.kind} ${r.name} owner to ${L}`);
+  }
+  for (const kind of ['tables', 'sequences', 'functions'])
+    await client.query(
+      `alter default privileges for role ${L} in schema public grant all on ${kind} to anon, authenticated, service_role`,
+    );
+  await client.query(`grant usage on schema auth, storage, graphql to ${L}`);
+  await client.query(`grant all on all tables in schema storage to ${L}`);
+  await client.query(`grant all on all sequences in schema storage to ${L}`);
+  await client.query(`grant execute on all functions in schema auth to ${L}`);
+}
+
+/** Sets (or with `null` removes) the project login's password. `client`: superuser, any database. */
+export async function setProjectLoginPassword(
+  client: pg.ClientBase,
+  ref: string,
+  password: string | null,
+): Promise<void> {
+  await client.query(`alter role ${quoteIdent(projectLoginRole(ref))} ${passwordClause(password)}`);
+}
+
+/** Drops both roles (after the project's database is gone). */
+export async function dropProjectLogin(client: pg.ClientBase, ref: string): Promise<void> {
+  for (const role of [projectSqlRole(ref), projectLoginRole(ref)])
+    await client.query(`drop role if exists ${quoteIdent(role)}`);
+}

@@ -6,7 +6,10 @@ const server = createServer((_req, res) => {
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 });
-server.listen(0, '127.0.0.1', () => process.send({ url: `http://127.0.0.1:${server.address().port}` }));
+server.listen(0, '127.0.0.1', () => {
+  const a = server.address();
+  process.send?.({ url: `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}` });
+});
 process.on('message', (m) => {
   if (m === 'stop') server.close(() => process.exit(0));
 });

@@ -2,9 +2,10 @@
 import { startPlatform } from '../../dist/server.js';
 import { configFromEnv } from '../../dist/config.js';
 
+/** @type {import('../../dist/config.js').StrataConfig} */
 const config = {
   ...configFromEnv({}),
-  dataDir: process.env.BENCH_DATA_DIR,
+  dataDir: process.env.BENCH_DATA_DIR ?? '',
   host: '127.0.0.1',
   port: 0,
   dbPort: 0,
@@ -12,7 +13,7 @@ const config = {
 };
 const running = await startPlatform(config);
 const project = await running.platform.defaultProject();
-process.send({
+process.send?.({
   url: running.url,
   ref: project.ref,
   anonKey: project.anonKey,

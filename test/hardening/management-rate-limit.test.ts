@@ -54,4 +54,21 @@ describe('Management API rate limits', () => {
     // And the anonymous budget is still spent.
     expect((await api(tp, 'GET', path, { token: null })).status).toBe(429);
   });
+
+  it('each valid token has its own budget, even two tokens of one user', async () => {
+    const { createHash, randomBytes } = await import('node:crypto');
+    const user = await createOtherUser(tp, 'rl-two-tokens');
+    const second = `sbp_${randomBytes(20).toString('hex')}`;
+    await tp.platform.pool.query(
+      `insert into access_tokens (user_id, name, token_sha256) values ($1, 'second', $2)`,
+      [user.userId, createHash('sha256').update(second).digest('hex')],
+    );
+    let last = await api(tp, 'GET', '/v1/organizations', { token: user.token });
+    for (let i = 0; i < 6 && last.status !== 429; i++)
+      last = await api(tp, 'GET', '/v1/organizations', { token: user.token });
+    expect(last.status).toBe(429);
+    const other = await api(tp, 'GET', '/v1/organizations', { token: second });
+    expect(other.status).toBe(200);
+    expect(other.headers.get('x-ratelimit-remaining')).toBe('4');
+  });
 });

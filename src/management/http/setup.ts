@@ -66,7 +66,8 @@ export function registerManagementHttp(app: FastifyInstance, platform: Platform)
     assertNoNul(req.params, 'path parameter ');
     assertNoNul(req.query, 'query parameter ');
     assertNoNul(req.body, '');
-    await applyRateLimit(platform, limiter, req, reply, req.management.userId);
+    // Per token (as issue #12 asks): an anonymous flood from the same address never spends it.
+    await applyRateLimit(platform, limiter, req, reply, `token:${req.management.tokenId}`);
     await resolvePathResources(platform, req);
   });
 

@@ -27,19 +27,15 @@ export interface MigrateOptions {
 const FILE = /^(\d{4,})_([\w.-]+)\.sql$/;
 
 export function loadMigrations(dir: string): Migration[] {
-  return readdirSync(dir)
-    .filter((f) => FILE.test(f))
-    .sort()
-    .map((f) => {
-      const [, version, name] = FILE.exec(f)!;
-      const sql = readFileSync(join(dir, f), 'utf8');
-      return {
-        version: version!,
-        name: name!,
-        sql,
-        checksum: createHash('sha256').update(sql).digest('hex'),
-      };
-    });
+  const migrations: Migration[] = [];
+  for (const f of readdirSync(dir).sort()) {
+    const match = FILE.exec(f);
+    if (!match) continue;
+    const [, version, name] = match;
+    const sql = readFileSync(join(dir, f), 'utf8');
+    migrations.push({ version, name, sql, checksum: createHash('sha256').update(sql).digest('hex') });
+  }
+  return migrations;
 }
 
 // A fixed key: one migration run at a time per database.

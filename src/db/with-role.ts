@@ -43,6 +43,9 @@ export function queryAs<R extends pg.QueryResultRow = pg.QueryResultRow>(
     const results = (await client.query(
       `${rolePrelude(principal)}; ${sql}; commit`,
     )) as unknown as pg.QueryResult<R>[];
-    return results[3]!.rows;
+    // begin, set role, set_config, then `sql`: its result is the fourth.
+    const result = results[3];
+    if (result === undefined) throw new Error(`internal error: queryAs got ${results.length} results`);
+    return result.rows;
   });
 }

@@ -171,7 +171,7 @@ function aggregateSql(comp: Comp, table: Table, f: Field, fromWhere: string, b: 
     else if (['sum', 'avg', 'min', 'max'].includes(x.name)) {
       const kind = x.name;
       const cols = kind === 'sum' || kind === 'avg' ? sumAvgColumns(table) : minMaxColumns(table);
-      const resultType = `${table.typeName}${kind[0]!.toUpperCase()}${kind.slice(1)}AggregateResult`;
+      const resultType = `${table.typeName}${kind.charAt(0).toUpperCase()}${kind.slice(1)}AggregateResult`;
       if (!cols.length) fail(`Unknown field "${kind}" on type ${typeName}`);
       const inner = collectFields(x.selections, resultType, comp).map((s): [string, string] => {
         if (s.name === '__typename') return [s.alias, `${quoteLiteral(resultType)}::text`];

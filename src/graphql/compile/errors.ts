@@ -8,6 +8,7 @@ export class GraphQLEngineError extends Error {
   }
 }
 
-export const fail = (message: string): never => {
+/** A function declaration (not an arrow) so that `if (!x) fail(...)` narrows `x` after it. */
+export function fail(message: string): never {
   throw new GraphQLEngineError(message);
-};
+}

@@ -1,6 +1,6 @@
 /** `filter` arguments → a SQL boolean over a row, every value a parameter cast to the column's type. */
 import type { Column, Table } from '../introspect/model.js';
-import { filterTypeOf, selectableColumns } from '../introspect/rules.js';
+import { filterTypeOf, pkColumns, selectableColumns } from '../introspect/rules.js';
 import { enumFilterOps, filterOps } from '../schema/shared-types.js';
 import type { Comp } from './context.js';
 import { fail } from './errors.js';
@@ -29,18 +29,19 @@ export function compileFilter(comp: Comp, table: Table, value: unknown, row: str
   const typeName = `${table.typeName}Filter`;
   if (!isPlainObject(value)) fail(`Invalid input for ${typeName} type`);
   const obj = value as Record<string, unknown>;
-  const cols = new Map(
-    selectableColumns(table)
-      .filter((c) => filterTypeOf(c.type))
-      .map((c) => [c.fieldName, c]),
-  );
+  // Filterable columns by field name, each with its filter input type.
+  const cols = new Map<string, [Column, string]>();
+  for (const c of selectableColumns(table)) {
+    const filterType = filterTypeOf(c.type);
+    if (filterType) cols.set(c.fieldName, [c, filterType]);
+  }
   const extra = Object.keys(obj).filter((k) => !cols.has(k) && !['and', 'or', 'not', 'nodeId'].includes(k));
   if (extra.length) fail(`Input for type ${typeName} contains extra keys ${JSON.stringify(extra)}`);
   const parts: string[] = [];
   for (const [key, v] of Object.entries(obj)) {
-    const c = cols.get(key);
-    if (c) {
-      parts.push(...columnFilter(comp, c, v, row));
+    const filterable = cols.get(key);
+    if (filterable) {
+      parts.push(...columnFilter(comp, filterable[0], filterable[1], v, row));
     } else if (key === 'nodeId') {
       if (v === null) continue;
       if (!isPlainObject(v)) fail('Invalid input for IDFilter type');
@@ -70,7 +71,7 @@ export function compileFilter(comp: Comp, table: Table, value: unknown, row: str
 }
 
 export function pkMatch(comp: Comp, table: Table, values: unknown[], row: string): string {
-  const pk = table.primaryKey.map((n) => table.columns.find((c) => c.sqlName === n)!);
+  const pk = pkColumns(table);
   if (values.length !== pk.length) fail('Invalid value passed to nodeId argument. Error 9');
   return (
     '(' +
@@ -85,8 +86,8 @@ export function pkMatch(comp: Comp, table: Table, values: unknown[], row: string
   );
 }
 
-function columnFilter(comp: Comp, c: Column, v: unknown, row: string): string[] {
-  const ft = filterTypeOf(c.type)!;
+/** `ft`: the column's filter input type (filterTypeOf). */
+function columnFilter(comp: Comp, c: Column, ft: string, v: unknown, row: string): string[] {
   if (v === null) return [];
   if (!isPlainObject(v)) fail(`Invalid input for ${ft} type`);
   const ops = c.type.isArray

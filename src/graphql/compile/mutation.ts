@@ -62,7 +62,14 @@ export function insertSql(comp: Comp, table: Table, field: Field): string {
   const cols = new Map(insertableColumns(table).map((c) => [c.fieldName, c]));
   const rows = list.map((v) => checkInput(typeName, v, cols));
   const used = [...cols.values()].filter((c) => rows.some((r) => r[c.fieldName] !== undefined));
-  const target = used.length ? used : [[...cols.values()][0]!];
+  let target = used;
+  if (!target.length) {
+    // No row names a column: insert defaults through the first one (the insert field exists only
+    // when the table has an insertable column).
+    const first = cols.values().next();
+    if (first.done) throw new Error(`internal error: ${typeName} has no column`);
+    target = [first.value];
+  }
   const values = rows.map(
     (r) =>
       '(' +
@@ -86,9 +93,11 @@ export function updateSql(comp: Comp, table: Table, field: Field): string {
   if (!entries.length) fail('At least one mapping must be provided to set argument');
   const atMost = atMostOf(args);
   const a = comp.sql.alias();
-  const assignments = entries.map(
-    ([k, v]) => `${quoteIdent(cols.get(k)!.sqlName)} = ${valueSql(comp, cols.get(k)!, v)}`,
-  );
+  const assignments = entries.map(([k, v]) => {
+    const c = cols.get(k);
+    if (!c) throw new Error(`internal error: ${typeName} key "${k}" passed checkInput`);
+    return `${quoteIdent(c.sqlName)} = ${valueSql(comp, c, v)}`;
+  });
   const where = compileFilter(comp, table, args.filter, a);
   const cte = `${a}_m`;
   return (

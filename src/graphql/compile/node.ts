@@ -80,7 +80,15 @@ function nodeField(comp: Comp, table: Table, f: Field, row: string, rec: string,
 function relationField(comp: Comp, rel: Relationship, f: Field, row: string): string {
   const a = comp.sql.alias();
   const join = (alias: string) =>
-    rel.targetColumns.map((tc, i) => `${col(alias, tc)} = ${col(row, rel.localColumns[i]!)}`).join(' and ');
+    rel.targetColumns
+      .map((tc, i) => {
+        const lc = rel.localColumns[i];
+        // Only a foreign_keys comment directive can pair lists of different lengths.
+        if (lc === undefined)
+          throw new Error(`relationship ${rel.fieldName} has fewer local than target columns`);
+        return `${col(alias, tc)} = ${col(row, lc)}`;
+      })
+      .join(' and ');
   if (rel.kind === 'toMany') return connectionSql(comp, rel.target, f, { from: tableRef(rel.target), join });
   return `(select ${nodeObject(comp, rel.target, f.selections, a)} from ${tableRef(rel.target)} as ${a} where ${join(a)} limit 1)`;
 }

@@ -1,6 +1,6 @@
 /** `orderBy` and cursors: the sort keys of a connection and the keyset condition for before/after. */
 import type { Column, Table } from '../introspect/model.js';
-import { isOrderable, selectableColumns } from '../introspect/rules.js';
+import { isOrderable, pkColumns, selectableColumns } from '../introspect/rules.js';
 import type { Comp } from './context.js';
 import { fail } from './errors.js';
 import { base64Json, col } from './json-value.js';
@@ -39,15 +39,15 @@ export function orderKeys(table: Table, value: unknown): OrderKey[] {
         if (v === null) continue;
         const d = DIRECTIONS[enumName(v) ?? ''];
         if (!d) fail('Invalid input for OrderByDirection type');
-        keys.push({ column: cols.get(k)!, desc: d![0], nullsFirst: d![1] });
+        const column = cols.get(k);
+        if (!column) throw new Error(`internal error: ${typeName} key "${k}" passed the extra-keys check`);
+        keys.push({ column, desc: d[0], nullsFirst: d[1] });
       }
     }
   }
   // pg_graphql always sorts by the primary key after the requested keys, even when they already
   // name a key column, so a cursor always carries the primary key after the orderBy values.
-  for (const n of table.primaryKey) {
-    keys.push({ column: table.columns.find((c) => c.sqlName === n)!, desc: false, nullsFirst: false });
-  }
+  for (const column of pkColumns(table)) keys.push({ column, desc: false, nullsFirst: false });
   return keys;
 }
 

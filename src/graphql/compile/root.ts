@@ -33,12 +33,12 @@ export function compileRootField(
   if (!rf) fail(`Unknown field "${field.name}" on type ${typeName}`);
   const comp = newComp(catalog, ctx);
   let sql: string;
-  switch (rf!.kind) {
+  switch (rf.kind) {
     case 'collection':
-      sql = `select ${connectionSql(comp, rf!.table, field, { from: tableRef(rf!.table) })}`;
+      sql = `select ${connectionSql(comp, rf.table, field, { from: tableRef(rf.table) })}`;
       break;
     case 'byPk': {
-      const t = rf!.table;
+      const t = rf.table;
       const pk = pkColumns(t);
       const args = argsOf(
         field,
@@ -74,17 +74,17 @@ export function compileRootField(
       break;
     }
     case 'function':
-      sql = `select to_json(${functionSql(comp, rf!.func, field)})`;
+      sql = `select to_json(${functionSql(comp, rf.func, field)})`;
       break;
     case 'insert':
-      sql = insertSql(comp, rf!.table, field);
+      sql = insertSql(comp, rf.table, field);
       break;
     case 'update':
-      sql = updateSql(comp, rf!.table, field);
+      sql = updateSql(comp, rf.table, field);
       break;
     case 'delete':
-      sql = deleteSql(comp, rf!.table, field);
+      sql = deleteSql(comp, rf.table, field);
       break;
   }
-  return { sql: sql!, params: comp.sql.params };
+  return { sql, params: comp.sql.params };
 }

@@ -97,7 +97,7 @@ export function collectFields(
         const frag = ctx.fragments.get(name);
         if (!frag) fail(`Unknown fragment "${name}"`);
         if (seen.has(name)) throw new GraphQLEngineError('Found a cycle between fragments', true);
-        if (matches(frag!.typeCondition.name.value)) visit(frag!.selectionSet, new Set([...seen, name]));
+        if (matches(frag.typeCondition.name.value)) visit(frag.selectionSet, new Set([...seen, name]));
       }
     }
   };

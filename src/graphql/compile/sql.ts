@@ -63,7 +63,7 @@ export function inlineParams(sql: string, params: readonly (string | null)[]): s
   let out = '';
   let i = 0;
   while (i < sql.length) {
-    const ch = sql[i]!;
+    const ch = sql[i];
     if (ch === "'" || ch === '"') {
       let j = i + 1;
       const escaped = ch === "'" && i > 0 && (sql[i - 1] === 'E' || sql[i - 1] === 'e');

@@ -90,7 +90,7 @@ export function scalarText(t: SqlType, v: unknown): string {
     const name = enumName(v);
     const hit = t.enumRef.values.find((x) => x.name === name);
     if (!hit) fail(`Invalid input for ${t.enumRef.name} type`);
-    return hit!.label;
+    return hit.label;
   }
   switch (t.scalar) {
     case 'Int':

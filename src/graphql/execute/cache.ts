@@ -4,6 +4,7 @@ import type { Catalog } from '../introspect/model.js';
 import { buildSchemaFromCatalog } from '../schema/build.js';
 import { planRequest, type Plan, type Request } from './plan.js';
 import { whileTemplating } from '../compile/values.js';
+import { deleteOldest } from './evict-oldest.js';
 import { fillTemplate, sentinelVariables, shapeKey, templateOf, type Template } from './plan-template.js';
 
 export interface CatalogEntry {
@@ -38,7 +39,7 @@ export function getEntry(key: string): CatalogEntry | undefined {
 export function putEntry(key: string, catalog: Catalog): CatalogEntry {
   const e: CatalogEntry = { key, catalog, plans: new Map(), templates: new Map() };
   entries.set(key, e);
-  while (entries.size > MAX_ENTRIES) entries.delete(entries.keys().next().value!);
+  while (entries.size > MAX_ENTRIES) deleteOldest(entries);
   return e;
 }
 
@@ -51,7 +52,7 @@ export function cachedPlan(entry: CatalogEntry, key: string, make: () => Plan): 
   if (!p) {
     p = make();
     if (key.length > CACHEABLE_QUERY_LENGTH) return p;
-    if (entry.plans.size >= MAX_PLANS) entry.plans.delete(entry.plans.keys().next().value!);
+    if (entry.plans.size >= MAX_PLANS) deleteOldest(entry.plans);
     entry.plans.set(key, p);
   }
   return p;
@@ -74,7 +75,7 @@ export function planFor(entry: CatalogEntry, req: Request): Plan {
             sv.names,
           ) ?? null)
         : null;
-      if (entry.templates.size >= MAX_PLANS) entry.templates.delete(entry.templates.keys().next().value!);
+      if (entry.templates.size >= MAX_PLANS) deleteOldest(entry.templates);
       entry.templates.set(tkey, t);
     }
     if (t) {

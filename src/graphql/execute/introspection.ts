@@ -26,7 +26,8 @@ export async function runIntrospectionField(
     document: rewriteIntrospectionTypename(schema, document),
     variableValues: variables,
   });
-  if (result.errors?.length) throw new Error(result.errors[0]!.message);
+  const firstError = result.errors?.[0];
+  if (firstError) throw new Error(firstError.message);
   const alias = node.alias?.value ?? node.name.value;
   return toPgGraphqlDialect(restoreSchemaTypename(result.data?.[alias] ?? null));
 }

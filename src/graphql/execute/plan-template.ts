@@ -98,8 +98,12 @@ export function fillTemplate(t: Template, req: Request): RunnablePlan | undefine
   const vars = req.variables ?? {};
   const items = t.plan.items.map((item, i) => {
     if (item.kind !== 'sql') return item;
-    const row = t.slots[i]!;
-    const params = item.compiled.params.map((p, j) => (row[j] === undefined ? p : String(vars[row[j]!])));
+    const row = t.slots[i];
+    if (row === undefined) throw new Error(`internal error: template has no slots for item ${i}`);
+    const params = item.compiled.params.map((p, j) => {
+      const name = row[j];
+      return name === undefined ? p : String(vars[name]);
+    });
     return { ...item, compiled: { sql: item.compiled.sql, params } };
   });
   return { ...t.plan, items, op: { ...t.plan.op, vars: { ...t.plan.op.vars, ...vars } } };

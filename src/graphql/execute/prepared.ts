@@ -45,15 +45,21 @@ function executeSql(name: string, params: readonly (string | null)[]): string {
     : `execute ${name}`;
 }
 
-export function batchFor(
-  client: pg.ClientBase,
-  items: ReadonlyArray<{ sql: string; params: readonly (string | null)[] }>,
-): StatementBatch {
+/** The names prepared on `client` (an empty set, remembered, for a new connection). */
+function preparedSet(client: pg.ClientBase): Set<string> {
   let set = preparedOn.get(client);
   if (!set) {
     set = new Set();
     preparedOn.set(client, set);
   }
+  return set;
+}
+
+export function batchFor(
+  client: pg.ClientBase,
+  items: ReadonlyArray<{ sql: string; params: readonly (string | null)[] }>,
+): StatementBatch {
+  const set = preparedSet(client);
   const before: string[] = [];
   const added: string[] = [];
   if (set.size >= PER_CONNECTION_MAX) {
@@ -62,7 +68,7 @@ export function batchFor(
   }
   const statements = items.map(({ sql, params }) => {
     const t = track(sql);
-    if (set!.has(t.name) || added.includes(t.name)) return executeSql(t.name, params);
+    if (set.has(t.name) || added.includes(t.name)) return executeSql(t.name, params);
     if (t.count >= 2) {
       before.push(`prepare ${t.name} as ${sql}`);
       added.push(t.name);
@@ -74,7 +80,7 @@ export function batchFor(
     before,
     statements,
     commit: () => {
-      for (const n of added) set!.add(n);
+      for (const n of added) set.add(n);
     },
   };
 }

@@ -11,7 +11,9 @@ import { catalogKey, getEntry, planFor, putEntry, schemaOf, type CatalogEntry } 
 import type { Request } from './plan.js';
 import { variablesError } from './request-input.js';
 import { respond, sqlErrorResponse, sqlItems } from './respond.js';
+import { firstRow } from '../../db/first-row.js';
 import { inTransaction } from '../../db/transaction-status.js';
+import { firstValue } from './first-value.js';
 
 const CONFIG_SQL = `select current_user::text as role, current_schemas(false)::text as search_path,
   (select oid::text from pg_database where datname = current_database()) || ':' || current_database() as db,
@@ -32,7 +34,8 @@ async function runMessage(client: pg.ClientBase, statements: string[]): Promise<
     : statements.length > 1
       ? ['begin', 'commit']
       : undefined;
-  const text = wrap ? [wrap[0], ...statements, wrap[1]].join('; ') : statements[0]!;
+  const text = wrap ? [wrap[0], ...statements, wrap[1]].join('; ') : statements[0];
+  if (text === undefined) throw new Error('internal error: runMessage without a statement');
   try {
     const res = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
     const all = Array.isArray(res) ? res : [res];
@@ -45,18 +48,12 @@ async function runMessage(client: pg.ClientBase, statements: string[]): Promise<
 
 export async function entryFor(client: pg.ClientBase): Promise<CatalogEntry> {
   const [cfg] = await runMessage(client, [CONFIG_SQL]);
-  const r = cfg!.rows[0];
+  const r = firstRow(cfg, 'the GraphQL config query');
   const key = catalogKey(r.db, r.role, r.search_path, `${r.version}/${r.tx_version ?? ''}`);
   const hit = getEntry(key);
   if (hit) return hit;
   const [cat] = await runMessage(client, [CATALOG_SQL]);
-  return putEntry(key, buildCatalog(cat!.rows[0].catalog));
-}
-
-function firstValue(res: pg.QueryResult): unknown {
-  const row = res.rows[0];
-  if (!row) return null;
-  return row[res.fields[0]!.name] ?? null;
+  return putEntry(key, buildCatalog(firstRow(cat, 'the GraphQL catalog query').catalog));
 }
 
 export async function resolveOnClient(client: pg.ClientBase, req: Request): Promise<Record<string, unknown>> {

@@ -6,10 +6,12 @@
  */
 import type pg from 'pg';
 import { rolePrelude, type Principal } from '../../db/with-role.js';
+import { firstRow } from '../../db/first-row.js';
 import { discardClient, withPooledClient } from '../../db/pooled-client.js';
 import { quoteLiteral } from '../../db/sql-text.js';
 import { CATALOG_SQL } from '../introspect/catalog-sql.js';
 import { buildCatalog } from '../introspect/load.js';
+import { firstValue } from './first-value.js';
 import { batchFor, forgetPrepared } from './prepared.js';
 import { catalogKey, getEntry, planFor, putEntry, schemaOf, type CatalogEntry } from './cache.js';
 import type { Request } from './plan.js';
@@ -33,12 +35,6 @@ async function multi(pool: pg.Pool, sql: string): Promise<pg.QueryResult[]> {
     const res = (await client.query(sql)) as unknown as pg.QueryResult[] | pg.QueryResult;
     return Array.isArray(res) ? res : [res];
   });
-}
-
-function firstValue(res: pg.QueryResult): unknown {
-  const row = res.rows[0];
-  if (!row) return null;
-  return row[res.fields[0]!.name] ?? null;
 }
 
 /** One message built for the connection it runs on (prepared statements are per connection). */
@@ -65,9 +61,11 @@ function runPrepared(
 
 async function load(pool: pg.Pool, principal: Principal): Promise<PoolState> {
   const results = await multi(pool, `${rolePrelude(principal)}; ${CONFIG_SQL}; ${CATALOG_SQL}; commit`);
-  const cfg = results[3]!.rows[0];
+  // begin, set role, set_config, then the config and catalog queries.
+  const cfg = firstRow(results[3], 'the GraphQL config query');
   const key = catalogKey(cfg.db, cfg.role, cfg.search_path, cfg.version);
-  const entry = getEntry(key) ?? putEntry(key, buildCatalog(results[4]!.rows[0].catalog));
+  const entry =
+    getEntry(key) ?? putEntry(key, buildCatalog(firstRow(results[4], 'the GraphQL catalog query').catalog));
   const state = { entry, version: Number(cfg.version) };
   let byRole = states.get(pool);
   if (!byRole) {
@@ -121,7 +119,9 @@ export async function resolveOnPool(
         items.map((it) => it.compiled),
         (batch) => [...batch.before, rolePrelude(principal), guard, ...batch.statements, 'commit'].join('; '),
       );
-      const values = items.map((_, i) => firstValue(results[results.length - 1 - items.length + i]!));
+      // The items' results come last, before commit's.
+      const first = results.length - 1 - items.length;
+      const values = items.map((_, i) => firstValue(results[first + i]));
       return respond(plan, values, () => schemaOf(entry, true));
     } catch (e) {
       if ((e as { code?: string }).code === 'GQLSV' && attempt === 0) {

@@ -56,5 +56,5 @@ export async function engineObjectsSql(client: pg.ClientBase): Promise<EngineSql
 
 /** Names of the event triggers the SQL creates (they live outside schema graphql). */
 export function eventTriggerNames(sql: string): string[] {
-  return [...sql.matchAll(/create\s+event\s+trigger\s+("?)([\w$]+)\1/gi)].map((m) => m[2]!);
+  return [...sql.matchAll(/create\s+event\s+trigger\s+("?)([\w$]+)\1/gi)].map((m) => m[2]);
 }

@@ -13,6 +13,7 @@ import type pg from 'pg';
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { embeddedExtensionDir } from '../../db/embedded.js';
+import { firstRow } from '../../db/first-row.js';
 import { quoteIdent, quoteLiteral } from '../../db/sql-text.js';
 import { loadEngine } from '../http/engine-port.js';
 import { engineObjectsSql, eventTriggerNames } from './engine-sql.js';
@@ -70,23 +71,30 @@ async function availability(client: pg.ClientBase, name: string): Promise<Availa
 }
 
 async function installedHash(client: pg.ClientBase): Promise<string | undefined> {
-  const exists = (
+  const { ok } = firstRow(
     await client.query<{ ok: boolean }>(
       `select to_regprocedure('graphql.strata_objects_hash()') is not null as ok`,
-    )
-  ).rows[0]!.ok;
-  if (!exists) return undefined;
-  return (await client.query<{ h: string }>('select graphql.strata_objects_hash() as h')).rows[0]!.h;
+    ),
+    'to_regprocedure()',
+  );
+  if (!ok) return undefined;
+  return firstRow(
+    await client.query<{ h: string }>('select graphql.strata_objects_hash() as h'),
+    'graphql.strata_objects_hash()',
+  ).h;
 }
 
 async function schemaVersion(client: pg.ClientBase): Promise<number | undefined> {
-  const exists = (
-    await client.query<{ ok: boolean }>(`select to_regclass('graphql.seq_schema_version') is not null as ok`)
-  ).rows[0]!.ok;
-  if (!exists) return undefined;
+  const { ok } = firstRow(
+    await client.query<{ ok: boolean }>(`select to_regclass('graphql.seq_schema_version') is not null as ok`),
+    'to_regclass()',
+  );
+  if (!ok) return undefined;
   return Number(
-    (await client.query<{ v: string }>('select last_value::text as v from graphql.seq_schema_version'))
-      .rows[0]!.v,
+    firstRow(
+      await client.query<{ v: string }>('select last_value::text as v from graphql.seq_schema_version'),
+      'the schema version sequence',
+    ).v,
   );
 }
 
@@ -208,13 +216,17 @@ async function installPlain(
 
 /** The version graphql.strata_version() reports, if the objects are installed. */
 export async function installedVersion(client: pg.ClientBase): Promise<string | undefined> {
-  const exists = (
+  const { ok } = firstRow(
     await client.query<{ ok: boolean }>(
       `select to_regprocedure('graphql.strata_version()') is not null as ok`,
-    )
-  ).rows[0]!.ok;
-  if (!exists) return undefined;
-  return (await client.query<{ v: string }>('select graphql.strata_version() as v')).rows[0]!.v;
+    ),
+    'to_regprocedure()',
+  );
+  if (!ok) return undefined;
+  return firstRow(
+    await client.query<{ v: string }>('select graphql.strata_version() as v'),
+    'graphql.strata_version()',
+  ).v;
 }
 
 async function chosenDir(

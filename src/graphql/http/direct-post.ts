@@ -30,7 +30,7 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
 function acceptsJson(accept: string | undefined): boolean {
   if (!accept) return true;
   return accept.split(',').some((part) => {
-    const type = part.split(';')[0]!.trim().toLowerCase();
+    const type = part.split(';', 1)[0].trim().toLowerCase();
     return type === 'application/json' || type === '*/*' || type === 'application/*';
   });
 }

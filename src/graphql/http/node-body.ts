@@ -26,27 +26,31 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    const finish = (err: Error | undefined, body?: Buffer) => {
-      if (done) return;
+    /** Stops listening; false when the promise was already settled. */
+    const settle = (): boolean => {
+      if (done) return false;
       done = true;
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
-      if (err) reject(err);
-      else resolve(body!);
+      return true;
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
         // Stop buffering; the rest is drained so the response can still be written.
         req.resume();
-        finish(new BodyTooLargeError(limit));
+        if (settle()) reject(new BodyTooLargeError(limit));
         return;
       }
       chunks.push(chunk);
     };
-    const onEnd = () => finish(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    const onError = (err: Error) => finish(err);
+    const onEnd = () => {
+      if (settle()) resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error) => {
+      if (settle()) reject(err);
+    };
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);

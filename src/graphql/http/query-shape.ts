@@ -11,6 +11,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { deleteOldest } from '../execute/evict-oldest.js';
 import { parseDocument } from '../execute/parse-document.js';
 
 export interface QueryShape {
@@ -152,7 +153,7 @@ export function queryShape(query: string, operationName: string | null | undefin
     shape = null;
   }
   if (query.length <= CACHEABLE_LENGTH) {
-    if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    if (cache.size >= CACHE_SIZE) deleteOldest(cache);
     cache.set(key, shape);
   }
   return shape;

@@ -6,6 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type pg from 'pg';
 import { mintApiKey } from '../../auth/jwt.js';
+import { firstRow } from '../../db/first-row.js';
 import { createPool, withClient, withUser } from '../../db/pool.js';
 import { API_LOGIN_ROLE, API_ROLES, ensureClusterRoles } from '../../db/roles.js';
 import { quoteIdent } from '../../db/sql-text.js';
@@ -46,18 +47,23 @@ export interface ServingDatabase {
 }
 
 async function missingApiRoles(client: pg.ClientBase): Promise<boolean> {
-  const { rows } = await client.query<{ n: number }>(
-    'select count(*)::int as n from pg_roles where rolname = any($1)',
-    [[...API_ROLES, API_LOGIN_ROLE]],
+  const { n } = firstRow(
+    await client.query<{ n: number }>('select count(*)::int as n from pg_roles where rolname = any($1)', [
+      [...API_ROLES, API_LOGIN_ROLE],
+    ]),
+    'count(*) of the API roles',
   );
-  return rows[0]!.n < API_ROLES.length + 1;
+  return n < API_ROLES.length + 1;
 }
 
 export async function serveDatabase(opts: ServeOptions): Promise<ServingDatabase> {
   const { databaseUrl, jwtSecret } = opts;
   if (!jwtSecret) throw new Error('a JWT secret is required');
   const install = await withClient(databaseUrl, async (client) => {
-    const db = (await client.query<{ db: string }>('select current_database() as db')).rows[0]!.db;
+    const { db } = firstRow(
+      await client.query<{ db: string }>('select current_database() as db'),
+      'select current_database()',
+    );
     if (opts.authenticatorPassword !== undefined) {
       await ensureClusterRoles(client, opts.authenticatorPassword);
     } else if (await missingApiRoles(client)) {

@@ -96,6 +96,12 @@ function build(raw: Raw): Catalog {
     };
   });
   const schemaByName = new Map(schemas.map((s) => [s.name, s]));
+  /** The catalog query lists the schema of every relation and function it returns. */
+  const schemaNamed = (name: string): SchemaInfo => {
+    const sch = schemaByName.get(name);
+    if (!sch) throw new Error(`internal error: the catalog names schema "${name}" without listing it`);
+    return sch;
+  };
   const rawTypes = new Map<number, Raw>(raw.types.map((t: Raw) => [t.oid, t]));
 
   // Enums visible in GraphQL: on the search path, with USAGE.
@@ -167,7 +173,7 @@ function build(raw: Raw): Catalog {
   const tableByOid = new Map<number, Table>();
   const rawByOid = new Map<number, Raw>();
   for (const r of raw.rels as Raw[]) {
-    const sch = schemaByName.get(r.schema)!;
+    const sch = schemaNamed(r.schema);
     const d = parseDirective(r.comment);
     const columns: Column[] = [];
     for (const c of r.columns as Raw[]) {
@@ -287,9 +293,8 @@ function build(raw: Raw): Catalog {
     // pg_graphql's relationship fields lead only to entities that are collections: with a primary
     // key (real or `primary_key_columns`) whose columns all have GraphQL names. Each side's field
     // is left out when the entity it leads to has none.
-    const lcols = fk.localCols.map((n) => fk.local.columns.find((c) => c.sqlName === n));
-    const tcols = fk.targetCols.map((n) => fk.target.columns.find((c) => c.sqlName === n));
-    if (lcols.some((c) => !c?.canSelect) || tcols.some((c) => !c?.canSelect)) continue;
+    const lcols = selectableNamed(fk.local, fk.localCols);
+    if (!lcols || !selectableNamed(fk.target, fk.targetCols)) continue;
     const inflect = fk.local.schemaInfo.inflect;
     if (fk.target.primaryKey.length)
       fk.local.relationships.push({
@@ -298,7 +303,7 @@ function build(raw: Raw): Catalog {
         localColumns: fk.localCols,
         targetColumns: fk.targetCols,
         kind: 'toOne',
-        nonNull: lcols.some((c) => c!.notNull) && !fk.target.rls,
+        nonNull: lcols.some((c) => c.notNull) && !fk.target.rls,
       });
     // pg_graphql (fkey_is_locally_unique): one-to-one when some unique index of the referencing
     // table has all its columns among the key's columns (a subset is enough).
@@ -324,7 +329,7 @@ function build(raw: Raw): Catalog {
   const tableByRelid = (relid?: number) => (relid ? tableByOid.get(relid) : undefined);
   for (const f of raw.functions as Raw[]) {
     if (!f.canExecute || f.variadic || SYSTEM_SCHEMAS.has(f.schema)) continue;
-    const sch = schemaByName.get(f.schema)!;
+    const sch = schemaNamed(f.schema);
     const d = parseDirective(f.comment);
     const modes: string[] | null = f.argModes;
     if (modes?.some((m) => m !== 'i')) continue;
@@ -411,6 +416,17 @@ function build(raw: Raw): Catalog {
   };
 }
 
+/** The columns of `t` named `names`, in order; undefined when one is missing or not selectable. */
+function selectableNamed(t: Table, names: string[]): Column[] | undefined {
+  const out: Column[] = [];
+  for (const n of names) {
+    const c = t.columns.find((x) => x.sqlName === n);
+    if (!c?.canSelect) return undefined;
+    out.push(c);
+  }
+  return out;
+}
+
 /** Schemas whose functions pg_graphql never reflects (Supabase's own). */
 const SYSTEM_SCHEMAS = new Set(['graphql', 'graphql_public', 'auth', 'extensions']);
 
@@ -427,8 +443,7 @@ function argDefaults(text: string | null, count: number, argTypes: number[]): (u
   const pieces = text.split(',');
   if (pieces.length !== count) return out;
   const start = argTypes.length - count;
-  for (let i = start; i < argTypes.length; i++)
-    out[i] = shownDefault(pieces[i - start]!.trim(), argTypes[i]!);
+  for (let i = start; i < argTypes.length; i++) out[i] = shownDefault(pieces[i - start].trim(), argTypes[i]);
   return out;
 }
 

@@ -20,7 +20,7 @@ export function toPascal(name: string): string {
 }
 
 export function lowerFirst(name: string): string {
-  return name.length ? name[0]!.toLowerCase() + name.slice(1) : name;
+  return name.length ? name.charAt(0).toLowerCase() + name.slice(1) : name;
 }
 
 export function toCamel(name: string): string {
@@ -46,8 +46,8 @@ export function functionFieldName(sqlName: string, inflect: boolean, override?: 
 
 /** Name of the to-one field pointing from a table with `cols` to `targetTypeName`. */
 export function toOneFieldName(cols: string[], inflect: boolean, targetTypeName: string): string {
-  if (cols.length === 1) {
-    const c = cols[0]!;
+  const c = cols.length === 1 ? cols[0] : undefined;
+  if (c !== undefined) {
     if (inflect && c.endsWith('_id') && c.length > 3) return toCamel(c.slice(0, -3));
     if (!inflect && c.endsWith('Id') && c.length > 2) return c.slice(0, -2);
   }

@@ -59,8 +59,13 @@ export function hasByPk(t: Table): boolean {
   );
 }
 
+/** The primary key's columns (buildCatalog clears a key that names a column the table lacks). */
 export function pkColumns(t: Table): Column[] {
-  return t.primaryKey.map((n) => t.columns.find((c) => c.sqlName === n)!);
+  return t.primaryKey.map((n) => {
+    const c = t.columns.find((x) => x.sqlName === n);
+    if (!c) throw new Error(`internal error: primary key column "${n}" is not a column of ${t.sqlName}`);
+    return c;
+  });
 }
 
 const NUMERIC = new Set(['int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'money']);

@@ -231,7 +231,9 @@ export class TypeRegistry {
           const ft = this.filterOf(c.type);
           if (ft) f[c.fieldName] = { type: ft };
         }
-        f.nodeId ??= { type: s.filters.get('ID')! };
+        const idFilter = s.filters.get('ID');
+        if (!idFilter) throw new Error('internal error: the shared types have no IDFilter');
+        f.nodeId ??= { type: idFilter };
         f.and ??= {
           type: new GraphQLList(new GraphQLNonNull(filter)),
           description: 'Returns true only if all its inner filters are true, otherwise returns false',

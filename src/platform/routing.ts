@@ -24,8 +24,9 @@ const refByRequest = new WeakMap<IncomingMessage, string>();
 export function rewriteProjectUrl(req: IncomingMessage): string {
   const url = req.url ?? '/';
   const m = PREFIX.exec(url);
-  if (!m) return url;
-  refByRequest.set(req, m[1]!);
+  const ref = m?.[1];
+  if (!m || ref === undefined) return url;
+  refByRequest.set(req, ref);
   const rest = url.slice(m[0].length);
   return rest === '' || rest.startsWith('?') ? '/' + rest : rest;
 }
@@ -47,8 +48,9 @@ export async function projectForRequest(
   const prefixed = refByRequest.get(req.raw);
   if (prefixed) return { project: await platform.project(prefixed), explicit: true };
   const host = hostnameOf(req.headers.host);
-  const sub = /^([a-z]{20})\.localhost$/.exec(host);
-  if (sub && isProjectRef(sub[1]!)) return { project: await platform.project(sub[1]!), explicit: true };
+  const subRef = /^([a-z]{20})\.localhost$/.exec(host)?.[1];
+  if (subRef !== undefined && isProjectRef(subRef))
+    return { project: await platform.project(subRef), explicit: true };
   if (host === '' || LOOPBACK_HOSTS.has(host) || host === platform.config.host) {
     return { project: await platform.defaultProject(), explicit: false };
   }

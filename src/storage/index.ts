@@ -106,7 +106,7 @@ async function storageApi(app: FastifyInstance, opts: { platform: Platform }): P
   app.setErrorHandler(sendError);
   app.setNotFoundHandler((req, reply) => {
     // Routes are named relative to the storage base, as the reference (behind its gateway) names them.
-    const path = req.url.split('?')[0]!.replace(/^\/storage\/v1(?=\/|$)/, '') || '/';
+    const path = (req.url.split('?', 1)[0] ?? '').replace(/^\/storage\/v1(?=\/|$)/, '') || '/';
     return sendError(
       req.project ? errors.routeNotFound(req.method, path) : errors.projectNotFound(),
       req,

@@ -17,7 +17,9 @@ export function parseFileSizeLimit(v: unknown): number | null {
     throw errors.invalidFileSize();
   }
   const n = Number(Number(m[1]).toPrecision(3));
-  return Math.round(n * UNITS[m[2]!.toLowerCase()]!);
+  const unit = UNITS[m[2]?.toLowerCase() ?? ''];
+  if (unit === undefined) throw errors.invalidFileSize();
+  return Math.round(n * unit);
 }
 
 /** A bucket limit above the platform's global limit is refused (413). */

@@ -58,7 +58,12 @@ export async function ensureRootKey(platform: Platform, ref: string): Promise<st
     'insert into project_root_keys (project_ref, root_key_sealed) values ($1, $2) on conflict (project_ref) do nothing',
     [ref, sealSecret(platform.state.platformKey, fresh, context(ref))],
   );
-  if (!rowCount) return (await readRootKey(platform, ref))!; // another process generated it first
+  if (!rowCount) {
+    // another process generated it first
+    const winner = await readRootKey(platform, ref);
+    if (!winner) throw new Error(`project ${ref}: another process stored a root key and then removed it`);
+    return winner;
+  }
   try {
     await installVaultKey(platform, ref, fresh);
   } catch (err) {

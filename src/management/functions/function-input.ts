@@ -69,7 +69,7 @@ function fieldsFromQuery(q: Record<string, unknown>): FunctionFields {
 }
 
 function baseType(contentType: string | undefined): string {
-  return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  return ((contentType ?? '').split(';', 1)[0] ?? '').trim().toLowerCase();
 }
 
 /** JSON body if the request is JSON, or text/plain / untyped text that parses as a JSON object. */

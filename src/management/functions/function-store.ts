@@ -147,7 +147,9 @@ export async function insertFunction(
         body.sha256,
       ],
     );
-    return fromRow(rows[0]!);
+    const [row] = rows;
+    if (!row) throw new Error('insert into functions returned no row');
+    return fromRow(row);
   } catch (err) {
     if (isUniqueViolation(err)) throw new DuplicateSlugError(f.slug);
     throw err;

@@ -80,11 +80,12 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
     async (req, reply) => {
       const project = projectOf(req);
       const { fields, body } = upload(req, 'create');
-      if (!fields.slug) throw badRequest('slug is required');
+      const { slug } = fields;
+      if (!slug) throw badRequest('slug is required');
       if (!body) throw badRequest('body is required');
-      const name = fields.name ?? fields.slug;
+      const name = fields.name ?? slug;
       const created = await asApiErrors(() =>
-        insertFunction(platform, project.ref, { ...fields, slug: fields.slug!, name }, body),
+        insertFunction(platform, project.ref, { ...fields, slug, name }, body),
       );
       functionsChanged(platform, project.ref, created.slug);
       return reply.code(201).send(functionResponse(created));

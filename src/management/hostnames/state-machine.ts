@@ -81,7 +81,8 @@ export function normalizeHostname(input: unknown): string | undefined {
   if (h.length < 1 || h.length > 253) return undefined;
   const labels = h.split('.');
   if (labels.length < 2 || !labels.every((l) => LABEL.test(l))) return undefined;
-  if (/^\d+$/.test(labels[labels.length - 1]!)) return undefined; // an IPv4 address
-  if (labels[labels.length - 1] === 'localhost') return undefined;
+  const last = labels.at(-1);
+  if (last === undefined || /^\d+$/.test(last)) return undefined; // an IPv4 address
+  if (last === 'localhost') return undefined;
   return h;
 }

@@ -41,7 +41,8 @@ export class RateLimiter {
        returning count, extract(epoch from (window_start + make_interval(secs => window_ms / 1000.0) - clock_timestamp())) * 1000 as reset_ms`,
       [key, windowMs],
     );
-    const row = rows[0]!;
+    const [row] = rows;
+    if (!row) throw new Error('the rate-limit upsert returned no row');
     if (++this.hits % 500 === 0) {
       this.platform.pool
         .query(

@@ -21,7 +21,8 @@ function addressList(v: unknown): string[] {
   return v.map((item) => {
     const text = typeof item === 'string' ? item.trim() : '';
     if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text).toString();
-    if (text.includes(':') && ipaddr.IPv6.isValid(text)) return normalizeIp(text)!;
+    const v6 = text.includes(':') && ipaddr.IPv6.isValid(text) ? normalizeIp(text) : undefined;
+    if (v6 !== undefined) return v6;
     throw badRequest(`Invalid IPv4 address: ${String(item)}`);
   });
 }

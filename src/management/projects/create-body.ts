@@ -98,7 +98,10 @@ function regionSelection(v: unknown): string {
   rejectUnknownKeys(v, ['type', 'code'], 'region_selection.');
   const type = stringField(v, 'type', { required: true, enum: ['specific', 'smartGroup'] });
   if (type === 'specific') return stringField(v, 'code', { required: true, enum: REGIONS });
-  return SMART_GROUPS[stringField(v, 'code', { required: true, enum: Object.keys(SMART_GROUPS) })]!;
+  const code = stringField(v, 'code', { required: true, enum: Object.keys(SMART_GROUPS) });
+  const region = SMART_GROUPS[code];
+  if (region === undefined) throw new Error(`smart group '${code}' passed validation but has no region`);
+  return region;
 }
 
 function validateTemplateUrl(body: JsonObject): void {

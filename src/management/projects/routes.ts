@@ -4,7 +4,7 @@
  */
 import type { ManagementModule } from '../http/module.js';
 import { callerOf } from '../http/auth.js';
-import { badRequest } from '../http/errors.js';
+import { badRequest, notFound } from '../http/errors.js';
 import { isObject } from '../http/validate.js';
 import { authorizeRole, loadManagedOrganization, projectOf } from '../http/project-access.js';
 import { parseCreateProjectBody } from './create-body.js';
@@ -62,11 +62,13 @@ export const projectRoutes: ManagementModule = async (app, { platform }) => {
       'select id, is_default from projects where ref = $1',
       [project.ref],
     );
-    if (rows[0]?.is_default) throw badRequest('The default project cannot be deleted');
+    const [row] = rows;
+    if (!row) throw notFound('Project not found');
+    if (row.is_default) throw badRequest('The default project cannot be deleted');
     const ctx = await project.context();
     await platform.deleteProject(project.ref);
     await syncManagedServer(platform, ctx.dbServer);
-    return { id: Number(rows[0]!.id), ref: project.ref, name: project.name };
+    return { id: Number(row.id), ref: project.ref, name: project.name };
   });
 
   app.get(

@@ -44,20 +44,26 @@ const serverVersions = new WeakMap<Platform, Map<string, Promise<{ version: stri
 
 /** PostgreSQL version of a database server (asked once per process). */
 function serverVersion(platform: Platform, serverId: string): Promise<{ version: string; engine: string }> {
-  let byServer = serverVersions.get(platform);
-  if (!byServer) {
-    byServer = new Map();
-    serverVersions.set(platform, byServer);
+  let known = serverVersions.get(platform);
+  if (!known) {
+    known = new Map();
+    serverVersions.set(platform, known);
   }
+  const byServer = known;
   let v = byServer.get(serverId);
   if (!v) {
     v = withClient(platform.servers.get(serverId).url, async (c) => {
       const { rows } = await c.query<{ v: string; n: string }>(
         `select current_setting('server_version') as v, current_setting('server_version_num') as n`,
       );
-      return { version: rows[0]!.v.split(' ')[0]!, engine: String(Math.floor(Number(rows[0]!.n) / 10000)) };
+      const [row] = rows;
+      if (!row) throw new Error('the server version query returned no row');
+      return {
+        version: row.v.split(' ', 1)[0] ?? '',
+        engine: String(Math.floor(Number(row.n) / 10000)),
+      };
     }).catch((err) => {
-      byServer!.delete(serverId);
+      byServer.delete(serverId);
       throw err;
     });
     byServer.set(serverId, v);

@@ -103,6 +103,14 @@ const KIND: Record<string, RelationKind> = {
   v: 'view',
   m: 'materialized_view',
 };
+
+/** The kind of a relation the catalog query selected (its relkind filter matches KIND's keys). */
+function relationKind(relkind: string): RelationKind {
+  const kind = KIND[relkind];
+  if (kind === undefined) throw new Error(`typegen: unexpected relkind '${relkind}'`);
+  return kind;
+}
+
 const MODES: Record<string, FunctionArg['mode']> = {
   i: 'in',
   o: 'out',
@@ -238,7 +246,7 @@ async function loadRelations(
     id: Number(r.id),
     schema: r.schema,
     name: r.name,
-    kind: KIND[r.relkind]!,
+    kind: relationKind(r.relkind),
     updatable: r.updatable,
     columns: (byRel.get(Number(r.id)) ?? []).sort((a, b) => a.name.localeCompare(b.name)),
   }));
@@ -374,13 +382,12 @@ async function loadFunctions(client: pg.ClientBase, schemas: string[]): Promise<
     const modes = r.argmodes ?? typesAll.map(() => 'i');
     const args: FunctionArg[] = typesAll.map((typeId, i) => ({
       name: r.argnames?.[i] ?? '',
-      mode: MODES[modes[i]!] ?? 'in',
+      mode: MODES[modes[i] ?? 'i'] ?? 'in',
       typeId,
       hasDefault: false,
     }));
     const inputs = args.filter((a) => a.mode === 'in' || a.mode === 'inout' || a.mode === 'variadic');
-    for (let i = inputs.length - r.nargdefaults; i < inputs.length; i++)
-      if (i >= 0) inputs[i]!.hasDefault = true;
+    for (const a of inputs.slice(Math.max(0, inputs.length - r.nargdefaults))) a.hasDefault = true;
     return {
       id: Number(r.id),
       schema: r.schema,

@@ -48,7 +48,10 @@ export const literalObj = (members: Doc[]): ObjectDoc => ({
   expand: true,
   literal: true,
 });
-export const union = (items: Doc[]): Doc => (items.length === 1 ? items[0]! : { kind: 'union', items });
+export const union = (items: Doc[]): Doc => {
+  const [only] = items;
+  return items.length === 1 && only !== undefined ? only : { kind: 'union', items };
+};
 export const tuple = (items: Doc[]): TupleDoc => ({ kind: 'tuple', items });
 export const seq = (...parts: Doc[]): SeqDoc => ({ kind: 'seq', parts });
 export const member = (key: string, value: Doc, optional = false): MemberDoc => ({
@@ -78,13 +81,15 @@ function huggedObject(doc: Doc): { object: ObjectDoc; others: Doc[] } | undefine
   if (typeof doc === 'string' || doc.kind !== 'union') return undefined;
   const objects = doc.items.filter((i): i is ObjectDoc => typeof i !== 'string' && i.kind === 'object');
   const others = doc.items.filter((i) => i === 'null' || i === 'undefined');
+  const [object] = objects;
   if (
+    object === undefined ||
     objects.length !== 1 ||
     objects.length + others.length !== doc.items.length ||
-    doc.items[0] !== objects[0]
+    doc.items[0] !== object
   )
     return undefined;
-  return { object: objects[0]!, others };
+  return { object, others };
 }
 
 export function mustBreak(doc: Doc): boolean {

@@ -18,7 +18,7 @@ function tokenize(text: string): string[] {
   const tokens: string[] = [];
   let i = 0;
   while (i < text.length) {
-    const ch = text[i]!;
+    const ch = text.charAt(i);
     if (ch === ' ' || ch === '\n' || ch === '\t' || ch === '\r') {
       i++;
     } else if (ch === '{' || ch === '}' || ch === '(' || ch === ')' || ch === '[' || ch === ']') {
@@ -27,7 +27,7 @@ function tokenize(text: string): string[] {
     } else {
       let tok = '';
       while (i < text.length) {
-        const c = text[i]!;
+        const c = text.charAt(i);
         if (c === '\\' && i + 1 < text.length) {
           tok += text[i + 1];
           i += 2;
@@ -61,8 +61,7 @@ function parseValue(tokens: string[], pos: number): [NodeValue, number] {
   if (tok === '{') {
     const node: PgNode = { node: tokens[pos + 1] ?? '', fields: {} };
     let p = pos + 2;
-    while (p < tokens.length && tokens[p] !== '}') {
-      const key = tokens[p]!;
+    for (let key = tokens[p]; key !== undefined && key !== '}'; key = tokens[p]) {
       if (key.startsWith(':')) {
         const next = tokens[p + 1];
         if (next === undefined || next === '}' || (next.startsWith(':') && next.length > 1)) {

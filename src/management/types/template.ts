@@ -41,8 +41,9 @@ function callable(ctx: TypeContext, fn: PgFunction): boolean {
     return false;
   const inputs = inputsOf(fn);
   if (inputs.every((a) => a.name !== '')) return true;
-  if (inputs.length !== 1) return false;
-  const t = ctx.catalog.types.get(inputs[0]!.typeId);
+  const [only] = inputs;
+  if (inputs.length !== 1 || only === undefined) return false;
+  const t = ctx.catalog.types.get(only.typeId);
   return (
     !!t &&
     ((t.schema === 'pg_catalog' && UNNAMED_BODY_TYPES.has(t.name)) || rowRelationOf(ctx, t.id) !== undefined)
@@ -55,10 +56,11 @@ function singleRowInput(
   fn: PgFunction,
 ): { relation: Relation | undefined; unnamed: boolean } | undefined {
   const inputs = inputsOf(fn);
-  if (inputs.length !== 1) return undefined;
-  const relid = rowRelationOf(ctx, inputs[0]!.typeId);
+  const [only] = inputs;
+  if (inputs.length !== 1 || only === undefined) return undefined;
+  const relid = rowRelationOf(ctx, only.typeId);
   if (relid === undefined) return undefined;
-  return { relation: ctx.catalog.relations.find((r) => r.id === relid), unnamed: inputs[0]!.name === '' };
+  return { relation: ctx.catalog.relations.find((r) => r.id === relid), unnamed: only.name === '' };
 }
 
 /** The relation a function returns rows of, when it is one the file describes. */

@@ -11,20 +11,24 @@ export type { StorageBackend } from './interface.js';
 
 export class Backends {
   private s3?: S3Client;
+  /** Set exactly when the storage backend is S3. */
+  private readonly s3Settings: NonNullable<StrataConfig['s3']> | undefined;
   private readonly byProject = new Map<string, StorageBackend>();
 
   constructor(private readonly config: StrataConfig) {
-    if (config.storageBackend === 's3' && !config.s3)
-      throw new Error('storageBackend "s3" needs the s3 settings (STRATA_S3_BUCKET, ...)');
+    if (config.storageBackend === 's3') {
+      if (!config.s3) throw new Error('storageBackend "s3" needs the s3 settings (STRATA_S3_BUCKET, ...)');
+      this.s3Settings = config.s3;
+    }
   }
 
   for(project: ProjectContext): StorageBackend {
     const cached = this.byProject.get(project.ref);
     if (cached) return cached;
     let backend: StorageBackend;
-    if (this.config.storageBackend === 's3') {
-      this.s3 ??= createS3Client(this.config.s3!);
-      backend = new S3Backend(this.s3, this.config.s3!.bucket, `${project.ref}/`);
+    if (this.s3Settings) {
+      this.s3 ??= createS3Client(this.s3Settings);
+      backend = new S3Backend(this.s3, this.s3Settings.bucket, `${project.ref}/`);
     } else {
       backend = new FileBackend(join(project.filesDir, 'storage'), { fsync: this.config.storageFsync });
     }

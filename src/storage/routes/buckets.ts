@@ -51,13 +51,16 @@ function clientWantsType(headers: Record<string, unknown>): boolean {
   const info = String(headers['x-client-info'] ?? '');
   const older = (v: string, than: number[]) => {
     const parts = v.split('.').map(Number);
-    for (let i = 0; i < than.length; i++) if ((parts[i] ?? 0) !== than[i]) return (parts[i] ?? 0) < than[i]!;
+    for (const [i, t] of than.entries()) {
+      const part = parts[i] ?? 0;
+      if (part !== t) return part < t;
+    }
     return false;
   };
-  const m1 = /supabase-py\/storage3 v?(\d+\.\d+\.\d+)/.exec(ua);
-  if (m1 && older(m1[1]!, [0, 12, 1])) return false;
-  const m2 = /supabase-py\/(\d+\.\d+\.\d+)/.exec(info);
-  if (m2 && older(m2[1]!, [2, 18, 0])) return false;
+  const v1 = /supabase-py\/storage3 v?(\d+\.\d+\.\d+)/.exec(ua)?.[1];
+  if (v1 !== undefined && older(v1, [0, 12, 1])) return false;
+  const v2 = /supabase-py\/(\d+\.\d+\.\d+)/.exec(info)?.[1];
+  if (v2 !== undefined && older(v2, [2, 18, 0])) return false;
   return true;
 }
 
@@ -137,9 +140,7 @@ export async function bucketRoutes(app: FastifyInstance, deps: StorageDeps): Pro
     if (!isServiceRole(caller)) throw errors.serviceRoleOnly('Access denied: Invalid role');
     const removed = await emptyBucket(project, caller, req.params.id, EMPTY_BUCKET_MAX);
     await backend.delete(
-      removed
-        .filter((r) => r.version)
-        .map((r) => ({ bucket: r.bucket_id, key: r.name, version: r.version! })),
+      removed.flatMap((r) => (r.version ? [{ bucket: r.bucket_id, key: r.name, version: r.version }] : [])),
     );
     return { message: 'Empty bucket has been queued. Completion may take up to an hour.' };
   });

@@ -63,7 +63,7 @@ export async function objectManageRoutes(app: FastifyInstance, deps: StorageDeps
     if (prefixes.length < 1) throw errors.invalidRequest('body/prefixes must NOT have fewer than 1 items');
     const rows = await deleteObjects(project, caller, req.params.bucket, prefixes as string[]);
     await backend.delete(
-      rows.filter((r) => r.version).map((r) => ({ bucket: r.bucket_id, key: r.name, version: r.version! })),
+      rows.flatMap((r) => (r.version ? [{ bucket: r.bucket_id, key: r.name, version: r.version }] : [])),
     );
     return rows.map(objectJson);
   });

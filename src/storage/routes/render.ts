@@ -90,11 +90,12 @@ export async function renderObject(
   const rangeHeader = one(req.headers.range);
   if (rangeHeader !== undefined && !head) {
     const r = size === 0 || rangeHeader.includes(',') ? -1 : parseRange(size, rangeHeader);
-    if (r === -1 || r === -2 || r.type !== 'bytes' || r.length !== 1) {
+    const only = r === -1 || r === -2 || r.type !== 'bytes' || r.length !== 1 ? undefined : r[0];
+    if (!only) {
       reply.header('content-range', `bytes */${size}`);
       throw errors.invalidRange();
     }
-    range = { start: r[0]!.start, end: r[0]!.end };
+    range = { start: only.start, end: only.end };
   }
   if (head) {
     reply.header('content-length', String(size));

@@ -180,19 +180,17 @@ export async function updateBucket(
 
 /** Existence and emptiness bypassing RLS; the DELETE itself under RLS. */
 export async function deleteBucket(project: ProjectContext, caller: Caller, id: string): Promise<void> {
-  const state = await inTx(
-    project,
-    SERVICE,
-    'storage.bucket.delete',
-    async (db) =>
-      (
-        await db.query<{ exists: boolean; has_objects: boolean }>(
-          `select exists (select 1 from storage.buckets where id = $1) as exists,
+  const state = await inTx(project, SERVICE, 'storage.bucket.delete', async (db) => {
+    const [row] = (
+      await db.query<{ exists: boolean; has_objects: boolean }>(
+        `select exists (select 1 from storage.buckets where id = $1) as exists,
                 exists (select 1 from storage.objects where bucket_id = $1) as has_objects`,
-          [id],
-        )
-      ).rows[0]!,
-  );
+        [id],
+      )
+    ).rows;
+    if (!row) throw new Error('deleteBucket: the existence query returned no row');
+    return row;
+  });
   if (!state.exists) throw errors.noSuchBucket();
   if (state.has_objects) throw errors.bucketNotEmpty();
   // 23503: an object was added between the check and the delete.

@@ -174,7 +174,9 @@ export async function emptyBucket(
       'select count(*) as n from (select 1 from storage.objects where bucket_id = $1 limit $2) s',
       [bucket, max + 1],
     );
-    if (Number(count.rows[0]!.n) > max) {
+    const [counted] = count.rows;
+    if (!counted) throw new Error('emptyBucket: the count query returned no row');
+    if (Number(counted.n) > max) {
       throw errors.tooManyObjectsToEmpty();
     }
     return (

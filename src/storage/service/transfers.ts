@@ -26,7 +26,7 @@ async function copyBytes(
   t: Transfer,
   src: ObjectRow,
   meta: SystemMetadata,
-): Promise<{ version: string; metadata: SystemMetadata }> {
+): Promise<{ version: string; sourceVersion: string; metadata: SystemMetadata }> {
   if (!src.version) throw errors.missingBytes();
   const version = randomUUID();
   let stored: Awaited<ReturnType<typeof t.backend.copy>>;
@@ -43,6 +43,7 @@ async function copyBytes(
   }
   return {
     version,
+    sourceVersion: src.version,
     metadata: {
       ...meta,
       eTag: stored.eTag,
@@ -57,7 +58,11 @@ export async function moveObject(t: Transfer): Promise<void> {
   assertKey(t.destinationKey);
   const src = await requireObject(t.project, t.caller, 'storage.object.move', t.bucket, t.sourceKey);
   if (t.bucket === t.destinationBucket && t.sourceKey === t.destinationKey) return;
-  const { version, metadata } = await copyBytes(t, src, src.metadata ?? ({} as SystemMetadata));
+  const { version, sourceVersion, metadata } = await copyBytes(
+    t,
+    src,
+    src.metadata ?? ({} as SystemMetadata),
+  );
   const dst = { bucket: t.destinationBucket, key: t.destinationKey, version };
   try {
     await commitMove(
@@ -76,7 +81,7 @@ export async function moveObject(t: Transfer): Promise<void> {
     await t.backend.delete([dst]).catch(() => {});
     throw err;
   }
-  await t.backend.delete([{ bucket: src.bucket_id, key: src.name, version: src.version! }]).catch(() => {});
+  await t.backend.delete([{ bucket: src.bucket_id, key: src.name, version: sourceVersion }]).catch(() => {});
 }
 
 export interface CopyOptions {

@@ -430,7 +430,6 @@ describe('organization roles on every Management API route', () => {
     const app = Fastify();
     const starting = (async () => {
       await app.register(
-        // biome-ignore lint/nursery/noMisusedPromises: Fastify awaits async plugins
         async (scope) => {
           registerManagementHttp(scope, tp.platform as Platform);
           scope.get('/projects/:ref/forgotten', async () => ({ leaked: true }));

@@ -50,7 +50,7 @@ export function textParamsError(
   items: ReadonlyArray<{ compiled: { params: readonly (string | null)[] } }>,
 ): NulInTextError | undefined {
   for (const it of items)
-    for (const p of it.compiled.params) if (p !== null && p.includes('\u0000')) return new NulInTextError();
+    for (const p of it.compiled.params) if (p?.includes('\u0000')) return new NulInTextError();
   return undefined;
 }
 

@@ -1,9 +1,16 @@
-// Storage API benchmark: upload/download throughput of 1 MiB and 256 MiB objects through the HTTP
-// API, compared with a plain streamed file copy on the same disk, and the server's peak RSS while a
-// 1 GiB object streams up and down. BENCH_QUICK=1 uses small sizes.
+// Storage API benchmark: upload/download throughput of 1 MiB, 64 MiB, 256 MiB and 1 GiB objects
+// through the HTTP API, each compared (same run, same bytes, same disk) with its baseline:
+// - upload vs `cp SRC DST && sync DST DIR`: the copy plus an fsync of that one file and of its folder,
+//   which is exactly the durability an acknowledged upload has (the server fsyncs the object file
+//   and the folder entry that publishes it). A bare `sync` would flush every dirty page of the
+//   (shared) machine, and a copy without fsync would compare against writes still in the page cache.
+// - download vs `cat SRC` from the page cache into a pipe this process drains, so both sides end in
+//   the same kind of Node reader (the HTTP client drains a socket).
+// and the server's peak RSS while each size streams up and down. BENCH_QUICK=1 uses small sizes;
+// BENCH_CPU_PROF=DIR profiles the server.
 // BENCH_BACKEND=s3 stores the bytes in a local s3rver (in this process) instead of the file system.
 // Prints a table and writes benchmarks/results/storage-<timestamp>.json.
-import { fork } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import {
   createReadStream,
   createWriteStream,
@@ -16,7 +23,6 @@ import {
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 
@@ -30,9 +36,10 @@ const SIZES = QUICK
     ]
   : [
       { size: MiB, reps: 20 },
+      { size: 64 * MiB, reps: 3 },
       { size: 256 * MiB, reps: 2 },
+      { size: 1024 * MiB, reps: 1 },
     ];
-const RSS_SIZE = QUICK ? 64 * MiB : 1024 * MiB;
 const here = fileURLToPath(new URL('.', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'strata-bench-storage-'));
 
@@ -129,7 +136,15 @@ async function main() {
   const dataDir = join(work, 'data');
   const s3 = BACKEND === 's3' ? await startS3() : undefined;
   const env = { ...process.env, BENCH_DATA_DIR: dataDir, ...(s3 ? { BENCH_S3_ENDPOINT: s3.endpoint } : {}) };
-  const child = fork(join(here, 'server.mjs'), { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // BENCH_CPU_PROF=DIR writes a V8 CPU profile of the server (node --cpu-prof) into DIR.
+  const execArgv = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+    : [];
+  const child = fork(join(here, 'server.mjs'), {
+    env,
+    execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const server = await new Promise((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
@@ -141,7 +156,6 @@ async function main() {
     backend: BACKEND,
     /** @type {Record<string, number>[]} */
     sizes: [],
-    rss: {},
   };
   try {
     await http(server, 'POST', '/bucket', {
@@ -152,14 +166,18 @@ async function main() {
     for (const { size, reps } of SIZES) {
       const src = join(work, `src-${size}`);
       await makeFile(src, size);
+      await run('sync', [src]);
       let copy = 0,
+        cat = 0,
         up = 0,
         down = 0;
+      const rss = sampleRss(child.pid);
       for (let i = 0; i < reps; i++) {
         const dst = join(work, `copy-${size}-${i}`);
-        copy += await time(() => pipeline(createReadStream(src), createWriteStream(dst)));
+        copy += await time(() => run('sh', ['-c', 'cp "$1" "$2" && sync "$2" "$3"', 'sh', src, dst, work]));
         rmSync(dst);
         const key = `obj-${size}-${i}`;
+        rss.phase('upload');
         up += await time(() =>
           http(server, 'POST', `/object/bench/${key}`, {
             body: createReadStream(src),
@@ -167,58 +185,36 @@ async function main() {
             headers: { 'content-type': 'application/octet-stream' },
           }),
         );
+        rss.phase('idle');
+        cat += await time(async () => {
+          const n = await drain('cat', [src]);
+          if (n !== size) throw new Error(`cat read ${n} of ${size} bytes`);
+        });
+        rss.phase('download');
         down += await time(async () => {
           const n = await http(server, 'GET', `/object/bench/${key}`);
           if (n !== size) throw new Error(`downloaded ${n} of ${size} bytes`);
         });
+        rss.phase('idle');
         await http(server, 'DELETE', `/object/bench/${key}`);
       }
+      const peaks = rss.stop();
       rmSync(src);
       const mbps = (t) => (size * reps) / MiB / t;
       results.sizes.push({
         size,
         reps,
-        copyMiBps: mbps(copy),
+        copySyncMiBps: mbps(copy),
+        catMiBps: mbps(cat),
         uploadMiBps: mbps(up),
         downloadMiBps: mbps(down),
         uploadRatio: mbps(up) / mbps(copy),
-        downloadRatio: mbps(down) / mbps(copy),
+        downloadRatio: mbps(down) / mbps(cat),
+        rssBaseline: peaks.baseline,
+        rssUploadPeak: peaks.upload,
+        rssDownloadPeak: peaks.download,
       });
     }
-
-    // Peak RSS of the server while one large object streams up, then down.
-    const src = join(work, 'src-rss');
-    await makeFile(src, RSS_SIZE);
-    await new Promise((r) => setTimeout(r, 500));
-    const baseline = rssOf(child.pid);
-    const sample = (phase) => {
-      let peak = 0;
-      const t = setInterval(() => (peak = Math.max(peak, rssOf(child.pid))), 20);
-      return () => {
-        clearInterval(t);
-        results.rss[phase] = Math.max(peak, rssOf(child.pid));
-      };
-    };
-    let stop = sample('uploadPeak');
-    const upT = await time(() =>
-      http(server, 'POST', '/object/bench/rss', {
-        body: createReadStream(src),
-        size: RSS_SIZE,
-        headers: { 'content-type': 'application/octet-stream' },
-      }),
-    );
-    stop();
-    stop = sample('downloadPeak');
-    const downT = await time(() => http(server, 'GET', '/object/bench/rss'));
-    stop();
-    rmSync(src);
-    results.rss = {
-      objectSize: RSS_SIZE,
-      baseline,
-      ...results.rss,
-      uploadMiBps: RSS_SIZE / MiB / upT,
-      downloadMiBps: RSS_SIZE / MiB / downT,
-    };
   } finally {
     child.send('stop');
     await new Promise((r) => child.once('exit', r));
@@ -226,6 +222,46 @@ async function main() {
     rmSync(work, { recursive: true, force: true });
   }
   report(results);
+}
+
+/** Runs a command to completion (stdio ignored); rejects on a non-zero exit. */
+function run(cmd, args) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd, args, { stdio: 'ignore' });
+    p.on('error', reject);
+    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited with ${code}`))));
+  });
+}
+
+/** Runs a command and drains its stdout; resolves with the byte count. */
+function drain(cmd, args) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let bytes = 0;
+    p.stdout.on('data', (c) => (bytes += c.length));
+    p.on('error', reject);
+    p.on('close', (code) => (code === 0 ? resolve(bytes) : reject(new Error(`${cmd} exited with ${code}`))));
+  });
+}
+
+/** Samples the server's RSS every 20 ms, keeping the peak per phase (upload / download). */
+function sampleRss(pid) {
+  const peaks = { baseline: rssOf(pid), upload: 0, download: 0 };
+  let phase = 'idle';
+  const take = () => {
+    if (phase !== 'idle') peaks[phase] = Math.max(peaks[phase], rssOf(pid));
+  };
+  const t = setInterval(take, 20);
+  return {
+    phase(p) {
+      take();
+      phase = p;
+    },
+    stop() {
+      clearInterval(t);
+      return peaks;
+    },
+  };
 }
 
 function bufferStream(s) {
@@ -236,23 +272,37 @@ function report(r) {
   const f = (n, d = 1) => n.toFixed(d);
   const mib = (b) => `${f(b / MiB)} MiB`;
   console.log(`backend: ${r.backend}${r.quick ? ' (quick)' : ''}`);
-  const rows = [['size', 'reps', 'file copy MiB/s', 'upload MiB/s', 'ratio', 'download MiB/s', 'ratio']];
+  const rows = [
+    [
+      'size',
+      'reps',
+      'cp+fsync MiB/s',
+      'upload MiB/s',
+      'ratio',
+      'cat MiB/s',
+      'download MiB/s',
+      'ratio',
+      'RSS base',
+      'RSS up peak',
+      'RSS down peak',
+    ],
+  ];
   for (const s of r.sizes)
     rows.push([
       mib(s.size),
       String(s.reps),
-      f(s.copyMiBps),
+      f(s.copySyncMiBps),
       f(s.uploadMiBps),
       f(s.uploadRatio, 2),
+      f(s.catMiBps),
       f(s.downloadMiBps),
       f(s.downloadRatio, 2),
+      mib(s.rssBaseline),
+      mib(s.rssUploadPeak),
+      mib(s.rssDownloadPeak),
     ]);
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
   for (const row of rows) console.log(row.map((c, i) => c.padStart(widths[i])).join('  '));
-  console.log(
-    `\nserver RSS with a ${mib(r.rss.objectSize)} object: baseline ${mib(r.rss.baseline)}, peak during upload ${mib(r.rss.uploadPeak)} (${f(r.rss.uploadMiBps)} MiB/s), ` +
-      `peak during download ${mib(r.rss.downloadPeak)} (${f(r.rss.downloadMiBps)} MiB/s)`,
-  );
   const dir = join(here, '..', 'results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `storage-${r.when.replace(/[:.]/g, '-')}.json`);

@@ -21,8 +21,8 @@ import type {
   SweepOptions,
   SweepReport,
 } from './interface.js';
+import { VERSION } from './interface.js';
 
-const VERSION = /^[0-9a-f-]{36}$/;
 const VERSION_LEAF = /^~([0-9a-f-]{36})$/;
 /** Unreferenced versions are checked against the database this many at a time. */
 const SWEEP_BATCH = 256;

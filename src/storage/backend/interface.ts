@@ -79,3 +79,6 @@ export interface StorageBackend {
   sweep(opts: SweepOptions): Promise<SweepReport>;
   close(): Promise<void>;
 }
+
+/** An object version as the backends name it: a UUID. */
+export const VERSION = /^[0-9a-f-]{36}$/;

@@ -17,6 +17,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Readable } from 'node:stream';
 import { MeteredStream } from './metered-stream.js';
+import type { StrataConfig } from '../../config.js';
 import type {
   ByteRange,
   ObjectLocation,
@@ -26,17 +27,10 @@ import type {
   SweepOptions,
   SweepReport,
 } from './interface.js';
+import { VERSION } from './interface.js';
 
-const VERSION = /^[0-9a-f-]{36}$/;
-
-export interface S3BackendConfig {
-  endpoint?: string;
-  region: string;
-  bucket: string;
-  accessKeyId?: string;
-  secretAccessKey?: string;
-  forcePathStyle: boolean;
-}
+/** The S3 settings of config.ts (one shape for both). */
+export type S3BackendConfig = NonNullable<StrataConfig['s3']>;
 
 export function createS3Client(cfg: S3BackendConfig): S3Client {
   return new S3Client({

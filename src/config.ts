@@ -138,6 +138,12 @@ export interface FunctionsConfig {
   logLimit: number;
   /** The Deno binary (STRATA_DENO_BIN); default: the one from the `deno` npm package. */
   denoBin?: string;
+  /**
+   * Start a worker as soon as a function is deployed/updated, and restart the recycled workers of
+   * a secrets change, so the first request does not pay the cold start (STRATA_FUNCTIONS_PREWARM,
+   * default 1; 0 disables). Never evicts: only when fewer than maxWorkers are running.
+   */
+  prewarm?: boolean;
 }
 
 function num(v: string | undefined, d: number): number {
@@ -225,6 +231,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
       bodyLimit: num(env.STRATA_FUNCTIONS_BODY_LIMIT, 20 * 1024 * 1024),
       logLimit: Math.max(1, num(env.STRATA_FUNCTIONS_LOG_LIMIT, 1000)),
       denoBin: env.STRATA_DENO_BIN || undefined,
+      prewarm: env.STRATA_FUNCTIONS_PREWARM !== '0',
     },
   };
 }

@@ -1,5 +1,7 @@
-// Edge Functions benchmark: cold start (first request to a freshly deployed function: bundle
-// written, Deno worker spawned, module loaded, answered) and warm requests/s of a hello-world
+// Edge Functions benchmark: cold start (first request to a freshly deployed function: its worker
+// is started when the deploy is saved, the request waits for what is left of that start), start on
+// request (the same functions after their workers were reaped idle: Deno spawned, module loaded,
+// answered, all in the request) and warm requests/s of a hello-world
 // function at {project}/functions/v1/hello, side by side with the same handler on plain node:http
 // in the same run (the floor). Goals: warm >= 0.7 of the floor, cold start < 300 ms.
 // BENCH_QUICK=1 runs shorter. Prints a table and writes benchmarks/results/functions-<timestamp>.json.
@@ -81,7 +83,11 @@ async function bareDeno() {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-const platform = await start('server.mjs', { BENCH_DATA_DIR: join(work, 'data') });
+const IDLE_MS = 1500;
+const platform = await start('server.mjs', {
+  BENCH_DATA_DIR: join(work, 'data'),
+  BENCH_IDLE_MS: String(IDLE_MS),
+});
 const floor = await start('floor.mjs');
 try {
   const { info } = platform;
@@ -100,12 +106,24 @@ try {
     if (res.status !== 200) throw new Error(`cold ${slug}: ${res.status}`);
   }
 
+  // Start on request: the workers above are reaped once idle (reaper runs each second).
+  await new Promise((r) => setTimeout(r, IDLE_MS + 2500));
+  const spawn = [];
+  for (let i = 0; i < COLD_RUNS; i++) {
+    const t = performance.now();
+    const res = await fetch(fnUrl(`cold-${i}`), { headers: auth });
+    await res.text();
+    spawn.push(performance.now() - t);
+    if (res.status !== 200) throw new Error(`spawn cold-${i}: ${res.status}`);
+  }
+
   const bare = [];
   for (let i = 0; i < COLD_RUNS; i++) bare.push(await bareDeno());
 
+  // The floor first: the function's worker must not sit idle (reaped) between warm-up and load.
+  const floorRun = await load(floor.info.url, {});
   await deploy(info, 'hello');
   for (let i = 0; i < 50; i++) await (await fetch(fnUrl('hello'), { headers: auth })).text();
-  const floorRun = await load(floor.info.url, {});
   const fnRun = await load(fnUrl('hello'), auth);
 
   const result = {
@@ -114,6 +132,7 @@ try {
     duration_s: DURATION,
     connections: CONNECTIONS,
     cold_start_ms: { runs: cold.map((x) => Math.round(x)), median: Math.round(median(cold)) },
+    start_on_request_ms: { runs: spawn.map((x) => Math.round(x)), median: Math.round(median(spawn)) },
     bare_deno_start_ms: { runs: bare.map((x) => Math.round(x)), median: Math.round(median(bare)) },
     warm: {
       function_rps: Math.round(fnRun.requests.average),
@@ -129,6 +148,9 @@ try {
   console.log('\nEdge Functions (hello world)');
   console.log(
     `  cold start      median ${result.cold_start_ms.median} ms   runs ${result.cold_start_ms.runs.join(', ')} ms   (goal < 300 ms)`,
+  );
+  console.log(
+    `  start on request median ${result.start_on_request_ms.median} ms   runs ${result.start_on_request_ms.runs.join(', ')} ms   (worker reaped idle, started by the request)`,
   );
   console.log(
     `  bare deno run   median ${result.bare_deno_start_ms.median} ms   (an empty script: the floor of any cold start here)`,

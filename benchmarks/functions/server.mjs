@@ -11,6 +11,9 @@ const config = {
   dbPort: 0,
   databaseUrl: undefined,
 };
+// run.mjs lets idle workers go quickly, to time a start on request (no pre-started worker).
+if (process.env.BENCH_IDLE_MS)
+  config.functions = { ...config.functions, idleTimeoutMs: Number(process.env.BENCH_IDLE_MS) };
 const running = await startPlatform(config);
 const project = await running.platform.defaultProject();
 process.send?.({

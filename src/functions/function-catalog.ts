@@ -27,10 +27,14 @@ const RECORD_TTL_MS = 5_000;
 
 export class FunctionCatalog {
   private readonly entries = new Map<string, Entry>();
+  /** The last API URL each project's functions were invoked at (SUPABASE_URL of pre-started workers). */
+  private readonly apiUrls = new Map<string, string>();
 
   constructor(
     private readonly platform: Platform,
     readonly runtime: FunctionsRuntime,
+    /** http://host:port the platform listens on, when known: pre-started workers' API URL before any invocation. */
+    private readonly serverUrl: () => string | undefined = () => undefined,
   ) {}
 
   async record(ref: string, slug: string): Promise<FunctionRecord | undefined> {
@@ -50,6 +54,7 @@ export class FunctionCatalog {
   /** The worker spec of a function's current version (files written on first use). */
   spec(ctx: ProjectContext, record: FunctionRecord, apiUrl: string): Promise<FunctionSpec> {
     const key = `${ctx.ref}/${record.slug}`;
+    this.apiUrls.set(ctx.ref, apiUrl);
     let entry = this.entries.get(key);
     if (!entry) {
       entry = { record, expires: Date.now() + RECORD_TTL_MS };
@@ -109,6 +114,29 @@ export class FunctionCatalog {
   invalidate(ref: string, slug?: string): void {
     for (const key of [...this.entries.keys()])
       if (key.startsWith(`${ref}/`) && (!slug || key === `${ref}/${slug}`)) this.entries.delete(key);
-    this.runtime.recycle(ref, slug);
+    const recycled = this.runtime.recycle(ref, slug);
+    if (this.runtime.config.prewarm === false) return;
+    // A deploy/update starts its function's worker now; a secrets change restarts the ones that ran.
+    for (const s of slug ? [slug] : recycled)
+      this.prewarm(ref, s).catch((err: unknown) =>
+        this.runtime.logs.add(ref, {
+          function_slug: s,
+          type: 'log',
+          level: 'error',
+          message: `boot error: ${err instanceof Error ? err.message : String(err)}`,
+        }),
+      );
+  }
+
+  private async prewarm(ref: string, slug: string): Promise<void> {
+    const base = this.apiUrls.get(ref);
+    const server = this.serverUrl();
+    const apiUrl = base ?? (server ? `${server}/project/${ref}` : undefined);
+    if (!apiUrl) return;
+    const ctx = await this.platform.project(ref);
+    if (!ctx) return;
+    const record = await this.record(ref, slug);
+    if (record?.status !== 'ACTIVE') return;
+    this.runtime.warm(await this.spec(ctx, record, apiUrl));
   }
 }

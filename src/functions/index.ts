@@ -21,7 +21,12 @@ export async function registerFunctions(app: FastifyInstance, platform: Platform
     denoBinary(config.denoBin),
     new FunctionLogs(config.logLimit),
   );
-  const catalog = new FunctionCatalog(platform, runtime);
+  const catalog = new FunctionCatalog(platform, runtime, () => {
+    const a = app.server.address();
+    if (!a || typeof a === 'string') return undefined;
+    const host = a.address === '0.0.0.0' || a.address === '::' ? '127.0.0.1' : a.address;
+    return `http://${host.includes(':') ? `[${host}]` : host}:${a.port}`;
+  });
   registerFunctionCatalog(platform, catalog);
   app.addHook('onClose', async () => {
     await runtime.close();

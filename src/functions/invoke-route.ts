@@ -4,7 +4,9 @@
  * chunked responses pass through as they are written). Limits end in the platform's error shapes
  * (error-responses.ts); every invocation is logged (function-logs.ts).
  */
-import { request as httpRequest, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../platform/platform.js';
 import { bearerOf } from '../auth/request-credentials.js';
@@ -25,6 +27,7 @@ const HOP_BY_HOP = new Set([
   'te',
   'trailer',
   'host',
+  'expect',
 ]);
 const PREFIX = '/functions/v1';
 
@@ -142,15 +145,14 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
     log: (status: number, errorCode?: string) => void,
   ): void {
     const { worker } = lease;
+    const pool = worker.pool;
     let done = false;
-    const upstream = httpRequest({
-      host: '127.0.0.1',
-      port: worker.port,
-      method: req.method,
-      path: req.url.slice(req.url.indexOf(PREFIX) + PREFIX.length),
-      headers: { ...forwardHeaders(req.headers), host: req.headers.host ?? 'localhost' },
-      agent: worker.agent,
-    });
+    let abort: ((err?: Error) => void) | undefined;
+    let aborted = false;
+    const stopUpstream = () => {
+      aborted = true;
+      abort?.(new Error('aborted'));
+    };
     const finish = (status: number, errorCode?: string) => {
       if (done) return;
       done = true;
@@ -160,69 +162,106 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
     };
     const fail = (e: errors.PlatformError) => {
       if (done) return;
-      upstream.destroy();
+      stopUpstream();
       if (!res.headersSent) sendError(res, e);
       else res.destroy();
       finish(e.status, e.errorCode);
     };
+    // The worker went away: the limit's reason if it was killed, else (after it had time to exit) an error.
+    const lost = () => setTimeout(() => fail(errorFor(worker.ended ?? 'crash')), worker.ended ? 0 : 200);
     const timer = setTimeout(() => void worker.kill('timeout'), limits.requestTimeoutMs);
     lease.ended.catch((why: WorkerEnd) => fail(errorFor(why)));
+    if (!pool) {
+      lost();
+      return;
+    }
 
-    // Request body: forwarded as it arrives, counted against the limit.
-    let received = 0;
-    const body = req.raw;
-    body.on('data', (chunk: Buffer) => {
-      received += chunk.length;
-      if (received > limits.bodyLimit) {
-        body.pause();
-        res.setHeader('connection', 'close');
-        fail(errors.TOO_LARGE);
-        return;
-      }
-      if (!upstream.write(chunk)) {
-        body.pause();
-        upstream.once('drain', () => body.resume());
-      }
-    });
-    body.on('end', () => upstream.end());
-    body.on('error', () => fail(errors.WORKER_ERROR));
-
-    upstream.on('response', (ures) => {
-      if (done) {
-        ures.destroy();
-        return;
-      }
-      const headers: Record<string, string | string[]> = {};
-      for (const [k, v] of Object.entries(ures.headers))
-        if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
-      res.writeHead(ures.statusCode ?? 500, headers);
-      // The head normally leaves with the first body chunk (one write). An event stream, or a body
-      // whose first chunk is slow to come, gets its head sent on its own so the client sees it now.
-      if (String(headers['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
-      else {
-        const early = setTimeout(() => {
-          if (!res.writableEnded && !res.destroyed) res.flushHeaders();
-        }, 20);
-        ures.once('data', () => clearTimeout(early));
-        ures.once('close', () => clearTimeout(early));
-      }
-      const status = ures.statusCode ?? 500;
-      ures.pipe(res);
-      ures.on('end', () =>
-        finish(status, status >= 500 ? (headers['sb-error-code'] as string | undefined) : undefined),
+    // Request body: forwarded as it arrives, counted against the limit. A request that declares
+    // no body (no content-length, no transfer-encoding) sends none, so nothing waits for its end.
+    const raw = req.raw;
+    const hasBody =
+      req.headers['transfer-encoding'] !== undefined ||
+      (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+    let body: Readable | null = null;
+    if (hasBody) {
+      body = Readable.from(
+        (async function* () {
+          let received = 0;
+          for await (const chunk of raw as AsyncIterable<Buffer>) {
+            received += chunk.length;
+            if (received > limits.bodyLimit) {
+              res.setHeader('connection', 'close');
+              fail(errors.TOO_LARGE);
+              return;
+            }
+            yield chunk;
+          }
+        })(),
+        { objectMode: false },
       );
-      ures.on('error', () => {
-        // The worker went away mid-stream: the limit's reason if it was killed, else an error.
-        setTimeout(() => fail(errorFor(worker.ended ?? 'crash')), worker.ended ? 0 : 200);
-      });
-    });
-    upstream.on('error', () => {
-      setTimeout(() => fail(errorFor(worker.ended ?? 'crash')), worker.ended ? 0 : 200);
-    });
+    } else raw.resume();
+
+    let status = 500;
+    let errorCode: string | undefined;
+    let early: NodeJS.Timeout | undefined;
+    pool.dispatch(
+      {
+        method: req.method as Dispatcher.HttpMethod,
+        path: req.url.slice(req.url.indexOf(PREFIX) + PREFIX.length),
+        headers: { ...forwardHeaders(req.headers), host: req.headers.host ?? 'localhost' },
+        body,
+      },
+      {
+        onConnect(abortFn) {
+          abort = abortFn;
+          if (aborted || done) abortFn(new Error('aborted'));
+        },
+        onError() {
+          clearTimeout(early);
+          if (!done) lost();
+        },
+        onHeaders(statusCode, rawHeaders, resume) {
+          if (done) return false;
+          status = statusCode;
+          const headers: string[] = [];
+          let eventStream = false;
+          for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+            const name = rawHeaders[i]?.toString('latin1') ?? '';
+            const lower = name.toLowerCase();
+            if (HOP_BY_HOP.has(lower)) continue;
+            const value = rawHeaders[i + 1]?.toString('latin1') ?? '';
+            if (lower === 'content-type' && value.startsWith('text/event-stream')) eventStream = true;
+            if (lower === 'sb-error-code') errorCode = value;
+            headers.push(name, value);
+          }
+          res.writeHead(statusCode, headers);
+          res.on('drain', resume);
+          // The head normally leaves with the first body chunk (one write). An event stream, or a
+          // body whose first chunk is slow to come, gets its head sent on its own so the client sees it now.
+          if (eventStream) res.flushHeaders();
+          else
+            early = setTimeout(() => {
+              if (!res.writableEnded && !res.destroyed) res.flushHeaders();
+            }, 20);
+          return true;
+        },
+        onData(chunk) {
+          clearTimeout(early);
+          if (done) return false;
+          return res.write(chunk);
+        },
+        onComplete() {
+          clearTimeout(early);
+          if (done) return;
+          res.end();
+          finish(status, status >= 500 ? errorCode : undefined);
+        },
+      },
+    );
     res.on('close', () => {
       if (!done) {
         // The client went away: stop the upstream request too.
-        upstream.destroy();
+        stopUpstream();
         finish(res.writableFinished ? res.statusCode : 499);
       }
     });

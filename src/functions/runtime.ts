@@ -38,6 +38,8 @@ const SAMPLE_MS = 50;
 export class FunctionsRuntime {
   private readonly pools = new Map<string, FunctionWorker[]>();
   private readonly leases = new Set<{ worker: FunctionWorker; cpuStart: number }>();
+  /** Pre-started workers not leased yet: their CPU counts from their start (see warm()). */
+  private readonly warming = new Map<FunctionWorker, { worker: FunctionWorker; cpuStart: number }>();
   private readonly bootstrapPath: string;
   private readonly timer: NodeJS.Timeout;
   private lastReap = Date.now();
@@ -66,6 +68,7 @@ export class FunctionsRuntime {
     if (this.closed) throw new CapacityError('The functions runtime is shutting down');
     const key = `${spec.ref}/${spec.slug}`;
     const worker = this.pick(key, spec);
+    this.warming.delete(worker);
     worker.inflight++;
     worker.lastUsed = Date.now();
     let released = false;
@@ -85,7 +88,8 @@ export class FunctionsRuntime {
       if (worker.retired && worker.inflight === 0) void worker.kill('recycled');
     };
     try {
-      await Promise.race([worker.ready, ended]);
+      if (!worker.isReady) await Promise.race([worker.ready, ended]);
+      else if (!worker.alive) throw worker.ended;
     } catch (err) {
       release();
       throw typeof err === 'string' ? new WorkerEndedError(err as WorkerEnd) : err;
@@ -111,6 +115,24 @@ export class FunctionsRuntime {
     const worker = this.spawn(key, spec);
     pool.push(worker);
     return worker;
+  }
+
+  /**
+   * Starts a worker for the function ahead of its first request, unless one with this code and
+   * environment runs already or the global limit is reached (never evicts). Until its first lease
+   * the CPU budget counts from its start, so a module that loops at import is still killed.
+   */
+  warm(spec: FunctionSpec): void {
+    if (this.closed) return;
+    const key = `${spec.ref}/${spec.slug}`;
+    const pool = (this.pools.get(key) ?? []).filter((w) => w.alive);
+    if (pool.some((w) => !w.retired && w.spec.fingerprint === spec.fingerprint)) return;
+    if (this.liveCount() >= this.config.maxWorkers) return;
+    const worker = this.spawn(key, spec);
+    pool.push(worker);
+    this.pools.set(key, pool);
+    this.warming.set(worker, { worker, cpuStart: 0 });
+    void worker.exited.then(() => this.warming.delete(worker));
   }
 
   private spawn(key: string, spec: FunctionSpec): FunctionWorker {
@@ -181,14 +203,18 @@ export class FunctionsRuntime {
   }
 
   /** Retires the project's workers (or one function's): new invocations start fresh ones. */
-  recycle(ref: string, slug?: string): void {
+  recycle(ref: string, slug?: string): string[] {
+    const slugs: string[] = [];
     for (const [key, pool] of this.pools)
-      if (key.startsWith(`${ref}/`) && (!slug || key === `${ref}/${slug}`))
+      if (key.startsWith(`${ref}/`) && (!slug || key === `${ref}/${slug}`)) {
+        if (pool.some((w) => w.alive && !w.retired)) slugs.push(key.slice(ref.length + 1));
         for (const w of pool) this.retire(w);
+      }
+    return slugs;
   }
 
   private tick(): void {
-    for (const lease of this.leases) {
+    for (const lease of [...this.leases, ...this.warming.values()]) {
       const w = lease.worker;
       if (!w.alive) continue;
       const now = w.cpuMs();

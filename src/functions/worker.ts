@@ -6,8 +6,8 @@
 import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { readFileSync } from 'node:fs';
-import { Agent } from 'node:http';
 import { createInterface } from 'node:readline';
+import { Pool } from 'undici';
 import { READY_MARKER } from './worker-bootstrap.js';
 
 /** Why a worker stopped: a limit (cpu, memory, timeout), a crash, or the platform's choice. */
@@ -33,6 +33,8 @@ export interface WorkerSpec {
 export type LogSink = (level: 'info' | 'error', line: string) => void;
 
 const CLK_TCK = 100;
+/** Connections Node keeps to one worker (a new one only when all are busy). */
+const MAX_CONNECTIONS = 256;
 
 /** Total CPU time (user + system, all threads) of a live process in ms; undefined when gone. */
 export function processCpuMs(pid: number): number | undefined {
@@ -73,8 +75,11 @@ export function denoArgs(spec: WorkerSpec): string[] {
 
 export class FunctionWorker {
   readonly child: ChildProcess;
-  readonly agent = new Agent({ keepAlive: true, maxSockets: 256, noDelay: true });
   port = 0;
+  /** Kept-alive connections to the worker's port (undici: the cheapest HTTP client hop in Node). */
+  pool?: Pool;
+  /** True once the worker listens (so a lease need not wait on `ready`). */
+  isReady = false;
   inflight = 0;
   lastUsed = Date.now();
   /** Set once the worker must take no new invocations (newer code/env); killed when idle. */
@@ -107,13 +112,13 @@ export class FunctionWorker {
     this.exited = new Promise((resolve) => {
       this.child.once('error', () => {
         this.finish('crash');
-        this.agent.destroy();
+        void this.pool?.destroy().catch(() => {});
         resolve();
       });
       this.child.once('exit', (code, signal) => {
         // Our own kills set `ended` first; anything else is a crash (V8 out of memory aborts).
         this.finish(this.ended ?? (outOfMemory(code, signal) ? 'memory' : 'crash'));
-        this.agent.destroy();
+        void this.pool?.destroy().catch(() => {});
         resolve();
       });
     });
@@ -129,8 +134,16 @@ export class FunctionWorker {
       const { stdout, stderr } = this.child as ChildProcessByStdio<Writable, Readable, Readable>;
       const out = createInterface({ input: stdout });
       out.on('line', (line) => {
-        if (this.port === 0 && line.startsWith(READY_MARKER)) {
+        if (this.port === 0 && this.alive && line.startsWith(READY_MARKER)) {
           this.port = Number(line.slice(READY_MARKER.length + 1));
+          // No client-side timeouts: the runtime's wall-clock limit ends requests (worker killed).
+          this.pool = new Pool(`http://127.0.0.1:${this.port}`, {
+            connections: MAX_CONNECTIONS,
+            pipelining: 1,
+            headersTimeout: 0,
+            bodyTimeout: 0,
+          });
+          this.isReady = true;
           clearTimeout(timer);
           resolve();
         } else onLog('info', line);

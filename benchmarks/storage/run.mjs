@@ -229,7 +229,9 @@ function run(cmd, args) {
   return new Promise((resolve, reject) => {
     const p = spawn(cmd, args, { stdio: 'ignore' });
     p.on('error', reject);
-    p.on('exit', (code) => (code === 0 ? resolve(undefined) : reject(new Error(`${cmd} exited with ${code}`))));
+    p.on('exit', (code) =>
+      code === 0 ? resolve(undefined) : reject(new Error(`${cmd} exited with ${code}`)),
+    );
   });
 }
 

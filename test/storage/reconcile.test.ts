@@ -66,49 +66,52 @@ describe.each(['file', 's3'] as const)('reconciliation (%s backend)', (kind) => 
     expect(await data?.text()).toBe('kept bytes');
   });
 
-  it.runIf(kind === 'file')('removes stale temporary files and empty folders (file backend)', async () => {
-    const root = join(h.project.filesDir, 'storage');
-    mkdirSync(join(root, '.tmp'), { recursive: true });
-    const stale = join(root, '.tmp', randomUUID());
-    writeFileSync(stale, 'half an upload');
-    const old = new Date(Date.now() - 3_600_000);
-    utimesSync(stale, old, old);
-    mkdirSync(join(root, 'buckets', b, 'empty', 'deeper'), { recursive: true });
-    mkdirSync(join(root, 'buckets', 'deleted-bucket', 'x'), { recursive: true });
-    const r = await reconcileProject(h.project, backend, 60_000);
-    expect(r.tempFiles).toBe(1);
-    expect(existsSync(stale)).toBe(false);
-    expect(existsSync(join(root, 'buckets', b, 'empty'))).toBe(false);
-    expect(existsSync(join(root, 'buckets', 'deleted-bucket'))).toBe(false);
-    expect(existsSync(join(root, 'buckets', b, 'kept'))).toBe(true);
-  });
+  // The local-disk leftovers (temporary files, folders, tus files) exist on the file backend only.
+  if (kind === 'file') {
+    it('removes stale temporary files and empty folders (file backend)', async () => {
+      const root = join(h.project.filesDir, 'storage');
+      mkdirSync(join(root, '.tmp'), { recursive: true });
+      const stale = join(root, '.tmp', randomUUID());
+      writeFileSync(stale, 'half an upload');
+      const old = new Date(Date.now() - 3_600_000);
+      utimesSync(stale, old, old);
+      mkdirSync(join(root, 'buckets', b, 'empty', 'deeper'), { recursive: true });
+      mkdirSync(join(root, 'buckets', 'deleted-bucket', 'x'), { recursive: true });
+      const r = await reconcileProject(h.project, backend, 60_000);
+      expect(r.tempFiles).toBe(1);
+      expect(existsSync(stale)).toBe(false);
+      expect(existsSync(join(root, 'buckets', b, 'empty'))).toBe(false);
+      expect(existsSync(join(root, 'buckets', 'deleted-bucket'))).toBe(false);
+      expect(existsSync(join(root, 'buckets', b, 'kept'))).toBe(true);
+    });
 
-  it.runIf(kind === 'file')('abandoned resumable uploads expire (410) and are swept', async () => {
-    const meta = `bucketName ${Buffer.from(b).toString('base64')},objectName ${Buffer.from('tus/abandoned.bin').toString('base64')}`;
-    const created = await h.api('/upload/resumable', {
-      method: 'POST',
-      token: h.project.serviceRoleKey,
-      headers: { 'tus-resumable': '1.0.0', 'upload-length': '100', 'upload-metadata': meta },
+    it('abandoned resumable uploads expire (410) and are swept', async () => {
+      const meta = `bucketName ${Buffer.from(b).toString('base64')},objectName ${Buffer.from('tus/abandoned.bin').toString('base64')}`;
+      const created = await h.api('/upload/resumable', {
+        method: 'POST',
+        token: h.project.serviceRoleKey,
+        headers: { 'tus-resumable': '1.0.0', 'upload-length': '100', 'upload-metadata': meta },
+      });
+      expect(created.status).toBe(201);
+      const dir = join(h.project.filesDir, 'storage', '.tus');
+      expect(readdirSync(dir)).toHaveLength(2);
+      await new Promise((r) => setTimeout(r, 700));
+      const path = new URL(created.headers.get('location') ?? '').pathname.replace(/^\/storage\/v1/, '');
+      const patch = await h.api(path, {
+        method: 'PATCH',
+        token: h.project.serviceRoleKey,
+        headers: {
+          'tus-resumable': '1.0.0',
+          'upload-offset': '0',
+          'content-type': 'application/offset+octet-stream',
+        },
+        body: 'x',
+      });
+      expect(patch.status).toBe(410);
+      const tus = new TusServers({ platform: h.tp.platform, backends });
+      expect(await tus.sweep(h.project, Date.now() - 60_000)).toBe(1);
+      await tus.close();
+      expect(readdirSync(dir)).toEqual([]);
     });
-    expect(created.status).toBe(201);
-    const dir = join(h.project.filesDir, 'storage', '.tus');
-    expect(readdirSync(dir)).toHaveLength(2);
-    await new Promise((r) => setTimeout(r, 700));
-    const path = new URL(created.headers.get('location') ?? '').pathname.replace(/^\/storage\/v1/, '');
-    const patch = await h.api(path, {
-      method: 'PATCH',
-      token: h.project.serviceRoleKey,
-      headers: {
-        'tus-resumable': '1.0.0',
-        'upload-offset': '0',
-        'content-type': 'application/offset+octet-stream',
-      },
-      body: 'x',
-    });
-    expect(patch.status).toBe(410);
-    const tus = new TusServers({ platform: h.tp.platform, backends });
-    expect(await tus.sweep(h.project, Date.now() - 60_000)).toBe(1);
-    await tus.close();
-    expect(readdirSync(dir)).toEqual([]);
-  });
+  }
 });

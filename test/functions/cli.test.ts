@@ -2,63 +2,28 @@
  * The real Supabase CLI (npm `supabase` v3, binary from @supabase/cli-linux-x64) deploying an
  * Edge Function with `--use-api` (multipart to POST /v1/projects/{ref}/functions/deploy), listing
  * and deleting it; the deployed function then answers at {project}/functions/v1/hello.
- * Skipped when the binary is not installed (see test/management/cli.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ProjectContext } from '../../src/platform/project-context.js';
+import { runSupabase, writeCliProfile } from '../support/supabase-cli.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { api } from '../management/api-client.js';
-
-const CANDIDATES = [
-  process.env.STRATA_SUPABASE_CLI,
-  join(process.cwd(), 'node_modules/@supabase/cli-linux-x64/bin/supabase'),
-].filter((p): p is string => !!p);
-const CLI = CANDIDATES.find((p) => existsSync(p));
 
 let tp: TestPlatform;
 let ctx: ProjectContext;
 let home: string;
 
-function supabase(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      CLI as string,
-      args,
-      {
-        cwd: home,
-        timeout: 90_000,
-        env: {
-          PATH: process.env.PATH,
-          HOME: home,
-          SUPABASE_ACCESS_TOKEN: tp.platform.defaultAccessToken,
-          SUPABASE_PROFILE: join(home, 'strata.yaml'),
-          SUPABASE_TELEMETRY_DISABLED: '1',
-          DO_NOT_TRACK: '1',
-          SUPABASE_NO_KEYRING: '1',
-          SUPABASE_YES: '1',
-          NO_COLOR: '1',
-          CI: '1',
-        },
-      },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const supabase = (args: string[]) =>
+  runSupabase(args, { home, token: tp.platform.defaultAccessToken, timeoutMs: 90_000 });
 
 beforeAll(async () => {
-  if (!CLI) return;
   tp = await startTestPlatform();
   ctx = await tp.platform.defaultProject();
   home = mkdtempSync(join(tmpdir(), 'strata-fn-cli-'));
-  writeFileSync(
-    join(home, 'strata.yaml'),
-    `name: strata\napi_url: ${tp.url}\ndashboard_url: ${tp.url}\nproject_host: localhost\n`,
-  );
+  writeCliProfile(home, tp.url);
   mkdirSync(join(home, 'supabase/functions/hello'), { recursive: true });
   mkdirSync(join(home, 'supabase/functions/_shared'), { recursive: true });
   writeFileSync(join(home, 'supabase/config.toml'), `project_id = "strata-cli-test"\n`);
@@ -85,7 +50,7 @@ afterAll(async () => {
   if (home) rmSync(home, { recursive: true, force: true });
 });
 
-describe.skipIf(!CLI)('supabase functions deploy --use-api', () => {
+describe('supabase functions deploy --use-api', () => {
   it('deploys, runs, lists and deletes a function', async () => {
     const deployed = await supabase(['functions', 'deploy', 'hello', '--project-ref', ctx.ref, '--use-api']);
     expect(deployed.code, deployed.stderr + deployed.stdout).toBe(0);

@@ -8,18 +8,12 @@
  * to parse pooler TLD") and always uses port 5432, which this machine's loopback names cannot give.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runSupabase, writeCliProfile, type CliRun as Run } from '../support/supabase-cli.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { api } from './api-client.js';
-
-const CANDIDATES = [
-  process.env.STRATA_SUPABASE_CLI,
-  join(process.cwd(), 'node_modules/@supabase/cli-linux-x64/bin/supabase'),
-].filter((p): p is string => !!p);
-const CLI = CANDIDATES.find((p) => existsSync(p));
 
 let tp: TestPlatform;
 let home: string;
@@ -29,55 +23,17 @@ let dbUrl: string;
 const DB_PASS = 'cli-db-pass-1';
 const poolerHost = `127.${10 + Math.floor(Math.random() * 200)}.${1 + Math.floor(Math.random() * 250)}.${1 + Math.floor(Math.random() * 250)}`;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function supabase(args: string[], env: Record<string, string> = {}, cwd = workdir): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      CLI as string,
-      args,
-      {
-        cwd,
-        timeout: 120_000,
-        maxBuffer: 16 * 1024 * 1024,
-        env: {
-          PATH: process.env.PATH,
-          HOME: home,
-          SUPABASE_ACCESS_TOKEN: tp.platform.defaultAccessToken,
-          SUPABASE_PROFILE: join(home, 'strata.yaml'),
-          SUPABASE_TELEMETRY_DISABLED: '1',
-          DO_NOT_TRACK: '1',
-          SUPABASE_NO_KEYRING: '1',
-          SUPABASE_YES: '1',
-          NO_COLOR: '1',
-          CI: '1',
-          ...env,
-        },
-      },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-    // Some commands (`migration new`) read SQL from a non-TTY stdin: give them an empty one.
-    child.stdin?.end();
-  });
-}
+const supabase = (args: string[], env: Record<string, string> = {}, cwd = workdir): Promise<Run> =>
+  runSupabase(args, { home, token: tp.platform.defaultAccessToken, cwd, env });
 
 const show = (r: Run) => `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
 
 beforeAll(async () => {
-  if (!CLI) return;
   tp = await startTestPlatform({ poolerHost, poolerPort: 0 });
   home = mkdtempSync(join(tmpdir(), 'strata-cli-db-'));
   workdir = join(home, 'app');
   mkdirSync(workdir);
-  writeFileSync(
-    join(home, 'strata.yaml'),
-    `name: strata\napi_url: ${tp.url}\ndashboard_url: ${tp.url}\nproject_host: localhost\n`,
-  );
+  writeCliProfile(home, tp.url);
   const created = await api(tp, 'POST', '/v1/projects', {
     body: { name: 'cli-db', organization_slug: 'default-org', db_pass: DB_PASS },
   });
@@ -91,7 +47,7 @@ afterAll(async () => {
   if (home) rmSync(home, { recursive: true, force: true });
 });
 
-describe.skipIf(!CLI)('Supabase CLI 3 database workflow against the platform', { timeout: 300_000 }, () => {
+describe('Supabase CLI 3 database workflow against the platform', { timeout: 300_000 }, () => {
   it('the pooler router is listening where /config/database/pooler says', async () => {
     const port = tp.platform.pooler?.port;
     expect(tp.platform.pooler).toEqual({ host: poolerHost, port: expect.any(Number) });

@@ -4,61 +4,26 @@
  * another binary; without one the suite fails rather than skips.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
+import { runSupabase, writeCliProfile } from '../support/supabase-cli.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { api } from './api-client.js';
-
-const CANDIDATES = [
-  process.env.STRATA_SUPABASE_CLI,
-  join(process.cwd(), 'node_modules/@supabase/cli-linux-x64/bin/supabase'),
-].filter((p): p is string => !!p);
-const found = CANDIDATES.find((p) => existsSync(p));
-if (!found) throw new Error(`Supabase CLI binary not found (looked at ${CANDIDATES.join(', ')}): run npm ci`);
-const CLI: string = found;
 
 let tp: TestPlatform;
 let home: string;
 let ref: string;
 
-function supabase(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      CLI,
-      args,
-      {
-        cwd: home,
-        timeout: 60_000,
-        env: {
-          PATH: process.env.PATH,
-          HOME: home,
-          SUPABASE_ACCESS_TOKEN: tp.platform.defaultAccessToken,
-          SUPABASE_PROFILE: join(home, 'strata.yaml'),
-          SUPABASE_TELEMETRY_DISABLED: '1',
-          DO_NOT_TRACK: '1',
-          SUPABASE_NO_KEYRING: '1',
-          SUPABASE_YES: '1',
-          NO_COLOR: '1',
-          CI: '1',
-        },
-      },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const supabase = (args: string[]) =>
+  runSupabase(args, { home, token: tp.platform.defaultAccessToken, timeoutMs: 60_000 });
 
 beforeAll(async () => {
   tp = await startTestPlatform();
   ref = tp.platform.defaultRef;
   home = mkdtempSync(join(tmpdir(), 'strata-cli-'));
-  writeFileSync(
-    join(home, 'strata.yaml'),
-    `name: strata\napi_url: ${tp.url}\ndashboard_url: ${tp.url}\nproject_host: localhost\n`,
-  );
+  writeCliProfile(home, tp.url);
 });
 afterAll(async () => {
   await tp?.close();

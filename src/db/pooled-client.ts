@@ -21,12 +21,15 @@ export function discardClient(client: pg.PoolClient, reason: unknown): void {
 }
 
 /** Brings the client back to idle; returns the error to release it with when that is not possible. */
-async function settle(client: pg.PoolClient): Promise<Error | undefined> {
+async function settle(client: pg.PoolClient, failed: boolean): Promise<Error | undefined> {
   const marked = discarded.get(client);
   if (marked) return marked;
   // 'I' idle, 'T' in a transaction, 'E' in a failed transaction, null before the first ReadyForQuery.
+  // After an error the status can still read 'I': node-postgres rejects the query on ErrorResponse,
+  // and the ReadyForQuery that says 'E' may not have arrived yet. So a failed `work` always rolls
+  // back (the rollback waits for that ReadyForQuery; outside a transaction it is a no-op).
   const status = client.getTransactionStatus();
-  if (status === 'I') return undefined;
+  if (status === 'I' && !failed) return undefined;
   try {
     // Bounded: a connection that does not answer is destroyed rather than waited for.
     await client.query({ text: 'rollback', query_timeout: SETTLE_TIMEOUT_MS } as pg.QueryConfig);
@@ -50,11 +53,14 @@ export async function withPooledClient<T>(
   const onError = (err: Error) => {
     lost ??= err;
   };
+  let failed = true;
   try {
     client.on('error', onError);
-    return await work(client);
+    const result = await work(client);
+    failed = false;
+    return result;
   } finally {
-    const failure = lost ?? (await settle(client));
+    const failure = lost ?? (await settle(client, failed));
     client.removeListener('error', onError);
     client.release(lost ?? failure);
   }

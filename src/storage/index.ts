@@ -1,6 +1,6 @@
 /**
- * Storage API, mounted at {project}/storage/v1: buckets, objects, signed URLs (see
- * /work/shared/spec/storage.md for the wire contract). Two encapsulated contexts share one router:
+ * Storage API, mounted at {project}/storage/v1: buckets, objects, signed URLs, wire-compatible
+ * with supabase/storage (`src/http/routes` there). Two encapsulated contexts share one router:
  * upload routes, whose bodies stay streams whatever their Content-Type (multipart is parsed
  * lazily by @fastify/multipart), and JSON routes.
  */

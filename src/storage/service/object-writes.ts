@@ -111,6 +111,32 @@ export async function commitWrite(
 }
 
 /**
+ * Steps 7 and 8 for bytes just written at `w`'s version: commit the row (the bytes must still be
+ * there), then drop the version it replaced; if the commit fails, the new bytes go instead.
+ * Returns the row id.
+ */
+export async function commitNewBytes(
+  backend: StorageBackend,
+  project: ProjectContext,
+  caller: Caller,
+  operation: string,
+  w: ObjectWrite & { version: string },
+  upsert: boolean,
+): Promise<string> {
+  const loc = { bucket: w.bucket, key: w.key, version: w.version };
+  let committed: Awaited<ReturnType<typeof commitWrite>>;
+  try {
+    committed = await commitWrite(project, caller, operation, w, upsert, requireBytes(backend, loc));
+  } catch (err) {
+    await backend.delete([loc]).catch(() => {});
+    throw err;
+  }
+  if (committed.previousVersion && committed.previousVersion !== w.version)
+    await backend.delete([{ ...loc, version: committed.previousVersion }]).catch(() => {});
+  return committed.id;
+}
+
+/**
  * S16 commit: the source row (still at `fromVersion`) moves to the destination in place (id kept),
  * with the caller as owner and the new bytes' metadata.
  */

@@ -9,7 +9,7 @@ import type { StorageBackend } from '../backend/interface.js';
 import { SERVICE, ownerUuid, type Caller } from '../auth.js';
 import { errors } from '../errors.js';
 import { assertKey } from '../keys.js';
-import { commitMove, commitWrite, requireBytes } from './object-writes.js';
+import { commitMove, commitNewBytes } from './object-writes.js';
 import { findObject, requireObject, type ObjectRow, type SystemMetadata } from './objects.js';
 
 export interface Transfer {
@@ -108,23 +108,14 @@ export async function copyObject(t: Transfer, o: CopyOptions): Promise<ObjectRow
   }
   const { version, metadata } = await copyBytes(t, src, meta);
   const dst = { bucket: t.destinationBucket, key: t.destinationKey, version };
-  let committed: Awaited<ReturnType<typeof commitWrite>>;
-  try {
-    committed = await commitWrite(
-      t.project,
-      t.caller,
-      'storage.object.copy',
-      { ...dst, owner: ownerUuid(t.caller), ownerId: t.caller.sub ?? null, metadata, userMetadata },
-      o.upsert,
-      requireBytes(t.backend, dst),
-    );
-  } catch (err) {
-    await t.backend.delete([dst]).catch(() => {});
-    throw err;
-  }
-  if (committed.previousVersion && committed.previousVersion !== version) {
-    await t.backend.delete([{ ...dst, version: committed.previousVersion }]).catch(() => {});
-  }
+  await commitNewBytes(
+    t.backend,
+    t.project,
+    t.caller,
+    'storage.object.copy',
+    { ...dst, owner: ownerUuid(t.caller), ownerId: t.caller.sub ?? null, metadata, userMetadata },
+    o.upsert,
+  );
   // The reply shows the row just written; read back bypassing RLS, since writing it needed only INSERT.
   const row = await findObject(
     t.project,

@@ -11,7 +11,7 @@ import { errors } from '../errors.js';
 import { assertKey, isFolderPlaceholder } from '../keys.js';
 import { checkMimeType, effectiveLimit } from '../limits.js';
 import { bucketLimits } from './buckets.js';
-import { commitWrite, dryRunWrite, requireBytes, type ObjectWrite } from './object-writes.js';
+import { commitNewBytes, dryRunWrite, type ObjectWrite } from './object-writes.js';
 import type { SystemMetadata } from './objects.js';
 import type { Readable } from 'node:stream';
 
@@ -85,24 +85,13 @@ export async function uploadObject(u: UploadRequest): Promise<{ Id: string; Key:
     httpStatusCode: 200,
     ...(body.xRobotsTag ? { xRobotsTag: body.xRobotsTag } : {}),
   };
-  let committed: Awaited<ReturnType<typeof commitWrite>>;
-  try {
-    committed = await commitWrite(
-      u.project,
-      u.writer,
-      u.operation,
-      { ...candidate, metadata, version },
-      u.upsert,
-      requireBytes(u.backend, loc),
-    );
-  } catch (err) {
-    await u.backend.delete([loc]).catch(() => {});
-    throw err;
-  }
-  if (committed.previousVersion && committed.previousVersion !== version) {
-    await u.backend
-      .delete([{ bucket: u.bucket, key: u.key, version: committed.previousVersion }])
-      .catch(() => {});
-  }
-  return { Id: committed.id, Key: `${u.bucket}/${u.key}` };
+  const id = await commitNewBytes(
+    u.backend,
+    u.project,
+    u.writer,
+    u.operation,
+    { ...candidate, metadata, version },
+    u.upsert,
+  );
+  return { Id: id, Key: `${u.bucket}/${u.key}` };
 }

@@ -24,12 +24,16 @@ const aad = (ref: string, accessKey: string) => `storage_s3_access_keys:${ref}:$
 const CACHE_MS = 30_000;
 const cache = new Map<string, { ref: string; secret: string; at: number }>();
 
-function infoOf(r: {
+/** The columns both the insert and the listing return. */
+interface AccessKeyRow {
   id: string;
   description: string;
   access_key_id: string;
   created_at: Date;
-}): AccessKeyInfo {
+}
+const ROW_COLUMNS = 'id, description, access_key_id, created_at';
+
+function infoOf(r: AccessKeyRow): AccessKeyInfo {
   return {
     id: r.id,
     description: r.description,
@@ -46,14 +50,9 @@ export async function createAccessKey(
   const id = randomUUID();
   const accessKey = randomBytes(16).toString('hex');
   const secret = randomBytes(32).toString('hex');
-  const { rows } = await platform.pool.query<{
-    id: string;
-    description: string;
-    access_key_id: string;
-    created_at: Date;
-  }>(
+  const { rows } = await platform.pool.query<AccessKeyRow>(
     `insert into storage_s3_access_keys (id, project_ref, access_key_id, secret_encrypted, description)
-     values ($1, $2, $3, $4, $5) returning id, description, access_key_id, created_at`,
+     values ($1, $2, $3, $4, $5) returning ${ROW_COLUMNS}`,
     [id, ref, accessKey, sealSecret(platform.state.platformKey, secret, aad(ref, accessKey)), description],
   );
   const row = rows[0];
@@ -62,13 +61,8 @@ export async function createAccessKey(
 }
 
 export async function listAccessKeys(platform: Platform, ref: string): Promise<AccessKeyInfo[]> {
-  const { rows } = await platform.pool.query<{
-    id: string;
-    description: string;
-    access_key_id: string;
-    created_at: Date;
-  }>(
-    `select id, description, access_key_id, created_at from storage_s3_access_keys
+  const { rows } = await platform.pool.query<AccessKeyRow>(
+    `select ${ROW_COLUMNS} from storage_s3_access_keys
      where project_ref = $1 order by created_at, id`,
     [ref],
   );

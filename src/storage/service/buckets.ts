@@ -2,7 +2,7 @@
 import type { ProjectContext } from '../../platform/project-context.js';
 import { SERVICE, ownerUuid, type Caller } from '../auth.js';
 import { errors } from '../errors.js';
-import { inTx } from './tx.js';
+import { inTx, rowsInTx } from './tx.js';
 
 export interface BucketRow {
   id: string;
@@ -95,22 +95,19 @@ export async function listBuckets(
     params.push(q.offset);
     sql += ` offset $${params.length}`;
   }
-  return inTx(
-    project,
-    caller,
-    'storage.bucket.list',
-    async (db) => (await db.query<BucketRow>(sql, params)).rows,
-  );
+  return rowsInTx<BucketRow>(project, caller, 'storage.bucket.list', sql, params);
 }
 
 export async function getBucket(project: ProjectContext, caller: Caller, id: string): Promise<BucketRow> {
-  const row = await inTx(
-    project,
-    caller,
-    'storage.bucket.get',
-    async (db) =>
-      (await db.query<BucketRow>(`select ${COLUMNS} from storage.buckets where id = $1`, [id])).rows[0],
-  );
+  const row = (
+    await rowsInTx<BucketRow>(
+      project,
+      caller,
+      'storage.bucket.get',
+      `select ${COLUMNS} from storage.buckets where id = $1`,
+      [id],
+    )
+  )[0];
   if (!row) throw errors.noSuchBucket();
   return row;
 }
@@ -124,18 +121,15 @@ export async function bucketLimits(
   id: string,
   key?: string,
 ): Promise<BucketLimits & { keyExists: boolean }> {
-  const row = await inTx(
-    project,
-    SERVICE,
-    'storage.bucket.get',
-    async (db) =>
-      (
-        await db.query<BucketRow & { key_exists: boolean }>(
-          `select ${COLUMNS}, exists (select 1 from storage.objects where bucket_id = $1 and name = $2) as key_exists from storage.buckets where id = $1`,
-          [id, key ?? null],
-        )
-      ).rows[0],
-  );
+  const row = (
+    await rowsInTx<BucketRow & { key_exists: boolean }>(
+      project,
+      SERVICE,
+      'storage.bucket.get',
+      `select ${COLUMNS}, exists (select 1 from storage.objects where bucket_id = $1 and name = $2) as key_exists from storage.buckets where id = $1`,
+      [id, key ?? null],
+    )
+  )[0];
   if (!row) throw errors.noSuchBucket();
   return {
     keyExists: row.key_exists,

@@ -2,7 +2,7 @@
 import type { ProjectContext } from '../../platform/project-context.js';
 import { SERVICE, type Caller } from '../auth.js';
 import { errors } from '../errors.js';
-import { inTx } from './tx.js';
+import { inTx, rowsInTx } from './tx.js';
 
 /** System metadata (§1.7). */
 export interface SystemMetadata {
@@ -58,18 +58,15 @@ export async function findObject(
   bucket: string,
   key: string,
 ): Promise<ObjectRow | undefined> {
-  return inTx(
-    project,
-    caller,
-    operation,
-    async (db) =>
-      (
-        await db.query<ObjectRow>(
-          `select ${OBJECT_COLUMNS} from storage.objects where bucket_id = $1 and name = $2`,
-          [bucket, key],
-        )
-      ).rows[0],
-  );
+  return (
+    await rowsInTx<ObjectRow>(
+      project,
+      caller,
+      operation,
+      `select ${OBJECT_COLUMNS} from storage.objects where bucket_id = $1 and name = $2`,
+      [bucket, key],
+    )
+  )[0];
 }
 
 /**
@@ -82,22 +79,19 @@ export async function findWithBucket(
   bucket: string,
   key: string,
 ): Promise<{ isPublic: boolean; row?: ObjectRow }> {
-  const r = await inTx(
-    project,
-    SERVICE,
-    operation,
-    async (db) =>
-      (
-        await db.query<ObjectRow & { bucket_public: boolean | null; object_id: string | null }>(
-          `select b.public as bucket_public, o.id as object_id, ${OBJECT_COLUMNS.split(', ')
-            .map((c) => `o.${c}`)
-            .join(', ')}
+  const r = (
+    await rowsInTx<ObjectRow & { bucket_public: boolean | null; object_id: string | null }>(
+      project,
+      SERVICE,
+      operation,
+      `select b.public as bucket_public, o.id as object_id, ${OBJECT_COLUMNS.split(', ')
+        .map((c) => `o.${c}`)
+        .join(', ')}
          from storage.buckets b left join storage.objects o on o.bucket_id = b.id and o.name = $2
          where b.id = $1`,
-          [bucket, key],
-        )
-      ).rows[0],
-  );
+      [bucket, key],
+    )
+  )[0];
   if (!r) throw errors.noSuchBucket();
   const { bucket_public, object_id, ...row } = r;
   return { isPublic: bucket_public === true, row: object_id ? (row as ObjectRow) : undefined };
@@ -123,18 +117,15 @@ export async function deleteObject(
   key: string,
 ): Promise<ObjectRow> {
   if (!(await findObject(project, SERVICE, 'storage.object.delete', bucket, key))) throw errors.noSuchKey();
-  const row = await inTx(
-    project,
-    caller,
-    'storage.object.delete',
-    async (db) =>
-      (
-        await db.query<ObjectRow>(
-          `delete from storage.objects where bucket_id = $1 and name = $2 returning ${OBJECT_COLUMNS}`,
-          [bucket, key],
-        )
-      ).rows[0],
-  );
+  const row = (
+    await rowsInTx<ObjectRow>(
+      project,
+      caller,
+      'storage.object.delete',
+      `delete from storage.objects where bucket_id = $1 and name = $2 returning ${OBJECT_COLUMNS}`,
+      [bucket, key],
+    )
+  )[0];
   if (!row) throw errors.accessDenied('Access denied');
   return row;
 }
@@ -146,17 +137,12 @@ export async function deleteObjects(
   bucket: string,
   names: string[],
 ): Promise<ObjectRow[]> {
-  return inTx(
+  return rowsInTx<ObjectRow>(
     project,
     caller,
     'storage.object.delete_many',
-    async (db) =>
-      (
-        await db.query<ObjectRow>(
-          `delete from storage.objects where bucket_id = $1 and name = any($2::text[]) returning ${OBJECT_COLUMNS}`,
-          [bucket, names],
-        )
-      ).rows,
+    `delete from storage.objects where bucket_id = $1 and name = any($2::text[]) returning ${OBJECT_COLUMNS}`,
+    [bucket, names],
   );
 }
 
@@ -213,22 +199,12 @@ export async function listObjects(
   bucket: string,
   o: ListOptions,
 ): Promise<ListEntry[]> {
-  return inTx(
+  return rowsInTx<ListEntry>(
     project,
     caller,
     'storage.object.list',
-    async (db) =>
-      (
-        await db.query<ListEntry>('select * from storage.search($1, $2, $3, 1, $4, $5, $6, $7)', [
-          o.prefix,
-          bucket,
-          o.limit,
-          o.offset,
-          o.search,
-          o.sortColumn,
-          o.sortOrder,
-        ])
-      ).rows,
+    'select * from storage.search($1, $2, $3, 1, $4, $5, $6, $7)',
+    [o.prefix, bucket, o.limit, o.offset, o.search, o.sortColumn, o.sortOrder],
   );
 }
 
@@ -240,17 +216,12 @@ export async function visibleNames(
   bucket: string,
   names: string[],
 ): Promise<Set<string>> {
-  const rows = await inTx(
+  const rows = await rowsInTx<{ name: string }>(
     project,
     caller,
     operation,
-    async (db) =>
-      (
-        await db.query<{ name: string }>(
-          'select name from storage.objects where bucket_id = $1 and name = any($2::text[])',
-          [bucket, names],
-        )
-      ).rows,
+    'select name from storage.objects where bucket_id = $1 and name = any($2::text[])',
+    [bucket, names],
   );
   return new Set(rows.map((r) => r.name));
 }

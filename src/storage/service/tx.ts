@@ -40,6 +40,17 @@ export async function inTx<T>(
   }
 }
 
+/** One statement as the caller in its own transaction (inTx's error mapping): its rows. */
+export async function rowsInTx<R extends object>(
+  project: ProjectContext,
+  caller: Caller,
+  operation: string,
+  sql: string,
+  params: unknown[],
+): Promise<R[]> {
+  return inTx(project, caller, operation, async (db) => (await db.query<R>(sql, params)).rows);
+}
+
 class DryRunDone extends Error {}
 
 /** Runs `work` as the caller and rolls it back (the RLS dry run of a write). */

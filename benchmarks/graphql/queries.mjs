@@ -213,6 +213,80 @@ select jsonb_build_object(
     from (select * from p order by created_at desc, id limit 5) x), '[]'::jsonb))::text as body`,
   },
   {
+    // A larger answer (issue: "the gap widens with larger results"): 10 accounts x 5 posts x 5
+    // comments, each comment with its author (to-one): 4 levels, 560 objects.
+    name: 'large',
+    title: 'nested 4 levels, 560 objects',
+    strata: {
+      query: `query Large($first: Int!) {
+  accountsCollection(first: $first, orderBy: [{id: AscNullsLast}]) {
+    edges {
+      node {
+        id
+        name
+        postsCollection(first: 5, orderBy: [{id: DescNullsLast}]) {
+          edges { node { id title commentsCollection(first: 5, orderBy: [{id: AscNullsLast}]) { edges { node { id body author { id name } } } } } }
+        }
+      }
+    }
+  }
+}`,
+      variables: { first: 10 },
+      rootKey: 'accountsCollection',
+    },
+    postgraphile: {
+      query: `query Large($first: Int!) {
+  allAccounts(first: $first, orderBy: PRIMARY_KEY_ASC) {
+    edges {
+      node {
+        rowId
+        name
+        postsByAuthorId(first: 5, orderBy: PRIMARY_KEY_DESC) {
+          edges { node { rowId title commentsByPostId(first: 5, orderBy: PRIMARY_KEY_ASC) { edges { node { rowId body accountByAuthorId { rowId name } } } } } }
+        }
+      }
+    }
+  }
+}`,
+      variables: { first: 10 },
+    },
+    canon(engine, data) {
+      const pgl = engine === 'postgraphile';
+      const c = pgl ? data.allAccounts : data.accountsCollection;
+      return connNodes(c).map((a) => ({
+        id: a.id ?? a.rowId,
+        name: a.name,
+        posts: connNodes(pgl ? a.postsByAuthorId : a.postsCollection).map((p) => ({
+          id: p.id ?? p.rowId,
+          title: p.title,
+          comments: connNodes(pgl ? p.commentsByPostId : p.commentsCollection).map((x) => {
+            const au = pgl ? x.accountByAuthorId : x.author;
+            return { id: x.id ?? x.rowId, body: x.body, author: { id: au.id ?? au.rowId, name: au.name } };
+          }),
+        })),
+      }));
+    },
+    floorSql: `select jsonb_build_object('edges', coalesce((
+  select jsonb_agg(jsonb_build_object('node', jsonb_build_object(
+    'id', a.id,
+    'name', a.name,
+    'postsCollection', jsonb_build_object('edges', coalesce((
+      select jsonb_agg(jsonb_build_object('node', jsonb_build_object(
+        'id', p.id,
+        'title', p.title,
+        'commentsCollection', jsonb_build_object('edges', coalesce((
+          select jsonb_agg(jsonb_build_object('node', jsonb_build_object('id', c.id, 'body', c.body,
+            'author', (select jsonb_build_object('id', u.id, 'name', u.name) from public.accounts u where u.id = c.author_id))) order by c.id)
+          from (select id, body, author_id from public.comments c where c.post_id = p.id order by id limit 5) c
+        ), '[]'::jsonb))
+      )) order by p.id desc)
+      from (select id, title from public.posts p where p.author_id = a.id order by id desc limit 5) p
+    ), '[]'::jsonb))
+  )) order by a.id)
+  from (select id, name from public.accounts order by id limit 10) a
+), '[]'::jsonb))::text as body`,
+  },
+  {
     name: 'insert',
     title: 'insert mutation',
     mutation: true,

@@ -1,6 +1,11 @@
 /**
  * The platform: its PostgreSQL server(s), its own metadata database, and the registry of projects
  * (each a real database with its own keys). Shared by the HTTP gateway and the Management API.
+ *
+ * This class wires the parts and keeps the caches; the parts are: platform-database.ts (the
+ * metadata database: creation, migrations, default account), projects.ts (the projects store:
+ * the one Project type and the SQL of the projects table), project-database.ts (a project's
+ * database: create, bootstrap, drop, with its logins), db-servers.ts (placement).
  */
 import type pg from 'pg';
 import { mkdirSync, rmSync } from 'node:fs';

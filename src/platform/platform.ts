@@ -44,8 +44,6 @@ import {
   type Project,
 } from './projects.js';
 
-export { sha256Hex };
-
 /** Health results are shared for this long (a health endpoint polled hard opens at most one connection per period). */
 const HEALTH_CACHE_MS = 500;
 

@@ -1,8 +1,10 @@
-// Rebuilds dist/ when any file under src/ (or tsconfig.json) is newer than the last build.
+// Rebuilds dist/ when any file under src/ (or tsconfig.json) is newer than the last build, after
+// regenerating the SQL copied from a single source (generate-engine-sql.mjs; cheap, every run).
 import { execSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { generateEngineSql } from './generate-engine-sql.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const stamp = join(root, 'dist', '.build-stamp');
@@ -15,6 +17,8 @@ function newest(dir) {
   }
   return t;
 }
+
+generateEngineSql();
 
 const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
 const changed = Math.max(newest(join(root, 'src')), statSync(join(root, 'tsconfig.json')).mtimeMs);

@@ -164,6 +164,25 @@ export function parseDbServers(v: string | undefined): DbServerConfig[] {
     });
 }
 
+/** What `strata serve` / `strata sdl` take from the environment when no flag gives it (raw text: the commands check it). */
+export interface StandaloneEnv {
+  databaseUrl?: string;
+  jwtSecret?: string;
+  port?: string;
+  host?: string;
+  authenticatorPassword?: string;
+}
+
+export function standaloneEnv(env: NodeJS.ProcessEnv = process.env): StandaloneEnv {
+  return {
+    databaseUrl: env.DATABASE_URL,
+    jwtSecret: env.STRATA_JWT_SECRET,
+    port: env.STRATA_PORT,
+    host: env.STRATA_HOST,
+    authenticatorPassword: env.STRATA_AUTHENTICATOR_PASSWORD,
+  };
+}
+
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfig {
   return {
     dataDir: resolve(env.STRATA_DATA_DIR ?? '.strata'),

@@ -15,7 +15,7 @@
  */
 import type pg from 'pg';
 import type { GraphQLSchema } from 'graphql';
-import { install } from './execute/install.js';
+import { install, objectsSql } from './execute/install.js';
 import { entryFor, resolveOnClient } from './execute/run-client.js';
 import { resolveOnPool } from './execute/run-pool.js';
 import { schemaOf } from './execute/cache.js';
@@ -31,6 +31,11 @@ export interface GraphQLRequest {
 /** Installs the engine's database-side objects (idempotent). Needs a superuser (event triggers). */
 export async function installSchema(client: pg.ClientBase): Promise<void> {
   await install(client);
+}
+
+/** The SQL installSchema() runs, less `create schema graphql` (the extension script's body). */
+export function installSchemaSql(): string {
+  return objectsSql();
 }
 
 /** Resolves one request on `client`, as its current role and search_path (savepoint inside a transaction). */

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { embeddedExtensionDir } from '../db/embedded.js';
 import { installGraphQL } from '../graphql/extension/install.js';
 import { serverExtensionDir } from '../graphql/extension/extension-dir.js';
+import type { ProjectBootstrapHook } from './project-database.js';
 
 /**
  * The GraphQL engine's objects: as the `strata_graphql` extension on the embedded server (whose
@@ -16,4 +17,4 @@ async function installGraphQLObjects(client: pg.ClientBase): Promise<void> {
   await installGraphQL(client, { extensionDir: ours ? dir : false });
 }
 
-export const projectBootstrapHooks: Array<(client: pg.ClientBase) => Promise<void>> = [installGraphQLObjects];
+export const projectBootstrapHooks: ProjectBootstrapHook[] = [installGraphQLObjects];

@@ -1,31 +1,51 @@
 /**
  * The platform: its PostgreSQL server(s), its own metadata database, and the registry of projects
  * (each a real database with its own keys). Shared by the HTTP gateway and the Management API.
+ *
+ * This class wires the parts and keeps the caches; the parts are: platform-database.ts (the
+ * metadata database: creation, migrations, default account), projects.ts (the projects store:
+ * the one Project type and the SQL of the projects table), project-database.ts (a project's
+ * database: create, bootstrap, drop, with its logins), db-servers.ts (placement).
  */
 import type pg from 'pg';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
 import type { StrataConfig } from '../config.js';
 import { startEmbedded } from '../db/embedded.js';
 import { createPool, withClient, withDatabase, withUser } from '../db/pool.js';
-import { withPooledClient } from '../db/pooled-client.js';
 import { ensureClusterRoles, API_LOGIN_ROLE } from '../db/roles.js';
-import { loadMigrations, migrate } from '../db/migrate.js';
-import { sqlPath } from '../db/sql-dir.js';
-import { bootstrapProjectDatabase } from '../db/bootstrap.js';
-import { quoteIdent } from '../db/sql-text.js';
 import { mintApiKey, newJwtSecret } from '../auth/jwt.js';
+import { enableIntrospectionForLocalDevelopment } from '../graphql/extension/local-introspection.js';
 import { loadLocalState, newAccessToken, saveLocalState, type LocalState } from './local-state.js';
 import { DbServers, type DbServer } from './db-servers.js';
 import type { ProjectContext } from './project-context.js';
 import { newProjectRef } from './refs.js';
 import { DatabaseHealth } from './db-health.js';
+import { sha256Hex } from './sha256.js';
+import {
+  DEFAULT_ORGANIZATION_ID,
+  createPlatformDatabase,
+  ensureDefaultAccount,
+  migratePlatformDatabase,
+} from './platform-database.js';
+import {
+  bootstrapProject,
+  createProjectDatabase,
+  dropProjectDatabase,
+  type ProjectBootstrapHook,
+} from './project-database.js';
+import {
+  defaultProjectRef,
+  findLiveProject,
+  insertProject,
+  liveProjectCountByServer,
+  markGoingDown,
+  markRemoved,
+  type Project,
+} from './projects.js';
 
 /** Health results are shared for this long (a health endpoint polled hard opens at most one connection per period). */
 const HEALTH_CACHE_MS = 500;
-import { enableIntrospectionForLocalDevelopment } from '../graphql/extension/local-introspection.js';
-import { dropProjectLogin, ensureProjectLogin } from './project-login.js';
 
 export interface PlatformOptions {
   /** Name of the platform metadata database. */
@@ -36,28 +56,9 @@ export interface PlatformOptions {
   /** Lines shown even without verbose logging: the embedded server died, was restarted... (default: stderr). */
   notice?: (line: string) => void;
   /** Extra bootstrap steps run on every project database after the SQL migrations (e.g. the GraphQL engine's objects). */
-  projectBootstrapHooks?: Array<(client: pg.ClientBase) => Promise<void>>;
+  projectBootstrapHooks?: ProjectBootstrapHook[];
   /** Password of the API login role; roles are cluster-wide, so platforms sharing a server must agree on it. */
   authenticatorPassword?: string;
-}
-
-export interface ProjectRow {
-  ref: string;
-  organization_id: string;
-  name: string;
-  region: string;
-  status: string;
-  db_server: string;
-  db_name: string;
-  jwt_secret: string;
-  anon_key: string;
-  service_role_key: string;
-  is_default: boolean;
-  created_at: Date;
-}
-
-export function sha256Hex(s: string): string {
-  return createHash('sha256').update(s).digest('hex');
 }
 
 export class Platform {
@@ -112,13 +113,9 @@ export class Platform {
     try {
       for (const s of servers.all())
         await withClient(s.url, (c) => ensureClusterRoles(c, state.authenticatorPassword));
-      await createDatabaseIfMissing(primary.url, platformDatabase);
-      // Project logins must never reach the platform's own database.
-      await withClient(primary.url, (c) =>
-        c.query(`revoke connect, temporary on database ${quoteIdent(platformDatabase)} from public`),
-      );
+      await createPlatformDatabase(primary.url, platformDatabase);
       const platform = new Platform(config, state, servers, platformDatabase, options);
-      await platform.migrate();
+      await migratePlatformDatabase(platform.pool, servers.all());
       await platform.ensureDefaults(options.defaultProjectDatabase ?? defaultProjectDbName(primary.url));
       return platform;
     } catch (err) {
@@ -127,51 +124,22 @@ export class Platform {
     }
   }
 
-  private async migrate(): Promise<void> {
-    await withPooledClient(this.pool, async (client) => {
-      await migrate(client, loadMigrations(sqlPath('platform')), {
-        schema: 'strata_meta',
-        table: 'platform_migrations',
-      });
-      for (const s of this.servers.all()) {
-        await client.query(
-          'insert into db_servers (id, managed) values ($1, $2) on conflict (id) do update set managed = excluded.managed',
-          [s.id, s.managed],
-        );
-      }
-    });
-  }
-
   /** The default user, organization, access token and project that `npm start` prints. */
   private async ensureDefaults(defaultDb: string): Promise<void> {
-    await this.pool.query(
-      `insert into users (email) values ('admin@localhost') on conflict (email) do nothing`,
-    );
-    await this.pool.query(
-      `insert into organizations (id, name) values ('default-org', 'Default Organization') on conflict (id) do nothing`,
-    );
-    await this.pool.query(
-      `insert into organization_members (organization_id, user_id)
-       select 'default-org', id from users where email = 'admin@localhost' on conflict do nothing`,
-    );
     let token = this.state.defaultAccessToken;
     if (!token) {
       token = newAccessToken();
       this.state.defaultAccessToken = token;
       saveLocalState(this.config.dataDir, this.state);
     }
-    await this.pool.query(
-      `insert into access_tokens (user_id, name, token_sha256)
-       select id, 'default', $1 from users where email = 'admin@localhost' on conflict (token_sha256) do nothing`,
-      [sha256Hex(token)],
-    );
-    const existing = await this.pool.query<{ ref: string }>('select ref from projects where is_default');
-    if (existing.rows[0]) {
-      this.defaultRef = existing.rows[0].ref;
+    await ensureDefaultAccount(this.pool, sha256Hex(token));
+    const existing = await defaultProjectRef(this.pool);
+    if (existing) {
+      this.defaultRef = existing;
     } else {
       const ctx = await this.createProject({
         name: 'Default Project',
-        organizationId: 'default-org',
+        organizationId: DEFAULT_ORGANIZATION_ID,
         dbName: defaultDb,
         isDefault: true,
       });
@@ -228,54 +196,43 @@ export class Platform {
     await ctx?.pool.end().catch(() => {});
   }
 
+  /** How a project's database is brought up to date (migrations, hooks, its logins). */
+  private bootstrapOf(ref: string) {
+    return { ref, platformKey: this.state.platformKey, hooks: this.options.projectBootstrapHooks ?? [] };
+  }
+
   private async loadProject(ref: string): Promise<ProjectContext | undefined> {
-    const { rows } = await this.pool.query<ProjectRow>(
-      `select * from projects where ref = $1 and status <> 'REMOVED'`,
-      [ref],
-    );
-    const row = rows[0];
-    if (!row) return undefined;
-    const ctx = this.contextOf(row);
-    await withClient(ctx.superuserUrl, (c) => this.bootstrap(c, row.ref, null));
+    const project = await findLiveProject(this.pool, ref);
+    if (!project) return undefined;
+    const ctx = this.contextOf(project);
+    await withClient(ctx.superuserUrl, (c) => bootstrapProject(c, this.bootstrapOf(ref)));
     return ctx;
   }
 
-  private contextOf(row: ProjectRow): ProjectContext {
-    const server = this.servers.get(row.db_server);
-    const superuserUrl = withDatabase(server.url, row.db_name);
+  private contextOf(project: Project): ProjectContext {
+    const superuserUrl = withDatabase(this.servers.get(project.dbServer).url, project.dbName);
     const apiUrl = withUser(superuserUrl, API_LOGIN_ROLE, this.state.authenticatorPassword);
     return {
-      ref: row.ref,
-      name: row.name,
-      organizationId: row.organization_id,
-      region: row.region,
-      status: row.status,
-      createdAt: new Date(row.created_at).toISOString(),
-      isDefault: row.is_default,
-      dbServer: row.db_server,
-      dbName: row.db_name,
+      ...project,
       pool: createPool(apiUrl, {
         max: 10,
-        applicationName: `strata-${row.ref}`,
+        applicationName: `strata-${project.ref}`,
         connectTimeoutMs: this.config.dbConnectTimeoutMs,
       }),
       superuserUrl,
       apiUrl,
-      jwtSecret: row.jwt_secret,
-      anonKey: row.anon_key,
-      serviceRoleKey: row.service_role_key,
-      filesDir: join(this.config.dataDir, 'projects', row.ref),
+      filesDir: this.filesDirOf(project.ref),
     };
   }
 
-  /** The project database's versioned SQL, the engine hooks, then the project's own login (created with `password` when missing). */
-  private async bootstrap(client: pg.ClientBase, ref: string, password: string | null): Promise<void> {
-    await bootstrapProjectDatabase(client);
-    for (const hook of this.options.projectBootstrapHooks ?? []) await hook(client);
-    await ensureProjectLogin(client, { ref, platformKey: this.state.platformKey, password });
+  private filesDirOf(ref: string): string {
+    return join(this.config.dataDir, 'projects', ref);
   }
 
-  /** Creates a real project: its database, bootstrap, JWT secret and keys, and the registry row. */
+  /**
+   * Creates a real project: its database (bootstrapped once, here), JWT secret and keys, and the
+   * registry row. A failure leaves neither a row nor a database this call created.
+   */
   async createProject(input: {
     name: string;
     organizationId: string;
@@ -290,37 +247,32 @@ export class Platform {
     const ref = newProjectRef();
     const dbName = input.dbName ?? `project_${ref}`;
     const jwtSecret = newJwtSecret();
-    const anonKey = await mintApiKey(jwtSecret, 'anon', ref);
-    const serviceKey = await mintApiKey(jwtSecret, 'service_role', ref);
-    const created = await createDatabaseIfMissing(server.url, dbName);
+    const database = await createProjectDatabase(server.url, dbName, {
+      ...this.bootstrapOf(ref),
+      password: input.dbPassword ?? null,
+    });
+    let project: Project;
     try {
-      await withClient(withDatabase(server.url, dbName), (c) =>
-        this.bootstrap(c, ref, input.dbPassword ?? null),
-      );
-      await this.pool.query(
-        `insert into projects (ref, organization_id, name, region, db_server, db_name, jwt_secret, anon_key, service_role_key, is_default)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-        [
-          ref,
-          input.organizationId,
-          input.name,
-          input.region ?? 'local',
-          server.id,
-          dbName,
-          jwtSecret,
-          anonKey,
-          serviceKey,
-          input.isDefault ?? false,
-        ],
-      );
+      project = await insertProject(this.pool, {
+        ref,
+        organizationId: input.organizationId,
+        name: input.name,
+        region: input.region ?? 'local',
+        dbServer: server.id,
+        dbName,
+        jwtSecret,
+        anonKey: await mintApiKey(jwtSecret, 'anon', ref),
+        serviceRoleKey: await mintApiKey(jwtSecret, 'service_role', ref),
+        isDefault: input.isDefault ?? false,
+      });
     } catch (err) {
-      if (created) await dropDatabase(server.url, dbName).catch(() => {});
-      await withClient(server.url, (c) => dropProjectLogin(c, ref)).catch(() => {});
+      await database.undo();
       throw err;
     }
-    const project = await this.project(ref);
-    if (!project) throw new Error(`project ${ref} was created but cannot be loaded`);
-    return project;
+    // Already bootstrapped: cached as loaded, not bootstrapped a second time.
+    const ctx = this.contextOf(project);
+    this.cache.set(ref, Promise.resolve(ctx));
+    return ctx;
   }
 
   /** Where a new project goes when the caller does not say: the server holding the fewest live projects (the primary on ties). */
@@ -329,10 +281,7 @@ export class Platform {
     const [primary] = all;
     if (!primary) throw new Error('no database server is configured');
     if (all.length === 1) return primary;
-    const { rows } = await this.pool.query<{ db_server: string; n: string }>(
-      `select db_server, count(*) as n from projects where status <> 'REMOVED' group by db_server`,
-    );
-    const load = new Map(rows.map((r) => [r.db_server, Number(r.n)]));
+    const load = await liveProjectCountByServer(this.pool);
     let best = primary;
     for (const s of all) if ((load.get(s.id) ?? 0) < (load.get(best.id) ?? 0)) best = s;
     return best;
@@ -344,24 +293,15 @@ export class Platform {
    * been removed"; project() no longer finds it. The default project cannot be removed.
    */
   async deleteProject(ref: string): Promise<boolean> {
-    const { rows } = await this.pool.query<ProjectRow>(
-      `select * from projects where ref = $1 and status <> 'REMOVED'`,
-      [ref],
-    );
-    const row = rows[0];
-    if (!row) return false;
-    if (row.is_default) throw new Error('the default project cannot be deleted');
-    await this.pool.query(`update projects set status = 'GOING_DOWN' where ref = $1`, [ref]);
+    const project = await findLiveProject(this.pool, ref);
+    if (!project) return false;
+    if (project.isDefault) throw new Error('the default project cannot be deleted');
+    await markGoingDown(this.pool, ref);
     await this.forget(ref);
-    await dropDatabase(this.servers.get(row.db_server).url, row.db_name);
-    await withClient(this.servers.get(row.db_server).url, (c) => dropProjectLogin(c, ref));
-    rmSync(join(this.config.dataDir, 'projects', row.ref), { recursive: true, force: true });
+    await dropProjectDatabase(this.servers.get(project.dbServer).url, project.dbName, ref);
+    rmSync(this.filesDirOf(ref), { recursive: true, force: true });
     await this.pool.query('delete from project_secrets where project_ref = $1', [ref]);
-    // The tombstone keeps no credentials.
-    await this.pool.query(
-      `update projects set status = 'REMOVED', removed_at = now(), jwt_secret = '', anon_key = '', service_role_key = '' where ref = $1`,
-      [ref],
-    );
+    await markRemoved(this.pool, ref);
     await this.forget(ref);
     return true;
   }
@@ -375,25 +315,4 @@ export class Platform {
 
 function defaultProjectDbName(url: string): string {
   return decodeURIComponent(new URL(url).pathname.replace(/^\//, '')) || 'postgres';
-}
-
-/** Returns true when this call created it. */
-export async function createDatabaseIfMissing(serverUrl: string, name: string): Promise<boolean> {
-  return withClient(withDatabase(serverUrl, 'postgres'), async (c) => {
-    const exists = await c.query('select 1 from pg_database where datname = $1', [name]);
-    if (exists.rowCount) return false;
-    try {
-      await c.query(`create database ${quoteIdent(name)} template template0 encoding 'UTF8'`);
-      return true;
-    } catch (err) {
-      if ((err as { code?: string }).code === '42P04') return false; // created concurrently
-      throw err;
-    }
-  });
-}
-
-export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
-  await withClient(withDatabase(serverUrl, 'postgres'), (c) =>
-    c.query(`drop database if exists ${quoteIdent(name)} with (force)`),
-  );
 }

@@ -9,6 +9,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Platform } from '../platform/platform.js';
 import type { ProjectContext } from '../platform/project-context.js';
+import { liveProjectRefs } from '../platform/projects.js';
 import { SERVICE } from './auth.js';
 import type { Backends } from './backend/index.js';
 import type { ObjectLocation, StorageBackend, SweepReport } from './backend/interface.js';
@@ -119,11 +120,9 @@ export class StorageJanitor {
   /** One pass over every live project; resolves with the total removed. */
   async runOnce(): Promise<SweepReport & { expired: number }> {
     const total = { tempFiles: 0, orphans: 0, folders: 0, expired: 0 };
-    const { rows } = await this.platform.pool.query<{ ref: string }>(
-      `select ref from projects where status <> 'REMOVED' order by ref`,
-    );
+    const refs = await liveProjectRefs(this.platform.pool);
     const grace = this.platform.config.storageSweepGraceMs;
-    for (const { ref } of rows) {
+    for (const ref of refs) {
       if (this.stopped) break;
       const project = await this.platform.project(ref).catch(() => undefined);
       if (!project) continue;

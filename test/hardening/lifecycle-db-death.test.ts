@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { configFromEnv } from '../../src/config.js';
 import type { EmbeddedServer } from '../../src/db/embedded.js';
 import { pidAlive } from '../../src/db/pid.js';
@@ -21,6 +20,7 @@ import {
   expectUnavailable,
   type Target,
 } from './lifecycle-support.js';
+import { seedKeptData } from '../support/lifecycle-seed.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'strata-dbdeath-'));
 const notices: string[] = [];
@@ -36,19 +36,7 @@ beforeAll(async () => {
   const primary = running.platform.servers.primary.embedded;
   if (!primary) throw new Error('expected an embedded server');
   embedded = primary;
-  const project = await running.platform.defaultProject();
-  const c = new pg.Client({ connectionString: project.superuserUrl });
-  await c.connect();
-  await c.query(`create table public.notes (id int primary key, body text);
-    insert into public.notes values (1, 'kept');
-    grant all on public.notes to anon, authenticated, service_role;`);
-  await c.end();
-  target = {
-    url: running.url,
-    serviceKey: project.serviceRoleKey,
-    accessToken: running.platform.defaultAccessToken,
-  };
-  expect((await api.createBucket(target, 'kept')).status).toBe(200);
+  target = await seedKeptData(running);
 }, 300_000);
 
 afterAll(async () => {

@@ -8,11 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { configFromEnv } from '../../src/config.js';
 import { startEmbedded, type EmbeddedServer } from '../../src/db/embedded.js';
 import { startPlatform, type RunningPlatform } from '../../src/server.js';
 import { api, eventually, expectUnavailable, type Target } from './lifecycle-support.js';
+import { seedKeptData } from '../support/lifecycle-seed.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'strata-extdb-'));
 const dbDir = join(dir, 'pg');
@@ -41,19 +41,7 @@ beforeAll(async () => {
     },
     { notice: () => {} },
   );
-  const project = await running.platform.defaultProject();
-  const c = new pg.Client({ connectionString: project.superuserUrl });
-  await c.connect();
-  await c.query(`create table public.notes (id int primary key, body text);
-    insert into public.notes values (1, 'kept');
-    grant all on public.notes to anon, authenticated, service_role;`);
-  await c.end();
-  target = {
-    url: running.url,
-    serviceKey: project.serviceRoleKey,
-    accessToken: running.platform.defaultAccessToken,
-  };
-  expect((await api.createBucket(target, 'kept')).status).toBe(200);
+  target = await seedKeptData(running);
   // A second project whose context is not loaded when the database goes away.
   const other = await running.platform.createProject({ name: 'cold', organizationId: 'default-org' });
   coldRef = other.ref;

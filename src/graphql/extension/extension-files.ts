@@ -29,23 +29,14 @@ trusted = false
 }
 
 /**
- * The engine's SQL without its `create schema if not exists graphql`: CREATE EXTENSION makes the
- * control file's schema itself, and an extension script may not "create if not exists" an object
- * that is not its member.
+ * The install script: the engine's SQL (without `create schema`: CREATE EXTENSION makes the control
+ * file's schema itself), plus graphql.strata_version() and graphql.strata_objects_hash().
  */
-function withoutSchemaCreation(engineSql: string): string {
-  return engineSql.replace(
-    /create\s+schema\s+if\s+not\s+exists\s+"?graphql"?\s*;/gi,
-    '-- schema graphql: created by CREATE EXTENSION (control file)',
-  );
-}
-
-/** The install script: the engine's SQL, plus graphql.strata_version() and graphql.strata_objects_hash(). */
 export function scriptFileText(name: string, version: string, engineSql: string): string {
-  return `-- ${name} ${version}: the GraphQL engine's database objects, written by Strata from the engine's own SQL.
+  return `-- ${name} ${version}: the GraphQL engine's database objects, written by Strata from the engine's SQL (sql/graphql/objects.sql).
 \\echo Use "CREATE EXTENSION ${name}" to load this file. \\quit
 
-${withoutSchemaCreation(engineSql).trim().replace(/;?$/, ';')}
+${engineSql.trim().replace(/;?$/, ';')}
 
 ${versionFunctionSql(version, engineSql)}
 `;

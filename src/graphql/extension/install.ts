@@ -7,6 +7,7 @@
  *    in ONE transaction, so API requests running meanwhile see the old objects or the new ones;
  *  - elsewhere as plain SQL (the engine's installSchema), the version readable through
  *    graphql.strata_version() in both cases.
+ * Either way the objects come from their one source, sql/graphql/objects.sql (see engine-sql.ts).
  * Needs a superuser connection (event triggers).
  */
 import type pg from 'pg';
@@ -162,7 +163,7 @@ async function swapExtension(
     if (installed) {
       await client.query(`drop extension ${quoteIdent(name)}`);
     } else {
-      // Plain objects from an earlier install (or the project migrations) give way to the extension.
+      // Plain objects from an earlier install (or the project migration 0003) give way to the extension.
       for (const t of eventTriggerNames(engineSql))
         await client.query(`drop event trigger if exists ${quoteIdent(t)}`);
       await client.query('drop schema if exists graphql cascade');
@@ -248,7 +249,7 @@ export async function installGraphQL(
   const name = opts.name ?? DEFAULT_EXTENSION_NAME;
   const version = opts.version ?? STRATA_VERSION;
   checkExtensionName(name, version);
-  const { sql: engineSql } = await engineObjectsSql(client);
+  const engineSql = await engineObjectsSql();
   const dir = await chosenDir(client, opts.extensionDir);
   if (dir && isWritableDir(dir)) {
     const undo = writeExtensionFiles(dir, name, version, engineSql);

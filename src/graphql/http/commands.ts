@@ -1,5 +1,6 @@
 /** `strata serve` (one database's GraphQL API, standalone) and `strata sdl` (print its schema). */
 import { parseArgs } from 'node:util';
+import { standaloneEnv } from '../../config.js';
 import { printSchemaSdl } from './sdl.js';
 import { serveDatabase } from './standalone.js';
 
@@ -25,8 +26,9 @@ export async function serveCommand(args: string[]): Promise<void> {
       'max-selections': { type: 'string' },
     },
   });
-  const databaseUrl = values['database-url'] ?? process.env.DATABASE_URL;
-  const jwtSecret = values['jwt-secret'] ?? process.env.STRATA_JWT_SECRET;
+  const env = standaloneEnv();
+  const databaseUrl = values['database-url'] ?? env.databaseUrl;
+  const jwtSecret = values['jwt-secret'] ?? env.jwtSecret;
   if (!databaseUrl) throw new Error('strata serve: --database-url (or DATABASE_URL) is required');
   if (!jwtSecret) throw new Error('strata serve: --jwt-secret (or STRATA_JWT_SECRET) is required');
   const extDir = values['extension-dir'];
@@ -35,9 +37,9 @@ export async function serveCommand(args: string[]): Promise<void> {
   const running = await serveDatabase({
     databaseUrl,
     jwtSecret,
-    port: positiveInt('port', values.port ?? process.env.STRATA_PORT),
-    host: values.host ?? process.env.STRATA_HOST,
-    authenticatorPassword: values['authenticator-password'] ?? process.env.STRATA_AUTHENTICATOR_PASSWORD,
+    port: positiveInt('port', values.port ?? env.port),
+    host: values.host ?? env.host,
+    authenticatorPassword: values['authenticator-password'] ?? env.authenticatorPassword,
     extensionDir: extDir === undefined ? 'embedded' : extDir === 'none' ? false : extDir,
     maxBodyBytes: positiveInt('max-body-bytes', values['max-body-bytes']),
     maxDepth: maxDepth === 0 ? false : maxDepth,
@@ -75,7 +77,7 @@ export async function sdlCommand(args: string[]): Promise<void> {
       schemas: { type: 'string' },
     },
   });
-  const databaseUrl = values['database-url'] ?? process.env.DATABASE_URL;
+  const databaseUrl = values['database-url'] ?? standaloneEnv().databaseUrl;
   if (!databaseUrl) throw new Error('strata sdl: --database-url (or DATABASE_URL) is required');
   const sdl = await printSchemaSdl(databaseUrl, {
     role: values.role,

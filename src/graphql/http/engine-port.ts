@@ -16,6 +16,8 @@ export interface GraphQLRequestBody {
 export interface GraphQLEngine {
   /** Idempotent database-side objects (schema `graphql`, schema version sequence, event triggers...). */
   installSchema(client: pg.ClientBase): Promise<void>;
+  /** The SQL of those objects, less the schema itself (the extension script's body). */
+  installSchemaSql(): string;
   /** One request on a client whose role and search_path are already set. */
   resolve(client: pg.ClientBase, req: GraphQLRequestBody): Promise<Record<string, unknown>>;
   /** One request as `principal`, in one round trip. */
@@ -38,9 +40,4 @@ const engine: GraphQLEngine = engineModule;
 /** Async so callers need not change if the engine becomes a lazily loaded module again. */
 export async function loadEngine(): Promise<GraphQLEngine> {
   return engine;
-}
-
-/** The engine's install SQL as text, when it exports it (`installSchemaSql`, a string or a function of a client). */
-export function engineInstallSqlExport(): unknown {
-  return (engineModule as Record<string, unknown>).installSchemaSql;
 }

@@ -4,7 +4,8 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { bearerOf } from '../../auth/request-credentials.js';
-import { sha256Hex, type Platform } from '../../platform/platform.js';
+import type { Platform } from '../../platform/platform.js';
+import { sha256Hex } from '../../platform/sha256.js';
 import { unauthorized } from './errors.js';
 
 /** The token shape the CLI accepts (`sbp_oauth_` is the OAuth variant). */

@@ -11,6 +11,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Platform } from '../../platform/platform.js';
 import type { ProjectContext } from '../../platform/project-context.js';
+import { findProjectForUser, type Project } from '../../platform/projects.js';
 import { isProjectRef } from '../../platform/refs.js';
 import { ApiError, badRequest, forbidden, notFound, RESOURCE_REMOVED } from './errors.js';
 import { callerOf } from './auth.js';
@@ -22,15 +23,7 @@ import {
   type OrganizationRole,
 } from './permissions.js';
 
-export interface ManagedProject {
-  ref: string;
-  organizationId: string;
-  name: string;
-  region: string;
-  status: string;
-  createdAt: string;
-  dbServer: string;
-  dbName: string;
+export interface ManagedProject extends Project {
   /** The caller's role in the project's organization. */
   role: OrganizationRole;
   /** The live project (database pool, keys); loaded on first use. */
@@ -75,18 +68,6 @@ export function authorizeRole(req: FastifyRequest, role: OrganizationRole): void
 
 export const ORGANIZATION_SLUG_PATTERN = /^[\w-]+$/;
 
-interface ProjectAccessRow {
-  ref: string;
-  organization_id: string;
-  name: string;
-  region: string;
-  status: string;
-  created_at: Date;
-  db_server: string;
-  db_name: string;
-  role: string | null;
-}
-
 /** Looks up `ref` for `userId`, applying the checks above. */
 export async function loadManagedProject(
   platform: Platform,
@@ -96,30 +77,18 @@ export async function loadManagedProject(
   authorize: (role: OrganizationRole) => void = () => {},
 ): Promise<ManagedProject> {
   if (!isProjectRef(ref)) throw badRequest('Invalid project ref: must be 20 lowercase letters');
-  const { rows } = await platform.pool.query<ProjectAccessRow>(
-    `select p.ref, p.organization_id, p.name, p.region, p.status, p.created_at, p.db_server, p.db_name,
-            (select m.role from organization_members m where m.organization_id = p.organization_id and m.user_id = $2) as role
-       from projects p where p.ref = $1`,
-    [ref, userId],
-  );
-  const row = rows[0];
-  if (!row) throw notFound('Project not found');
-  if (row.role === null) throw forbidden();
-  const role = roleOf(row.role);
+  const found = await findProjectForUser(platform.pool, ref, userId);
+  if (!found) throw notFound('Project not found');
+  if (found.role === null) throw forbidden();
+  const role = roleOf(found.role);
   authorize(role);
-  if (row.status === 'REMOVED') throw badRequest(RESOURCE_REMOVED);
+  const { project } = found;
+  if (project.status === 'REMOVED') throw badRequest(RESOURCE_REMOVED);
   return {
-    ref: row.ref,
-    organizationId: row.organization_id,
-    name: row.name,
-    region: row.region,
-    status: row.status,
-    createdAt: new Date(row.created_at).toISOString(),
-    dbServer: row.db_server,
-    dbName: row.db_name,
+    ...project,
     role,
     async context() {
-      const ctx = await platform.project(row.ref);
+      const ctx = await platform.project(project.ref);
       if (!ctx) throw new ApiError(400, RESOURCE_REMOVED);
       return ctx;
     },

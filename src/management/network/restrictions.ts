@@ -9,6 +9,7 @@ import { discardClient, withPooledClient } from '../../db/pooled-client.js';
 import type { Platform } from '../../platform/platform.js';
 import { applyPgHba, type DatabaseRestriction, type ProjectLogins } from '../../platform/pg-hba.js';
 import { PROJECT_LOGIN_GROUP, projectLoginRole, projectSqlRole } from '../../platform/project-login.js';
+import { activeProjectsOnServer } from '../../platform/projects.js';
 import { normalizeCidrs } from './cidr.js';
 
 export interface RestrictionConfig {
@@ -106,15 +107,11 @@ async function appliedOnServer(
 
 /** The database logins of every live project on `serverId` (pg_hba.conf keeps each in its own database). */
 async function loginsOnServer(pool: Platform['pool'], serverId: string): Promise<ProjectLogins[]> {
-  const { rows } = await pool.query<{ ref: string; db_name: string }>(
-    `select ref, db_name from projects where db_server = $1 and status not in ('REMOVED', 'GOING_DOWN')`,
-    [serverId],
-  );
-  return rows.map((r) => ({
-    ref: r.ref,
-    dbName: r.db_name,
-    login: projectLoginRole(r.ref),
-    internal: [projectSqlRole(r.ref)],
+  return (await activeProjectsOnServer(pool, serverId)).map((p) => ({
+    ref: p.ref,
+    dbName: p.dbName,
+    login: projectLoginRole(p.ref),
+    internal: [projectSqlRole(p.ref)],
     group: PROJECT_LOGIN_GROUP,
   }));
 }

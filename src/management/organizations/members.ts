@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import { withTransaction } from '../../db/transaction.js';
 import { newAccessToken } from '../../platform/local-state.js';
-import { sha256Hex } from '../../platform/platform.js';
+import { sha256Hex } from '../../platform/sha256.js';
 import { ROLE_NAMES, type OrganizationRole } from '../http/permissions.js';
 
 /** A refusal the caller can act on (a CLI prints it; a route answers 4xx with it). */

@@ -4,7 +4,7 @@
  */
 import type { ManagementModule } from '../http/module.js';
 import { callerOf } from '../http/auth.js';
-import { badRequest, notFound } from '../http/errors.js';
+import { badRequest } from '../http/errors.js';
 import { isObject } from '../http/validate.js';
 import { authorizeRole, loadManagedOrganization, projectOf } from '../http/project-access.js';
 import { parseCreateProjectBody } from './create-body.js';
@@ -58,17 +58,11 @@ export const projectRoutes: ManagementModule = async (app, { platform }) => {
 
   app.delete('/projects/:ref', { config: { failureMessage: 'Failed to delete project' } }, async (req) => {
     const project = projectOf(req);
-    const { rows } = await platform.pool.query<{ id: string; is_default: boolean }>(
-      'select id, is_default from projects where ref = $1',
-      [project.ref],
-    );
-    const [row] = rows;
-    if (!row) throw notFound('Project not found');
-    if (row.is_default) throw badRequest('The default project cannot be deleted');
+    if (project.isDefault) throw badRequest('The default project cannot be deleted');
     const ctx = await project.context();
     await platform.deleteProject(project.ref);
     await syncManagedServer(platform, ctx.dbServer);
-    return { id: Number(row.id), ref: project.ref, name: project.name };
+    return { id: project.id, ref: project.ref, name: project.name };
   });
 
   app.get(

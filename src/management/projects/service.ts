@@ -1,6 +1,7 @@
 /** Projects as the Management API shows them, from the platform registry. */
 import type { Platform } from '../../platform/platform.js';
 import { withClient } from '../../db/pool.js';
+import { listProjectsOfMember, type Project } from '../../platform/projects.js';
 
 export interface ProjectResponse {
   id: string;
@@ -17,17 +18,7 @@ export interface ProjectWithDatabaseResponse extends ProjectResponse {
   database: { host: string; version: string; postgres_engine: string; release_channel: string };
 }
 
-export interface ProjectRecord {
-  ref: string;
-  organizationId: string;
-  name: string;
-  region: string;
-  status: string;
-  createdAt: string;
-  dbServer: string;
-}
-
-export function projectResponse(p: ProjectRecord): ProjectResponse {
+export function projectResponse(p: Project): ProjectResponse {
   return {
     id: p.ref,
     ref: p.ref,
@@ -73,7 +64,7 @@ function serverVersion(platform: Platform, serverId: string): Promise<{ version:
 
 export async function projectWithDatabase(
   platform: Platform,
-  p: ProjectRecord,
+  p: Project,
 ): Promise<ProjectWithDatabaseResponse> {
   const { version, engine } = await serverVersion(platform, p.dbServer);
   const host = new URL(platform.servers.get(p.dbServer).url).hostname;
@@ -84,31 +75,8 @@ export async function projectWithDatabase(
 }
 
 /** All live projects of the organizations `userId` belongs to. */
-export async function listProjects(platform: Platform, userId: string): Promise<ProjectRecord[]> {
-  const { rows } = await platform.pool.query<{
-    ref: string;
-    organization_id: string;
-    name: string;
-    region: string;
-    status: string;
-    created_at: Date;
-    db_server: string;
-  }>(
-    `select p.ref, p.organization_id, p.name, p.region, p.status, p.created_at, p.db_server
-       from projects p join organization_members m on m.organization_id = p.organization_id and m.user_id = $1
-      where p.status <> 'REMOVED'
-      order by p.created_at, p.ref`,
-    [userId],
-  );
-  return rows.map((r) => ({
-    ref: r.ref,
-    organizationId: r.organization_id,
-    name: r.name,
-    region: r.region,
-    status: r.status,
-    createdAt: new Date(r.created_at).toISOString(),
-    dbServer: r.db_server,
-  }));
+export function listProjects(platform: Platform, userId: string): Promise<Project[]> {
+  return listProjectsOfMember(platform.pool, userId);
 }
 
 /** The project's legacy API keys, shaped like the reference `GET /v1/projects/{ref}/api-keys` (and Studio's self-hosted copy of it). */

@@ -4,7 +4,7 @@
  * own consumers (the functions runtime), never to an HTTP caller.
  */
 import type { Platform } from '../../platform/platform.js';
-import { sha256Hex } from '../../platform/platform.js';
+import { sha256Hex } from '../../platform/sha256.js';
 import type { ProjectContext } from '../../platform/project-context.js';
 import { openSecret, sealSecret } from '../../platform/secret-box.js';
 import { withTransaction } from '../../db/transaction.js';

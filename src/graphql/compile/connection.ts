@@ -3,6 +3,13 @@
  * `offset`), with only the columns the selection reads. Cursors, pageInfo probes, totalCount and
  * aggregates are computed only when selected.
  */
+import {
+  aggregateResultType,
+  aggregateType,
+  connectionType,
+  edgeType as edgeTypeName,
+  type AggregateKind,
+} from '../introspect/naming.js';
 import type { Table } from '../introspect/model.js';
 import { minMaxColumns, sumAvgColumns } from '../introspect/rules.js';
 import type { Comp } from './context.js';
@@ -88,8 +95,8 @@ export function connectionSql(
 
   const a = comp.sql.alias();
   const page = `${a}_p`;
-  const typeName = `${table.typeName}Connection`;
-  const edgeType = `${table.typeName}Edge`;
+  const typeName = connectionType(table.typeName);
+  const edgeType = edgeTypeName(table.typeName);
   const fields = collectFields(field.selections, typeName, comp);
   const displayOrder = orderSql(keys, page, false);
   const columns = new Set<string>(keys.map((k) => k.column.sqlName));
@@ -162,16 +169,18 @@ export function connectionSql(
   return `(with ${cte} select ${jsonObject(pairs)})`;
 }
 
+const AGGREGATE_KINDS: Record<string, AggregateKind> = { sum: 'Sum', avg: 'Avg', min: 'Min', max: 'Max' };
+
 function aggregateSql(comp: Comp, table: Table, f: Field, fromWhere: string, b: string): string {
-  const typeName = `${table.typeName}Aggregate`;
+  const typeName = aggregateType(table.typeName);
   const pairs: [string, string][] = [];
   for (const x of collectFields(f.selections, typeName, comp)) {
     if (x.name === '__typename') pairs.push([x.alias, `${quoteLiteral(typeName)}::text`]);
     else if (x.name === 'count') pairs.push([x.alias, 'count(*)']);
-    else if (['sum', 'avg', 'min', 'max'].includes(x.name)) {
-      const kind = x.name;
+    else if (x.name in AGGREGATE_KINDS) {
+      const kind = x.name as keyof typeof AGGREGATE_KINDS;
       const cols = kind === 'sum' || kind === 'avg' ? sumAvgColumns(table) : minMaxColumns(table);
-      const resultType = `${table.typeName}${kind.charAt(0).toUpperCase()}${kind.slice(1)}AggregateResult`;
+      const resultType = aggregateResultType(table.typeName, AGGREGATE_KINDS[kind]);
       if (!cols.length) fail(`Unknown field "${kind}" on type ${typeName}`);
       const inner = collectFields(x.selections, resultType, comp).map((s): [string, string] => {
         if (s.name === '__typename') return [s.alias, `${quoteLiteral(resultType)}::text`];

@@ -1,7 +1,14 @@
 /** `filter` arguments → a SQL boolean over a row, every value a parameter cast to the column's type. */
+import { filterType } from '../introspect/naming.js';
 import type { Column, Table } from '../introspect/model.js';
-import { filterTypeOf, pkColumns, selectableColumns } from '../introspect/rules.js';
-import { enumFilterOps, filterOps } from '../schema/shared-types.js';
+import {
+  enumFilterOps,
+  filterOps,
+  filterTypeOf,
+  LIST_FILTER_OPS,
+  pkColumns,
+  selectableColumns,
+} from '../introspect/rules.js';
 import type { Comp } from './context.js';
 import { fail } from './errors.js';
 import { col } from './json-value.js';
@@ -26,7 +33,7 @@ const LIST_OPS: Record<string, string> = { eq: '=', contains: '@>', containedBy:
 
 export function compileFilter(comp: Comp, table: Table, value: unknown, row: string): string {
   if (value === null || value === undefined) return 'true';
-  const typeName = `${table.typeName}Filter`;
+  const typeName = filterType(table.typeName);
   if (!isPlainObject(value)) fail(`Invalid input for ${typeName} type`);
   const obj = value as Record<string, unknown>;
   // Filterable columns by field name, each with its filter input type.
@@ -91,7 +98,7 @@ function columnFilter(comp: Comp, c: Column, ft: string, v: unknown, row: string
   if (v === null) return [];
   if (!isPlainObject(v)) fail(`Invalid input for ${ft} type`);
   const ops = c.type.isArray
-    ? Object.keys(LIST_OPS).concat('is')
+    ? [...LIST_FILTER_OPS]
     : c.type.enumRef
       ? enumFilterOps()
       : filterOps(c.type.scalar);

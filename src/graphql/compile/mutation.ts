@@ -1,4 +1,10 @@
 /** insertInto / update / deleteFrom collections: one data-modifying CTE, records built from its rows. */
+import {
+  insertInputType,
+  mutationResponseType,
+  updateInputType,
+  type MutationKind,
+} from '../introspect/naming.js';
 import type { Column, Table } from '../introspect/model.js';
 import { insertableColumns, selectableColumns, updatableColumns } from '../introspect/rules.js';
 import type { Comp } from './context.js';
@@ -23,8 +29,8 @@ function checkInput(typeName: string, v: unknown, cols: Map<string, Column>): Re
   return o;
 }
 
-function responseSql(comp: Comp, table: Table, field: Field, kind: string, cte: string): string {
-  const typeName = `${table.typeName}${kind}Response`;
+function responseSql(comp: Comp, table: Table, field: Field, kind: MutationKind, cte: string): string {
+  const typeName = mutationResponseType(table.typeName, kind);
   const pairs: [string, string][] = collectFields(field.selections, typeName, comp).map((f) => {
     if (f.name === '__typename') return [f.alias, `${quoteLiteral(typeName)}::text`];
     if (f.name === 'affectedCount') return [f.alias, `(select count(*) from ${cte})::int`];
@@ -58,7 +64,7 @@ export function insertSql(comp: Comp, table: Table, field: Field): string {
   if (args.objects === undefined || args.objects === null) fail('Invalid input for NonNull type');
   const list = Array.isArray(args.objects) ? args.objects : [args.objects];
   if (!list.length) fail('At least one record must be provided to objects');
-  const typeName = `${table.typeName}InsertInput`;
+  const typeName = insertInputType(table.typeName);
   const cols = new Map(insertableColumns(table).map((c) => [c.fieldName, c]));
   const rows = list.map((v) => checkInput(typeName, v, cols));
   const used = [...cols.values()].filter((c) => rows.some((r) => r[c.fieldName] !== undefined));
@@ -85,7 +91,7 @@ export function insertSql(comp: Comp, table: Table, field: Field): string {
 
 export function updateSql(comp: Comp, table: Table, field: Field): string {
   const args = argsOf(field, comp, ['set', 'filter', 'atMost']);
-  const typeName = `${table.typeName}UpdateInput`;
+  const typeName = updateInputType(table.typeName);
   if (args.set === undefined || args.set === null) fail('Invalid input for NonNull type');
   const cols = new Map(updatableColumns(table).map((c) => [c.fieldName, c]));
   const set = checkInput(typeName, args.set, cols);

@@ -1,4 +1,5 @@
 /** `orderBy` and cursors: the sort keys of a connection and the keyset condition for before/after. */
+import { orderByType } from '../introspect/naming.js';
 import type { Column, Table } from '../introspect/model.js';
 import { isOrderable, pkColumns, selectableColumns } from '../introspect/rules.js';
 import type { Comp } from './context.js';
@@ -22,7 +23,7 @@ const DIRECTIONS: Record<string, [boolean, boolean]> = {
 
 export function orderKeys(table: Table, value: unknown): OrderKey[] {
   const keys: OrderKey[] = [];
-  const typeName = `${table.typeName}OrderBy`;
+  const typeName = orderByType(table.typeName);
   if (value !== null && value !== undefined) {
     const list = Array.isArray(value) ? value : [value];
     const cols = new Map(

@@ -10,7 +10,7 @@ import { col } from './json-value.js';
 import { deleteSql, insertSql, updateSql } from './mutation.js';
 import { decodeNodeId } from './node-id.js';
 import { nodeObject } from './node.js';
-import { rootFields } from './root-fields.js';
+import { rootFields } from '../introspect/root-fields.js';
 import { argsOf, type Ctx, type Field } from './selection.js';
 import { elementCast, tableRef } from './sql.js';
 import { scalarText } from './values.js';

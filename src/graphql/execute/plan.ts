@@ -5,7 +5,7 @@ import { NulInTextError } from '../../db/sql-text.js';
 import { GraphQLEngineError } from '../compile/errors.js';
 import { compileRootField, type CompiledField } from '../compile/root.js';
 import { collectFields } from '../compile/selection.js';
-import { rootFields } from '../compile/root-fields.js';
+import { rootFields } from '../introspect/root-fields.js';
 import { parseCached, selectOperation, type Operation } from './document.js';
 
 export type PlanItem =

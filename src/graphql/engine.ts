@@ -15,6 +15,7 @@
  */
 import type pg from 'pg';
 import type { GraphQLSchema } from 'graphql';
+import type { ParsedDocument } from './execute/document.js';
 import { install } from './execute/install.js';
 import { entryFor, resolveOnClient } from './execute/run-client.js';
 import { resolveOnPool } from './execute/run-pool.js';
@@ -26,6 +27,8 @@ export interface GraphQLRequest {
   query: string;
   variables?: Record<string, unknown> | null;
   operationName?: string | null;
+  /** `query` as parseRequestDocument (execute/document.ts) parsed it, when the caller did already. */
+  parsed?: ParsedDocument;
 }
 
 /** Installs the engine's database-side objects (idempotent). Needs a superuser (event triggers). */

@@ -1,15 +1,22 @@
-/** Parsing (cached) and operation selection with pg_graphql's request-level errors. */
+/** Parsing (cached, once per request) and operation selection with pg_graphql's request-level errors. */
 import { Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
 import { GraphQLEngineError } from '../compile/errors.js';
 import { READS, REQUIRED, inputValue, type Vars } from '../compile/values.js';
 import { checkFragmentCycles } from './fragment-cycles.js';
 import { parseDocument } from './parse-document.js';
 
-const parsed = new Map<string, DocumentNode | GraphQLEngineError>();
+/** A request's document as parsed once: the AST, or the request-level error that parsing gave. */
+export type ParsedDocument = DocumentNode | GraphQLEngineError;
+
+const parsed = new Map<string, ParsedDocument>();
 // Longer documents are parsed every time rather than kept (the cache's memory stays bounded).
 const CACHEABLE_LENGTH = 64 * 1024;
 
-export function parseCached(query: string): DocumentNode {
+/**
+ * Parses `query` (cached by text). The HTTP layer parses a request's document here once, for its
+ * own checks, and hands the result to the engine with the request.
+ */
+export function parseRequestDocument(query: string): ParsedDocument {
   let hit = parsed.get(query);
   if (!hit) {
     try {
@@ -22,7 +29,6 @@ export function parseCached(query: string): DocumentNode {
       parsed.set(query, hit);
     }
   }
-  if (hit instanceof GraphQLEngineError) throw hit;
   return hit;
 }
 

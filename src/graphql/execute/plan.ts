@@ -6,7 +6,7 @@ import { GraphQLEngineError } from '../compile/errors.js';
 import { compileRootField, type CompiledField } from '../compile/root.js';
 import { collectFields } from '../compile/selection.js';
 import { rootFields } from '../introspect/root-fields.js';
-import { parseCached, selectOperation, type Operation } from './document.js';
+import { parseRequestDocument, selectOperation, type Operation, type ParsedDocument } from './document.js';
 
 export type PlanItem =
   | { alias: string; kind: 'sql'; compiled: CompiledField }
@@ -22,13 +22,17 @@ export interface Request {
   query: string;
   variables?: Record<string, unknown> | null;
   operationName?: string | null;
+  /** `query` already parsed by parseRequestDocument (the HTTP layer's checks parse it first). */
+  parsed?: ParsedDocument;
 }
 
 export function planRequest(catalog: Catalog, req: Request): Plan {
   if (catalog.loadError) return { kind: 'response', response: { errors: [{ message: catalog.loadError }] } };
   let op: Operation;
   try {
-    op = selectOperation(parseCached(req.query), req.operationName, req.variables);
+    const doc = req.parsed ?? parseRequestDocument(req.query);
+    if (doc instanceof GraphQLEngineError) throw doc;
+    op = selectOperation(doc, req.operationName, req.variables);
   } catch (e) {
     return { kind: 'response', response: { errors: [{ message: (e as Error).message }] } };
   }

@@ -1,7 +1,7 @@
 /** Parsing (cached, once per request) and operation selection with pg_graphql's request-level errors. */
 import { Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
-import { GraphQLEngineError } from '../compile/errors.js';
-import { READS, REQUIRED, inputValue, type Vars } from '../compile/values.js';
+import { GraphQLEngineError } from '../build/errors.js';
+import { REQUIRED, inputValue, type Vars } from '../build/values.js';
 import { checkFragmentCycles } from './fragment-cycles.js';
 import { parseDocument } from './parse-document.js';
 
@@ -74,7 +74,6 @@ export function selectOperation(
   if (!op) throw new GraphQLEngineError('Operation not found', true);
   if (op.operation === 'subscription') throw new GraphQLEngineError('Subscriptions are not supported', true);
   const vars: Vars = { ...((variables as Vars | null) ?? {}) };
-  vars[READS] = new Set();
   for (const def of op.variableDefinitions ?? []) {
     const name = def.variable.name.value;
     if (vars[name] === undefined && def.defaultValue) vars[name] = inputValue(def.defaultValue, {});

@@ -2,9 +2,11 @@
 import type { FieldNode } from 'graphql';
 import type { Catalog } from '../introspect/model.js';
 import { NulInTextError } from '../../db/sql-text.js';
-import { GraphQLEngineError } from '../compile/errors.js';
-import { compileRootField, type CompiledField } from '../compile/root.js';
-import { collectFields } from '../compile/selection.js';
+import { GraphQLEngineError } from '../build/errors.js';
+import { buildRootField } from '../build/root.js';
+import { TEMPLATE, type TemplateReads } from '../build/values.js';
+import { transpileRootField, type CompiledField } from '../transpile/root.js';
+import { collectFields } from '../build/selection.js';
 import { rootFields } from '../introspect/root-fields.js';
 import { parseRequestDocument, selectOperation, type Operation, type ParsedDocument } from './document.js';
 
@@ -26,7 +28,8 @@ export interface Request {
   parsed?: ParsedDocument;
 }
 
-export function planRequest(catalog: Catalog, req: Request): Plan {
+/** The plan of `req`; with `template`, its string and integer variables are read for reuse (plan-template.ts). */
+export function planRequest(catalog: Catalog, req: Request, template?: TemplateReads): Plan {
   if (catalog.loadError) return { kind: 'response', response: { errors: [{ message: catalog.loadError }] } };
   let op: Operation;
   try {
@@ -36,6 +39,13 @@ export function planRequest(catalog: Catalog, req: Request): Plan {
   } catch (e) {
     return { kind: 'response', response: { errors: [{ message: (e as Error).message }] } };
   }
+  if (template) op.vars[TEMPLATE] = template;
+  const plan = planOperation(catalog, op);
+  delete op.vars[TEMPLATE];
+  return plan;
+}
+
+function planOperation(catalog: Catalog, op: Operation): Plan {
   const operation = op.op.operation === 'mutation' ? 'mutation' : 'query';
   const typeName = operation === 'mutation' ? 'Mutation' : 'Query';
   if (operation === 'mutation' && rootFields(catalog).mutation.size === 0) {
@@ -52,7 +62,11 @@ export function planRequest(catalog: Catalog, req: Request): Plan {
           if (!catalog.introspection) throw new GraphQLEngineError(`Unknown field "${f.name}" on type Query`);
           items.push({ alias: f.alias, kind: 'introspect', node: f.node });
         } else
-          items.push({ alias: f.alias, kind: 'sql', compiled: compileRootField(catalog, ctx, f, operation) });
+          items.push({
+            alias: f.alias,
+            kind: 'sql',
+            compiled: transpileRootField(buildRootField(catalog, ctx, f, operation)),
+          });
       } catch (e) {
         if (!(e instanceof GraphQLEngineError) || e.requestLevel) throw e;
         if (operation === 'mutation')

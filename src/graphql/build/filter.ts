@@ -2,6 +2,7 @@
 import type { Column, Table } from '../introspect/model.js';
 import { filterType } from '../introspect/naming.js';
 import {
+  elementCast,
   enumFilterOps,
   filterOps,
   filterTypeOf,
@@ -9,7 +10,6 @@ import {
   pkColumns,
   selectableColumns,
 } from '../introspect/rules.js';
-import { elementCast } from '../transpile/sql-text.js';
 import { fail } from './errors.js';
 import { decodeNodeId } from './node-id.js';
 import type { FilterPlan, PkMatch } from './plan-types.js';

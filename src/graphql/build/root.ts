@@ -1,8 +1,7 @@
 /** The builder's entry: one top-level field → its validated RootPlan (every validation rule lives in build/). */
 import type { Catalog } from '../introspect/model.js';
-import { pkColumns } from '../introspect/rules.js';
+import { elementCast, pkColumns } from '../introspect/rules.js';
 import { rootFields } from '../introspect/root-fields.js';
-import { elementCast } from '../transpile/sql-text.js';
 import { CONNECTION_ARGS, connectionPlan } from './connection.js';
 import { fail } from './errors.js';
 import { pkMatch } from './filter.js';

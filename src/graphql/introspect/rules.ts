@@ -19,18 +19,9 @@ export const FILTER_SCALARS: readonly ScalarName[] = [
 ];
 
 /** Scalars whose arrays have a `<Scalar>ListFilter` input type (sorted by name). */
-export const LIST_FILTER_SCALARS: readonly ScalarName[] = [
-  'BigFloat',
-  'BigInt',
-  'Boolean',
-  'Date',
-  'Datetime',
-  'Float',
-  'Int',
-  'String',
-  'Time',
-  'UUID',
-];
+export const LIST_FILTER_SCALARS: readonly ScalarName[] = FILTER_SCALARS.filter(
+  (s) => s !== 'ID' && s !== 'Opaque',
+);
 
 /** The operators of every `<Scalar>ListFilter` (sorted by name). */
 export const LIST_FILTER_OPS: readonly string[] = ['containedBy', 'contains', 'eq', 'is', 'overlaps'];
@@ -48,6 +39,11 @@ export function filterOps(scalar: string): string[] {
 /** The operators of an enum's filter type. */
 export function enumFilterOps(): string[] {
   return ['eq', 'in', 'is', 'neq'];
+}
+
+/** The cast of a value of type `t`, or of one element when `t` is an array type. */
+export function elementCast(t: SqlType): string {
+  return t.isArray ? t.castName.replace(/\[\]$/, '') : t.castName;
 }
 
 /** Columns that appear as fields (composite-typed columns are omitted). */

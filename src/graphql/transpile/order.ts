@@ -1,7 +1,8 @@
 /** Sort keys and cursors → ORDER BY lists, cursor values and the keyset condition for before/after. */
 import type { CursorPlan, OrderKey } from '../build/plan-types.js';
 import { base64Json, col } from './json-value.js';
-import { elementCast, type SqlBuilder } from './sql-text.js';
+import { elementCast } from '../introspect/rules.js';
+import type { SqlBuilder } from './sql-text.js';
 
 export function orderSql(keys: OrderKey[], row: string, reverse: boolean): string {
   return keys

@@ -1,7 +1,7 @@
 /** SQL text assembly: bound text parameters, deterministic aliases, identifier quoting. */
 import { quoteIdent, quoteLiteral } from '../../db/sql-text.js';
 import type { Param } from '../build/plan-types.js';
-import type { SqlType, Table } from '../introspect/model.js';
+import type { Table } from '../introspect/model.js';
 
 export { quoteIdent, quoteLiteral };
 
@@ -25,10 +25,6 @@ export class SqlBuilder {
 
 export function tableRef(t: Table): string {
   return `${quoteIdent(t.schema)}.${quoteIdent(t.sqlName)}`;
-}
-
-export function elementCast(t: SqlType): string {
-  return t.isArray ? t.castName.replace(/\[\]$/, '') : t.castName;
 }
 
 /**

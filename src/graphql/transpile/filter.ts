@@ -46,11 +46,17 @@ export function filterSql(sql: SqlBuilder, f: FilterPlan, row: string): string {
   }
 }
 
+/** The primary key columns equal to their values, parenthesized. */
 export function pkMatchSql(sql: SqlBuilder, m: PkMatch, row: string): string {
+  return `(${pkConditions(sql, m, row)})`;
+}
+
+/** The primary key columns equal to their values, joined by `and`. */
+export function pkConditions(sql: SqlBuilder, m: PkMatch, row: string): string {
   const conditions = m.columns.map((c, i) => {
     const value = m.values[i];
     if (value === undefined) throw new Error('internal error: a primary key match without a value');
     return `${col(row, c.sqlName)} = ${sql.param(value)}`;
   });
-  return `(${conditions.join(' and ')})`;
+  return conditions.join(' and ');
 }

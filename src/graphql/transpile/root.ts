@@ -4,7 +4,7 @@
  */
 import type { RootPlan } from '../build/plan-types.js';
 import { connectionSql } from './connection.js';
-import { pkMatchSql } from './filter.js';
+import { pkConditions, pkMatchSql } from './filter.js';
 import { mutationSql } from './mutation.js';
 import { functionRef, functionResultSql, nodeObjectSql } from './node.js';
 import { quoteIdent, SqlBuilder, tableRef } from './sql-text.js';
@@ -29,7 +29,8 @@ function statement(sql: SqlBuilder, plan: RootPlan): string {
     case 'node': {
       const a = sql.alias();
       const object = nodeObjectSql(sql, plan.node, a);
-      return `select (select ${object} from ${tableRef(plan.table)} as ${a} where ${pkMatchSql(sql, plan.match, a)})`;
+      const where = plan.kind === 'byPk' ? pkConditions(sql, plan.match, a) : pkMatchSql(sql, plan.match, a);
+      return `select (select ${object} from ${tableRef(plan.table)} as ${a} where ${where})`;
     }
     case 'nodeNotFound':
       return 'select null::json';

@@ -3,18 +3,21 @@
  *
  * introspect/  one catalog query → the catalog model (every naming/typing decision)
  * schema/      catalog model → graphql-js GraphQLSchema (SDL, introspection, GraphiQL)
- * compile/     operation AST × catalog → one SQL statement per top-level field, returning its JSON
+ * build/       operation AST × variables × catalog → a validated, typed plan per top-level field
+ * transpile/   plan → one SQL statement per top-level field, returning its JSON (no checks)
  * execute/     request pipeline, caches, error shapes
  *
  * Caches (execute/cache.ts): catalog + schemas per (database, role, search_path, schema version);
  * plans per request inside that entry — a template per (document, operation, variable shape)
- * when string/integer variables only reach bound parameters, else per exact variables.
+ * when string/integer variables only reach bound parameters (execute/plan-template.ts), else per
+ * exact variables.
  * Round trips: resolve() = version check + one message with the statements (plus the catalog
  * query on a miss); resolveWithPool() = one message `begin; set local role; claims; version
  * guard; statements; commit` (a changed version makes the guard fail first: reload + retry).
  */
 import type pg from 'pg';
 import type { GraphQLSchema } from 'graphql';
+import type { ParsedDocument } from './execute/document.js';
 import { install, objectsSql } from './execute/install.js';
 import { entryFor, resolveOnClient } from './execute/run-client.js';
 import { resolveOnPool } from './execute/run-pool.js';
@@ -26,6 +29,8 @@ export interface GraphQLRequest {
   query: string;
   variables?: Record<string, unknown> | null;
   operationName?: string | null;
+  /** `query` as parseRequestDocument (execute/document.ts) parsed it, when the caller did already. */
+  parsed?: ParsedDocument;
 }
 
 /** Installs the engine's database-side objects (idempotent). Needs a superuser (event triggers). */

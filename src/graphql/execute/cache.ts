@@ -3,9 +3,8 @@ import type { GraphQLSchema } from 'graphql';
 import type { Catalog } from '../introspect/model.js';
 import { buildSchemaFromCatalog } from '../schema/build.js';
 import { planRequest, type Plan, type Request } from './plan.js';
-import { whileTemplating } from '../compile/values.js';
 import { deleteOldest } from './evict-oldest.js';
-import { fillTemplate, sentinelVariables, shapeKey, templateOf, type Template } from './plan-template.js';
+import { fillTemplate, shapeKey, templateOf, templateReads, type Template } from './plan-template.js';
 
 export interface CatalogEntry {
   key: string;
@@ -59,28 +58,23 @@ export function cachedPlan(entry: CatalogEntry, key: string, make: () => Plan): 
 }
 
 /**
- * The plan of a request: a template filled with this request's scalar variables when the document
- * allows it (no compilation), else the plan compiled for exactly these variables (cached too).
+ * The plan of a request: a template filled with this request's string and integer variables when
+ * the document allows it (no building), else the plan built for exactly these variables (cached too).
  */
 export function planFor(entry: CatalogEntry, req: Request): Plan {
   const shape = req.query.length <= CACHEABLE_QUERY_LENGTH ? shapeKey(req.variables) : undefined;
   if (shape !== undefined) {
     const tkey = `${req.operationName ?? ''}\u0000${req.query}\u0000${shape}`;
-    let t = entry.templates.get(tkey);
+    const t = entry.templates.get(tkey);
+    if (t) return fillTemplate(t, req);
     if (t === undefined) {
-      const sv = sentinelVariables(req);
-      t = sv
-        ? (templateOf(
-            whileTemplating(() => planRequest(entry.catalog, { ...req, variables: sv.vars })),
-            sv.names,
-          ) ?? null)
-        : null;
+      // First request of this shape: plan it for reuse (it is this request's plan as well).
+      const reads = templateReads(req);
+      const plan = planRequest(entry.catalog, req, reads);
+      const made = templateOf(plan, reads);
       if (entry.templates.size >= MAX_PLANS) deleteOldest(entry.templates);
-      entry.templates.set(tkey, t);
-    }
-    if (t) {
-      const filled = fillTemplate(t, req);
-      if (filled) return filled;
+      entry.templates.set(tkey, made ?? null);
+      if (made) return plan;
     }
   }
   return cachedPlan(entry, planKey(req.query, req.operationName, req.variables), () =>

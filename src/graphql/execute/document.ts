@@ -1,15 +1,22 @@
-/** Parsing (cached) and operation selection with pg_graphql's request-level errors. */
+/** Parsing (cached, once per request) and operation selection with pg_graphql's request-level errors. */
 import { Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
-import { GraphQLEngineError } from '../compile/errors.js';
-import { READS, REQUIRED, inputValue, type Vars } from '../compile/values.js';
+import { GraphQLEngineError } from '../build/errors.js';
+import { REQUIRED, inputValue, type Vars } from '../build/values.js';
 import { checkFragmentCycles } from './fragment-cycles.js';
 import { parseDocument } from './parse-document.js';
 
-const parsed = new Map<string, DocumentNode | GraphQLEngineError>();
+/** A request's document as parsed once: the AST, or the request-level error that parsing gave. */
+export type ParsedDocument = DocumentNode | GraphQLEngineError;
+
+const parsed = new Map<string, ParsedDocument>();
 // Longer documents are parsed every time rather than kept (the cache's memory stays bounded).
 const CACHEABLE_LENGTH = 64 * 1024;
 
-export function parseCached(query: string): DocumentNode {
+/**
+ * Parses `query` (cached by text). The HTTP layer parses a request's document here once, for its
+ * own checks, and hands the result to the engine with the request.
+ */
+export function parseRequestDocument(query: string): ParsedDocument {
   let hit = parsed.get(query);
   if (!hit) {
     try {
@@ -22,7 +29,6 @@ export function parseCached(query: string): DocumentNode {
       parsed.set(query, hit);
     }
   }
-  if (hit instanceof GraphQLEngineError) throw hit;
   return hit;
 }
 
@@ -68,7 +74,6 @@ export function selectOperation(
   if (!op) throw new GraphQLEngineError('Operation not found', true);
   if (op.operation === 'subscription') throw new GraphQLEngineError('Subscriptions are not supported', true);
   const vars: Vars = { ...((variables as Vars | null) ?? {}) };
-  vars[READS] = new Set();
   for (const def of op.variableDefinitions ?? []) {
     const name = def.variable.name.value;
     if (vars[name] === undefined && def.defaultValue) vars[name] = inputValue(def.defaultValue, {});

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { quoteLiteral } from '../../db/sql-text.js';
-import { inlineParams } from '../compile/sql.js';
+import { inlineParams } from '../transpile/sql-text.js';
 
 /** Per connection: the statement names prepared on it. */
 const preparedOn = new WeakMap<pg.ClientBase, Set<string>>();

@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import { CATALOG_SQL } from '../introspect/catalog-sql.js';
 import { buildCatalog } from '../introspect/load.js';
-import { inlineParams } from '../compile/sql.js';
+import { inlineParams } from '../transpile/sql-text.js';
 import { catalogKey, getEntry, planFor, putEntry, schemaOf, type CatalogEntry } from './cache.js';
 import type { Request } from './plan.js';
 import { variablesError } from './request-input.js';

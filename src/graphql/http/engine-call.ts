@@ -8,6 +8,8 @@ import type { Principal } from '../../db/with-role.js';
 import { loadEngine, type GraphQLRequestBody } from './engine-port.js';
 import type { RequestLimits } from './options.js';
 import { queryShape } from './query-shape.js';
+import { GraphQLEngineError } from '../build/errors.js';
+import { parseRequestDocument } from '../execute/document.js';
 import { transientFailure } from './transient-errors.js';
 
 export interface AuthenticatedRequest {
@@ -39,7 +41,8 @@ export async function runEngineRequest(
   method: string,
   limits: RequestLimits,
 ): Promise<Record<string, unknown>> {
-  const shape = queryShape(req.query, req.operationName);
+  const parsed = parseRequestDocument(req.query);
+  const shape = parsed instanceof GraphQLEngineError ? null : queryShape(parsed, req.operationName);
   if (shape && method === 'GET' && shape.operation === 'mutation') {
     throw new HttpGraphQLError(405, 'Can only perform a mutation operation from a POST request.', {
       Allow: 'POST',
@@ -76,6 +79,7 @@ export async function runEngineRequest(
       query: req.query,
       variables: req.variables ?? null,
       operationName: req.operationName ?? null,
+      parsed,
     });
   } catch (err) {
     const transient = transientFailure(err);

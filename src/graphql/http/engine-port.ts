@@ -6,6 +6,7 @@ import type pg from 'pg';
 import type { GraphQLSchema } from 'graphql';
 import type { Principal } from '../../db/with-role.js';
 import * as engineModule from '../engine.js';
+import type { ParsedDocument } from '../execute/document.js';
 
 export interface GraphQLRequestBody {
   query: string;
@@ -24,7 +25,7 @@ export interface GraphQLEngine {
   resolveWithPool(
     pool: pg.Pool,
     principal: Principal,
-    req: GraphQLRequestBody,
+    req: GraphQLRequestBody & { parsed?: ParsedDocument },
   ): Promise<Record<string, unknown>>;
   /** The reflected schema for the client's current role and search_path. */
   buildGraphQLSchema(client: pg.ClientBase): Promise<GraphQLSchema>;

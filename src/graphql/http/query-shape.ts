@@ -1,8 +1,9 @@
 /**
  * What the HTTP layer needs to know about a document before the engine runs it: its selection
  * depth (depth limit), how many field selections it makes (width limit) and the type of the
- * operation it would run (no mutations over GET).
- * Parse failures are left to the engine, which reports them in its own words.
+ * operation it would run (no mutations over GET). It reads the document the request parsed once
+ * (execute/document.ts), which is then handed to the engine; parse failures are left to the
+ * engine, which reports them in its own words.
  */
 import {
   Kind,
@@ -11,8 +12,6 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { deleteOldest } from '../execute/evict-oldest.js';
-import { parseDocument } from '../execute/parse-document.js';
 
 export interface QueryShape {
   /** Deepest field nesting of the selected operation (fragments inlined; introspection subtrees count as one level). */
@@ -136,25 +135,22 @@ function shapeOf(doc: DocumentNode, operationName: string | null | undefined): Q
   };
 }
 
-const CACHE_SIZE = 1000;
-// Longer documents are parsed every time rather than kept.
-const CACHEABLE_LENGTH = 16 * 1024;
-const cache = new Map<string, QueryShape | null>();
+/** Per parsed document (parses are cached by text), per operation name: its shape. */
+const cache = new WeakMap<DocumentNode, Map<string, QueryShape>>();
 
-/** The shape of `query` for `operationName`, or null when it does not parse. Cached by text. */
-export function queryShape(query: string, operationName: string | null | undefined): QueryShape | null {
-  const key = `${operationName ?? ''}\u0000${query}`;
-  const hit = cache.get(key);
-  if (hit !== undefined) return hit;
-  let shape: QueryShape | null;
-  try {
-    shape = shapeOf(parseDocument(query), operationName);
-  } catch {
-    shape = null;
+/** The shape of `doc` for `operationName`. */
+export function queryShape(doc: DocumentNode, operationName: string | null | undefined): QueryShape {
+  let byName = cache.get(doc);
+  if (!byName) {
+    byName = new Map();
+    cache.set(doc, byName);
   }
-  if (query.length <= CACHEABLE_LENGTH) {
-    if (cache.size >= CACHE_SIZE) deleteOldest(cache);
-    cache.set(key, shape);
+  const key = operationName ?? '';
+  let shape = byName.get(key);
+  if (!shape) {
+    shape = shapeOf(doc, operationName);
+    // A document names few operations; an unknown name asked for again and again is not kept.
+    if (byName.size < 16) byName.set(key, shape);
   }
   return shape;
 }

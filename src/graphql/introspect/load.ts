@@ -13,6 +13,7 @@ import {
   fieldNameFor,
   functionFieldName,
   isValidGraphQLName,
+  collectionField,
   lowerFirst,
   toOneFieldName,
   typeNameFor,
@@ -314,8 +315,7 @@ function build(raw: Raw): Catalog {
     if (fk.local.primaryKey.length)
       fk.target.relationships.push({
         fieldName:
-          fk.localName ??
-          (unique ? lowerFirst(fk.local.typeName) : `${lowerFirst(fk.local.typeName)}Collection`),
+          fk.localName ?? (unique ? lowerFirst(fk.local.typeName) : collectionField(fk.local.typeName)),
         target: fk.local,
         localColumns: fk.targetCols,
         targetColumns: fk.localCols,

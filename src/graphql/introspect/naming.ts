@@ -1,4 +1,8 @@
-/** pg_graphql's naming rules (inflection), used only by the catalog loader. */
+/**
+ * pg_graphql's naming rules: the inflection of SQL names (used by the catalog loader) and every
+ * GraphQL name derived from a table's type name — root fields and per-table types — which the
+ * catalog loader, the schema builder and the compiler all take from here.
+ */
 
 export function isValidGraphQLName(name: string): boolean {
   return /^[_A-Za-z][_0-9A-Za-z]*$/.test(name);
@@ -53,3 +57,25 @@ export function toOneFieldName(cols: string[], inflect: boolean, targetTypeName:
   }
   return lowerFirst(targetTypeName);
 }
+
+/** Root fields of a table with type name `t` (pg_graphql's `<Type>Collection` family). */
+export const collectionField = (t: string): string => `${lowerFirst(t)}Collection`;
+export const byPkField = (t: string): string => `${lowerFirst(t)}ByPk`;
+export const insertField = (t: string): string => `insertInto${t}Collection`;
+export const updateField = (t: string): string => `update${t}Collection`;
+export const deleteField = (t: string): string => `deleteFrom${t}Collection`;
+
+/** Per-table types of a table with type name `t` (filterType also names scalar and enum filters). */
+export const connectionType = (t: string): string => `${t}Connection`;
+export const edgeType = (t: string): string => `${t}Edge`;
+export const filterType = (t: string): string => `${t}Filter`;
+/** The filter of an array column whose elements are scalar `s`. */
+export const listFilterType = (s: string): string => `${s}ListFilter`;
+export const orderByType = (t: string): string => `${t}OrderBy`;
+export const insertInputType = (t: string): string => `${t}InsertInput`;
+export const updateInputType = (t: string): string => `${t}UpdateInput`;
+export type MutationKind = 'Insert' | 'Update' | 'Delete';
+export const mutationResponseType = (t: string, kind: MutationKind): string => `${t}${kind}Response`;
+export const aggregateType = (t: string): string => `${t}Aggregate`;
+export type AggregateKind = 'Sum' | 'Avg' | 'Min' | 'Max';
+export const aggregateResultType = (t: string, kind: AggregateKind): string => `${t}${kind}AggregateResult`;

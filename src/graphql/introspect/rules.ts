@@ -1,18 +1,50 @@
 /** Decisions derived from the catalog model that both the schema builder and the compiler use. */
-import type { Column, Func, SqlType, Table } from './model.js';
+import { filterType, listFilterType } from './naming.js';
+import type { Column, Func, ScalarName, SqlType, Table } from './model.js';
 
-const LIST_FILTERABLE = new Set([
+/** Scalars that have a `<Scalar>Filter` input type (sorted by name). */
+export const FILTER_SCALARS: readonly ScalarName[] = [
   'BigFloat',
   'BigInt',
   'Boolean',
   'Date',
   'Datetime',
   'Float',
+  'ID',
   'Int',
+  'Opaque',
   'String',
   'Time',
   'UUID',
-]);
+];
+
+/** Scalars whose arrays have a `<Scalar>ListFilter` input type (sorted by name). */
+export const LIST_FILTER_SCALARS: readonly ScalarName[] = FILTER_SCALARS.filter(
+  (s) => s !== 'ID' && s !== 'Opaque',
+);
+
+/** The operators of every `<Scalar>ListFilter` (sorted by name). */
+export const LIST_FILTER_OPS: readonly string[] = ['containedBy', 'contains', 'eq', 'is', 'overlaps'];
+
+/** The operators a scalar filter type has (sorted by name as pg_graphql lists them). */
+export function filterOps(scalar: string): string[] {
+  if (scalar === 'ID') return ['eq'];
+  if (scalar === 'Boolean' || scalar === 'Opaque') return ['eq', 'is'];
+  if (scalar === 'UUID') return ['eq', 'in', 'is', 'neq'];
+  const ops = ['eq', 'gt', 'gte', 'in', 'is', 'lt', 'lte', 'neq'];
+  if (scalar === 'String') ops.push('ilike', 'iregex', 'like', 'regex', 'startsWith');
+  return ops.sort();
+}
+
+/** The operators of an enum's filter type. */
+export function enumFilterOps(): string[] {
+  return ['eq', 'in', 'is', 'neq'];
+}
+
+/** The cast of a value of type `t`, or of one element when `t` is an array type. */
+export function elementCast(t: SqlType): string {
+  return t.isArray ? t.castName.replace(/\[\]$/, '') : t.castName;
+}
 
 /** Columns that appear as fields (composite-typed columns are omitted). */
 export function selectableColumns(t: Table): Column[] {
@@ -24,11 +56,11 @@ export function filterTypeOf(type: SqlType): string | undefined {
   if (type.compositeRelid !== undefined) return undefined;
   if (type.isArray) {
     if (type.enumRef) return undefined;
-    return LIST_FILTERABLE.has(type.scalar) ? `${type.scalar}ListFilter` : undefined;
+    return LIST_FILTER_SCALARS.includes(type.scalar) ? listFilterType(type.scalar) : undefined;
   }
-  if (type.enumRef) return `${type.enumRef.name}Filter`;
+  if (type.enumRef) return filterType(type.enumRef.name);
   if (type.scalar === 'JSON') return undefined;
-  return `${type.scalar}Filter`;
+  return filterType(type.scalar);
 }
 
 export function isOrderable(c: Column): boolean {

@@ -10,15 +10,17 @@ import {
   GraphQLSchema,
   DirectiveLocation,
   introspectionTypes,
+  type GraphQLFieldConfig,
   type GraphQLFieldConfigArgumentMap,
   type GraphQLFieldConfigMap,
   type GraphQLNamedType,
 } from 'graphql';
 import type { Catalog, Table } from '../introspect/model.js';
-import { hasByPk, isQueryFunction, pkColumns } from '../introspect/rules.js';
-import { lowerFirst } from '../introspect/naming.js';
+import { pkColumns } from '../introspect/rules.js';
+import { rootFields, type RootField } from '../introspect/root-fields.js';
 import { buildSharedTypes } from './shared-types.js';
-import { hasInvalidEnumValueNames, TypeRegistry } from './table-types.js';
+import { hasInvalidEnumValueNames } from './pg-enum-type.js';
+import { TypeRegistry } from './table-types.js';
 
 const directives = [
   new GraphQLDirective({
@@ -62,91 +64,17 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
   const tables = catalog.tables.filter(visible);
   for (const e of catalog.enums) if (shown(e.schema)) reg.enumOf(e);
 
-  const q: GraphQLFieldConfigMap<unknown, unknown> = {
-    node: {
-      type: shared.node,
-      description: 'Retrieve a record by its `ID`',
-      args: { nodeId: { type: new GraphQLNonNull(GraphQLID), description: "The record's `ID`" } },
-    },
+  const roots = rootFields(catalog, {
+    table: visible,
+    func: (f) => shown(f.schema) && (!f.returnTable || visible(f.returnTable)),
+  });
+  const fieldsOf = (map: Map<string, RootField>) => {
+    const out: GraphQLFieldConfigMap<unknown, unknown> = {};
+    for (const [name, rf] of map) out[name] = rootFieldConfig(reg, rf);
+    return out;
   };
-  const m: GraphQLFieldConfigMap<unknown, unknown> = {};
-  for (const t of tables) {
-    if (!t.primaryKey.length) continue;
-    const tt = reg.of(t);
-    const base = lowerFirst(t.typeName);
-    q[`${base}Collection`] = {
-      type: new GraphQLNonNull(tt.connection),
-      args: reg.connectionArgs(t),
-      description: `A pagable collection of type \`${t.typeName}\``,
-    };
-    if (hasByPk(t)) {
-      const args: GraphQLFieldConfigArgumentMap = {};
-      for (const c of pkColumns(t)) args[c.fieldName] = { type: new GraphQLNonNull(reg.inputOf(c.type)) };
-      q[`${base}ByPk`] = {
-        type: tt.node,
-        args,
-        description: `Retrieve a record of type \`${t.typeName}\` by its primary key`,
-      };
-    }
-    if (tt.insertInput && tt.insertResponse) {
-      m[`insertInto${t.typeName}Collection`] = {
-        type: tt.insertResponse,
-        description: `Adds one or more \`${t.typeName}\` records to the collection`,
-        args: { objects: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(tt.insertInput))) } },
-      };
-    }
-    if (tt.updateInput && tt.updateResponse) {
-      m[`update${t.typeName}Collection`] = {
-        type: new GraphQLNonNull(tt.updateResponse),
-        description: `Updates zero or more records in the \`${t.typeName}\` collection`,
-        args: {
-          set: {
-            type: new GraphQLNonNull(tt.updateInput),
-            description: 'Fields that are set will be updated for all records matching the `filter`',
-          },
-          filter: {
-            type: tt.filter,
-            description: "Restricts the mutation's impact to records matching the criteria",
-          },
-          atMost: {
-            type: new GraphQLNonNull(GraphQLInt),
-            defaultValue: 1,
-            description: 'The maximum number of records in the collection permitted to be affected',
-          },
-        },
-      };
-    }
-    if (tt.deleteResponse) {
-      m[`deleteFrom${t.typeName}Collection`] = {
-        type: new GraphQLNonNull(tt.deleteResponse),
-        description: `Deletes zero or more records from the \`${t.typeName}\` collection`,
-        args: {
-          filter: {
-            type: tt.filter,
-            description: "Restricts the mutation's impact to records matching the criteria",
-          },
-          atMost: {
-            type: new GraphQLNonNull(GraphQLInt),
-            defaultValue: 1,
-            description: 'The maximum number of records in the collection permitted to be affected',
-          },
-        },
-      };
-    }
-  }
-  for (const f of catalog.functions) {
-    if (!shown(f.schema) || (f.returnTable && !visible(f.returnTable))) continue;
-    const target = isQueryFunction(f) ? q : m;
-    if (target[f.fieldName]) continue;
-    const o = reg.functionOutput(f);
-    const args: GraphQLFieldConfigArgumentMap = {};
-    for (const a of f.args) {
-      const t = reg.inputOf(a.type);
-      args[a.fieldName] = { type: a.hasDefault ? t : new GraphQLNonNull(t), defaultValue: a.defaultValue };
-    }
-    Object.assign(args, o.args);
-    target[f.fieldName] = { type: o.type, args, description: f.description ?? undefined };
-  }
+  const q = fieldsOf(roots.query);
+  const m = fieldsOf(roots.mutation);
   const sorted = (o: GraphQLFieldConfigMap<unknown, unknown>) =>
     Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   const query = new GraphQLObjectType({
@@ -197,4 +125,88 @@ function sortTypeMap(schema: GraphQLSchema): GraphQLSchema {
 
 function byName(a: GraphQLNamedType, b: GraphQLNamedType): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/** The definition of one root field (its name comes from introspect/root-fields.ts). */
+function rootFieldConfig(reg: TypeRegistry, rf: RootField): GraphQLFieldConfig<unknown, unknown> {
+  if (rf.kind === 'node')
+    return {
+      type: reg.shared.node,
+      description: 'Retrieve a record by its `ID`',
+      args: { nodeId: { type: new GraphQLNonNull(GraphQLID), description: "The record's `ID`" } },
+    };
+  if (rf.kind === 'function') {
+    const f = rf.func;
+    const o = reg.functionOutput(f);
+    const args: GraphQLFieldConfigArgumentMap = {};
+    for (const a of f.args) {
+      const t = reg.inputOf(a.type);
+      args[a.fieldName] = { type: a.hasDefault ? t : new GraphQLNonNull(t), defaultValue: a.defaultValue };
+    }
+    Object.assign(args, o.args);
+    return { type: o.type, args, description: f.description ?? undefined };
+  }
+  const t = rf.table;
+  const tt = reg.of(t);
+  const filter = {
+    type: tt.filter,
+    description: "Restricts the mutation's impact to records matching the criteria",
+  };
+  const atMost = {
+    type: new GraphQLNonNull(GraphQLInt),
+    defaultValue: 1,
+    description: 'The maximum number of records in the collection permitted to be affected',
+  };
+  switch (rf.kind) {
+    case 'collection':
+      return {
+        type: new GraphQLNonNull(tt.connection),
+        args: reg.connectionArgs(t),
+        description: `A pagable collection of type \`${t.typeName}\``,
+      };
+    case 'byPk': {
+      const args: GraphQLFieldConfigArgumentMap = {};
+      for (const c of pkColumns(t)) args[c.fieldName] = { type: new GraphQLNonNull(reg.inputOf(c.type)) };
+      return {
+        type: tt.node,
+        args,
+        description: `Retrieve a record of type \`${t.typeName}\` by its primary key`,
+      };
+    }
+    case 'insert':
+      return {
+        type: required(tt.insertResponse),
+        description: `Adds one or more \`${t.typeName}\` records to the collection`,
+        args: {
+          objects: {
+            type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(required(tt.insertInput)))),
+          },
+        },
+      };
+    case 'update':
+      return {
+        type: new GraphQLNonNull(required(tt.updateResponse)),
+        description: `Updates zero or more records in the \`${t.typeName}\` collection`,
+        args: {
+          set: {
+            type: new GraphQLNonNull(required(tt.updateInput)),
+            description: 'Fields that are set will be updated for all records matching the `filter`',
+          },
+          filter,
+          atMost,
+        },
+      };
+    case 'delete':
+      return {
+        type: new GraphQLNonNull(required(tt.deleteResponse)),
+        description: `Deletes zero or more records from the \`${t.typeName}\` collection`,
+        args: { filter, atMost },
+      };
+  }
+}
+
+/** A mutation's type, which the type registry makes whenever root-fields.ts lists the mutation. */
+function required<T>(type: T | undefined): T {
+  if (type === undefined) throw new Error('internal error: a mutation root field without its types');
+  return type;
 }

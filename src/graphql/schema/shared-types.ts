@@ -16,7 +16,9 @@ import {
   type GraphQLInputType,
   type GraphQLNamedType,
 } from 'graphql';
+import { filterType, listFilterType } from '../introspect/naming.js';
 import type { ScalarName } from '../introspect/model.js';
+import { FILTER_SCALARS, LIST_FILTER_OPS, LIST_FILTER_SCALARS, filterOps } from '../introspect/rules.js';
 
 /** Descriptions pg_graphql gives the built-in scalars (applied to introspection output). */
 export const BUILTIN_SCALAR_DESCRIPTIONS: Record<string, string> = {
@@ -38,33 +40,6 @@ export interface SharedTypes {
   orderByDirection: GraphQLEnumType;
   filterIs: GraphQLEnumType;
   all: GraphQLNamedType[];
-}
-
-const LIST_FILTER_SCALARS: ScalarName[] = [
-  'BigFloat',
-  'BigInt',
-  'Boolean',
-  'Date',
-  'Datetime',
-  'Float',
-  'Int',
-  'String',
-  'Time',
-  'UUID',
-];
-
-/** The operators a scalar filter type has (sorted by name as pg_graphql lists them). */
-export function filterOps(scalar: string): string[] {
-  if (scalar === 'ID') return ['eq'];
-  if (scalar === 'Boolean' || scalar === 'Opaque') return ['eq', 'is'];
-  if (scalar === 'UUID') return ['eq', 'in', 'is', 'neq'];
-  const ops = ['eq', 'gt', 'gte', 'in', 'is', 'lt', 'lte', 'neq'];
-  if (scalar === 'String') ops.push('ilike', 'iregex', 'like', 'regex', 'startsWith');
-  return ops.sort();
-}
-
-export function enumFilterOps(): string[] {
-  return ['eq', 'in', 'is', 'neq'];
 }
 
 export function buildSharedTypes(): SharedTypes {
@@ -99,36 +74,18 @@ export function buildSharedTypes(): SharedTypes {
     },
   });
   const filters = new Map<string, GraphQLInputObjectType>();
-  for (const s of [
-    'BigFloat',
-    'BigInt',
-    'Boolean',
-    'Date',
-    'Datetime',
-    'Float',
-    'ID',
-    'Int',
-    'Opaque',
-    'String',
-    'Time',
-    'UUID',
-  ] as ScalarName[]) {
+  for (const s of FILTER_SCALARS) {
     filters.set(s, scalarFilter(s, scalars[s], filterOps(s), filterIs));
   }
   const listFilters = new Map<string, GraphQLInputObjectType>();
   for (const s of LIST_FILTER_SCALARS) {
     const item = new GraphQLList(new GraphQLNonNull(scalars[s]));
-    const fields: GraphQLInputFieldConfigMap = {
-      containedBy: { type: item },
-      contains: { type: item },
-      eq: { type: item },
-      is: { type: filterIs },
-      overlaps: { type: item },
-    };
+    const fields: GraphQLInputFieldConfigMap = {};
+    for (const op of LIST_FILTER_OPS) fields[op] = { type: op === 'is' ? filterIs : item };
     listFilters.set(
       s,
       new GraphQLInputObjectType({
-        name: `${s}ListFilter`,
+        name: listFilterType(s),
         description: `Boolean expression comparing fields on type "${s}List"`,
         fields,
       }),
@@ -172,7 +129,7 @@ export function scalarFilter(
     else fields[op] = { type };
   }
   return new GraphQLInputObjectType({
-    name: `${name}Filter`,
+    name: filterType(name),
     description: `Boolean expression comparing fields on type "${name}"`,
     fields,
   });

@@ -1,6 +1,19 @@
 /** Per-table GraphQL types: the node type, connection, edge, filter, orderBy, inputs, responses, aggregates. */
 import {
-  GraphQLEnumType,
+  aggregateResultType,
+  aggregateType,
+  connectionType,
+  edgeType,
+  filterType,
+  insertInputType,
+  mutationResponseType,
+  orderByType,
+  updateInputType,
+  type AggregateKind,
+  type MutationKind,
+} from '../introspect/naming.js';
+import {
+  type GraphQLEnumType,
   GraphQLInputObjectType,
   GraphQLInt,
   GraphQLList,
@@ -26,45 +39,9 @@ import {
   sumAvgColumns,
   updatableColumns,
 } from '../introspect/rules.js';
-import { isValidGraphQLName } from '../introspect/naming.js';
-import { enumFilterOps, scalarFilter, type SharedTypes } from './shared-types.js';
-
-/**
- * A GraphQL enum for a SQL enum. pg_graphql lists every label (or its `mappings` name) as it is,
- * even one that is not a GraphQL name (`PG-13`); graphql-js refuses such a name, so it is built
- * under a stand-in name and given its real name afterwards (the schema is then built assumeValid).
- */
-function enumTypeOf(e: EnumType, omitInvalid: boolean): GraphQLEnumType {
-  const values: Record<string, { value: string }> = {};
-  const renames = new Map<string, string>();
-  e.values.forEach((v, i) => {
-    if (isValidGraphQLName(v.name)) values[v.name] = { value: v.label };
-    else if (!omitInvalid) {
-      const standIn = `__strata_invalid_enum_value_${i}`;
-      renames.set(standIn, v.name);
-      values[standIn] = { value: v.label };
-    }
-  });
-  const type = new GraphQLEnumType({ name: e.name, description: e.description ?? undefined, values });
-  if (renames.size) {
-    const lookup = (type as unknown as { _nameLookup?: Record<string, unknown> })._nameLookup;
-    for (const value of type.getValues()) {
-      const real = renames.get(value.name);
-      if (real === undefined) continue;
-      if (lookup) {
-        delete lookup[value.name];
-        lookup[real] = value;
-      }
-      (value as { name: string }).name = real;
-    }
-  }
-  return type;
-}
-
-/** True when the enum shows a value whose name graphql-js would refuse (the schema must skip validation). */
-export function hasInvalidEnumValueNames(e: EnumType): boolean {
-  return e.values.some((v) => !isValidGraphQLName(v.name));
-}
+import { enumTypeOf } from './pg-enum-type.js';
+import { enumFilterOps } from '../introspect/rules.js';
+import { scalarFilter, type SharedTypes } from './shared-types.js';
 
 export interface TableTypes {
   node: GraphQLObjectType;
@@ -198,7 +175,7 @@ export class TypeRegistry {
       },
     });
     const edge = new GraphQLObjectType({
-      name: `${n}Edge`,
+      name: edgeType(n),
       fields: {
         cursor: { type: new GraphQLNonNull(GraphQLString) },
         node: { type: new GraphQLNonNull(node) },
@@ -221,9 +198,9 @@ export class TypeRegistry {
         description: 'Aggregate functions calculated on the collection of `' + n + '`',
       };
     }
-    const connection = new GraphQLObjectType({ name: `${n}Connection`, fields: connFields });
+    const connection = new GraphQLObjectType({ name: connectionType(n), fields: connFields });
     const filter: GraphQLInputObjectType = new GraphQLInputObjectType({
-      name: `${n}Filter`,
+      name: filterType(n),
       description: `Boolean expression comparing fields on type "${n}"`,
       fields: () => {
         const f: GraphQLInputFieldConfigMap = {};
@@ -248,14 +225,14 @@ export class TypeRegistry {
     });
     const orderFields: GraphQLInputFieldConfigMap = {};
     for (const c of cols) if (isOrderable(c)) orderFields[c.fieldName] = { type: s.orderByDirection };
-    const orderBy = new GraphQLInputObjectType({ name: `${n}OrderBy`, fields: orderFields });
+    const orderBy = new GraphQLInputObjectType({ name: orderByType(n), fields: orderFields });
     all.push(connection, filter, orderBy);
     const out: TableTypes = { node, connection, filter, orderBy, all };
     this.tables.set(table, out);
 
-    const response = (kind: string) =>
+    const response = (kind: MutationKind) =>
       new GraphQLObjectType({
-        name: `${n}${kind}Response`,
+        name: mutationResponseType(n, kind),
         fields: {
           affectedCount: {
             type: new GraphQLNonNull(GraphQLInt),
@@ -272,7 +249,7 @@ export class TypeRegistry {
     if (ins.length) {
       const f: GraphQLInputFieldConfigMap = {};
       for (const c of ins) f[c.fieldName] = { type: this.inputOf(c.type) };
-      out.insertInput = new GraphQLInputObjectType({ name: `${n}InsertInput`, fields: f });
+      out.insertInput = new GraphQLInputObjectType({ name: insertInputType(n), fields: f });
       out.insertResponse = response('Insert');
       all.push(out.insertInput, out.insertResponse);
     }
@@ -280,7 +257,7 @@ export class TypeRegistry {
     if (upd.length) {
       const f: GraphQLInputFieldConfigMap = {};
       for (const c of upd) f[c.fieldName] = { type: this.inputOf(c.type) };
-      out.updateInput = new GraphQLInputObjectType({ name: `${n}UpdateInput`, fields: f });
+      out.updateInput = new GraphQLInputObjectType({ name: updateInputType(n), fields: f });
       out.updateResponse = response('Update');
       all.push(out.updateInput, out.updateResponse);
     }
@@ -303,14 +280,14 @@ export class TypeRegistry {
     const sa = sumAvgColumns(table);
     const mm = minMaxColumns(table);
     const make = (
-      kind: string,
+      kind: AggregateKind,
       cols: typeof sa,
       typeFor: (c: (typeof sa)[number]) => GraphQLOutputType,
       desc: string,
     ) => {
       const f: GraphQLFieldConfigMap<unknown, unknown> = {};
       for (const c of cols) f[c.fieldName] = { type: typeFor(c) };
-      const t = new GraphQLObjectType({ name: `${n}${kind}AggregateResult`, fields: f });
+      const t = new GraphQLObjectType({ name: aggregateResultType(n, kind), fields: f });
       all.push(t);
       fields[kind.toLowerCase()] = { type: t, description: desc };
     };
@@ -329,7 +306,7 @@ export class TypeRegistry {
       make('Min', mm, t, 'Minimum aggregates for comparable fields');
       make('Max', mm, t, 'Maximum aggregates for comparable fields');
     }
-    const agg = new GraphQLObjectType({ name: `${n}Aggregate`, fields });
+    const agg = new GraphQLObjectType({ name: aggregateType(n), fields });
     all.push(agg);
     return agg;
   }

@@ -78,4 +78,27 @@ describe('plans across variable values', () => {
       await env.client.query('rollback');
     }
   });
+  it('names the variable of each templated parameter; a variable read as a limit is not templated', async () => {
+    const entry = await entryFor(env.client);
+    const q =
+      'query Q($name: String) { blogCollection(filter: {name: {eq: $name}}) { edges { node { id } } } }';
+    const a = planFor(entry, { query: q, variables: { name: 'alpha' } });
+    const b = planFor(entry, { query: q, variables: { name: 'gamma' } });
+    if (a.kind !== 'plan' || b.kind !== 'plan') throw new Error('expected plans');
+    const [ia, ib] = [a.items[0], b.items[0]];
+    if (ia?.kind !== 'sql' || ib?.kind !== 'sql') throw new Error('expected SQL items');
+    expect(ib.compiled.sql).toBe(ia.compiled.sql);
+    const slot = ia.compiled.variables.indexOf('name');
+    expect(slot).toBeGreaterThanOrEqual(0);
+    expect([ia.compiled.params[slot], ib.compiled.params[slot]]).toEqual(['alpha', 'gamma']);
+    const limited = 'query Q($n: Int) { blogCollection(first: $n) { edges { node { id } } } }';
+    const one = planFor(entry, { query: limited, variables: { n: 1 } });
+    const two = planFor(entry, { query: limited, variables: { n: 2 } });
+    if (one.kind !== 'plan' || two.kind !== 'plan') throw new Error('expected plans');
+    const [i1, i2] = [one.items[0], two.items[0]];
+    if (i1?.kind !== 'sql' || i2?.kind !== 'sql') throw new Error('expected SQL items');
+    expect(i1.compiled.sql).toContain('limit 1');
+    expect(i2.compiled.sql).toContain('limit 2');
+    expect([...i1.compiled.variables, ...i2.compiled.variables].every((v) => v === undefined)).toBe(true);
+  });
 });

@@ -1,7 +1,7 @@
 /** SQL expressions that turn column values, node ids and cursors into the response's JSON. */
 import type { SqlType, Table } from '../introspect/model.js';
 import { pkColumns } from '../introspect/rules.js';
-import { quoteIdent, quoteLiteral } from './sql.js';
+import { quoteIdent, quoteLiteral } from './sql-text.js';
 
 const AS_TEXT = new Set(['int8', 'numeric', 'json', 'jsonb']);
 

@@ -1,46 +1,30 @@
 /** SQL text assembly: bound text parameters, deterministic aliases, identifier quoting. */
 import { quoteIdent, quoteLiteral } from '../../db/sql-text.js';
-import type { SqlType, Table } from '../introspect/model.js';
+import type { Param } from '../build/plan-types.js';
+import type { Table } from '../introspect/model.js';
 
 export { quoteIdent, quoteLiteral };
 
 export class SqlBuilder {
   readonly params: (string | null)[] = [];
+  /** Per parameter: the request variable whose value it is as it is (see build/plan-types.ts). */
+  readonly variables: (string | undefined)[] = [];
   private n = 0;
 
   alias(): string {
     return `t${++this.n}`;
   }
 
-  /** A text parameter cast to `cast`. */
-  param(text: string | null, cast: string): string {
-    this.params.push(text);
-    return `$${this.params.length}::${cast}`;
+  /** A placeholder for `p`, cast to its type (each use binds a parameter of its own). */
+  param(p: Param): string {
+    this.params.push(p.text);
+    this.variables.push(p.variable);
+    return `$${this.params.length}::${p.cast}`;
   }
-
-  /** A text[] parameter (elements as text) cast to `cast[]`. */
-  arrayParam(items: (string | null)[], cast: string): string {
-    this.params.push(toArrayLiteral(items));
-    return `$${this.params.length}::${cast}`;
-  }
-}
-
-export function toArrayLiteral(items: (string | null)[]): string {
-  return (
-    '{' +
-    items
-      .map((s) => (s === null ? 'NULL' : '"' + s.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"'))
-      .join(',') +
-    '}'
-  );
 }
 
 export function tableRef(t: Table): string {
   return `${quoteIdent(t.schema)}.${quoteIdent(t.sqlName)}`;
-}
-
-export function elementCast(t: SqlType): string {
-  return t.isArray ? t.castName.replace(/\[\]$/, '') : t.castName;
 }
 
 /**

@@ -1,41 +1,41 @@
-/** GraphQL input values (literals and variables) → plain JS values, with pg_graphql's validation wording. */
+/**
+ * GraphQL input values (literals and variables) → plain JS values, and values → parameters, with
+ * pg_graphql's validation wording.
+ */
 import { Kind, type ValueNode } from 'graphql';
 import type { SqlType } from '../introspect/model.js';
 import { fail } from './errors.js';
+import type { Param } from './plan-types.js';
 
 /** An enum literal (distinguished from a string so that `is: NULL` and mappings work). */
 export class EnumLiteral {
   constructor(readonly name: string) {}
 }
 
-export type Vars = Record<string, unknown> & { [REQUIRED]?: Set<string>; [READS]?: Set<string> };
-
-/** The names of the variables a compilation read (see execute/plan-template.ts). */
-export const READS = Symbol('variables read');
-
-/** Marks a string variable's placeholder value while a plan template is compiled (see execute/plan-template.ts). */
-export const SENTINEL_PREFIX = '\u0001strata:var:';
-
-/** Integer variables' placeholders while a plan template is compiled: this base plus a small index. */
-export const INT_SENTINEL_BASE = 1_900_000_000;
-let templating = false;
-
-/** Runs a compilation of a plan template (numbers that shape SQL text then refuse placeholders). */
-export function whileTemplating<T>(work: () => T): T {
-  templating = true;
-  try {
-    return work();
-  } finally {
-    templating = false;
-  }
+/**
+ * A string or integer variable's value as read while a plan is built for reuse (see
+ * execute/plan-template.ts): only parameter sinks (paramOf) take it as a whole parameter and
+ * mark it `used`; every other reader sees an object, not a string or number, and fails, which
+ * makes the plan not reusable (it is then built again for the plain values).
+ */
+export class VarScalar {
+  used = false;
+  constructor(
+    readonly name: string,
+    readonly value: string | number,
+  ) {}
 }
 
-/** A number that is written into SQL text (limit, offset, atMost): a placeholder must not make a template. */
-export function structuralNumber(v: number): number {
-  if (templating && v >= INT_SENTINEL_BASE && v < INT_SENTINEL_BASE + 1_000_000)
-    fail('Invalid input for Int type');
-  return v;
+/** The variables that are read as VarScalar while a reusable plan is built, and what was read. */
+export interface TemplateReads {
+  names: ReadonlySet<string>;
+  reads: VarScalar[];
 }
+
+export type Vars = Record<string, unknown> & { [REQUIRED]?: Set<string>; [TEMPLATE]?: TemplateReads };
+
+/** Set on a build's variables while a reusable plan is built. */
+export const TEMPLATE = Symbol('template reads');
 
 /** Variables declared non-null without a default: using one that is absent is an error. */
 export const REQUIRED = Symbol('required variables');
@@ -44,9 +44,15 @@ export const REQUIRED = Symbol('required variables');
 export function inputValue(node: ValueNode, vars: Vars): unknown {
   switch (node.kind) {
     case Kind.VARIABLE: {
-      const v = vars[node.name.value];
-      vars[READS]?.add(node.name.value);
-      if (v === undefined && vars[REQUIRED]?.has(node.name.value)) fail('Invalid input for NonNull type');
+      const name = node.name.value;
+      const v = vars[name];
+      if (v === undefined && vars[REQUIRED]?.has(name)) fail('Invalid input for NonNull type');
+      const t = vars[TEMPLATE];
+      if (t?.names.has(name) && (typeof v === 'string' || typeof v === 'number')) {
+        const w = new VarScalar(name, v);
+        t.reads.push(w);
+        return w;
+      }
       return v;
     }
     case Kind.INT:
@@ -75,7 +81,13 @@ export function inputValue(node: ValueNode, vars: Vars): unknown {
 }
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return !!v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof EnumLiteral);
+  return (
+    !!v &&
+    typeof v === 'object' &&
+    !Array.isArray(v) &&
+    !(v instanceof EnumLiteral) &&
+    !(v instanceof VarScalar)
+  );
 }
 
 export function enumName(v: unknown): string | undefined {
@@ -85,7 +97,8 @@ export function enumName(v: unknown): string | undefined {
 }
 
 /** Validates a non-null scalar value for a SQL type and returns the text passed to Postgres. */
-export function scalarText(t: SqlType, v: unknown): string {
+export function scalarText(t: SqlType, value: unknown): string {
+  const v = value instanceof VarScalar ? value.value : value;
   if (t.enumRef) {
     const name = enumName(v);
     const hit = t.enumRef.values.find((x) => x.name === name);
@@ -112,9 +125,6 @@ export function scalarText(t: SqlType, v: unknown): string {
       return v ? 'true' : 'false';
     case 'String':
       if (typeof v !== 'string') fail('Invalid input for String type');
-      // A length-checked string depends on its value: a placeholder must not make a template.
-      if (t.maxLength !== undefined && (v as string).startsWith(SENTINEL_PREFIX))
-        fail('Invalid input for String type');
       if (t.maxLength !== undefined && [...(v as string)].length > t.maxLength)
         fail(`Invalid input for String type. Maximum character length ${t.maxLength}`);
       return v as string;
@@ -131,13 +141,41 @@ export function scalarText(t: SqlType, v: unknown): string {
   }
 }
 
-/** Text for a SQL value of type `t` (arrays become array literals via JSON → text[] conversion in SQL). */
-export function sqlValue(t: SqlType, v: unknown): { text: string | null; array?: (string | null)[] } {
-  if (v === null) return { text: null };
-  if (t.isArray) {
-    const list = Array.isArray(v) ? v : [v];
-    const el: SqlType = { ...t, isArray: false };
-    return { text: null, array: list.map((x) => (x === null ? null : scalarText(el, x))) };
+/**
+ * A parameter of type `t` (cast to `cast`) holding `v`. A variable's value that any other value
+ * of its kind would pass the same way (not an enum name, not a length-checked string) stays
+ * that variable's parameter.
+ */
+export function paramOf(t: SqlType, v: unknown, cast: string): Param {
+  if (v === null) return { text: null, cast };
+  const text = scalarText(t, v);
+  if (v instanceof VarScalar && !t.enumRef && !(t.scalar === 'String' && t.maxLength !== undefined)) {
+    v.used = true;
+    return { text, cast, variable: v.name };
   }
-  return { text: scalarText(t, v) };
+  return { text, cast };
+}
+
+/** A text[] parameter (elements as text, nulls kept) cast to `cast`. */
+export function arrayParamOf(t: SqlType, list: unknown[], cast: string): Param {
+  const el: SqlType = { ...t, isArray: false };
+  return { text: toArrayLiteral(list.map((x) => (x === null ? null : scalarText(el, x)))), cast };
+}
+
+/** A value of SQL type `t` as a parameter cast to its type (a non-list value given for a list is a one-item list). */
+export function valueParam(t: SqlType, v: unknown): Param {
+  if (v === null) return { text: null, cast: t.castName };
+  if (t.isArray) return arrayParamOf(t, Array.isArray(v) ? v : [v], t.castName);
+  return paramOf(t, v, t.castName);
+}
+
+/** A PostgreSQL array literal of text elements. */
+export function toArrayLiteral(items: (string | null)[]): string {
+  return (
+    '{' +
+    items
+      .map((s) => (s === null ? 'NULL' : '"' + s.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"'))
+      .join(',') +
+    '}'
+  );
 }

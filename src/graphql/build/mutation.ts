@@ -1,0 +1,89 @@
+/** insertInto / update / deleteFrom collections: arguments and the selected response → a RootPlan. */
+import type { Column, Table } from '../introspect/model.js';
+import {
+  insertInputType,
+  type MutationKind,
+  mutationResponseType,
+  updateInputType,
+} from '../introspect/naming.js';
+import { insertableColumns, updatableColumns } from '../introspect/rules.js';
+import { fail } from './errors.js';
+import { buildFilter } from './filter.js';
+import { nodePlan } from './node.js';
+import type { MutationResponsePlan, RootPlan } from './plan-types.js';
+import { argsOf, collectFields, type Ctx, type Field } from './selection.js';
+import { isPlainObject, valueParam } from './values.js';
+
+function checkInput(typeName: string, v: unknown, cols: Map<string, Column>): Record<string, unknown> {
+  if (!isPlainObject(v)) fail(`Invalid input for ${typeName} type`);
+  const o = v as Record<string, unknown>;
+  const extra = Object.keys(o).filter((k) => !cols.has(k));
+  if (extra.length) fail(`Input for type ${typeName} contains extra keys ${JSON.stringify(extra)}`);
+  return o;
+}
+
+function response(ctx: Ctx, table: Table, field: Field, kind: MutationKind): MutationResponsePlan {
+  const typeName = mutationResponseType(table.typeName, kind);
+  const fields = collectFields(field.selections, typeName, ctx).map(
+    (f): MutationResponsePlan['fields'][number] => {
+      if (f.name === '__typename') return { alias: f.alias, kind: 'typename', name: typeName };
+      if (f.name === 'affectedCount') return { alias: f.alias, kind: 'affectedCount' };
+      if (f.name === 'records')
+        return { alias: f.alias, kind: 'records', node: nodePlan(ctx, table, f.selections, 'single') };
+      return fail(`Unknown field "${f.name}" on type ${typeName}`);
+    },
+  );
+  return { kind, table, fields };
+}
+
+function atMostOf(args: Record<string, unknown>): number {
+  const v = args.atMost ?? 1;
+  if (typeof v !== 'number' || !Number.isInteger(v)) fail('Invalid input for Int type');
+  return v as number;
+}
+
+export function insertPlan(ctx: Ctx, table: Table, field: Field): RootPlan {
+  const args = argsOf(field, ctx, ['objects']);
+  if (args.objects === undefined || args.objects === null) fail('Invalid input for NonNull type');
+  const list = Array.isArray(args.objects) ? args.objects : [args.objects];
+  if (!list.length) fail('At least one record must be provided to objects');
+  const typeName = insertInputType(table.typeName);
+  const cols = new Map(insertableColumns(table).map((c) => [c.fieldName, c]));
+  const input = list.map((v) => checkInput(typeName, v, cols));
+  let columns = [...cols.values()].filter((c) => input.some((r) => r[c.fieldName] !== undefined));
+  if (!columns.length) {
+    // No row names a column: insert defaults through the first one (the insert field exists only
+    // when the table has an insertable column).
+    const first = cols.values().next();
+    if (first.done) throw new Error(`internal error: ${typeName} has no column`);
+    columns = [first.value];
+  }
+  const rows = input.map((r) =>
+    columns.map((c) => (r[c.fieldName] === undefined ? 'default' : valueParam(c.type, r[c.fieldName]))),
+  );
+  return { kind: 'insert', table, columns, rows, response: response(ctx, table, field, 'Insert') };
+}
+
+export function updatePlan(ctx: Ctx, table: Table, field: Field): RootPlan {
+  const args = argsOf(field, ctx, ['set', 'filter', 'atMost']);
+  const typeName = updateInputType(table.typeName);
+  if (args.set === undefined || args.set === null) fail('Invalid input for NonNull type');
+  const cols = new Map(updatableColumns(table).map((c) => [c.fieldName, c]));
+  const entries = Object.entries(checkInput(typeName, args.set, cols));
+  if (!entries.length) fail('At least one mapping must be provided to set argument');
+  const atMost = atMostOf(args);
+  const set = entries.map(([k, v]) => {
+    const column = cols.get(k);
+    if (!column) throw new Error(`internal error: ${typeName} key "${k}" passed checkInput`);
+    return { column, value: valueParam(column.type, v) };
+  });
+  const filter = buildFilter(table, args.filter);
+  return { kind: 'update', table, set, filter, atMost, response: response(ctx, table, field, 'Update') };
+}
+
+export function deletePlan(ctx: Ctx, table: Table, field: Field): RootPlan {
+  const args = argsOf(field, ctx, ['filter', 'atMost']);
+  const atMost = atMostOf(args);
+  const filter = buildFilter(table, args.filter);
+  return { kind: 'delete', table, filter, atMost, response: response(ctx, table, field, 'Delete') };
+}

@@ -1,0 +1,60 @@
+/** `orderBy` and cursors: the sort keys of a connection and the decoded `before`/`after` cursor. */
+import type { Table } from '../introspect/model.js';
+import { orderByType } from '../introspect/naming.js';
+import { isOrderable, pkColumns, selectableColumns } from '../introspect/rules.js';
+import { fail } from './errors.js';
+import type { CursorPlan, OrderKey } from './plan-types.js';
+import { enumName, isPlainObject } from './values.js';
+
+const DIRECTIONS: Record<string, [boolean, boolean]> = {
+  AscNullsFirst: [false, true],
+  AscNullsLast: [false, false],
+  DescNullsFirst: [true, true],
+  DescNullsLast: [true, false],
+};
+
+export function orderKeys(table: Table, value: unknown): OrderKey[] {
+  const keys: OrderKey[] = [];
+  const typeName = orderByType(table.typeName);
+  if (value !== null && value !== undefined) {
+    const list = Array.isArray(value) ? value : [value];
+    const cols = new Map(
+      selectableColumns(table)
+        .filter(isOrderable)
+        .map((c) => [c.fieldName, c]),
+    );
+    for (const item of list) {
+      if (!isPlainObject(item)) fail(`Invalid input for ${typeName} type`);
+      const o = item as Record<string, unknown>;
+      const extra = Object.keys(o).filter((k) => !cols.has(k));
+      if (extra.length) fail(`Input for type ${typeName} contains extra keys ${JSON.stringify(extra)}`);
+      for (const [k, v] of Object.entries(o)) {
+        if (v === null) continue;
+        const d = DIRECTIONS[enumName(v) ?? ''];
+        if (!d) fail('Invalid input for OrderByDirection type');
+        const column = cols.get(k);
+        if (!column) throw new Error(`internal error: ${typeName} key "${k}" passed the extra-keys check`);
+        keys.push({ column, desc: d[0], nullsFirst: d[1] });
+      }
+    }
+  }
+  // pg_graphql always sorts by the primary key after the requested keys, even when they already
+  // name a key column, so a cursor always carries the primary key after the orderBy values.
+  for (const column of pkColumns(table)) keys.push({ column, desc: false, nullsFirst: false });
+  return keys;
+}
+
+export function decodeCursor(cursor: unknown, keys: OrderKey[], after: boolean): CursorPlan {
+  if (typeof cursor !== 'string') fail('Invalid input for Cursor type');
+  let parsed: unknown;
+  let json: string;
+  try {
+    json = Buffer.from(cursor as string, 'base64').toString('utf8');
+    parsed = JSON.parse(json);
+  } catch {
+    return fail('Failed to decode cursor, error 1');
+  }
+  if (!Array.isArray(parsed)) fail('Failed to decode cursor, error 2');
+  if ((parsed as unknown[]).length > keys.length) fail('orderBy clause incompatible with pagination cursor');
+  return { values: parsed as unknown[], json, after };
+}

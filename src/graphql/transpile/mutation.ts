@@ -1,0 +1,52 @@
+/** Mutation plans → one data-modifying CTE, the response's records built from its rows. */
+import type { MutationResponsePlan, RootPlan } from '../build/plan-types.js';
+import type { Table } from '../introspect/model.js';
+import { selectableColumns } from '../introspect/rules.js';
+import { filterSql } from './filter.js';
+import { nodeObjectSql } from './node.js';
+import { jsonObject, quoteIdent, quoteLiteral, type SqlBuilder, tableRef } from './sql-text.js';
+
+function responseSql(sql: SqlBuilder, r: MutationResponsePlan, cte: string): string {
+  const pairs = r.fields.map((f): [string, string] => {
+    if (f.kind === 'typename') return [f.alias, `${quoteLiteral(f.name)}::text`];
+    if (f.kind === 'affectedCount') return [f.alias, `(select count(*) from ${cte})::int`];
+    const a = sql.alias();
+    const row = r.table.canSelectAll ? `${a}.__r` : a;
+    return [
+      f.alias,
+      `coalesce((select json_agg(${nodeObjectSql(sql, f.node, row)}) from ${cte} as ${a}), '[]'::json)`,
+    ];
+  });
+  return jsonObject(pairs);
+}
+
+/** RETURNING list: the whole row with SELECT on every column, else only the permitted columns. */
+function returning(table: Table, alias: string): string {
+  if (table.canSelectAll) return `${alias} as __r`;
+  const cols = selectableColumns(table).map((c) => `${alias}.${quoteIdent(c.sqlName)}`);
+  return cols.length ? cols.join(', ') : '1 as __none';
+}
+
+type MutationPlan = Extract<RootPlan, { kind: 'insert' | 'update' | 'delete' }>;
+
+export function mutationSql(sql: SqlBuilder, m: MutationPlan): string {
+  const a = sql.alias();
+  const cte = `${a}_m`;
+  const target = tableRef(m.table);
+  let change: string;
+  if (m.kind === 'insert') {
+    const values = m.rows.map(
+      (r) => `(${r.map((v) => (v === 'default' ? 'default' : sql.param(v))).join(', ')})`,
+    );
+    const columns = m.columns.map((c) => quoteIdent(c.sqlName)).join(', ');
+    change = `insert into ${target} as ${a} (${columns}) values ${values.join(', ')}`;
+  } else if (m.kind === 'update') {
+    const assignments = m.set.map((s) => `${quoteIdent(s.column.sqlName)} = ${sql.param(s.value)}`);
+    change = `update ${target} as ${a} set ${assignments.join(', ')} where ${filterSql(sql, m.filter, a)}`;
+  } else change = `delete from ${target} as ${a} where ${filterSql(sql, m.filter, a)}`;
+  const head = `with ${cte} as (${change} returning ${returning(m.table, a)}) select `;
+  const response = responseSql(sql, m.response, cte);
+  if (m.kind === 'insert') return head + response;
+  const verb = m.kind === 'update' ? 'update' : 'delete';
+  return `${head}case when (select count(*) from ${cte}) > ${m.atMost} then graphql.exception('${verb} impacts too many records')::json else ${response} end`;
+}

@@ -61,6 +61,10 @@ server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
     `READY http://127.0.0.1:${boundPort(server)}/graphql/v1 schema_ms=${buildMs.toFixed(0)} boot_ms=${(performance.now() - t0).toFixed(0)}`,
   );
 });
-const stop = () => server.close(() => pgl.release().then(() => process.exit(0)));
+const stop = () =>
+  server.close(async () => {
+    await pgl.release();
+    process.exit(0);
+  });
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

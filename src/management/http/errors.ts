@@ -10,6 +10,8 @@ import {
   isDatabaseUnavailable,
 } from '../../db/connection-errors.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ErrorObject } from 'ajv';
+import { schemaErrorMessage } from './schema-errors.js';
 
 export class ApiError extends Error {
   constructor(
@@ -72,13 +74,21 @@ export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
 }
 
 /**
- * Installs the error and not-found handlers on the management scope. A route may set
+ * Installs the error and not-found handlers on the management scope. A request that fails its
+ * route's schema is a 400 worded by schema-errors.ts. A route may set
  * `config.failureMessage` (the spec's per-operation 500 text, e.g. "Failed to retrieve project's
  * secrets"); without it a 500 says "Internal Server Error".
  */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof ApiError) return sendError(reply, error);
+    if (error.validation)
+      return sendError(
+        reply,
+        badRequest(
+          schemaErrorMessage(req, error.validation as ErrorObject[], error.validationContext ?? 'body'),
+        ),
+      );
     if (isDatabaseUnavailable(error))
       return sendError(
         reply,

@@ -15,6 +15,7 @@ import { quoteIdent } from '../../db/sql-text.js';
 import type { Platform } from '../../platform/platform.js';
 import type { ProjectContext } from '../../platform/project-context.js';
 import { projectLoginRole, projectSqlPassword, projectSqlRole } from '../../platform/project-login.js';
+import { ApiError } from '../http/errors.js';
 
 export interface QueryRequest {
   query: string;
@@ -50,6 +51,20 @@ function lastRows(result: pg.QueryResult<Row> | pg.QueryResult<Row>[]): Row[] {
   const results = Array.isArray(result) ? result : [result];
   const last = [...results].reverse().find((r) => r.fields?.length);
   return last?.rows ?? [];
+}
+
+/** runProjectQuery for a route: a PostgreSQL error of the caller's SQL is a 400 with its message. */
+export async function runCallerQuery(
+  platform: Platform,
+  ctx: ProjectContext,
+  req: QueryRequest,
+): Promise<Row[]> {
+  try {
+    return await runProjectQuery(platform, ctx, req);
+  } catch (err) {
+    if (err instanceof SqlError) throw new ApiError(400, err.message);
+    throw err;
+  }
 }
 
 export async function runProjectQuery(

@@ -31,6 +31,13 @@ export const forbidden = (message = 'Forbidden resource') => new ApiError(403, m
 export const notFound = (message: string) => new ApiError(404, message);
 export const conflict = (message: string) => new ApiError(409, message);
 
+/** A handler for a route of a feature Strata does not offer: 404 with `message` saying so. */
+export function refuse(message: string) {
+  return async (): Promise<never> => {
+    throw notFound(message);
+  };
+}
+
 /** The reference API's answer for any call on a deleted project. */
 export const RESOURCE_REMOVED = 'Resource has been removed';
 

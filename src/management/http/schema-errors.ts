@@ -27,6 +27,7 @@ const ROOT_TYPE_MESSAGES: Record<string, string> = {
 
 type Schema = {
   properties?: Record<string, Schema>;
+  then?: Schema;
   items?: Schema;
   messages?: KeywordMessages;
 };
@@ -43,9 +44,10 @@ function positionOf(error: ErrorObject, root: Schema | undefined): number[] {
   const position: number[] = [];
   let schema = root;
   for (const segment of segmentsOf(error)) {
-    if (schema?.properties) {
-      position.push(Object.keys(schema.properties).indexOf(segment));
-      schema = schema.properties[segment];
+    const properties = schema?.properties ?? schema?.then?.properties;
+    if (properties) {
+      position.push(Object.keys(properties).indexOf(segment));
+      schema = properties[segment];
     } else {
       position.push(Number(segment));
       schema = schema?.items;

@@ -67,6 +67,11 @@ export function Strict<P extends Parameters<typeof Type.Object>[0]>(
   return Type.Object(properties, { ...options, additionalProperties: false });
 }
 
+/** JSON Schema's `if`/`then`/`else`: `then` applies where `when` holds, `otherwise` elsewhere. */
+export function conditional(when: object, then: object, otherwise?: object): object {
+  return otherwise ? { if: when, then, else: otherwise } : { if: when, then };
+}
+
 /** The name of an organization or a project: up to 256 characters, not only white space. */
 export const Name = Type.String({
   maxLength: 256,

@@ -7,7 +7,7 @@ import { callerOf } from '../http/auth.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { isObject } from '../http/validate.js';
 import { authorizeRole, loadManagedOrganization, projectOf } from '../http/project-access.js';
-import { parseCreateProjectBody } from './create-body.js';
+import { CreateProjectBody, createProjectInput } from './create-body.js';
 import { syncManagedServer } from '../network/restrictions.js';
 import { legacyApiKeys, listProjects, projectResponse, projectWithDatabase } from './service.js';
 
@@ -20,6 +20,7 @@ export const projectRoutes: ManagementModule = async (app, { platform }) => {
   app.post(
     '/projects',
     {
+      schema: { body: CreateProjectBody },
       config: {
         failureMessage: 'Failed to create project',
         // The scope of M2's counter is the organization named in the body.
@@ -33,7 +34,7 @@ export const projectRoutes: ManagementModule = async (app, { platform }) => {
       },
     },
     async (req, reply) => {
-      const input = parseCreateProjectBody(req.body);
+      const input = createProjectInput(req.body);
       const org = await loadManagedOrganization(
         platform,
         callerOf(req).userId,

@@ -77,7 +77,11 @@ function labelOf(segments: string[]): string {
 function messageOf(error: ErrorObject, where: 'body' | 'text'): string {
   const segments = segmentsOf(error);
   const field = labelOf(segments);
-  const override = (error.parentSchema as Schema | undefined)?.messages?.[error.keyword];
+  const parent = error.parentSchema as Schema | undefined;
+  // A missing field's message is set on the field's own schema.
+  const owner =
+    error.keyword === 'required' ? parent?.properties?.[String(error.params.missingProperty)] : parent;
+  const override = owner?.messages?.[error.keyword];
   if (override) return override.replace('{field}', field);
   const p = error.params as Record<string, unknown>;
   switch (error.keyword) {

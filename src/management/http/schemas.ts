@@ -11,7 +11,7 @@
  */
 import { Ajv } from 'ajv';
 import { type Static, type TSchema, Type, type SchemaOptions } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /** Per-keyword message overrides of a schema (keyword → the whole message, `{field}` → label). */
 export type KeywordMessages = Partial<Record<string, string>>;
@@ -65,6 +65,16 @@ export function Strict<P extends Parameters<typeof Type.Object>[0]>(
   options: SchemaOptions = {},
 ) {
   return Type.Object(properties, { ...options, additionalProperties: false });
+}
+
+/** A route's `preValidation` hook for bodies that may be left out: no body is `{}`. */
+export async function absentBodyIsEmpty(req: FastifyRequest): Promise<void> {
+  if (req.body === undefined) req.body = {};
+}
+
+/** The same message for every way a field can be wrong (absent, null, wrong type, any keyword). */
+export function oneMessage(message: string, keywords: readonly string[]): KeywordMessages {
+  return Object.fromEntries(['required', 'type', ...keywords].map((k) => [k, message]));
 }
 
 /** JSON Schema's `if`/`then`/`else`: `then` applies where `when` holds, `otherwise` elsewhere. */

@@ -60,7 +60,7 @@ describe('access keys (Management API)', () => {
 
 describe('hostile input first', () => {
   it('a bad signature is 403 SignatureDoesNotMatch in S3 XML', async () => {
-    // The secret with its last character changed (a secret ending in 0 made this test pass by luck).
+    // The secret with its last character changed (always: a secret ending in 0 stayed valid before).
     const last = keys.secret_key.endsWith('0') ? '1' : '0';
     const bad = client({
       accessKeyId: keys.access_key,

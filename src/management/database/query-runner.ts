@@ -15,7 +15,7 @@ import { quoteIdent } from '../../db/sql-text.js';
 import type { Platform } from '../../platform/platform.js';
 import type { ProjectContext } from '../../platform/project-context.js';
 import { projectLoginRole, projectSqlPassword, projectSqlRole } from '../../platform/project-login.js';
-import { ApiError } from '../http/errors.js';
+import { badRequestOn } from '../http/errors.js';
 
 export interface QueryRequest {
   query: string;
@@ -54,17 +54,8 @@ function lastRows(result: pg.QueryResult<Row> | pg.QueryResult<Row>[]): Row[] {
 }
 
 /** runProjectQuery for a route: a PostgreSQL error of the caller's SQL is a 400 with its message. */
-export async function runCallerQuery(
-  platform: Platform,
-  ctx: ProjectContext,
-  req: QueryRequest,
-): Promise<Row[]> {
-  try {
-    return await runProjectQuery(platform, ctx, req);
-  } catch (err) {
-    if (err instanceof SqlError) throw new ApiError(400, err.message);
-    throw err;
-  }
+export function runCallerQuery(platform: Platform, ctx: ProjectContext, req: QueryRequest): Promise<Row[]> {
+  return badRequestOn([SqlError], () => runProjectQuery(platform, ctx, req));
 }
 
 export async function runProjectQuery(

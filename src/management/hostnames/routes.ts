@@ -5,7 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { ManagementModule } from '../http/index.js';
-import { badRequest, projectOf } from '../http/index.js';
+import { badRequestOn, projectOf } from '../http/index.js';
 import { oneMessage } from '../http/schemas.js';
 import { hostnameRouter } from './host-routing.js';
 import { hostnameResponse } from './hostname-response.js';
@@ -31,13 +31,9 @@ const InitializeBody = Type.Object({
   }),
 });
 
-async function stateErrorsAs400<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (err instanceof HostnameStateError) throw badRequest(err.message);
-    throw err;
-  }
+/** A request the hostname's current state does not allow is a 400. */
+function stateErrorsAs400<T>(work: () => Promise<T>): Promise<T> {
+  return badRequestOn([HostnameStateError], work);
 }
 
 export const hostnameRoutes: ManagementModule = async (app, { platform }) => {

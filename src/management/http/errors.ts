@@ -38,6 +38,22 @@ export function refuse(message: string) {
   };
 }
 
+/** An error class a service throws for a request that cannot be served as asked. */
+type ClientErrorClass = abstract new (...args: never[]) => Error;
+
+/** `work`'s result; an error of one of `kinds` (the request's own fault) becomes a 400 with its message. */
+export async function badRequestOn<T>(
+  kinds: readonly ClientErrorClass[],
+  work: () => T | Promise<T>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (kinds.some((kind) => err instanceof kind)) throw badRequest((err as Error).message);
+    throw err;
+  }
+}
+
 /** The reference API's answer for any call on a deleted project. */
 export const RESOURCE_REMOVED = 'Resource has been removed';
 

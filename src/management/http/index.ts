@@ -9,6 +9,8 @@ export {
   conflict,
   RESOURCE_REMOVED,
   sendError,
+  badRequestOn,
+  refuse,
 } from './errors.js';
 export { callerOf, type ManagementCaller } from './auth.js';
 export {

@@ -5,7 +5,7 @@
 import ipaddr from 'ipaddr.js';
 import { Type } from '@sinclair/typebox';
 import type { ManagementModule } from '../http/index.js';
-import { badRequest, projectOf } from '../http/index.js';
+import { badRequest, badRequestOn, projectOf } from '../http/index.js';
 import { absentBodyIsEmpty, oneMessage } from '../http/schemas.js';
 import { networkBans, normalizeIp } from '../../platform/network-bans.js';
 import { CidrError } from './cidr.js';
@@ -94,13 +94,7 @@ export const networkRoutes: ManagementModule = async (app, { platform }) => {
       config: { failureMessage: 'Failed to update project network restrictions' },
     },
     async (req, reply) => {
-      let config: ReturnType<typeof parseRestrictionRequest>;
-      try {
-        config = parseRestrictionRequest(req.body);
-      } catch (err) {
-        if (err instanceof CidrError) throw badRequest(err.message);
-        throw err;
-      }
+      const config = await badRequestOn([CidrError], () => parseRestrictionRequest(req.body));
       return reply.code(201).send(await applyRestrictions(platform, projectOf(req).ref, config));
     },
   );
@@ -113,12 +107,7 @@ export const networkRoutes: ManagementModule = async (app, { platform }) => {
       config: { failureMessage: 'Failed to update project network restrictions' },
     },
     async (req) => {
-      try {
-        return await patchRestrictions(platform, projectOf(req).ref, req.body);
-      } catch (err) {
-        if (err instanceof CidrError) throw badRequest(err.message);
-        throw err;
-      }
+      return badRequestOn([CidrError], () => patchRestrictions(platform, projectOf(req).ref, req.body));
     },
   );
 };

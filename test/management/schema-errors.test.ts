@@ -8,7 +8,14 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerErrorHandling } from '../../src/management/http/errors.js';
-import { Optional, Strict, StringEnum, registerSchemaValidation } from '../../src/management/http/schemas.js';
+import {
+  Optional,
+  Strict,
+  StringEnum,
+  conditional,
+  oneMessage,
+  registerSchemaValidation,
+} from '../../src/management/http/schemas.js';
 
 const Body = Strict({
   query: Type.String({ minLength: 1 }),
@@ -27,6 +34,12 @@ beforeAll(async () => {
   registerSchemaValidation(app);
   app.post('/x', { schema: { body: Body } }, async (req) => req.body);
   app.post('/list', { schema: { body: Type.Array(Type.String()) } }, async (req) => req.body);
+  const Host = Type.String({ minLength: 1, messages: oneMessage('h must be a host name', ['minLength']) });
+  app.post('/msg', { schema: { body: Type.Object({ h: Host }) } }, async (req) => req.body);
+  const IfObject = Type.Unsafe(conditional({ type: 'object' }, Strict({ on: Optional(Type.Boolean()) })));
+  app.post('/if', { schema: { body: Strict({ c: Type.Optional(IfObject) }) } }, async (req) => req.body);
+  const Limit = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1 })) });
+  app.get('/q', { schema: { querystring: Limit } }, async (req) => req.query);
   await app.ready();
 });
 
@@ -78,5 +91,33 @@ describe('management schema errors', () => {
       status: 400,
       body: { message: 'Request body must be a JSON array' },
     });
+  });
+
+  it.each([
+    [{}, 'h must be a host name'],
+    [{ h: null }, 'h must be a host name'],
+    [{ h: 3 }, 'h must be a host name'],
+    [{ h: '' }, 'h must be a host name'],
+  ])('a field with one message: %j', async (body, message) => {
+    expect(await post('/msg', body)).toEqual({ status: 400, body: { message } });
+  });
+
+  it('checks a conditional part only where its condition holds', async () => {
+    expect(await post('/if', { c: 'text' })).toEqual({ status: 200, body: { c: 'text' } });
+    expect(await post('/if', { c: { on: 1 } })).toEqual({
+      status: 400,
+      body: { message: 'on must be a boolean value' },
+    });
+    expect(await post('/if', { c: { x: 1 } })).toEqual({
+      status: 400,
+      body: { message: 'c.property x should not exist' },
+    });
+  });
+
+  it('reads numbers from the query string', async () => {
+    const ok = await app.inject({ method: 'GET', url: '/q?limit=3' });
+    expect(ok.json()).toEqual({ limit: 3 });
+    const bad = await app.inject({ method: 'GET', url: '/q?limit=abc' });
+    expect(bad.json()).toEqual({ message: 'limit must be an integer number' });
   });
 });

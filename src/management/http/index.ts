@@ -24,4 +24,4 @@ export {
 } from './project-access.js';
 export type { RateLimitPolicy } from './route-config.js';
 export { ORGANIZATION_ROLES, ROLE_NAMES, type OrganizationRole } from './permissions.js';
-export { Optional, Strict, StringEnum, Name, absentBodyIsEmpty, oneMessage, conditional } from './schemas.js';
+export { Optional, Strict, StringEnum, Name, optionalBody, oneMessage, conditional } from './schemas.js';

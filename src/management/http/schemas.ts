@@ -67,9 +67,13 @@ export function Strict<P extends Parameters<typeof Type.Object>[0]>(
   return Type.Object(properties, { ...options, additionalProperties: false });
 }
 
-/** A route's `preValidation` hook for bodies that may be left out: no body is `{}`. */
-export async function absentBodyIsEmpty(req: FastifyRequest): Promise<void> {
+async function absentBodyIsEmpty(req: FastifyRequest): Promise<void> {
   if (req.body === undefined) req.body = {};
+}
+
+/** Route options for a body that may be left out (no body is `{}`) and otherwise matches `body`. */
+export function optionalBody<T extends TSchema>(body: T) {
+  return { schema: { body }, preValidation: absentBodyIsEmpty };
 }
 
 /** The same message for every way a field can be wrong (absent, null, wrong type, any keyword). */

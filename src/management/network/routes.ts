@@ -6,7 +6,7 @@ import ipaddr from 'ipaddr.js';
 import { Type } from '@sinclair/typebox';
 import type { ManagementModule } from '../http/index.js';
 import { badRequest, badRequestOn, projectOf } from '../http/index.js';
-import { absentBodyIsEmpty, oneMessage } from '../http/schemas.js';
+import { optionalBody, oneMessage } from '../http/schemas.js';
 import { networkBans, normalizeIp } from '../../platform/network-bans.js';
 import { CidrError } from './cidr.js';
 import { patchRestrictions } from './restrictions-patch.js';
@@ -89,8 +89,7 @@ export const networkRoutes: ManagementModule = async (app, { platform }) => {
   app.post(
     '/projects/:ref/network-restrictions/apply',
     {
-      schema: { body: RestrictionsBody },
-      preValidation: absentBodyIsEmpty,
+      ...optionalBody(RestrictionsBody),
       config: { failureMessage: 'Failed to update project network restrictions' },
     },
     async (req, reply) => {

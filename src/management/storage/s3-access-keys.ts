@@ -10,7 +10,7 @@ import type { ManagementModule } from '../http/module.js';
 import { Type } from '@sinclair/typebox';
 import { notFound } from '../http/errors.js';
 import { projectOf } from '../http/project-access.js';
-import { absentBodyIsEmpty, Optional, Strict } from '../http/schemas.js';
+import { optionalBody, Optional, Strict } from '../http/schemas.js';
 import { createAccessKey, deleteAccessKey, listAccessKeys } from '../../storage/s3/credentials.js';
 
 const NewKey = Strict(
@@ -36,8 +36,7 @@ export const s3AccessKeyRoutes: ManagementModule = async (app, { platform }) => 
   app.post(
     '/projects/:ref/storage/s3-access-keys',
     {
-      schema: { body: NewKey },
-      preValidation: absentBodyIsEmpty,
+      ...optionalBody(NewKey),
       config: { failureMessage: 'Failed to create S3 access key' },
     },
     async (req, reply) => {

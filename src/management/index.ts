@@ -2,11 +2,13 @@
  * Management API, mounted by server.ts at `/v1`.
  *
  * How to add a module (one line in `MODULES` below, plus its import):
+ *   const FooBody = Strict({ name: Type.String({ maxLength: 64 }), note: Optional(Type.String()) });
  *   export const fooRoutes: ManagementModule = async (app, { platform }) => {
- *     app.get('/projects/:ref/foo', { config: { failureMessage: "Failed to retrieve project's foo" } }, async (req) => {
+ *     app.put('/projects/:ref/foo', { schema: { body: FooBody } }, async (req) => {
  *       const project = projectOf(req);          // checked: caller is a member, project not REMOVED
  *       const ctx = await project.context();     // ProjectContext (pool, superuserUrl, keys...)
- *       if (bad) throw badRequest('field must ...');   // → 400 {"message": ...}
+ *       const { name } = req.body;               // typed, and already checked by the schema
+ *       if (bad) throw badRequest('field must ...');   // what a schema cannot say → 400 {"message": ...}
  *       return { ... };                          // 200 JSON; use reply.code(201) for POSTs
  *     });
  *   };
@@ -19,7 +21,8 @@
  *     a `:slug` parameter likewise → `organizationOf(req)`;
  *   - errors: throw `ApiError` / `badRequest` / `notFound` / `conflict` (./http/errors.ts); any other
  *     exception is a 500 {"message": config.failureMessage ?? "Internal Server Error", "errorEventId"};
- *   - JSON bodies are parsed (an empty body is `undefined`); use ./http/validate.ts to check fields.
+ *   - JSON bodies are parsed (an empty body is `undefined`) and checked against the route's
+ *     TypeBox schema (./http/schemas.ts; 400 worded like the reference API by ./http/schema-errors.ts).
  * Import helpers from './http/index.js'.
  */
 import type { FastifyInstance } from 'fastify';

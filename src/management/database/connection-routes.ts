@@ -9,9 +9,10 @@
  * - `GET /ssl-enforcement` reports TLS off; `PUT` with `database: true` is 404 (no TLS to enforce).
  */
 import type { ManagementModule } from '../http/module.js';
-import { notFound } from '../http/errors.js';
+import { Type } from '@sinclair/typebox';
+import { notFound, refuse } from '../http/errors.js';
 import { projectOf, type ManagedProject } from '../http/project-access.js';
-import { booleanField, isObject, objectBody, rejectUnknownKeys } from '../http/validate.js';
+import { conditional, Optional, Strict } from '../http/schemas.js';
 import type { Platform } from '../../platform/platform.js';
 import { projectLoginRole } from '../../platform/project-login.js';
 
@@ -71,6 +72,15 @@ export const POOLER_UPDATE_MESSAGE =
 export const SSL_ENFORCEMENT_MESSAGE =
   "SSL enforcement is not available on Strata: the platform's PostgreSQL servers and pooler do not offer TLS";
 
+/** `requestedConfig` is checked only when it is an object (anything else is the 404 below). */
+const SslEnforcementBody = Strict({
+  requestedConfig: Type.Optional(
+    Type.Unsafe<{ database?: boolean | null } | null>(
+      conditional({ type: 'object' }, Strict({ database: Optional(Type.Boolean()) })),
+    ),
+  ),
+});
+
 export const connectionRoutes: ManagementModule = async (app, { platform }) => {
   app.get(
     '/projects/:ref/config/database/pooler',
@@ -78,9 +88,7 @@ export const connectionRoutes: ManagementModule = async (app, { platform }) => {
     async (req) => [poolerConfigOf(platform, projectOf(req))],
   );
 
-  app.patch('/projects/:ref/config/database/pooler', async () => {
-    throw notFound(POOLER_UPDATE_MESSAGE);
-  });
+  app.patch('/projects/:ref/config/database/pooler', refuse(POOLER_UPDATE_MESSAGE));
 
   app.get(
     '/projects/:ref/config/database/pgbouncer',
@@ -102,13 +110,8 @@ export const connectionRoutes: ManagementModule = async (app, { platform }) => {
     appliedSuccessfully: true,
   }));
 
-  app.put('/projects/:ref/ssl-enforcement', async (req) => {
-    const body = objectBody(req.body);
-    rejectUnknownKeys(body, ['requestedConfig']);
-    const requested = body.requestedConfig;
-    if (!isObject(requested)) throw notFound(SSL_ENFORCEMENT_MESSAGE);
-    rejectUnknownKeys(requested, ['database'], 'requestedConfig.');
-    if (booleanField(requested, 'database') !== false) throw notFound(SSL_ENFORCEMENT_MESSAGE);
+  app.put('/projects/:ref/ssl-enforcement', { schema: { body: SslEnforcementBody } }, async (req) => {
+    if (req.body.requestedConfig?.database !== false) throw notFound(SSL_ENFORCEMENT_MESSAGE);
     return { currentConfig: { database: false }, appliedSuccessfully: true };
   });
 };

@@ -8,17 +8,23 @@
  *   is 400 and records nothing.
  */
 import type { ManagementModule } from '../http/module.js';
-import { ApiError, badRequest } from '../http/errors.js';
+import { Type } from '@sinclair/typebox';
 import { projectOf } from '../http/project-access.js';
-import { objectBody, rejectUnknownKeys, stringField } from '../http/validate.js';
+import { Optional, Strict } from '../http/schemas.js';
 import { withClient } from '../../db/pool.js';
 import { quoteLiteral } from '../../db/sql-text.js';
-import { runProjectQuery, SqlError } from './query-runner.js';
+import { runCallerQuery } from './query-runner.js';
 
 const CREATE_TABLE = `create schema if not exists supabase_migrations;
 create table if not exists supabase_migrations.schema_migrations (version text not null primary key);
 alter table supabase_migrations.schema_migrations add column if not exists statements text[];
 alter table supabase_migrations.schema_migrations add column if not exists name text;`;
+
+const NewMigration = Strict({
+  query: Type.String({ minLength: 1 }),
+  name: Optional(Type.String({ maxLength: 256 })),
+  rollback: Optional(Type.String()),
+});
 
 function timestampVersion(d = new Date()): string {
   return d.toISOString().replace(/[-:T]/g, '').slice(0, 14);
@@ -45,24 +51,14 @@ export const migrationRoutes: ManagementModule = async (app, { platform }) => {
 
   app.post(
     '/projects/:ref/database/migrations',
-    { config: { failureMessage: 'Failed to apply database migration' } },
+    { schema: { body: NewMigration }, config: { failureMessage: 'Failed to apply database migration' } },
     async (req) => {
-      const body = objectBody(req.body);
-      rejectUnknownKeys(body, ['query', 'name', 'rollback']);
-      const query = stringField(body, 'query', { required: true, minLength: 1 });
-      const name = stringField(body, 'name', { maxLength: 256 }) ?? '';
-      stringField(body, 'rollback');
-      if (query.includes('\u0000') || name.includes('\u0000'))
-        throw badRequest('query and name must not contain NUL characters');
+      const { query } = req.body;
+      const name = req.body.name ?? '';
       const ctx = await projectOf(req).context();
       const version = timestampVersion();
       const sql = `begin;\n${query}\n;\n${CREATE_TABLE}\ninsert into supabase_migrations.schema_migrations (version, name, statements) values (${quoteLiteral(version)}, ${quoteLiteral(name)}, array[${quoteLiteral(query)}]);\ncommit;`;
-      try {
-        await runProjectQuery(platform, ctx, { query: sql, readOnly: false });
-      } catch (err) {
-        if (err instanceof SqlError) throw new ApiError(400, err.message);
-        throw err;
-      }
+      await runCallerQuery(platform, ctx, { query: sql, readOnly: false });
       return {};
     },
   );

@@ -5,10 +5,10 @@
  * `SET SESSION ROLE postgres`) cannot be honoured: 404 naming the feature and what to do instead.
  */
 import type { ManagementModule } from '../http/module.js';
-import { notFound } from '../http/errors.js';
+import { refuse } from '../http/errors.js';
 import { projectOf } from '../http/project-access.js';
-import { objectBody, rejectUnknownKeys, stringField } from '../http/validate.js';
-import { checkDbPassword } from '../projects/create-body.js';
+import { Strict } from '../http/schemas.js';
+import { DbPassword } from '../projects/create-body.js';
 import { withClient } from '../../db/pool.js';
 import { setProjectLoginPassword } from '../../platform/project-login.js';
 
@@ -18,26 +18,20 @@ export const CLI_LOGIN_ROLE_MESSAGE =
 export const databasePasswordRoutes: ManagementModule = async (app, { platform }) => {
   app.patch(
     '/projects/:ref/database/password',
-    { config: { failureMessage: 'Failed to update database password' } },
+    {
+      schema: { body: Strict({ password: DbPassword(4) }) },
+      config: { failureMessage: 'Failed to update database password' },
+    },
     async (req) => {
-      const body = objectBody(req.body);
-      rejectUnknownKeys(body, ['password']);
-      const password = checkDbPassword(
-        stringField(body, 'password', { required: true, minLength: 4 }),
-        'password',
-      );
       const ctx = await projectOf(req).context();
-      await withClient(ctx.superuserUrl, (c) => setProjectLoginPassword(c, ctx.ref, password));
+      await withClient(ctx.superuserUrl, (c) => setProjectLoginPassword(c, ctx.ref, req.body.password));
       return { message: 'Database password updated' };
     },
   );
 
-  for (const method of ['POST', 'DELETE'] as const)
-    app.route({
-      method,
-      url: '/projects/:ref/cli/login-role',
-      handler: async () => {
-        throw notFound(CLI_LOGIN_ROLE_MESSAGE);
-      },
-    });
+  app.route({
+    method: ['POST', 'DELETE'],
+    url: '/projects/:ref/cli/login-role',
+    handler: refuse(CLI_LOGIN_ROLE_MESSAGE),
+  });
 };

@@ -6,9 +6,10 @@
  * server. `null` resets a setting; `restart_database` is accepted and ignored (nothing to restart).
  */
 import type { ManagementModule } from '../http/module.js';
-import { ApiError, badRequest } from '../http/errors.js';
+import { type TSchema, Type } from '@sinclair/typebox';
+import { ApiError } from '../http/errors.js';
 import { projectOf } from '../http/project-access.js';
-import { objectBody } from '../http/validate.js';
+import { Optional, Strict } from '../http/schemas.js';
 import { withClient } from '../../db/pool.js';
 import { quoteIdent, quoteLiteral } from '../../db/sql-text.js';
 
@@ -45,6 +46,35 @@ const SERVER_WIDE = [
   'wal_sender_timeout',
 ];
 
+const PER_DATABASE_NAMES = Object.keys(PER_DATABASE_SETTINGS).join(', ');
+
+/** The body: per-database settings (`null` resets one), `restart_database`, and no other key. */
+const PostgresConfigBody = Strict({
+  restart_database: Type.Optional(
+    Type.Boolean({ messages: { type: 'restart_database must be a boolean value' } }),
+  ),
+  ...Object.fromEntries(
+    Object.entries(PER_DATABASE_SETTINGS).map(([key, kind]): [string, TSchema] => [
+      key,
+      kind === 'integer'
+        ? Optional(Type.Integer())
+        : Optional(Type.String({ messages: { type: `${key} must be a string without NUL characters` } })),
+    ]),
+  ),
+  ...Object.fromEntries(
+    SERVER_WIDE.map((key): [string, TSchema] => [
+      key,
+      Type.Optional(
+        Type.Never({
+          messages: {
+            not: `${key} is a server-wide setting; on Strata projects share a server and only per-database settings can be changed (${PER_DATABASE_NAMES})`,
+          },
+        }),
+      ),
+    ]),
+  ),
+});
+
 async function readSettings(url: string): Promise<Record<string, string | number>> {
   return withClient(url, async (c) => {
     const { rows } = await c.query<{ s: string }>(
@@ -73,28 +103,14 @@ export const postgresConfigRoutes: ManagementModule = async (app) => {
 
   app.put(
     '/projects/:ref/config/database/postgres',
-    { config: { failureMessage: "Failed to update project's Postgres config" } },
+    {
+      schema: { body: PostgresConfigBody },
+      config: { failureMessage: "Failed to update project's Postgres config" },
+    },
     async (req) => {
-      const body = objectBody(req.body);
-      const changes: Array<[string, string | null]> = [];
-      for (const [key, value] of Object.entries(body)) {
-        if (key === 'restart_database') {
-          if (typeof value !== 'boolean') throw badRequest('restart_database must be a boolean value');
-          continue;
-        }
-        if (SERVER_WIDE.includes(key))
-          throw badRequest(
-            `${key} is a server-wide setting; on Strata projects share a server and only per-database settings can be changed (${Object.keys(PER_DATABASE_SETTINGS).join(', ')})`,
-          );
-        const kind = PER_DATABASE_SETTINGS[key];
-        if (!kind) throw badRequest(`property ${key} should not exist`);
-        if (value === null) changes.push([key, null]);
-        else if (kind === 'integer' && !Number.isInteger(value))
-          throw badRequest(`${key} must be an integer number`);
-        else if (kind === 'string' && (typeof value !== 'string' || value.includes('\u0000')))
-          throw badRequest(`${key} must be a string without NUL characters`);
-        else changes.push([key, String(value)]);
-      }
+      const changes = Object.entries(req.body as Record<string, unknown>)
+        .filter(([key]) => key !== 'restart_database')
+        .map(([key, value]): [string, string | null] => [key, value === null ? null : String(value)]);
       const ctx = await projectOf(req).context();
       await withClient(ctx.superuserUrl, async (c) => {
         const db = quoteIdent(ctx.dbName);

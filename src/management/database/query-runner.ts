@@ -15,6 +15,7 @@ import { quoteIdent } from '../../db/sql-text.js';
 import type { Platform } from '../../platform/platform.js';
 import type { ProjectContext } from '../../platform/project-context.js';
 import { projectLoginRole, projectSqlPassword, projectSqlRole } from '../../platform/project-login.js';
+import { badRequestOn } from '../http/errors.js';
 
 export interface QueryRequest {
   query: string;
@@ -50,6 +51,11 @@ function lastRows(result: pg.QueryResult<Row> | pg.QueryResult<Row>[]): Row[] {
   const results = Array.isArray(result) ? result : [result];
   const last = [...results].reverse().find((r) => r.fields?.length);
   return last?.rows ?? [];
+}
+
+/** runProjectQuery for a route: a PostgreSQL error of the caller's SQL is a 400 with its message. */
+export function runCallerQuery(platform: Platform, ctx: ProjectContext, req: QueryRequest): Promise<Row[]> {
+  return badRequestOn([SqlError], () => runProjectQuery(platform, ctx, req));
 }
 
 export async function runProjectQuery(

@@ -9,7 +9,7 @@
  *   `/database/backups…`, `/upgrade` (POST).
  */
 import type { ManagementModule } from '../http/module.js';
-import { badRequest, notFound } from '../http/errors.js';
+import { badRequest, refuse } from '../http/errors.js';
 import { projectOf } from '../http/project-access.js';
 import { withClient } from '../../db/pool.js';
 import { projectLoginRole } from '../../platform/project-login.js';
@@ -43,12 +43,6 @@ export const STORAGE_CONFIG_MESSAGE =
   'Storage settings are platform-wide on Strata: set STRATA_STORAGE_FILE_SIZE_LIMIT (and file_size_limit per bucket)';
 export const UPGRADE_MESSAGE =
   'Postgres upgrades are not available on Strata: projects run on the platform server';
-
-function refuse(message: string) {
-  return async () => {
-    throw notFound(message);
-  };
-}
 
 export const serviceRoutes: ManagementModule = async (app, { platform }) => {
   app.get(

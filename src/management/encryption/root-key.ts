@@ -13,9 +13,8 @@ import { withTransaction } from '../../db/transaction.js';
 
 export const ROOT_KEY_MESSAGE = 'Expected a 32 byte secret, hex-encoded (64 characters).';
 
-export function isValidRootKey(v: unknown): v is string {
-  return typeof v === 'string' && /^[0-9a-fA-F]{64}$/.test(v);
-}
+/** A root key as the API takes it: 32 bytes, hex-encoded. */
+export const ROOT_KEY_PATTERN = '^[0-9a-fA-F]{64}$';
 
 /** AES-GCM associated data: binds a sealed key to its project. */
 const context = (ref: string) => `project_root_keys:${ref}`;

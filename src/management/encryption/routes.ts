@@ -2,12 +2,18 @@
  * M20 GET / M21 PUT /v1/projects/{ref}/pgsodium: the project's encryption root key, which keys the
  * project's vault (see root-key.ts and sql/project/0200_vault.sql).
  */
+import { Type } from '@sinclair/typebox';
 import type { ManagementModule } from '../http/index.js';
-import { badRequest, objectBody, projectOf } from '../http/index.js';
-import { ensureRootKey, isValidRootKey, replaceRootKey, ROOT_KEY_MESSAGE } from './root-key.js';
+import { projectOf } from '../http/index.js';
+import { oneMessage } from '../http/schemas.js';
+import { ensureRootKey, replaceRootKey, ROOT_KEY_MESSAGE, ROOT_KEY_PATTERN } from './root-key.js';
 import { startRootKeyProvisioning, type Provisioner } from './provisioning.js';
 
 const started = new WeakSet<object>();
+
+const RootKeyBody = Type.Object({
+  root_key: Type.String({ pattern: ROOT_KEY_PATTERN, messages: oneMessage(ROOT_KEY_MESSAGE, ['pattern']) }),
+});
 
 export const encryptionRoutes: ManagementModule = async (app, { platform }) => {
   if (!started.has(platform)) {
@@ -33,12 +39,13 @@ export const encryptionRoutes: ManagementModule = async (app, { platform }) => {
 
   app.put(
     '/projects/:ref/pgsodium',
-    { config: { failureMessage: "Failed to update project's pgsodium config" } },
+    {
+      schema: { body: RootKeyBody },
+      config: { failureMessage: "Failed to update project's pgsodium config" },
+    },
     async (req) => {
       const project = projectOf(req);
-      const body = objectBody(req.body);
-      if (!isValidRootKey(body.root_key)) throw badRequest(ROOT_KEY_MESSAGE);
-      return { root_key: await replaceRootKey(platform, project.ref, body.root_key) };
+      return { root_key: await replaceRootKey(platform, project.ref, req.body.root_key) };
     },
   );
 };

@@ -4,9 +4,10 @@
  * plus the non-spec GET .../functions/{function_slug}/runtime-config (runtime-config.ts).
  * The path parameter is `:function_slug` as in the spec (`:slug` means an organization here).
  */
+import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { ManagementModule } from '../http/index.js';
-import { ApiError, badRequest, notFound, projectOf } from '../http/index.js';
+import { ApiError, badRequest, badRequestOn, notFound, oneMessage, projectOf } from '../http/index.js';
 import {
   deleteFunction,
   DuplicateSlugError,
@@ -33,33 +34,23 @@ export const FUNCTION_NOT_FOUND = 'Function not found';
 /** Function uploads (eszip bundles) may be larger than JSON bodies. */
 const UPLOAD_LIMIT = 20 * 1024 * 1024;
 
-function slugParam(req: FastifyRequest): string {
-  const slug = (req.params as { function_slug?: string }).function_slug ?? '';
-  if (!PATH_SLUG.test(slug)) throw badRequest('function_slug must match pattern "^[A-Za-z0-9_-]+$"');
-  return slug;
-}
+/** `:function_slug` of the routes of one function. */
+const FunctionParams = Type.Object({
+  ref: Type.String(),
+  function_slug: Type.String({ pattern: PATH_SLUG.source }),
+});
 
-function upload(req: FastifyRequest, mode: 'create' | 'update'): ParsedUpload {
-  try {
-    return parseUpload(
-      req.headers['content-type'],
-      req.body as Buffer | undefined,
-      req.query as Record<string, unknown>,
-      mode,
-    );
-  } catch (err) {
-    if (err instanceof FunctionInputError) throw badRequest(err.message);
-    throw err;
-  }
-}
+const LogsQuery = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, messages: oneMessage('limit must be a positive integer', ['minimum']) }),
+  ),
+});
 
-async function asApiErrors<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (err instanceof DuplicateSlugError) throw badRequest(err.message);
-    throw err;
-  }
+function upload(req: FastifyRequest, mode: 'create' | 'update'): Promise<ParsedUpload> {
+  const query = req.query as Record<string, unknown>;
+  return badRequestOn([FunctionInputError], () =>
+    parseUpload(req.headers['content-type'], req.body as Buffer | undefined, query, mode),
+  );
 }
 
 export const functionRoutes: ManagementModule = async (app, { platform }) => {
@@ -79,12 +70,12 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
     { ...uploadOpts, config: { failureMessage: "Failed to create project's function" } },
     async (req, reply) => {
       const project = projectOf(req);
-      const { fields, body } = upload(req, 'create');
+      const { fields, body } = await upload(req, 'create');
       const { slug } = fields;
       if (!slug) throw badRequest('slug is required');
       if (!body) throw badRequest('body is required');
       const name = fields.name ?? slug;
-      const created = await asApiErrors(() =>
+      const created = await badRequestOn([DuplicateSlugError], () =>
         insertFunction(platform, project.ref, { ...fields, slug, name }, body),
       );
       functionsChanged(platform, project.ref, created.slug);
@@ -100,9 +91,12 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
 
   app.get(
     '/projects/:ref/functions/:function_slug',
-    { config: { failureMessage: 'Failed to retrieve function with given slug' } },
+    {
+      schema: { params: FunctionParams },
+      config: { failureMessage: 'Failed to retrieve function with given slug' },
+    },
     async (req) => {
-      const f = await getFunction(platform, projectOf(req).ref, slugParam(req));
+      const f = await getFunction(platform, projectOf(req).ref, req.params.function_slug);
       if (!f) throw notFound(FUNCTION_NOT_FOUND);
       return functionResponse(f);
     },
@@ -110,12 +104,18 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
 
   app.patch(
     '/projects/:ref/functions/:function_slug',
-    { ...uploadOpts, config: { failureMessage: 'Failed to update function with given slug' } },
+    {
+      ...uploadOpts,
+      schema: { params: FunctionParams },
+      config: { failureMessage: 'Failed to update function with given slug' },
+    },
     async (req) => {
       const project = projectOf(req);
-      const slug = slugParam(req);
-      const { fields, body } = upload(req, 'update');
-      const updated = await asApiErrors(() => updateFunction(platform, project.ref, slug, fields, body));
+      const slug = req.params.function_slug;
+      const { fields, body } = await upload(req, 'update');
+      const updated = await badRequestOn([DuplicateSlugError], () =>
+        updateFunction(platform, project.ref, slug, fields, body),
+      );
       if (!updated) throw notFound(FUNCTION_NOT_FOUND);
       functionsChanged(platform, project.ref, slug);
       if (updated.slug !== slug) functionsChanged(platform, project.ref, updated.slug);
@@ -125,10 +125,13 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
 
   app.delete(
     '/projects/:ref/functions/:function_slug',
-    { config: { failureMessage: 'Failed to delete function with given slug' } },
+    {
+      schema: { params: FunctionParams },
+      config: { failureMessage: 'Failed to delete function with given slug' },
+    },
     async (req) => {
       const ref = projectOf(req).ref;
-      const slug = slugParam(req);
+      const slug = req.params.function_slug;
       if (!(await deleteFunction(platform, ref, slug))) throw notFound(FUNCTION_NOT_FOUND);
       functionsChanged(platform, ref, slug);
       return { message: 'ok' };
@@ -137,9 +140,12 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
 
   app.get(
     '/projects/:ref/functions/:function_slug/body',
-    { config: { failureMessage: 'Failed to retrieve function body with given slug' } },
+    {
+      schema: { params: FunctionParams },
+      config: { failureMessage: 'Failed to retrieve function body with given slug' },
+    },
     async (req, reply) => {
-      const stored = await getFunctionBody(platform, projectOf(req).ref, slugParam(req));
+      const stored = await getFunctionBody(platform, projectOf(req).ref, req.params.function_slug);
       if (!stored) throw notFound(FUNCTION_NOT_FOUND);
       if (wantsMultipart(req.headers.accept)) {
         // A deployed bundle is stored as the form itself.
@@ -160,10 +166,13 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
 
   app.get(
     '/projects/:ref/functions/:function_slug/runtime-config',
-    { config: { failureMessage: 'Failed to retrieve function runtime config' } },
+    {
+      schema: { params: FunctionParams },
+      config: { failureMessage: 'Failed to retrieve function runtime config' },
+    },
     async (req) => {
       const project = projectOf(req);
-      const f = await getFunction(platform, project.ref, slugParam(req));
+      const f = await getFunction(platform, project.ref, req.params.function_slug);
       if (!f) throw notFound(FUNCTION_NOT_FOUND);
       return runtimeConfig(
         platform,
@@ -217,14 +226,14 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
   // Non-spec: the function's recent invocations and console output (bounded, in memory).
   app.get(
     '/projects/:ref/functions/:function_slug/logs',
-    { config: { failureMessage: 'Failed to retrieve function logs' } },
+    {
+      schema: { params: FunctionParams, querystring: LogsQuery },
+      config: { failureMessage: 'Failed to retrieve function logs' },
+    },
     async (req) => {
       const ref = projectOf(req).ref;
-      const slug = slugParam(req);
-      const raw = (req.query as { limit?: string }).limit;
-      const limit = raw === undefined ? undefined : Number(raw);
-      if (limit !== undefined && (!Number.isInteger(limit) || limit < 1))
-        throw badRequest('limit must be a positive integer');
+      const slug = req.params.function_slug;
+      const { limit } = req.query;
       return { result: functionCatalogOf(platform)?.runtime.logs.read(ref, slug, limit) ?? [] };
     },
   );

@@ -3,8 +3,10 @@
  * active, requests with that Host reach the project's APIs (host-routing.ts).
  * initialize, reverify and delete are limited to 10 requests per minute (spec §1).
  */
+import { Type } from '@sinclair/typebox';
 import type { ManagementModule } from '../http/index.js';
-import { badRequest, objectBody, projectOf } from '../http/index.js';
+import { badRequestOn, projectOf } from '../http/index.js';
+import { oneMessage } from '../http/schemas.js';
 import { hostnameRouter } from './host-routing.js';
 import { hostnameResponse } from './hostname-response.js';
 import {
@@ -18,13 +20,20 @@ import { HostnameStateError } from './state-machine.js';
 
 const STRICT = { max: 10, windowMs: 60_000 };
 
-async function stateErrorsAs400<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (err instanceof HostnameStateError) throw badRequest(err.message);
-    throw err;
-  }
+const InitializeBody = Type.Object({
+  custom_hostname: Type.String({
+    minLength: 1,
+    maxLength: 253,
+    messages: oneMessage('custom_hostname must be a string of 1 to 253 characters', [
+      'minLength',
+      'maxLength',
+    ]),
+  }),
+});
+
+/** A request the hostname's current state does not allow is a 400. */
+function stateErrorsAs400<T>(work: () => Promise<T>): Promise<T> {
+  return badRequestOn([HostnameStateError], work);
 }
 
 export const hostnameRoutes: ManagementModule = async (app, { platform }) => {
@@ -53,22 +62,15 @@ export const hostnameRoutes: ManagementModule = async (app, { platform }) => {
   app.post(
     '/projects/:ref/custom-hostname/initialize',
     {
+      schema: { body: InitializeBody },
       config: {
         failureMessage: 'Failed to update project custom hostname configuration',
         managementRateLimit: STRICT,
       },
     },
     async (req, reply) => {
-      const body = objectBody(req.body);
-      if (
-        typeof body.custom_hostname !== 'string' ||
-        body.custom_hostname.length < 1 ||
-        body.custom_hostname.length > 253
-      ) {
-        throw badRequest('custom_hostname must be a string of 1 to 253 characters');
-      }
       const record = await stateErrorsAs400(() =>
-        initializeHostname(platform, projectOf(req).ref, body.custom_hostname),
+        initializeHostname(platform, projectOf(req).ref, req.body.custom_hostname),
       );
       return reply.code(201).send(hostnameResponse(record));
     },

@@ -10,6 +10,8 @@ import {
   isDatabaseUnavailable,
 } from '../../db/connection-errors.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ErrorObject } from 'ajv';
+import { schemaErrorMessage } from './schema-errors.js';
 
 export class ApiError extends Error {
   constructor(
@@ -28,6 +30,29 @@ export const unauthorized = () => new ApiError(401, 'Unauthorized');
 export const forbidden = (message = 'Forbidden resource') => new ApiError(403, message);
 export const notFound = (message: string) => new ApiError(404, message);
 export const conflict = (message: string) => new ApiError(409, message);
+
+/** A handler for a route of a feature Strata does not offer: 404 with `message` saying so. */
+export function refuse(message: string) {
+  return async (): Promise<never> => {
+    throw notFound(message);
+  };
+}
+
+/** An error class a service throws for a request that cannot be served as asked. */
+type ClientErrorClass = abstract new (...args: never[]) => Error;
+
+/** `work`'s result; an error of one of `kinds` (the request's own fault) becomes a 400 with its message. */
+export async function badRequestOn<T>(
+  kinds: readonly ClientErrorClass[],
+  work: () => T | Promise<T>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (kinds.some((kind) => err instanceof kind)) throw badRequest((err as Error).message);
+    throw err;
+  }
+}
 
 /** The reference API's answer for any call on a deleted project. */
 export const RESOURCE_REMOVED = 'Resource has been removed';
@@ -72,13 +97,21 @@ export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
 }
 
 /**
- * Installs the error and not-found handlers on the management scope. A route may set
+ * Installs the error and not-found handlers on the management scope. A request that fails its
+ * route's schema is a 400 worded by schema-errors.ts. A route may set
  * `config.failureMessage` (the spec's per-operation 500 text, e.g. "Failed to retrieve project's
  * secrets"); without it a 500 says "Internal Server Error".
  */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof ApiError) return sendError(reply, error);
+    if (error.validation)
+      return sendError(
+        reply,
+        badRequest(
+          schemaErrorMessage(req, error.validation as ErrorObject[], error.validationContext ?? 'body'),
+        ),
+      );
     if (isDatabaseUnavailable(error))
       return sendError(
         reply,

@@ -9,6 +9,8 @@ export {
   conflict,
   RESOURCE_REMOVED,
   sendError,
+  badRequestOn,
+  refuse,
 } from './errors.js';
 export { callerOf, type ManagementCaller } from './auth.js';
 export {
@@ -22,4 +24,4 @@ export {
 } from './project-access.js';
 export type { RateLimitPolicy } from './route-config.js';
 export { ORGANIZATION_ROLES, ROLE_NAMES, type OrganizationRole } from './permissions.js';
-export * from './validate.js';
+export { Optional, Strict, StringEnum, Name, optionalBody, oneMessage, conditional } from './schemas.js';

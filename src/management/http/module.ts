@@ -1,5 +1,8 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Platform } from '../../platform/platform.js';
 
-/** A group of management routes, registered inside the `/v1` scope by src/management/index.ts. */
-export type ManagementModule = (app: FastifyInstance, opts: { platform: Platform }) => Promise<void>;
+/**
+ * A group of management routes, registered inside the `/v1` scope by src/management/index.ts.
+ * Route schemas are TypeBox (./schemas.ts), so handlers see typed `req.body` / `req.params`.
+ */
+export type ManagementModule = FastifyPluginAsyncTypebox<{ platform: Platform }>;

@@ -1,6 +1,6 @@
 /**
  * Wires the management infrastructure into the `/v1` scope: JSON parsing that tolerates empty
- * bodies, `{"message"}` errors, PAT authentication, rate limiting and the `:ref` / `:slug` access
+ * bodies, `{"message"}` errors, route schemas (schemas.ts), PAT authentication, rate limiting and the `:ref` / `:slug` access
  * checks. Hooks run in this order for every route registered inside the scope:
  *   onRequest     → personal access token → req.management (401 {"message":"Unauthorized"} otherwise;
  *                   unauthenticated calls are rate-limited by client IP first)
@@ -8,6 +8,7 @@
  *                   endpoint; the body is parsed so a route's scope function may read it) →
  *                   req.managedProject / req.managedOrganization and the caller's role checked
  *                   against the route's row in permissions.ts (403 below it)
+ *   validation    → the route's schema (params, body, querystring) → 400 worded by schema-errors.ts
  *   onSend        → a success of a route that never checked the caller's role becomes a 500
  * A route registered here without a row in permissions.ts stops the server from starting.
  */
@@ -20,6 +21,7 @@ import { applyRateLimit, RateLimiter } from './rate-limit.js';
 import { resolvePathResources } from './project-access.js';
 import { permissionOf, routeKey } from './permissions.js';
 import { assertNoNul } from './nul-bytes.js';
+import { registerSchemaValidation } from './schemas.js';
 
 const registered = new WeakMap<Platform, Set<string>>();
 
@@ -30,6 +32,7 @@ export function managementRouteKeys(platform: Platform): string[] {
 
 export function registerManagementHttp(app: FastifyInstance, platform: Platform): void {
   registerErrorHandling(app);
+  registerSchemaValidation(app);
   registerLenientJson(app);
   app.decorateRequest('management', undefined);
   app.decorateRequest('managedProject', undefined);

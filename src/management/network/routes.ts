@@ -3,8 +3,10 @@
  * src/platform/network-guard.ts), M24 GET network-restrictions, M25 POST network-restrictions/apply.
  */
 import ipaddr from 'ipaddr.js';
+import { Type } from '@sinclair/typebox';
 import type { ManagementModule } from '../http/index.js';
-import { badRequest, isObject, objectBody, projectOf } from '../http/index.js';
+import { badRequest, badRequestOn, projectOf } from '../http/index.js';
+import { optionalBody, oneMessage } from '../http/schemas.js';
 import { networkBans, normalizeIp } from '../../platform/network-bans.js';
 import { CidrError } from './cidr.js';
 import { patchRestrictions } from './restrictions-patch.js';
@@ -15,9 +17,19 @@ import {
   syncManagedServers,
 } from './restrictions.js';
 
+const UnbanBody = Type.Object({
+  ipv4_addresses: Type.Array(Type.Unknown(), {
+    messages: oneMessage('ipv4_addresses must be an array of IPv4 addresses', []),
+  }),
+  requester_ip: Type.Optional(Type.Boolean({ messages: { type: 'requester_ip must be a boolean value' } })),
+  identifier: Type.Optional(Type.String({ messages: { type: 'identifier must be a string' } })),
+});
+
+/** Bodies of the restriction routes: objects, whose CIDR lists restrictions*.ts check. */
+const RestrictionsBody = Type.Record(Type.String(), Type.Unknown());
+
 /** The addresses to unban: IPv4 as the spec says (IPv6 accepted too, for servers listening on IPv6). */
-function addressList(v: unknown): string[] {
-  if (!Array.isArray(v)) throw badRequest('ipv4_addresses must be an array of IPv4 addresses');
+function addressList(v: unknown[]): string[] {
   return v.map((item) => {
     const text = typeof item === 'string' ? item.trim() : '';
     if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text).toString();
@@ -56,15 +68,10 @@ export const networkRoutes: ManagementModule = async (app, { platform }) => {
 
   app.delete(
     '/projects/:ref/network-bans',
-    { config: { failureMessage: 'Failed to remove network bans.' } },
+    { schema: { body: UnbanBody }, config: { failureMessage: 'Failed to remove network bans.' } },
     async (req, reply) => {
-      const body = objectBody(req.body);
-      const ips = addressList(body.ipv4_addresses);
-      if (body.requester_ip !== undefined && typeof body.requester_ip !== 'boolean')
-        throw badRequest('requester_ip must be a boolean value');
-      if (body.identifier !== undefined && typeof body.identifier !== 'string')
-        throw badRequest('identifier must be a string');
-      if (body.requester_ip === true) {
+      const ips = addressList(req.body.ipv4_addresses);
+      if (req.body.requester_ip === true) {
         const own = normalizeIp(req.ip);
         if (own) ips.push(own);
       }
@@ -81,17 +88,12 @@ export const networkRoutes: ManagementModule = async (app, { platform }) => {
 
   app.post(
     '/projects/:ref/network-restrictions/apply',
-    { config: { failureMessage: 'Failed to update project network restrictions' } },
+    {
+      ...optionalBody(RestrictionsBody),
+      config: { failureMessage: 'Failed to update project network restrictions' },
+    },
     async (req, reply) => {
-      if (req.body !== undefined && !isObject(req.body))
-        throw badRequest('Request body must be a JSON object');
-      let config: ReturnType<typeof parseRestrictionRequest>;
-      try {
-        config = parseRestrictionRequest(req.body ?? {});
-      } catch (err) {
-        if (err instanceof CidrError) throw badRequest(err.message);
-        throw err;
-      }
+      const config = await badRequestOn([CidrError], () => parseRestrictionRequest(req.body));
       return reply.code(201).send(await applyRestrictions(platform, projectOf(req).ref, config));
     },
   );
@@ -99,15 +101,12 @@ export const networkRoutes: ManagementModule = async (app, { platform }) => {
   // Adjacent to M25 (CLI `network-restrictions update --append`): add/remove CIDRs, V2 answer shape.
   app.patch(
     '/projects/:ref/network-restrictions',
-    { config: { failureMessage: 'Failed to update project network restrictions' } },
+    {
+      schema: { body: RestrictionsBody },
+      config: { failureMessage: 'Failed to update project network restrictions' },
+    },
     async (req) => {
-      const body = objectBody(req.body);
-      try {
-        return await patchRestrictions(platform, projectOf(req).ref, body);
-      } catch (err) {
-        if (err instanceof CidrError) throw badRequest(err.message);
-        throw err;
-      }
+      return badRequestOn([CidrError], () => patchRestrictions(platform, projectOf(req).ref, req.body));
     },
   );
 };

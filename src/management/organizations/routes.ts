@@ -5,8 +5,7 @@
  */
 import type { ManagementModule } from '../http/module.js';
 import { callerOf } from '../http/auth.js';
-import { badRequest } from '../http/errors.js';
-import { objectBody, rejectUnknownKeys, stringField } from '../http/validate.js';
+import { Name, Strict } from '../http/schemas.js';
 import { organizationOf } from '../http/project-access.js';
 import { createOrganization, listOrganizations } from './service.js';
 import { listMembers } from './members.js';
@@ -22,13 +21,12 @@ export const organizationRoutes: ManagementModule = async (app, { platform }) =>
 
   app.post(
     '/organizations',
-    { config: { failureMessage: 'Unexpected error creating an organization' } },
+    {
+      schema: { body: Strict({ name: Name }) },
+      config: { failureMessage: 'Unexpected error creating an organization' },
+    },
     async (req, reply) => {
-      const body = objectBody(req.body);
-      rejectUnknownKeys(body, ['name']);
-      const name = stringField(body, 'name', { required: true, maxLength: 256 });
-      if (name.trim() === '') throw badRequest('name should not be empty');
-      const org = await createOrganization(platform, callerOf(req).userId, name);
+      const org = await createOrganization(platform, callerOf(req).userId, req.body.name);
       return reply.code(201).send(org);
     },
   );

@@ -1,14 +1,11 @@
-/** Validation of M2's body (V1CreateProjectBody, additionalProperties: false). */
+/**
+ * M2's body (V1CreateProjectBody, additionalProperties: false): its schema, and the checks that
+ * span fields (an organization named one way or the other, one region choice, a parseable URL).
+ */
+import { type Static, Type } from '@sinclair/typebox';
 import { badRequest } from '../http/errors.js';
-import {
-  booleanField,
-  isObject,
-  objectBody,
-  rejectUnknownKeys,
-  stringField,
-  type JsonObject,
-} from '../http/validate.js';
 import { ORGANIZATION_SLUG_PATTERN } from '../http/project-access.js';
+import { conditional, Name, Optional, Strict, StringEnum } from '../http/schemas.js';
 
 export const REGIONS = [
   'us-east-1',
@@ -62,21 +59,6 @@ export const INSTANCE_SIZES = [
 /** Region of a project created without region or region_selection. */
 export const DEFAULT_REGION = 'local';
 
-const KEYS = [
-  'db_pass',
-  'name',
-  'organization_id',
-  'organization_slug',
-  'plan',
-  'region',
-  'region_selection',
-  'kps_enabled',
-  'desired_instance_size',
-  'template_url',
-  'release_channel',
-  'postgres_engine',
-];
-
 export interface CreateProjectInput {
   name: string;
   organizationSlug: string;
@@ -85,65 +67,67 @@ export interface CreateProjectInput {
   dbPass: string;
 }
 
-/** A database password: 1–1024 characters, no control characters (PostgreSQL cannot take NUL). */
-export function checkDbPassword(value: string, field: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-  if (/[\u0000-\u001f\u007f]/.test(value)) throw badRequest(`${field} must not contain control characters`);
-  if (value.length > 1024) throw badRequest(`${field} must be shorter than or equal to 1024 characters`);
-  return value;
+/** A database password: `minLength` to 1024 characters, no control characters (PostgreSQL cannot take NUL). */
+export function DbPassword(minLength: number) {
+  return Type.String({
+    minLength,
+    maxLength: 1024,
+    pattern: '^[^\\u0000-\\u001f\\u007f]*$',
+    messages: { pattern: '{field} must not contain control characters' },
+  });
 }
 
-function regionSelection(v: unknown): string {
-  if (!isObject(v)) throw badRequest('region_selection must be an object');
-  rejectUnknownKeys(v, ['type', 'code'], 'region_selection.');
-  const type = stringField(v, 'type', { required: true, enum: ['specific', 'smartGroup'] });
-  if (type === 'specific') return stringField(v, 'code', { required: true, enum: REGIONS });
-  const code = stringField(v, 'code', { required: true, enum: Object.keys(SMART_GROUPS) });
-  const region = SMART_GROUPS[code];
-  if (region === undefined) throw new Error(`smart group '${code}' passed validation but has no region`);
-  return region;
-}
+const RegionSelectionFields = Strict({
+  type: StringEnum(['specific', 'smartGroup']),
+  code: Type.String(),
+});
 
-function validateTemplateUrl(body: JsonObject): void {
-  const url = stringField(body, 'template_url');
-  if (url === undefined) return;
-  try {
-    new URL(url);
-  } catch {
-    throw badRequest('template_url must be a URL address');
-  }
-}
+/** `{type, code}`: a region code, or a smart group that stands for one. */
+const RegionSelection = Type.Unsafe<Static<typeof RegionSelectionFields>>({
+  ...RegionSelectionFields,
+  ...conditional(
+    { properties: { type: { const: 'specific' } } },
+    { properties: { code: { enum: [...REGIONS] } } },
+    { properties: { code: { enum: Object.keys(SMART_GROUPS) } } },
+  ),
+});
 
 /**
- * Checks every field the spec defines and refuses the others. `organization_slug` and the older
- * `organization_id` are both accepted (the slug wins); `db_pass` becomes the password of the
- * project's login `postgres.<ref>`; `plan`, `kps_enabled`, `desired_instance_size` and
- * `template_url` are validated and otherwise ignored.
+ * Every field the spec defines, in the order they are checked. `plan`, `kps_enabled`,
+ * `desired_instance_size`, `release_channel`, `postgres_engine` and `template_url` are checked
+ * and otherwise ignored.
  */
-export function parseCreateProjectBody(raw: unknown): CreateProjectInput {
-  const body = objectBody(raw);
-  rejectUnknownKeys(body, KEYS);
-  const dbPass = checkDbPassword(stringField(body, 'db_pass', { required: true, minLength: 1 }), 'db_pass');
-  const name = stringField(body, 'name', { required: true, maxLength: 256 });
-  if (name.trim() === '') throw badRequest('name should not be empty');
-  const slug = stringField(body, 'organization_slug', { pattern: ORGANIZATION_SLUG_PATTERN });
-  const legacyId = stringField(body, 'organization_id', { minLength: 1 });
-  const organizationSlug = slug ?? legacyId;
-  if (organizationSlug === undefined) throw badRequest('organization_slug is required');
-  stringField(body, 'plan', { enum: ['free', 'pro'] });
-  booleanField(body, 'kps_enabled');
-  stringField(body, 'desired_instance_size', { enum: INSTANCE_SIZES });
-  stringField(body, 'release_channel');
-  stringField(body, 'postgres_engine');
-  validateTemplateUrl(body);
-  const region = stringField(body, 'region', { enum: REGIONS });
-  const hasSelection = body.region_selection !== undefined && body.region_selection !== null;
-  if (region !== undefined && hasSelection)
+export const CreateProjectBody = Strict({
+  db_pass: DbPassword(1),
+  name: Name,
+  organization_slug: Optional(Type.String({ pattern: ORGANIZATION_SLUG_PATTERN.source })),
+  organization_id: Optional(Type.String({ minLength: 1 })),
+  plan: Optional(StringEnum(['free', 'pro'])),
+  kps_enabled: Optional(Type.Boolean()),
+  desired_instance_size: Optional(StringEnum(INSTANCE_SIZES)),
+  release_channel: Optional(Type.String()),
+  postgres_engine: Optional(Type.String()),
+  template_url: Optional(Type.String()),
+  region: Optional(StringEnum(REGIONS)),
+  region_selection: Optional(RegionSelection),
+});
+
+/**
+ * The project to create. `organization_slug` and the older `organization_id` are both accepted
+ * (the slug wins); `db_pass` becomes the password of the project's login `postgres.<ref>`.
+ */
+export function createProjectInput(body: Static<typeof CreateProjectBody>): CreateProjectInput {
+  const organizationSlug = body.organization_slug ?? body.organization_id;
+  if (organizationSlug == null) throw badRequest('organization_slug is required');
+  if (body.template_url != null && !URL.canParse(body.template_url))
+    throw badRequest('template_url must be a URL address');
+  const selection = body.region_selection;
+  if (body.region != null && selection != null)
     throw badRequest('Only one of region or region_selection can be specified');
-  return {
-    name,
-    organizationSlug,
-    region: hasSelection ? regionSelection(body.region_selection) : (region ?? DEFAULT_REGION),
-    dbPass,
-  };
+  const region = selection
+    ? selection.type === 'specific'
+      ? selection.code
+      : SMART_GROUPS[selection.code]
+    : body.region;
+  return { name: body.name, organizationSlug, region: region ?? DEFAULT_REGION, dbPass: body.db_pass };
 }

@@ -5,9 +5,8 @@
 import type { ManagementModule } from '../http/module.js';
 import { callerOf } from '../http/auth.js';
 import { badRequest } from '../http/errors.js';
-import { isObject } from '../http/validate.js';
 import { authorizeRole, loadManagedOrganization, projectOf } from '../http/project-access.js';
-import { parseCreateProjectBody } from './create-body.js';
+import { CreateProjectBody, createProjectInput } from './create-body.js';
 import { syncManagedServer } from '../network/restrictions.js';
 import { legacyApiKeys, listProjects, projectResponse, projectWithDatabase } from './service.js';
 
@@ -20,20 +19,25 @@ export const projectRoutes: ManagementModule = async (app, { platform }) => {
   app.post(
     '/projects',
     {
+      schema: { body: CreateProjectBody },
       config: {
         failureMessage: 'Failed to create project',
         // The scope of M2's counter is the organization named in the body.
         managementRateLimit: {
           scope: (req) => {
-            const b = isObject(req.body) ? req.body : {};
-            const org = b.organization_slug ?? b.organization_id;
+            // Runs before validation: the body may be anything.
+            const b = req.body as
+              | { organization_slug?: unknown; organization_id?: unknown }
+              | null
+              | undefined;
+            const org = b?.organization_slug ?? b?.organization_id;
             return typeof org === 'string' ? `org:${org}` : undefined;
           },
         },
       },
     },
     async (req, reply) => {
-      const input = parseCreateProjectBody(req.body);
+      const input = createProjectInput(req.body);
       const org = await loadManagedOrganization(
         platform,
         callerOf(req).userId,

@@ -1,9 +1,9 @@
 /** M5 GET, M6 POST (bulk upsert) and M7 DELETE (bulk delete) /v1/projects/{ref}/secrets. */
+import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { ManagementModule } from '../http/module.js';
 import { badRequest } from '../http/errors.js';
 import { projectOf } from '../http/project-access.js';
-import { arrayBody, isObject, stringField } from '../http/validate.js';
 import { deleteSecrets, listSecrets, RESERVED_PREFIX, upsertSecrets } from './service.js';
 
 export const RESERVED_NAME_MESSAGE = 'Secret name must not start with the SUPABASE_ prefix.';
@@ -13,18 +13,20 @@ function projectApiUrl(req: FastifyRequest, ref: string): string {
   return `http://${ref}.localhost:${req.socket.localPort ?? ''}`;
 }
 
-function parseSecret(item: unknown, i: number): { name: string; value: string } {
-  if (!isObject(item)) throw badRequest(`${i} must be an object with name and value`);
-  const name = stringField(item, 'name', {
-    required: true,
-    minLength: 1,
-    maxLength: 256,
-    label: `${i}.name`,
-  });
-  const value = stringField(item, 'value', { required: true, maxLength: 24576, label: `${i}.value` });
-  if (name.startsWith(RESERVED_PREFIX)) throw badRequest(RESERVED_NAME_MESSAGE);
-  return { name, value };
-}
+const NewSecrets = Type.Array(
+  Type.Object(
+    {
+      name: Type.String({
+        minLength: 1,
+        maxLength: 256,
+        pattern: `^(?!${RESERVED_PREFIX})`,
+        messages: { pattern: RESERVED_NAME_MESSAGE },
+      }),
+      value: Type.String({ maxLength: 24576 }),
+    },
+    { messages: { type: '{field} must be an object with name and value' } },
+  ),
+);
 
 export const secretRoutes: ManagementModule = async (app, { platform }) => {
   app.get(
@@ -38,10 +40,13 @@ export const secretRoutes: ManagementModule = async (app, { platform }) => {
 
   app.post(
     '/projects/:ref/secrets',
-    { config: { failureMessage: "Failed to create project's secrets" } },
+    {
+      schema: { body: NewSecrets },
+      config: { failureMessage: "Failed to create project's secrets" },
+    },
     async (req, reply) => {
       const project = projectOf(req);
-      const secrets = arrayBody(req.body).map(parseSecret);
+      const secrets = req.body.map(({ name, value }) => ({ name, value }));
       await upsertSecrets(platform, project.ref, secrets);
       return reply.code(201).send();
     },
@@ -49,16 +54,16 @@ export const secretRoutes: ManagementModule = async (app, { platform }) => {
 
   app.delete(
     '/projects/:ref/secrets',
-    { config: { failureMessage: 'Failed to delete secrets with given names' } },
+    {
+      schema: { body: Type.Array(Type.String()) },
+      config: { failureMessage: 'Failed to delete secrets with given names' },
+    },
     async (req, reply) => {
       const project = projectOf(req);
-      const names = arrayBody(req.body).map((n, i) => {
-        if (typeof n !== 'string') throw badRequest(`${i} must be a string`);
-        if (n.startsWith(RESERVED_PREFIX))
-          throw badRequest(`Secrets with the SUPABASE_ prefix cannot be deleted: ${n}`);
-        return n;
-      });
-      await deleteSecrets(platform, project.ref, names);
+      const reserved = req.body.find((n) => n.startsWith(RESERVED_PREFIX));
+      if (reserved !== undefined)
+        throw badRequest(`Secrets with the SUPABASE_ prefix cannot be deleted: ${reserved}`);
+      await deleteSecrets(platform, project.ref, req.body);
       return reply.code(200).send();
     },
   );

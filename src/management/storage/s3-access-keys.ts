@@ -7,12 +7,24 @@
  * A key acts as the project's service role on {project}/storage/v1/s3.
  */
 import type { ManagementModule } from '../http/module.js';
-import { badRequest, notFound } from '../http/errors.js';
+import { Type } from '@sinclair/typebox';
+import { notFound } from '../http/errors.js';
 import { projectOf } from '../http/project-access.js';
-import { isObject, rejectUnknownKeys, stringField } from '../http/validate.js';
+import { optionalBody, Optional, Strict } from '../http/schemas.js';
 import { createAccessKey, deleteAccessKey, listAccessKeys } from '../../storage/s3/credentials.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const NewKey = Strict(
+  { description: Optional(Type.String({ maxLength: 500 })) },
+  { messages: { type: 'Body must be an object' } },
+);
+
+const KeyParams = Type.Object({
+  ref: Type.String(),
+  id: Type.String({
+    pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+    messages: { pattern: 'id must be a UUID' },
+  }),
+});
 
 export const s3AccessKeyRoutes: ManagementModule = async (app, { platform }) => {
   app.get(
@@ -23,24 +35,23 @@ export const s3AccessKeyRoutes: ManagementModule = async (app, { platform }) => 
 
   app.post(
     '/projects/:ref/storage/s3-access-keys',
-    { config: { failureMessage: 'Failed to create S3 access key' } },
+    {
+      ...optionalBody(NewKey),
+      config: { failureMessage: 'Failed to create S3 access key' },
+    },
     async (req, reply) => {
       const project = projectOf(req);
-      const body = req.body === undefined ? {} : req.body;
-      if (!isObject(body)) throw badRequest('Body must be an object');
-      rejectUnknownKeys(body, ['description']);
-      const description = stringField(body, 'description', { maxLength: 500 }) ?? '';
+      const description = req.body.description ?? '';
       return reply.code(201).send(await createAccessKey(platform, project.ref, description));
     },
   );
 
-  app.delete<{ Params: { ref: string; id: string } }>(
+  app.delete(
     '/projects/:ref/storage/s3-access-keys/:id',
-    { config: { failureMessage: 'Failed to delete S3 access key' } },
+    { schema: { params: KeyParams }, config: { failureMessage: 'Failed to delete S3 access key' } },
     async (req) => {
       const project = projectOf(req);
       const id = req.params.id;
-      if (!UUID.test(id)) throw badRequest('id must be a UUID');
       if (!(await deleteAccessKey(platform, project.ref, id))) throw notFound('S3 access key not found');
       return { id };
     },

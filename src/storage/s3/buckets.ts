@@ -156,39 +156,73 @@ async function listPage(
   return page;
 }
 
-function encoder(r: S3Request): (s: string) => string {
-  const url = q(r, 'encoding-type') === 'url';
-  return (s) => (url ? encodeURIComponent(s).replace(/%2F/g, '/') : s);
+/** What both ListObjects versions read from the request. */
+interface Listing {
+  prefix: string;
+  delimiter: string;
+  maxKeys: number;
+  /** `encoding-type=url`: keys and prefixes percent-encoded (slashes kept). */
+  url: boolean;
+  /** A key or prefix as the answer shows it. */
+  enc: (s: string) => string;
 }
 
-export async function listObjectsV2(r: S3Request): Promise<unknown> {
+function listingOf(r: S3Request): Listing {
   assertBucketName(r.bucket);
-  const prefix = q(r, 'prefix') ?? '';
-  const delimiter = q(r, 'delimiter') ?? '';
-  const startAfter = q(r, 'start-after') ?? '';
-  const token = q(r, 'continuation-token');
-  const maxKeys = maxKeysOf(r);
-  const after = token !== undefined ? decodeToken(token) : startAfter;
-  const page = await listPage(r, prefix, delimiter, after, maxKeys);
-  const enc = encoder(r);
+  const url = q(r, 'encoding-type') === 'url';
+  return {
+    prefix: q(r, 'prefix') ?? '',
+    delimiter: q(r, 'delimiter') ?? '',
+    maxKeys: maxKeysOf(r),
+    url,
+    enc: (s) => (url ? encodeURIComponent(s).replace(/%2F/g, '/') : s),
+  };
+}
+
+/** Where the two versions differ: elements after Prefix, after Delimiter and after IsTruncated. */
+interface VersionElements {
+  afterPrefix?: Record<string, unknown>;
+  afterDelimiter?: Record<string, unknown>;
+  afterTruncated?: Record<string, unknown>;
+}
+
+function sendListing(r: S3Request, l: Listing, page: ListPage, v: VersionElements): unknown {
+  const { enc } = l;
   return sendXml(
     r,
     200,
     toXml('ListBucketResult', {
       Name: r.bucket,
-      Prefix: enc(prefix),
-      ...(delimiter ? { Delimiter: enc(delimiter) } : {}),
-      ...(startAfter ? { StartAfter: enc(startAfter) } : {}),
-      ...(token !== undefined ? { ContinuationToken: token } : {}),
-      KeyCount: page.contents.length + page.prefixes.length,
-      MaxKeys: maxKeys,
-      ...(q(r, 'encoding-type') === 'url' ? { EncodingType: 'url' } : {}),
+      Prefix: enc(l.prefix),
+      ...v.afterPrefix,
+      ...(l.delimiter ? { Delimiter: enc(l.delimiter) } : {}),
+      ...v.afterDelimiter,
+      MaxKeys: l.maxKeys,
+      ...(l.url ? { EncodingType: 'url' } : {}),
       IsTruncated: page.truncated,
-      ...(page.truncated && page.next !== undefined ? { NextContinuationToken: encodeToken(page.next) } : {}),
+      ...v.afterTruncated,
       Contents: page.contents.map((c) => ({ ...c, Key: enc(c.Key) })),
       CommonPrefixes: page.prefixes.map((p) => ({ Prefix: enc(p) })),
     }),
   );
+}
+
+export async function listObjectsV2(r: S3Request): Promise<unknown> {
+  const l = listingOf(r);
+  const startAfter = q(r, 'start-after') ?? '';
+  const token = q(r, 'continuation-token');
+  const after = token !== undefined ? decodeToken(token) : startAfter;
+  const page = await listPage(r, l.prefix, l.delimiter, after, l.maxKeys);
+  const { enc } = l;
+  return sendListing(r, l, page, {
+    afterDelimiter: {
+      ...(startAfter ? { StartAfter: enc(startAfter) } : {}),
+      ...(token !== undefined ? { ContinuationToken: token } : {}),
+      KeyCount: page.contents.length + page.prefixes.length,
+    },
+    afterTruncated:
+      page.truncated && page.next !== undefined ? { NextContinuationToken: encodeToken(page.next) } : {},
+  });
 }
 
 /**
@@ -196,32 +230,24 @@ export async function listObjectsV2(r: S3Request): Promise<unknown> {
  * when a page ends on one) continues after everything under it, as S3 does.
  */
 export async function listObjectsV1(r: S3Request): Promise<unknown> {
-  assertBucketName(r.bucket);
-  const prefix = q(r, 'prefix') ?? '';
-  const delimiter = q(r, 'delimiter') ?? '';
+  const l = listingOf(r);
+  const { prefix, delimiter } = l;
   const marker = q(r, 'marker') ?? '';
-  const maxKeys = maxKeysOf(r);
   const rest = marker.startsWith(prefix) ? marker.slice(prefix.length) : '';
   const markerIsPrefix =
     delimiter !== '' &&
     rest.endsWith(delimiter) &&
     rest.indexOf(delimiter) === rest.length - delimiter.length;
-  const page = await listPage(r, prefix, delimiter, markerIsPrefix ? marker + AFTER_PREFIX : marker, maxKeys);
-  const enc = encoder(r);
-  return sendXml(
+  const page = await listPage(
     r,
-    200,
-    toXml('ListBucketResult', {
-      Name: r.bucket,
-      Prefix: enc(prefix),
-      Marker: enc(marker),
-      ...(delimiter ? { Delimiter: enc(delimiter) } : {}),
-      MaxKeys: maxKeys,
-      ...(q(r, 'encoding-type') === 'url' ? { EncodingType: 'url' } : {}),
-      IsTruncated: page.truncated,
-      ...(page.truncated && page.last !== undefined ? { NextMarker: enc(page.last) } : {}),
-      Contents: page.contents.map((c) => ({ ...c, Key: enc(c.Key) })),
-      CommonPrefixes: page.prefixes.map((p) => ({ Prefix: enc(p) })),
-    }),
+    prefix,
+    delimiter,
+    markerIsPrefix ? marker + AFTER_PREFIX : marker,
+    l.maxKeys,
   );
+  const { enc } = l;
+  return sendListing(r, l, page, {
+    afterPrefix: { Marker: enc(marker) },
+    afterTruncated: page.truncated && page.last !== undefined ? { NextMarker: enc(page.last) } : {},
+  });
 }

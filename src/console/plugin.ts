@@ -9,9 +9,9 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { CONSOLE_APP_DIR, consoleIsBuilt } from './assets.js';
 import type { ConsoleLoginTokens } from './login-tokens.js';
 
-/** Nothing from another origin; images may be data:/blob: (file previews). */
+/** Nothing from another origin; images may be data:/blob: (file previews), fonts data: (GraphiQL's stylesheet inlines its fonts). */
 export const CONSOLE_CSP =
-  "default-src 'self'; img-src 'self' data: blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
+  "default-src 'self'; img-src 'self' data: blob:; font-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
 function secure(reply: FastifyReply): FastifyReply {
   return reply

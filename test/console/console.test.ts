@@ -56,7 +56,7 @@ beforeAll(async () => {
   page.on('pageerror', (e) => pageErrors.push(String(e)));
   page.on('console', (m) => {
     if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text()))
-      pageErrors.push(m.text());
+      pageErrors.push(m.text().slice(0, 300));
   });
 }, 180_000);
 

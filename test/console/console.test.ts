@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleIsBuilt } from '../../src/console/assets.js';
 import { type Browser, launchChromium, screenshotDir } from '../support/chromium.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
+import { addMember, createToken } from '../../src/management/organizations/members.js';
 
 let tp: TestPlatform;
 let browser: Browser;
@@ -153,7 +154,9 @@ describe('web console', () => {
     await expect
       .poll(() => page.locator('.copy-value[data-label="GraphQL URL"]').textContent())
       .toContain(`/project/${projectRef}/graphql/v1`);
-    await expect.poll(() => page.locator('.copy-value[data-label^="Pooler"]').count()).toBe(1);
+    await expect
+      .poll(() => page.locator('.copy-value[data-label="Connection string"]').textContent())
+      .toMatch(/^Connection stringpostgresql:\/\//);
     await shot('project-home');
     await page
       .locator('.copy-value[data-label="service_role"]')
@@ -232,7 +235,7 @@ select id, title from todos order by id`,
       .locator('input[type=file]')
       .setInputFiles({ name: 'blob.bin', mimeType: 'application/octet-stream', buffer: bytes });
     await page.locator('progress').waitFor();
-    await expect.poll(() => page.locator('progress').getAttribute('value')).toBe('1');
+    await expect.poll(() => page.locator('progress').getAttribute('value'), { timeout: 60_000 }).toBe('1');
     const row = page.locator('tr.object[data-name="blob.bin"]');
     await row.waitFor();
     await shot('storage');
@@ -247,6 +250,41 @@ select id, title from todos order by id`,
     expect(signed).toMatch(/\/storage\/v1\/object\/sign\/docs\/blob\.bin\?token=/);
     const viaSigned = Buffer.from(await (await fetch(signed)).arrayBuffer());
     expect(Buffer.compare(viaSigned, bytes)).toBe(0);
+  });
+
+  it('uploads by drag and drop into a folder, moves, makes public, deletes, empties and deletes the bucket', async () => {
+    await page.getByLabel('Folder name').fill('notes');
+    await page.getByRole('button', { name: 'Open folder' }).click();
+    await page.locator('.crumbs', { hasText: 'notes' }).waitFor();
+    const drop = await page.evaluateHandle(() => {
+      const dt = new DataTransfer();
+      dt.items.add(new File(['hello from a drop'], 'hello.txt', { type: 'text/plain' }));
+      return dt;
+    });
+    await page.locator('.dropzone').dispatchEvent('drop', { dataTransfer: drop });
+    const hello = page.locator('tr.object[data-name="notes/hello.txt"]');
+    await hello.waitFor();
+    await hello.getByRole('button', { name: 'Move' }).click();
+    await hello.getByLabel('Move to').fill('notes/renamed.txt');
+    await hello.getByRole('button', { name: 'Move here' }).click();
+    const renamed = page.locator('tr.object[data-name="notes/renamed.txt"]');
+    await renamed.waitFor();
+    // Public: the bucket setting, then the object's public URL answers without a key.
+    await page.locator('form[aria-label="Bucket docs"] input[name=public]').check();
+    await page.locator('form[aria-label="Bucket docs"]').getByRole('button', { name: 'Save' }).click();
+    await page.locator('form[aria-label="Bucket docs"]', { hasText: 'Saved.' }).waitFor();
+    await renamed.getByRole('button', { name: 'Public URL' }).click();
+    const publicUrl = await renamed.getByLabel('Object URL').inputValue();
+    expect(await (await fetch(publicUrl)).text()).toBe('hello from a drop');
+    page.once('dialog', (d) => void d.accept());
+    await renamed.getByRole('button', { name: 'Delete' }).click();
+    await renamed.waitFor({ state: 'detached' });
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Empty bucket' }).click();
+    await page.getByText('Empty: done.').waitFor();
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Delete bucket' }).click();
+    await page.locator('.buckets li').first().waitFor({ state: 'detached' });
   });
 
   it('shows settings sections', async () => {
@@ -269,6 +307,28 @@ select id, title from todos order by id`,
     await confirm.click();
     await row.waitFor({ state: 'detached', timeout: 60_000 });
     expect((await api('GET', `/projects/${projectRef}`)).status).not.toBe(200);
+  });
+
+  it('a read-only member signs in with a token and sees no API keys (the API refuses them)', async () => {
+    await addMember(tp.platform.pool, 'viewer@console.test', 'default-org', 'read_only');
+    const viewer = (await createToken(tp.platform.pool, 'viewer@console.test', 'console test')).token;
+    const keyAnswers: number[] = [];
+    const onResponse = (r: import('playwright-core').Response) => {
+      if (r.url().endsWith('/api-keys')) keyAnswers.push(r.status());
+    };
+    page.on('response', onResponse);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Access token').fill(viewer);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    const ref = (await tp.platform.defaultProject()).ref;
+    await page.goto(`${tp.url}/#/project/${ref}`);
+    await page.getByText("Your role may not read this project's keys").waitFor();
+    await tab('Storage').click();
+    await page.getByText("This page needs the project's API keys").waitFor();
+    page.off('response', onResponse);
+    expect(keyAnswers.length).toBeGreaterThan(0);
+    expect(keyAnswers.every((s) => s === 403)).toBe(true);
   });
 
   it('made no request to another host and hit no CSP violation or page error', () => {

@@ -52,11 +52,11 @@ export function ProjectHome({ project, keys, keysError }: ProjectProps) {
         <ErrorText error={pooler.error} />
         {p && (
           <>
-            <CopyValue
-              label="Direct"
-              value={`postgresql://postgres:[YOUR-PASSWORD]@${project.database?.host ?? p.db_host}:5432/postgres`}
-            />
-            <CopyValue label={`Pooler (${p.pool_mode})`} value={p.connection_string} />
+            <CopyValue label="Connection string" value={p.connection_string} />
+            <CopyValue label="Host" value={p.db_host} />
+            <CopyValue label="Port" value={String(p.db_port)} />
+            <CopyValue label="Database" value={p.db_name} />
+            <CopyValue label="User" value={p.db_user} />
           </>
         )}
       </section>

@@ -127,7 +127,12 @@ function CreateProject({ orgs, onCreated }: { orgs: Organization[]; onCreated: (
           <input name="name" value={name} onChange={(e) => setName(e.target.value)} />
         </Field>
         <Field label="Region">
-          <input name="region" placeholder="default" value={region} onChange={(e) => setRegion(e.target.value)} />
+          <input
+            name="region"
+            placeholder="default"
+            value={region}
+            onChange={(e) => setRegion(e.target.value)}
+          />
         </Field>
         <Field label="Database password">
           <input name="db_pass" type="password" value={dbPass} onChange={(e) => setDbPass(e.target.value)} />

@@ -165,6 +165,44 @@ describe('web console', () => {
     expect(await serviceRow.textContent()).toBe(service);
   });
 
+  it("notes in GraphiQL when the project's introspection is off", async () => {
+    await tab('GraphiQL').click();
+    await page.getByRole('note').filter({ hasText: 'Introspection is off' }).waitFor({ timeout: 30_000 });
+  });
+
+  it('signs a role token for a user id (and validates the request)', async () => {
+    const ok = await api<{ token: string; expires_at: string }>(
+      'POST',
+      `/projects/${projectRef}/console/role-token`,
+      {
+        role: 'authenticated',
+        sub: '11111111-2222-4333-8444-555555555555',
+      },
+    );
+    expect(ok.status).toBe(201);
+    const claims = JSON.parse(Buffer.from(ok.json.token.split('.')[1]!, 'base64url').toString()) as Record<
+      string,
+      unknown
+    >;
+    expect(claims).toMatchObject({
+      role: 'authenticated',
+      sub: '11111111-2222-4333-8444-555555555555',
+      ref: projectRef,
+    });
+    const bad = await api<{ message: string }>('POST', `/projects/${projectRef}/console/role-token`, {
+      role: 'service_role',
+      sub: 'x',
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.json.message).toMatch(/role must be one of/);
+    const badSub = await api<{ message: string }>('POST', `/projects/${projectRef}/console/role-token`, {
+      role: 'authenticated',
+      sub: 'not-a-uuid',
+    });
+    expect(badSub.status).toBe(400);
+    expect(badSub.json.message).toMatch(/^sub must match/);
+  });
+
   it('runs SQL as the project owner, with results as a table and errors inline', async () => {
     await tab('SQL editor').click();
     const editor = page.getByLabel('SQL');
@@ -210,6 +248,21 @@ select id, title from todos order by id`,
       .toContain('write the console');
     // The docs explorer has the schema (introspection is on for this project now).
     await shot('graphiql');
+    // As a signed-in user: the Management API signs a token for the user id, prefilled as the bearer.
+    await page.getByLabel('Role').selectOption('authenticated');
+    await expect
+      .poll(() =>
+        page.evaluate(() =>
+          Array.from(document.querySelectorAll('.CodeMirror'))
+            .map((e) => (e as unknown as { CodeMirror: { getValue(): string } }).CodeMirror.getValue())
+            .join('\n'),
+        ),
+      )
+      .toMatch(/"authorization": "Bearer eyJ/);
+    await page.locator('.graphiql-execute-button').click();
+    await expect
+      .poll(() => page.locator('.graphiql-response').textContent(), { timeout: 20_000 })
+      .toMatch(/"data"/);
   });
 
   it('shows tables with columns, keys, RLS and policies, and their rows', async () => {

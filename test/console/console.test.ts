@@ -347,6 +347,11 @@ select id, title from todos order by id`,
     await page.getByRole('button', { name: 'Set secret' }).click();
     await page.locator('.secrets code', { hasText: 'CONSOLE_SECRET' }).waitFor();
     await page.getByRole('heading', { name: 'Encryption root key' }).waitFor();
+    await page.getByText('No banned addresses.').waitFor();
+    const restrictions = page.locator('section.card', { hasText: 'Network restrictions' });
+    await restrictions.getByLabel('Allowed IPv4 CIDRs').fill('not-a-cidr');
+    await restrictions.getByRole('button', { name: 'Apply restrictions' }).click();
+    await expect.poll(() => restrictions.getByRole('alert').textContent()).toMatch(/dbAllowedCidrs/);
     await shot('settings');
   });
 

@@ -10,6 +10,7 @@ import { DataTable } from '../data-table';
 import { attempt, ErrorText, Field } from '../form';
 import { useLoad } from '../use-load';
 import type { ProjectProps } from './project-shell';
+import { NetworkBans, NetworkRestrictions } from './settings-network';
 
 export function SettingsPage({ project }: ProjectProps) {
   const ref = project.ref;
@@ -22,14 +23,8 @@ export function SettingsPage({ project }: ProjectProps) {
         title="Custom hostname"
         load={() => management('GET', `/projects/${ref}/custom-hostname`)}
       />
-      <JsonSection
-        title="Network bans"
-        load={() => management('POST', `/projects/${ref}/network-bans/retrieve`)}
-      />
-      <JsonSection
-        title="Network restrictions"
-        load={() => management('GET', `/projects/${ref}/network-restrictions`)}
-      />
+      <NetworkBans projectRef={ref} />
+      <NetworkRestrictions projectRef={ref} />
       <RootKey projectRef={ref} />
     </>
   );

@@ -48,7 +48,8 @@ export async function buildConsole() {
     .replace('%MAIN_CSS%', url('console/src/styles.css'))
     .replace('%GRAPHIQL_CSS%', url('node_modules/graphiql/dist/style.css'));
   writeFileSync(join(out, 'index.html'), html);
-  writeFileSync(join(out, 'meta.json'), JSON.stringify(result.metafile));
+  // What went into each asset (esbuild's metafile), beside the served folder: for size budgets.
+  writeFileSync(join(out, '..', 'bundle-meta.json'), JSON.stringify(result.metafile));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

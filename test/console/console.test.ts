@@ -43,9 +43,10 @@ const tab = (name: string) => page.locator('.side nav a', { hasText: name });
 
 beforeAll(async () => {
   if (!consoleIsBuilt()) execFileSync(process.execPath, ['scripts/build-console.mjs'], { stdio: 'inherit' });
+  // The browser first: a machine without Chromium fails here, at once, saying what to install.
+  browser = await launchChromium();
   tp = await startTestPlatform();
   token = tp.platform.defaultAccessToken;
-  browser = await launchChromium();
   await browser.context.route('**/*', (route) => {
     const { hostname } = new URL(route.request().url());
     if (hostname === '127.0.0.1' || hostname === 'localhost') return route.continue();

@@ -37,24 +37,30 @@ export interface Browser {
 
 /** Headless Chromium with a fresh profile, no network of its own (no updates, sync, QUIC). */
 export async function launchChromium(): Promise<Browser> {
+  const executablePath = chromiumPath();
   const profile = mkdtempSync(join(tmpdir(), 'strata-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath(),
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    viewport: { width: 1280, height: 800 },
-    acceptDownloads: true,
-    permissions: ['clipboard-read', 'clipboard-write'],
-  });
+  const context = await chromium
+    .launchPersistentContext(profile, {
+      executablePath,
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+      viewport: { width: 1280, height: 800 },
+      acceptDownloads: true,
+      permissions: ['clipboard-read', 'clipboard-write'],
+    })
+    .catch((err: unknown) => {
+      rmSync(profile, { recursive: true, force: true });
+      throw err;
+    });
   return {
     context,
     async close() {

@@ -1,9 +1,11 @@
 // Rebuilds dist/ when any file under src/ (or tsconfig.json) is newer than the last build, after
-// regenerating the SQL copied from a single source (generate-engine-sql.mjs; cheap, every run).
+// regenerating the SQL copied from a single source (generate-engine-sql.mjs; cheap, every run), and
+// the web console (dist/console/app, scripts/build-console.mjs) when a file under console/ is.
 import { execSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildConsole } from './build-console.mjs';
 import { generateEngineSql } from './generate-engine-sql.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -37,4 +39,17 @@ if (process.argv.includes('--force') || changed > built) {
   process.stderr.write(`strata: compiled in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
   mkdirSync(join(root, 'dist'), { recursive: true });
   writeFileSync(stamp, String(Date.now()));
+}
+
+const consoleStamp = join(root, 'dist', 'console', 'app', 'index.html');
+const consoleBuilt = existsSync(consoleStamp) ? statSync(consoleStamp).mtimeMs : 0;
+const consoleChanged = Math.max(
+  newest(join(root, 'console')),
+  statSync(join(root, 'scripts', 'build-console.mjs')).mtimeMs,
+);
+if (process.argv.includes('--force') || consoleChanged > consoleBuilt) {
+  const t0 = Date.now();
+  process.stderr.write('strata: bundling the web console to dist/console/app …\n');
+  await buildConsole();
+  process.stderr.write(`strata: console bundled in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
 }

@@ -167,6 +167,7 @@ async function startCommand(args: string[]): Promise<void> {
         anon key: ${info.anon_key}
 service_role key: ${info.service_role_key}
     Access token: ${info.access_token}  (Management API: Authorization: Bearer <token>)
+     Console URL: ${running.consoleLoginUrl(info.access_token)}  (signs you in once; then sign in with the access token)
 
 GraphQL introspection (GraphiQL's docs) is on for the default project's public schema; another
 project or schema answers "Unknown field __schema" until you run: ${INTROSPECTION_HINT}

@@ -18,6 +18,8 @@ import { projectBootstrapHooks } from './platform/bootstrap-hooks.js';
 import { registerNetworkGuard } from './platform/network-guard.js';
 import { registerFunctions } from './functions/index.js';
 import { startPooler } from './platform/pooler.js';
+import { consoleRoutes } from './console/plugin.js';
+import { consoleLoginTokensOf } from './console/login-tokens.js';
 
 export async function buildServer(platform: Platform): Promise<FastifyInstance> {
   const app = Fastify({
@@ -50,6 +52,7 @@ export async function buildServer(platform: Platform): Promise<FastifyInstance> 
   await app.register(storageRoutes, { platform, prefix: '/storage/v1' });
   await app.register(managementRoutes, { platform, prefix: '/v1' });
   await registerFunctions(app, platform);
+  await app.register(consoleRoutes, { logins: consoleLoginTokensOf(app) });
   return app;
 }
 
@@ -59,6 +62,8 @@ export interface RunningPlatform {
   /** http://host:port of the HTTP server. */
   url: string;
   port: number;
+  /** The console's address with a fresh one-time login token for `accessToken` (not the token itself). */
+  consoleLoginUrl(accessToken: string): string;
   close(): Promise<void>;
 }
 
@@ -86,6 +91,8 @@ export async function startPlatform(
     app,
     url: `http://${host}:${port}`,
     port,
+    consoleLoginUrl: (accessToken) =>
+      `http://${host}:${port}/#login=${consoleLoginTokensOf(app).issue(accessToken)}`,
     async close() {
       if (closed) return;
       closed = true;

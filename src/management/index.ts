@@ -44,6 +44,7 @@ import { connectionRoutes } from './database/connection-routes.js';
 import { postgresConfigRoutes } from './database/postgres-config-routes.js';
 import { serviceRoutes } from './database/service-routes.js';
 import { migrationRoutes } from './database/migrations-routes.js';
+import { consoleRoleTokenRoutes } from './console/role-token-routes.js';
 
 const MODULES: ManagementModule[] = [
   organizationRoutes,
@@ -61,6 +62,7 @@ const MODULES: ManagementModule[] = [
   postgresConfigRoutes,
   serviceRoutes,
   migrationRoutes,
+  consoleRoleTokenRoutes,
 ];
 
 export async function managementRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {

@@ -270,6 +270,14 @@ const MATRIX: Record<string, Row> = {
     allowed: 200,
     call: (c) => ({ path: `/v1/projects/${c.ref}/api-keys` }),
   },
+  'POST /v1/projects/:ref/console/role-token': {
+    min: 'developer',
+    allowed: 201,
+    call: (c) => ({
+      path: `/v1/projects/${c.ref}/console/role-token`,
+      body: { role: 'authenticated', sub: '6f1c2b0e-3a4d-4e5f-8a9b-0c1d2e3f4a5b' },
+    }),
+  },
   'GET /v1/projects/:ref/secrets': {
     min: 'developer',
     allowed: 200,

@@ -1,5 +1,7 @@
 /** The graphql-yoga server behind every serving form (Node http, Express, Fastify). */
 import { createYoga, createSchema, type YogaServerInstance } from 'graphql-yoga';
+// GraphiQL's page with its scripts and styles inlined (from npm): it works with no internet.
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { useStrataEngine, type StrataServerContext } from './engine-plugin.js';
 import { limitsOf, type GraphQLHandlerOptions } from './options.js';
 import { INTROSPECTION_HINT } from '../extension/local-introspection.js';
@@ -50,6 +52,7 @@ export function createStrataYoga(endpoint: string, opts: GraphQLHandlerOptions):
             headers: JSON.stringify(g.defaultHeaders ?? { apikey: '<anon key>' }, null, 2),
             shouldPersistHeaders: true,
           },
+    renderGraphiQL,
     plugins: [useStrataEngine({ limits: limitsOf(opts) })],
   });
 }

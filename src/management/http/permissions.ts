@@ -64,6 +64,8 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'GET /v1/projects/:ref': p('projects_read', 'read_only', 'project'),
   'DELETE /v1/projects/:ref': p('projects_delete', 'administrator', 'project'),
   'GET /v1/projects/:ref/api-keys': p('api_keys_read', 'developer', 'project'),
+  // A JWT of the project for a user id (console GraphiQL): who may read the service_role key may sign.
+  'POST /v1/projects/:ref/console/role-token': p('api_keys_read', 'developer', 'project'),
   // The database workflow of the Supabase CLI (src/management/database). Running SQL, migrating or
   // changing the database password or settings writes to the database: developer, as the hosted
   // platform lets developers run SQL; reading connection details needs no secret: read_only.

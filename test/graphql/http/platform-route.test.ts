@@ -93,6 +93,11 @@ describe('platform GraphQL route', () => {
     const page = await http(tp.url + '/graphql/v1', { headers: { accept: 'text/html' } });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    // Works offline: GraphiQL's code is in the page, nothing is loaded from another host.
+    const html = page.text;
+    expect(html).not.toMatch(/<script[^>]+src=["']https?:/i);
+    expect(html).not.toMatch(/<link[^>]+href=["']https?:/i);
+    expect(html.length).toBeGreaterThan(100_000);
   });
 
   it("applies the platform's body limit (413 JSON)", async () => {

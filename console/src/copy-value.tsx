@@ -1,0 +1,34 @@
+/** A read-only value with a copy button; `secret` values stay hidden until revealed. */
+import { useState } from 'react';
+
+export function CopyValue({
+  label,
+  value,
+  secret = false,
+}: {
+  label: string;
+  value: string;
+  secret?: boolean;
+}) {
+  const [shown, setShown] = useState(!secret);
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    await navigator.clipboard.writeText(value);
+    setCopied(true);
+    setTimeout(() => setCopied(false), 1500);
+  };
+  return (
+    <div className="copy-value" data-label={label}>
+      <span className="copy-label">{label}</span>
+      <code className="copy-text">{shown ? value : '•'.repeat(24)}</code>
+      {!shown && (
+        <button type="button" onClick={() => setShown(true)}>
+          Reveal
+        </button>
+      )}
+      <button type="button" onClick={() => void copy()} aria-label={`Copy ${label}`}>
+        {copied ? 'Copied' : 'Copy'}
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,79 @@
+/** A project's pages: loads the project and (when the caller may read them) its API keys. */
+import { lazy, Suspense } from 'react';
+import { type ApiKeys, management } from '../api';
+import { ErrorText } from '../form';
+import { PROJECT_TABS, type ProjectTab, projectHref } from '../route';
+import { useLoad } from '../use-load';
+import type { Project } from './projects';
+import { ProjectHome } from './project-home';
+import { SqlPage } from './sql';
+import { TablesPage } from './tables';
+import { StoragePage } from './storage';
+import { SettingsPage } from './settings';
+
+// GraphiQL (and its editor) is a chunk of its own, loaded when its tab opens.
+const GraphiQLPage = lazy(() => import('./graphiql-page'));
+
+const TAB_NAMES: Record<ProjectTab, string> = {
+  home: 'Home',
+  graphiql: 'GraphiQL',
+  sql: 'SQL editor',
+  tables: 'Table editor',
+  storage: 'Storage',
+  settings: 'Settings',
+};
+
+export interface ProjectProps {
+  project: Project;
+  keys?: ApiKeys;
+  keysError?: string;
+}
+
+async function loadKeys(ref: string): Promise<ApiKeys> {
+  const list = await management<{ name: string; api_key: string }[]>('GET', `/projects/${ref}/api-keys`);
+  const of = (n: string) => list.find((k) => k.name === n)?.api_key ?? '';
+  return { anon: of('anon'), serviceRole: of('service_role') };
+}
+
+export function ProjectShell({ projectRef, tab }: { projectRef: string; tab: ProjectTab }) {
+  const project = useLoad(() => management<Project>('GET', `/projects/${projectRef}`), [projectRef]);
+  const keys = useLoad(() => loadKeys(projectRef), [projectRef]);
+  if (project.error) return <ErrorText error={project.error} />;
+  if (!project.data || keys.loading) return <p className="muted">Loading…</p>;
+  const props: ProjectProps = { project: project.data, keys: keys.data, keysError: keys.error };
+  return (
+    <div className="project-layout">
+      <aside className="side">
+        <h2 title={projectRef}>{project.data.name}</h2>
+        <nav>
+          {PROJECT_TABS.map((t) => (
+            <a key={t} href={projectHref(projectRef, t)} className={t === tab ? 'active' : undefined}>
+              {TAB_NAMES[t]}
+            </a>
+          ))}
+        </nav>
+      </aside>
+      <main className="page">
+        {tab === 'home' && <ProjectHome {...props} />}
+        {tab === 'graphiql' && (
+          <Suspense fallback={<p className="muted">Loading GraphiQL…</p>}>
+            <GraphiQLPage {...props} />
+          </Suspense>
+        )}
+        {tab === 'sql' && <SqlPage {...props} />}
+        {tab === 'tables' && <TablesPage {...props} />}
+        {tab === 'storage' && <StoragePage {...props} />}
+        {tab === 'settings' && <SettingsPage {...props} />}
+      </main>
+    </div>
+  );
+}
+
+/** What a page shows when the caller may not read the project's keys. */
+export function NeedsKeys({ error }: { error?: string }) {
+  return (
+    <p className="error" role="alert">
+      This page needs the project's API keys, which your role may not read{error ? `: ${error}` : ''}.
+    </p>
+  );
+}

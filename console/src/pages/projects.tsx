@@ -1,0 +1,147 @@
+/** Organizations and their projects: list, create, delete (with confirmation). */
+import { useState } from 'react';
+import { management } from '../api';
+import { attempt, ErrorText, Field } from '../form';
+import { projectHref } from '../route';
+import { useLoad } from '../use-load';
+
+export interface Organization {
+  id: string;
+  slug?: string;
+  name: string;
+}
+export interface Project {
+  ref: string;
+  name: string;
+  region: string;
+  status: string;
+  organization_id: string;
+  created_at: string;
+  database?: { host: string; version: string };
+}
+
+export function ProjectsPage() {
+  const orgs = useLoad(() => management<Organization[]>('GET', '/organizations'), []);
+  const projects = useLoad(() => management<Project[]>('GET', '/projects'), []);
+  return (
+    <main className="page">
+      <h1>Projects</h1>
+      <ErrorText error={orgs.error ?? projects.error} />
+      {orgs.data?.map((org) => (
+        <section key={org.id} className="org">
+          <h2>{org.name}</h2>
+          <ul className="projects">
+            {projects.data
+              ?.filter((p) => p.organization_id === (org.slug ?? org.id))
+              .map((p) => (
+                <ProjectRow key={p.ref} project={p} onDeleted={projects.reload} />
+              ))}
+          </ul>
+        </section>
+      ))}
+      {orgs.data && <CreateProject orgs={orgs.data} onCreated={projects.reload} />}
+    </main>
+  );
+}
+
+function ProjectRow({ project, onDeleted }: { project: Project; onDeleted: () => void }) {
+  const [confirming, setConfirming] = useState(false);
+  const [typed, setTyped] = useState('');
+  const [error, setError] = useState<string>();
+  const del = () =>
+    attempt(async () => {
+      await management('DELETE', `/projects/${project.ref}`);
+      onDeleted();
+    }, setError);
+  return (
+    <li className="project" data-ref={project.ref}>
+      <a className="project-link" href={projectHref(project.ref)}>
+        {project.name}
+      </a>
+      <span className="muted">
+        {project.ref} · {project.region} · {project.status}
+      </span>
+      {!confirming ? (
+        <button type="button" className="danger" onClick={() => setConfirming(true)}>
+          Delete
+        </button>
+      ) : (
+        <span className="confirm">
+          Type <b>{project.name}</b> to delete:
+          <input aria-label="Confirm project name" value={typed} onChange={(e) => setTyped(e.target.value)} />
+          <button
+            type="button"
+            className="danger"
+            disabled={typed !== project.name}
+            onClick={() => void del()}
+          >
+            Delete permanently
+          </button>
+          <button type="button" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </span>
+      )}
+      <ErrorText error={error} />
+    </li>
+  );
+}
+
+function CreateProject({ orgs, onCreated }: { orgs: Organization[]; onCreated: () => void }) {
+  const [name, setName] = useState('');
+  const [org, setOrg] = useState(orgs[0]?.slug ?? orgs[0]?.id ?? '');
+  const [region, setRegion] = useState('');
+  const [dbPass, setDbPass] = useState('');
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: React.FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    const ok = await attempt(async () => {
+      const created = await management<Project>('POST', '/projects', {
+        name,
+        organization_slug: org,
+        ...(region.trim() ? { region: region.trim() } : {}),
+        db_pass: dbPass,
+      });
+      onCreated();
+      location.hash = projectHref(created.ref);
+    }, setError);
+    setBusy(false);
+    if (ok) setName('');
+  };
+  return (
+    <section className="card">
+      <h2>New project</h2>
+      <form onSubmit={(e) => void submit(e)} className="grid-form">
+        <Field label="Organization">
+          <select name="organization" value={org} onChange={(e) => setOrg(e.target.value)}>
+            {orgs.map((o) => (
+              <option key={o.id} value={o.slug ?? o.id}>
+                {o.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Name">
+          <input name="name" value={name} onChange={(e) => setName(e.target.value)} />
+        </Field>
+        <Field label="Region">
+          <input
+            name="region"
+            placeholder="default"
+            value={region}
+            onChange={(e) => setRegion(e.target.value)}
+          />
+        </Field>
+        <Field label="Database password">
+          <input name="db_pass" type="password" value={dbPass} onChange={(e) => setDbPass(e.target.value)} />
+        </Field>
+        <ErrorText error={error} />
+        <button type="submit" disabled={busy}>
+          {busy ? 'Creating…' : 'Create project'}
+        </button>
+      </form>
+    </section>
+  );
+}

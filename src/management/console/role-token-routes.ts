@@ -1,0 +1,37 @@
+/**
+ * `POST /v1/projects/{ref}/console/role-token` `{role: 'authenticated', sub: '<uuid>'}` → 201
+ * `{token, expires_at}`: a one-hour JWT of the project for a signed-in user with that id, so that the
+ * console's GraphiQL can try the API as that user. Whoever may read the project's service_role key
+ * (api-keys) may already sign anything, so the same role is needed here.
+ */
+import { signJwt } from '../../auth/jwt.js';
+import { projectOf } from '../http/project-access.js';
+import type { ManagementModule } from '../http/module.js';
+import { objectBody, rejectUnknownKeys, stringField } from '../http/validate.js';
+
+const TTL_SECONDS = 3600;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const consoleRoleTokenRoutes: ManagementModule = async (app) => {
+  app.post(
+    '/projects/:ref/console/role-token',
+    { config: { failureMessage: 'Failed to create a role token' } },
+    async (req, reply) => {
+      const body = objectBody(req.body);
+      rejectUnknownKeys(body, ['role', 'sub']);
+      const role = stringField(body, 'role', { required: true, enum: ['authenticated'] });
+      const sub = stringField(body, 'sub', { required: true, pattern: UUID });
+      const ctx = await projectOf(req).context();
+      const exp = Math.floor(Date.now() / 1000) + TTL_SECONDS;
+      const token = await signJwt(ctx.jwtSecret, {
+        iss: 'supabase',
+        ref: ctx.ref,
+        role,
+        sub,
+        aud: 'authenticated',
+        exp,
+      });
+      return reply.code(201).send({ token, expires_at: new Date(exp * 1000).toISOString() });
+    },
+  );
+};

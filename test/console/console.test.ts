@@ -1,0 +1,397 @@
+/**
+ * The web console in real headless Chromium (playwright-core), one browser for the whole walk:
+ * sign in, create a project, copy its anon key, SQL, GraphiQL, table editor, storage (bucket,
+ * upload with progress, byte-exact download), settings, delete the project. Any request to a host
+ * other than 127.0.0.1/localhost fails the run. STRATA_CONSOLE_SCREENSHOTS=<dir> saves a screenshot
+ * of each page there (scripts/console-screenshots.mjs writes docs/console/ that way).
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consoleIsBuilt } from '../../src/console/assets.js';
+import { type Browser, launchChromium, screenshotDir } from '../support/chromium.js';
+import { startTestPlatform, type TestPlatform } from '../support/platform.js';
+import { addMember, createToken } from '../../src/management/organizations/members.js';
+
+let tp: TestPlatform;
+let browser: Browser;
+let page: Page;
+let token: string;
+const offHost: string[] = [];
+const pageErrors: string[] = [];
+let projectRef = '';
+const PROJECT = `console-${randomBytes(3).toString('hex')}`;
+
+async function shot(name: string): Promise<void> {
+  const dir = screenshotDir();
+  if (dir) await page.screenshot({ path: join(dir, `${name}.png`) });
+}
+
+async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }> {
+  const res = await fetch(`${tp.url}/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, json: (await res.json().catch(() => undefined)) as T };
+}
+
+const tab = (name: string) => page.locator('.side nav a', { hasText: name });
+
+beforeAll(async () => {
+  if (!consoleIsBuilt()) execFileSync(process.execPath, ['scripts/build-console.mjs'], { stdio: 'inherit' });
+  // The browser first: a machine without Chromium fails here, at once, saying what to install.
+  browser = await launchChromium();
+  tp = await startTestPlatform();
+  token = tp.platform.defaultAccessToken;
+  await browser.context.route('**/*', (route) => {
+    const { hostname } = new URL(route.request().url());
+    if (hostname === '127.0.0.1' || hostname === 'localhost') return route.continue();
+    offHost.push(route.request().url());
+    return route.abort('blockedbyclient');
+  });
+  page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  page.setDefaultTimeout(15_000);
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text()))
+      pageErrors.push(m.text().slice(0, 300));
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await tp?.close();
+});
+
+describe('web console', () => {
+  it('serves its page with a strict CSP and cacheable hashed assets', async () => {
+    const res = await fetch(`${tp.url}/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toMatch(/^default-src 'self'/);
+    expect(res.headers.get('cache-control')).toBe('no-cache');
+    const html = await res.text();
+    const js = /src="(\/console\/assets\/main-[A-Z0-9]+\.js)"/.exec(html)?.[1];
+    expect(js).toBeDefined();
+    const asset = await fetch(`${tp.url}${js}`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect((await fetch(`${tp.url}/console/assets/nope-AAAAAAAA.js`)).status).toBe(404);
+  });
+
+  it('refuses a wrong token on the sign-in page, then signs in through a one-time link', async () => {
+    await page.goto(`${tp.url}/`);
+    await page.getByLabel('Access token').fill('sbp_0000000000000000000000000000000000000000');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/Unknown or revoked/);
+    await shot('sign-in');
+
+    const link = tp.consoleLoginUrl(token);
+    expect(link).not.toContain(token);
+    await page.goto(link);
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    expect(page.url()).not.toContain('login=');
+    // The link worked once: the same one-time token is refused now.
+    const oneTime = new URL(link).hash.replace('#login=', '');
+    const again = await fetch(`${tp.url}/console/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: oneTime }),
+    });
+    expect(again.status).toBe(401);
+    expect(((await again.json()) as { message: string }).message).toMatch(/already used or has expired/);
+  });
+
+  it('measures first load (JS bytes, first paint) for the report', async () => {
+    const sizes: number[] = [];
+    const onResponse = async (r: import('playwright-core').Response) => {
+      if (r.url().endsWith('.js')) sizes.push((await r.body()).length);
+    };
+    page.on('response', onResponse);
+    await page.goto(`${tp.url}/?measure#/`);
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    page.off('response', onResponse);
+    const paint = await page.evaluate(
+      () => performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1,
+    );
+    const kb = sizes.reduce((a, b) => a + b, 0) / 1024;
+    console.log(
+      `console budget: first load ${kb.toFixed(0)} KiB of JS in ${sizes.length} files, first paint ${paint.toFixed(0)} ms`,
+    );
+    await shot('projects');
+  });
+
+  it('shows a create error next to the form and creates nothing', async () => {
+    const before = (await api<unknown[]>('GET', '/projects')).json.length;
+    await page.getByLabel('Name').fill('');
+    await page.getByLabel('Database password').fill('x');
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await expect.poll(() => page.locator('.card [role=alert]').textContent()).toMatch(/name/i);
+    expect((await api<unknown[]>('GET', '/projects')).json.length).toBe(before);
+  });
+
+  it('creates a project and shows its URLs, keys and connection strings', async () => {
+    await page.getByLabel('Name').fill(PROJECT);
+    await page.getByLabel('Database password').fill('a-strong-db-password-1');
+    await page.getByRole('button', { name: 'Create project' }).click();
+    const created = page.getByRole('heading', { name: 'API keys' });
+    const failed = page.locator('.card [role=alert]');
+    await created.or(failed).first().waitFor({ timeout: 60_000 });
+    expect(await failed.count(), (await failed.allTextContents()).join()).toBe(0);
+    projectRef = /#\/project\/([a-z]{20})/.exec(page.url())?.[1] ?? '';
+    expect(projectRef).toMatch(/^[a-z]{20}$/);
+    const keys = (await api<{ name: string; api_key: string }[]>('GET', `/projects/${projectRef}/api-keys`))
+      .json;
+    const anon = keys.find((k) => k.name === 'anon')?.api_key;
+    const service = keys.find((k) => k.name === 'service_role')?.api_key ?? '';
+    // service_role stays hidden until revealed.
+    const serviceRow = page.locator('.copy-value[data-label="service_role"] .copy-text');
+    expect(await serviceRow.textContent()).not.toContain(service.slice(0, 20));
+    await page.getByRole('button', { name: 'Copy anon' }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(anon);
+    await expect
+      .poll(() => page.locator('.copy-value[data-label="GraphQL URL"]').textContent())
+      .toContain(`/project/${projectRef}/graphql/v1`);
+    await expect
+      .poll(() => page.locator('.copy-value[data-label="Connection string"]').textContent())
+      .toMatch(/^Connection stringpostgresql:\/\//);
+    await shot('project-home');
+    await page
+      .locator('.copy-value[data-label="service_role"]')
+      .getByRole('button', { name: 'Reveal' })
+      .click();
+    expect(await serviceRow.textContent()).toBe(service);
+  });
+
+  it("notes in GraphiQL when the project's introspection is off", async () => {
+    await tab('GraphiQL').click();
+    await page.getByRole('note').filter({ hasText: 'Introspection is off' }).waitFor({ timeout: 30_000 });
+  });
+
+  it('signs a role token for a user id (and validates the request)', async () => {
+    const ok = await api<{ token: string; expires_at: string }>(
+      'POST',
+      `/projects/${projectRef}/console/role-token`,
+      {
+        role: 'authenticated',
+        sub: '11111111-2222-4333-8444-555555555555',
+      },
+    );
+    expect(ok.status).toBe(201);
+    const claims = JSON.parse(Buffer.from(ok.json.token.split('.')[1]!, 'base64url').toString()) as Record<
+      string,
+      unknown
+    >;
+    expect(claims).toMatchObject({
+      role: 'authenticated',
+      sub: '11111111-2222-4333-8444-555555555555',
+      ref: projectRef,
+    });
+    const bad = await api<{ message: string }>('POST', `/projects/${projectRef}/console/role-token`, {
+      role: 'service_role',
+      sub: 'x',
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.json.message).toMatch(/role must be one of/);
+    const badSub = await api<{ message: string }>('POST', `/projects/${projectRef}/console/role-token`, {
+      role: 'authenticated',
+      sub: 'not-a-uuid',
+    });
+    expect(badSub.status).toBe(400);
+    expect(badSub.json.message).toMatch(/^sub must match/);
+  });
+
+  it('runs SQL as the project owner, with results as a table and errors inline', async () => {
+    await tab('SQL editor').click();
+    const editor = page.getByLabel('SQL');
+    await editor.fill('select from no_such_table');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/no_such_table.*does not exist/);
+    await editor.fill(
+      `create table todos (id serial primary key, title text not null);
+insert into todos (title) values ('write the console'), ('test it');
+alter table todos enable row level security;
+create policy "anyone reads" on todos for select using (true);
+grant select on todos to anon, authenticated;
+comment on schema public is '@graphql({"introspection": true})';
+select id, title from todos order by id`,
+    );
+    await page.getByRole('button', { name: 'Run' }).click();
+    await page.locator('.sql-result td', { hasText: 'write the console' }).waitFor();
+    expect(await page.locator('.sql-result').textContent()).toContain('2 rows');
+    await shot('sql-editor');
+  });
+
+  it('runs a GraphQL query in GraphiQL with the project key prefilled', async () => {
+    await tab('GraphiQL').click();
+    await page.locator('.graphiql-query-editor .CodeMirror').waitFor({ timeout: 30_000 });
+    const headers = await page.evaluate(() => {
+      const el = document.querySelectorAll('.CodeMirror');
+      return Array.from(el).map((e) =>
+        (e as unknown as { CodeMirror: { getValue(): string } }).CodeMirror.getValue(),
+      );
+    });
+    expect(headers.join('\n')).toContain('"apikey"');
+    await page.evaluate(() => {
+      const cm = document.querySelector('.graphiql-query-editor .CodeMirror') as unknown as {
+        CodeMirror: { setValue(v: string): void };
+      };
+      cm.CodeMirror.setValue(
+        '{ todosCollection(orderBy: [{ id: AscNullsLast }]) { edges { node { title } } } }',
+      );
+    });
+    await page.locator('.graphiql-execute-button').click();
+    await expect
+      .poll(() => page.locator('.graphiql-response').textContent(), { timeout: 20_000 })
+      .toContain('write the console');
+    // The docs explorer has the schema (introspection is on for this project now).
+    await shot('graphiql');
+    // As a signed-in user: the Management API signs a token for the user id, prefilled as the bearer.
+    await page.getByLabel('Role').selectOption('authenticated');
+    await expect
+      .poll(() =>
+        page.evaluate(() =>
+          Array.from(document.querySelectorAll('.CodeMirror'))
+            .map((e) => (e as unknown as { CodeMirror: { getValue(): string } }).CodeMirror.getValue())
+            .join('\n'),
+        ),
+      )
+      .toMatch(/"authorization": "Bearer eyJ/);
+    await page.locator('.graphiql-execute-button').click();
+    await expect
+      .poll(() => page.locator('.graphiql-response').textContent(), { timeout: 20_000 })
+      .toMatch(/"data"/);
+  });
+
+  it('shows tables with columns, keys, RLS and policies, and their rows', async () => {
+    await tab('Table editor').click();
+    await page.getByRole('button', { name: 'todos' }).click();
+    await page.locator('.detail td', { hasText: 'primary key' }).waitFor();
+    expect(await page.locator('.split .list').textContent()).toContain('RLS on');
+    await page.locator('.detail td', { hasText: 'anyone reads' }).waitFor();
+    await page.locator('.detail td', { hasText: 'test it' }).waitFor();
+    await shot('table-editor');
+  });
+
+  it('creates a bucket, uploads with a progress bar, downloads byte-exact', async () => {
+    await tab('Storage').click();
+    await page.getByLabel('Name').fill('Bad/Name');
+    await page.getByRole('button', { name: 'Create bucket' }).click();
+    await page.locator('.bucket-form [role=alert]').waitFor();
+    await page.getByLabel('Name').fill('docs');
+    await page.getByRole('button', { name: 'Create bucket' }).click();
+    await page.locator('.objects').waitFor();
+    const bytes = randomBytes(3 * 1024 * 1024 + 17);
+    await page
+      .locator('input[type=file]')
+      .setInputFiles({ name: 'blob.bin', mimeType: 'application/octet-stream', buffer: bytes });
+    await page.locator('progress').waitFor();
+    await expect.poll(() => page.locator('progress').getAttribute('value'), { timeout: 60_000 }).toBe('1');
+    const row = page.locator('tr.object[data-name="blob.bin"]');
+    await row.waitFor();
+    await shot('storage');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      row.getByRole('button', { name: 'Download' }).click(),
+    ]);
+    const saved = await download.path();
+    expect(Buffer.compare(readFileSync(saved), bytes)).toBe(0);
+    await row.getByRole('button', { name: 'Signed URL' }).click();
+    const signed = await row.getByLabel('Object URL').inputValue();
+    expect(signed).toMatch(/\/storage\/v1\/object\/sign\/docs\/blob\.bin\?token=/);
+    const viaSigned = Buffer.from(await (await fetch(signed)).arrayBuffer());
+    expect(Buffer.compare(viaSigned, bytes)).toBe(0);
+  });
+
+  it('uploads by drag and drop into a folder, moves, makes public, deletes, empties and deletes the bucket', async () => {
+    await page.getByLabel('Folder name').fill('notes');
+    await page.getByRole('button', { name: 'Open folder' }).click();
+    await page.locator('.crumbs', { hasText: 'notes' }).waitFor();
+    const drop = await page.evaluateHandle(() => {
+      const dt = new DataTransfer();
+      dt.items.add(new File(['hello from a drop'], 'hello.txt', { type: 'text/plain' }));
+      return dt;
+    });
+    await page.locator('.dropzone').dispatchEvent('drop', { dataTransfer: drop });
+    const hello = page.locator('tr.object[data-name="notes/hello.txt"]');
+    await hello.waitFor();
+    await hello.getByRole('button', { name: 'Move' }).click();
+    await hello.getByLabel('Move to').fill('notes/renamed.txt');
+    await hello.getByRole('button', { name: 'Move here' }).click();
+    const renamed = page.locator('tr.object[data-name="notes/renamed.txt"]');
+    await renamed.waitFor();
+    // Public: the bucket setting, then the object's public URL answers without a key.
+    await page.locator('form[aria-label="Bucket docs"] input[name=public]').check();
+    await page.locator('form[aria-label="Bucket docs"]').getByRole('button', { name: 'Save' }).click();
+    await page.locator('form[aria-label="Bucket docs"]', { hasText: 'Saved.' }).waitFor();
+    await renamed.getByRole('button', { name: 'Public URL' }).click();
+    const publicUrl = await renamed.getByLabel('Object URL').inputValue();
+    expect(await (await fetch(publicUrl)).text()).toBe('hello from a drop');
+    page.once('dialog', (d) => void d.accept());
+    await renamed.getByRole('button', { name: 'Delete' }).click();
+    await renamed.waitFor({ state: 'detached' });
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Empty bucket' }).click();
+    await page.getByText('Empty: done.').waitFor();
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Delete bucket' }).click();
+    await page.locator('.buckets li').first().waitFor({ state: 'detached' });
+  });
+
+  it('shows settings sections', async () => {
+    await tab('Settings').click();
+    await page.getByLabel('Name').fill('CONSOLE_SECRET');
+    await page.getByLabel('Value').fill('s3cret');
+    await page.getByRole('button', { name: 'Set secret' }).click();
+    await page.locator('.secrets code', { hasText: 'CONSOLE_SECRET' }).waitFor();
+    await page.getByRole('heading', { name: 'Encryption root key' }).waitFor();
+    await page.getByText('No banned addresses.').waitFor();
+    const restrictions = page.locator('section.card', { hasText: 'Network restrictions' });
+    await restrictions.getByLabel('Allowed IPv4 CIDRs').fill('not-a-cidr');
+    await restrictions.getByRole('button', { name: 'Apply restrictions' }).click();
+    await expect.poll(() => restrictions.getByRole('alert').textContent()).toMatch(/dbAllowedCidrs/);
+    await shot('settings');
+  });
+
+  it('deletes the project after confirmation', async () => {
+    await page.goto(`${tp.url}/#/`);
+    const row = page.locator(`li.project[data-ref="${projectRef}"]`);
+    await row.getByRole('button', { name: 'Delete' }).click();
+    const confirm = row.getByRole('button', { name: 'Delete permanently' });
+    expect(await confirm.isDisabled()).toBe(true);
+    await row.getByLabel('Confirm project name').fill(PROJECT);
+    await confirm.click();
+    await row.waitFor({ state: 'detached', timeout: 60_000 });
+    expect((await api('GET', `/projects/${projectRef}`)).status).not.toBe(200);
+  });
+
+  it('a read-only member signs in with a token and sees no API keys (the API refuses them)', async () => {
+    await addMember(tp.platform.pool, 'viewer@console.test', 'default-org', 'read_only');
+    const viewer = (await createToken(tp.platform.pool, 'viewer@console.test', 'console test')).token;
+    const keyAnswers: number[] = [];
+    const onResponse = (r: import('playwright-core').Response) => {
+      if (r.url().endsWith('/api-keys')) keyAnswers.push(r.status());
+    };
+    page.on('response', onResponse);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Access token').fill(viewer);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    const ref = (await tp.platform.defaultProject()).ref;
+    await page.goto(`${tp.url}/#/project/${ref}`);
+    await page.getByText("Your role may not read this project's keys").waitFor();
+    await tab('Storage').click();
+    await page.getByText("This page needs the project's API keys").waitFor();
+    page.off('response', onResponse);
+    expect(keyAnswers.length).toBeGreaterThan(0);
+    expect(keyAnswers.every((s) => s === 403)).toBe(true);
+  });
+
+  it('made no request to another host and hit no CSP violation or page error', () => {
+    expect(offHost.join('\n')).toBe('');
+    expect(pageErrors.join('\n')).toBe('');
+  });
+});

@@ -1,0 +1,71 @@
+/**
+ * The Chromium the browser tests drive (playwright-core downloads none): STRATA_CHROMIUM, else a
+ * system Chromium (Debian's `chromium` package, which .ci/run installs), else a clear failure.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+
+const SYSTEM_CHROMIUMS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
+
+export const NO_CHROMIUM_MESSAGE = `No Chromium found for the console's browser tests (test/console).
+Install one — Debian/Ubuntu: \`sudo apt-get install -y chromium\` (.ci/run does this when run as root) —
+or set STRATA_CHROMIUM to the path of a Chromium or Chrome binary, then run \`npm test\` again.`;
+
+export function chromiumPath(): string {
+  const fromEnv = process.env.STRATA_CHROMIUM;
+  if (fromEnv) {
+    if (!existsSync(fromEnv))
+      throw new Error(`STRATA_CHROMIUM=${fromEnv} does not exist.\n${NO_CHROMIUM_MESSAGE}`);
+    return fromEnv;
+  }
+  const found = SYSTEM_CHROMIUMS.find((p) => existsSync(p));
+  if (!found) throw new Error(NO_CHROMIUM_MESSAGE);
+  return found;
+}
+
+/** Where the console tests write their screenshots, when asked to (STRATA_CONSOLE_SCREENSHOTS=dir). */
+export function screenshotDir(): string | undefined {
+  return process.env.STRATA_CONSOLE_SCREENSHOTS || undefined;
+}
+
+export interface Browser {
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
+/** Headless Chromium with a fresh profile, no network of its own (no updates, sync, QUIC). */
+export async function launchChromium(): Promise<Browser> {
+  const executablePath = chromiumPath();
+  const profile = mkdtempSync(join(tmpdir(), 'strata-chromium-'));
+  const context = await chromium
+    .launchPersistentContext(profile, {
+      executablePath,
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+      viewport: { width: 1280, height: 800 },
+      acceptDownloads: true,
+      permissions: ['clipboard-read', 'clipboard-write'],
+    })
+    .catch((err: unknown) => {
+      rmSync(profile, { recursive: true, force: true });
+      throw err;
+    });
+  return {
+    context,
+    async close() {
+      await context.close().catch(() => {});
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}

@@ -4,23 +4,27 @@
  * console's GraphiQL can try the API as that user. Whoever may read the project's service_role key
  * (api-keys) may already sign anything, so the same role is needed here.
  */
+import { Type } from '@sinclair/typebox';
 import { signJwt } from '../../auth/jwt.js';
 import { projectOf } from '../http/project-access.js';
 import type { ManagementModule } from '../http/module.js';
-import { objectBody, rejectUnknownKeys, stringField } from '../http/validate.js';
+import { Strict, StringEnum } from '../http/schemas.js';
 
 const TTL_SECONDS = 3600;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const RoleTokenBody = Strict({
+  role: StringEnum(['authenticated']),
+  sub: Type.String({
+    pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+  }),
+});
 
 export const consoleRoleTokenRoutes: ManagementModule = async (app) => {
   app.post(
     '/projects/:ref/console/role-token',
-    { config: { failureMessage: 'Failed to create a role token' } },
+    { schema: { body: RoleTokenBody }, config: { failureMessage: 'Failed to create a role token' } },
     async (req, reply) => {
-      const body = objectBody(req.body);
-      rejectUnknownKeys(body, ['role', 'sub']);
-      const role = stringField(body, 'role', { required: true, enum: ['authenticated'] });
-      const sub = stringField(body, 'sub', { required: true, pattern: UUID });
+      const { role, sub } = req.body;
       const ctx = await projectOf(req).context();
       const exp = Math.floor(Date.now() / 1000) + TTL_SECONDS;
       const token = await signJwt(ctx.jwtSecret, {

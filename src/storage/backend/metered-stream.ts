@@ -1,5 +1,6 @@
 /** A pass-through that counts bytes, computes the MD5 ETag, and fails past a byte limit. */
-import { Transform, type TransformCallback } from 'node:stream';
+import { type Readable, Transform, type TransformCallback, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { createHash, type Hash } from 'node:crypto';
 
 export class MeteredStream extends Transform {
@@ -27,4 +28,20 @@ export class MeteredStream extends Transform {
   eTag(): string {
     return `"${this.hash.digest('hex')}"`;
   }
+}
+
+/** The MD5 ETag and size of a stream's bytes (failing past `maxBytes`), the bytes going nowhere. */
+export async function digestStream(
+  source: Readable,
+  maxBytes: number,
+  limitError: () => Error,
+): Promise<{ eTag: string; size: number }> {
+  const meter = new MeteredStream(maxBytes, limitError);
+  const sink = new Writable({
+    write(_chunk, _enc, cb) {
+      cb();
+    },
+  });
+  await pipeline(source, meter, sink);
+  return { eTag: meter.eTag(), size: meter.bytes };
 }

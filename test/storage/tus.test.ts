@@ -212,6 +212,18 @@ describe('tus-js-client', () => {
     );
   }, 600_000);
 
+  it('an upload completed by its creation request (empty) becomes the object; nothing is left', async () => {
+    const out = await runUpload(Buffer.alloc(0), {
+      endpoint: `${h.base}/upload/resumable`,
+      headers: { authorization: `Bearer ${svc}` },
+      metadata: { bucketName: b, objectName: 'client/empty.bin' },
+    });
+    expect(out.error).toBeUndefined();
+    expect((await download('client/empty.bin')).length).toBe(0);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(readdirSync(tusDir())).toEqual([]);
+  });
+
   it('two clients racing on one upload id cannot interleave their bytes', async () => {
     const MiB = 1024 * 1024;
     const a = randomBytes(4 * MiB);

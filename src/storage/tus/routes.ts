@@ -14,7 +14,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@tus/server';
-import type { Upload } from '@tus/utils';
+import { EVENTS, type Upload } from '@tus/utils';
 import { createPool } from '../../db/pool.js';
 import type pg from 'pg';
 import type { ProjectContext } from '../../platform/project-context.js';
@@ -203,12 +203,16 @@ function createServer(deps: StorageDeps, project: ProjectContext): ProjectTus {
       return undefined;
     },
   });
+  server.on(EVENTS.POST_FINISH, (_req: IncomingMessage, _res: ServerResponse, upload: Upload) => {
+    void store.forget(upload.id).catch(() => {});
+  });
   return { server, store, lockPool };
 }
 
 /**
  * The completed upload goes through the plain upload pipeline (limits, RLS, commit), its stored
- * bytes taken as the new version where they are, then what is left of the upload goes.
+ * bytes taken as the new version where they are. What is left of the upload goes once the reply
+ * is written (POST_FINISH: the creation handler still reads the upload after this hook).
  */
 async function finish(ctx: TusRequest, store: ResumableStore, upload: Upload): Promise<void> {
   const u = parseUploadId(upload.id);
@@ -234,7 +238,6 @@ async function finish(ctx: TusRequest, store: ResumableStore, upload: Upload): P
       declaredLength: upload.size,
     }),
   });
-  await store.forget(upload.id).catch(() => {});
 }
 
 export class TusServers {

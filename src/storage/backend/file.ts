@@ -11,7 +11,7 @@ import { join, resolve, sep, dirname } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
-import { MeteredStream, digestStream } from './metered-stream.js';
+import { MeteredStream, STREAM_BUFFER, digestStream } from './metered-stream.js';
 import type {
   ByteRange,
   ObjectLocation,
@@ -102,9 +102,19 @@ export class FileBackend implements StorageBackend {
     await mkdir(this.tmpRoot, { recursive: true });
     const tmp = join(this.tmpRoot, randomUUID());
     this.active.add(tmp);
+    let eTag: string;
     try {
-      await pipeline(source, meter, createWriteStream(tmp, { flags: 'wx' }), signal ? { signal } : {});
+      await pipeline(
+        source,
+        meter,
+        createWriteStream(tmp, { flags: 'wx', highWaterMark: STREAM_BUFFER }),
+        signal ? { signal } : {},
+      );
+      // The worker finishes the hash while the file is fsynced.
+      const digest = meter.eTag();
+      digest.catch(() => {});
       if (this.opts.fsync) await syncPath(tmp);
+      eTag = await digest;
       await this.moveIntoPlace(tmp, target);
       if (this.opts.fsync) await syncPath(dirname(target));
     } catch (err) {
@@ -114,7 +124,7 @@ export class FileBackend implements StorageBackend {
       this.active.delete(tmp);
     }
     const s = await stat(target);
-    return { eTag: meter.eTag(), size: meter.bytes, lastModified: s.mtime };
+    return { eTag, size: meter.bytes, lastModified: s.mtime };
   }
 
   /**

@@ -100,15 +100,17 @@ export class S3Backend implements StorageBackend {
     try {
       await upload.done();
     } catch (err) {
+      meter.discard();
       throw failure ?? err;
     } finally {
       opts.signal?.removeEventListener('abort', onAbort);
     }
     if (failure || opts.signal?.aborted) {
+      meter.discard();
       await this.delete([loc]).catch(() => {});
       throw failure ?? new Error('upload aborted');
     }
-    return { eTag: meter.eTag(), size: meter.bytes, lastModified: new Date() };
+    return { eTag: await meter.eTag(), size: meter.bytes, lastModified: new Date() };
   }
 
   /**

@@ -24,6 +24,8 @@ interface Description {
 }
 
 export class TusFileStore extends DataStore {
+  /** Completed uploads whose file the backend took, until their description goes (forget). */
+  private readonly taken = new Set<string>();
   constructor(
     readonly directory: string,
     private readonly expirationMs: number,
@@ -116,9 +118,11 @@ export class TusFileStore extends DataStore {
 
   override async getUpload(id: string): Promise<Upload> {
     const d = await this.readInfo(id);
-    const s = await stat(this.dataPath(id)).catch(() => {
-      throw ERRORS.FILE_NOT_FOUND;
-    });
+    const s = this.taken.has(id)
+      ? { size: d.size ?? 0 }
+      : await stat(this.dataPath(id)).catch(() => {
+          throw ERRORS.FILE_NOT_FOUND;
+        });
     return new Upload({
       id,
       size: d.size,
@@ -154,12 +158,17 @@ export class TusFileStore extends DataStore {
     if (!u) throw ERRORS.FILE_NOT_FOUND;
     return {
       version: u.version,
-      take: (loc, limits) => this.backend.adoptFile(this.dataPath(id), loc, limits),
+      take: async (loc, limits) => {
+        const stored = await this.backend.adoptFile(this.dataPath(id), loc, limits);
+        this.taken.add(id);
+        return stored;
+      },
     };
   }
 
   /** After completion: what is left of the upload (its description) goes. */
   async forget(id: string): Promise<void> {
+    this.taken.delete(id);
     await this.remove(id).catch(() => {});
   }
 

@@ -3,7 +3,8 @@
  * worker threads that hash them, so the event loop only counts and copies them once. Each job is
  * bound to one worker (order kept by its message queue). A job waits when more than a few batches
  * are still unhashed, so memory stays bounded when the workers fall behind. Workers are unref'd
- * (they never keep the process alive) and replaced when one dies; its jobs fail.
+ * (they never keep the process alive) and replaced when one dies; its jobs fail. The batch buffers
+ * travel to the worker and back (transferred, not copied) and are reused.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -18,8 +19,9 @@ parentPort.on('message', (m) => {
   if (m.t === 'x') { jobs.delete(m.id); return; }
   if (!h) { h = createHash('md5'); jobs.set(m.id, h); }
   if (m.b) h.update(new Uint8Array(m.b, 0, m.n));
-  if (m.t === 'd') { jobs.delete(m.id); parentPort.postMessage({ id: m.id, hex: h.digest('hex') }); }
-  else parentPort.postMessage({ id: m.id });
+  const back = m.b ? [m.b] : [];
+  if (m.t === 'd') { jobs.delete(m.id); parentPort.postMessage({ id: m.id, hex: h.digest('hex'), b: m.b }, back); }
+  else parentPort.postMessage({ id: m.id, b: m.b }, back);
 });
 `;
 
@@ -42,7 +44,10 @@ class HashWorker {
   constructor(onDeath: (w: HashWorker) => void) {
     this.worker = new Worker(WORKER_SOURCE, { eval: true });
     this.worker.unref();
-    this.worker.on('message', (m: { id: number; hex?: string }) => this.waiters.get(m.id)?.onReply(m.hex));
+    this.worker.on('message', (m: { id: number; hex?: string; b?: ArrayBuffer }) => {
+      if (m.b) recycle(m.b);
+      this.waiters.get(m.id)?.onReply(m.hex);
+    });
     const die = (err: Error) => {
       if (this.dead) return;
       this.dead = err;
@@ -53,6 +58,22 @@ class HashWorker {
     this.worker.on('error', die);
     this.worker.on('exit', () => die(new Error('md5 worker exited')));
   }
+}
+
+/**
+ * Batch buffers come back from the worker with its answer and are reused: fresh ones would cost a
+ * page fault per 4 KiB on first touch, and buffers the worker's heap has not collected yet.
+ */
+const spare: ArrayBuffer[] = [];
+const MAX_SPARE = 16;
+
+function recycle(b: ArrayBuffer): void {
+  if (b.byteLength === BATCH && spare.length < MAX_SPARE) spare.push(b);
+}
+
+function batchBuffer(): Buffer {
+  const b = spare.pop();
+  return b ? Buffer.from(b) : Buffer.allocUnsafeSlow(BATCH);
 }
 
 const POOL_SIZE = Math.max(1, Math.min(4, availableParallelism() - 1));
@@ -76,7 +97,7 @@ export class WorkerMd5 {
   private readonly id = nextJob++;
   private readonly w = workerFor(this.id);
   /** The batch being filled (its own ArrayBuffer, so it can move to the worker). */
-  private buf = Buffer.allocUnsafeSlow(BATCH);
+  private buf = batchBuffer();
   private used = 0;
   private inFlight = 0;
   private resume?: () => void;
@@ -108,9 +129,10 @@ export class WorkerMd5 {
   }
 
   private post(kind: 'u' | 'd'): void {
-    const b = this.used > 0 ? this.buf.buffer : undefined;
-    this.w.worker.postMessage({ id: this.id, t: kind, b, n: this.used }, b ? [b as ArrayBuffer] : []);
-    this.buf = Buffer.allocUnsafeSlow(BATCH);
+    const b = this.used > 0 ? (this.buf.buffer as ArrayBuffer) : undefined;
+    if (!b) recycle(this.buf.buffer as ArrayBuffer);
+    this.w.worker.postMessage({ id: this.id, t: kind, b, n: this.used }, b ? [b] : []);
+    this.buf = kind === 'u' ? batchBuffer() : Buffer.alloc(0);
     this.used = 0;
   }
 
@@ -150,6 +172,8 @@ export class WorkerMd5 {
 
   /** Drops the job (the upload failed). */
   discard(): void {
+    if (this.buf.length === BATCH) recycle(this.buf.buffer as ArrayBuffer);
+    this.buf = Buffer.alloc(0);
     this.w.waiters.delete(this.id);
     if (!this.w.dead) this.w.worker.postMessage({ id: this.id, t: 'x' });
   }

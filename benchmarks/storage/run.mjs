@@ -178,7 +178,7 @@ async function main() {
         cat = 0,
         up = 0,
         down = 0;
-      const cpu = { up: 0, upLoop: 0, down: 0, downLoop: 0 };
+      const cpu = { up: 0, upSys: 0, upLoop: 0, down: 0, downSys: 0, downLoop: 0 };
       const rss = sampleRss(child.pid);
       for (let i = 0; i < reps; i++) {
         const dst = join(work, `copy-${size}-${i}`);
@@ -196,6 +196,7 @@ async function main() {
         );
         let after = await serverCpu(child);
         cpu.up += after.cpu - before.cpu;
+        cpu.upSys += after.sys - before.sys;
         cpu.upLoop += after.loop - before.loop;
         rss.phase('idle');
         cat += await time(async () => {
@@ -210,6 +211,7 @@ async function main() {
         });
         after = await serverCpu(child);
         cpu.down += after.cpu - before.cpu;
+        cpu.downSys += after.sys - before.sys;
         cpu.downLoop += after.loop - before.loop;
         rss.phase('idle');
         await http(server, 'DELETE', `/object/bench/${key}`);
@@ -227,8 +229,10 @@ async function main() {
         uploadRatio: mbps(up) / mbps(copy),
         downloadRatio: mbps(down) / mbps(cat),
         uploadCpuSecPerGiB: perGiB(cpu.up, size * reps),
+        uploadSysSecPerGiB: perGiB(cpu.upSys, size * reps),
         uploadLoopSecPerGiB: perGiB(cpu.upLoop, size * reps),
         downloadCpuSecPerGiB: perGiB(cpu.down, size * reps),
+        downloadSysSecPerGiB: perGiB(cpu.downSys, size * reps),
         downloadLoopSecPerGiB: perGiB(cpu.downLoop, size * reps),
         rssBaseline: peaks.baseline,
         rssUploadPeak: peaks.upload,
@@ -320,8 +324,8 @@ function report(r) {
       'cat MiB/s',
       'download MiB/s',
       'ratio',
-      'up CPU s/GiB (loop)',
-      'down CPU s/GiB (loop)',
+      'up CPU s/GiB: all, sys, loop',
+      'down CPU s/GiB: all, sys, loop',
       'RSS base',
       'RSS up peak',
       'RSS down peak',
@@ -337,8 +341,8 @@ function report(r) {
       f(s.catMiBps),
       f(s.downloadMiBps),
       f(s.downloadRatio, 2),
-      `${f(s.uploadCpuSecPerGiB, 2)} (${f(s.uploadLoopSecPerGiB, 2)})`,
-      `${f(s.downloadCpuSecPerGiB, 2)} (${f(s.downloadLoopSecPerGiB, 2)})`,
+      `${f(s.uploadCpuSecPerGiB, 2)}, ${f(s.uploadSysSecPerGiB, 2)}, ${f(s.uploadLoopSecPerGiB, 2)}`,
+      `${f(s.downloadCpuSecPerGiB, 2)}, ${f(s.downloadSysSecPerGiB, 2)}, ${f(s.downloadLoopSecPerGiB, 2)}`,
       mib(s.rssBaseline),
       mib(s.rssUploadPeak),
       mib(s.rssDownloadPeak),

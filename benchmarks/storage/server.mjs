@@ -29,11 +29,11 @@ const running = await startPlatform(config);
 const project = await running.platform.defaultProject();
 process.send?.({ url: running.url, serviceRoleKey: project.serviceRoleKey, filesDir: project.filesDir });
 process.on('message', async (m) => {
-  // CPU of the whole process (all threads) and the event loop's busy time, both in microseconds.
+  // CPU of the whole process (all threads; of which in the kernel) and the event loop's busy time, in µs.
   if (m === 'cpu') {
     const { user, system } = process.cpuUsage();
     const { active } = performance.eventLoopUtilization();
-    process.send?.({ cpu: user + system, loop: active * 1000 });
+    process.send?.({ cpu: user + system, sys: system, loop: active * 1000 });
     return;
   }
   if (m === 'stop') {

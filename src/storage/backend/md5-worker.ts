@@ -42,7 +42,11 @@ class HashWorker {
   dead?: Error;
 
   constructor(onDeath: (w: HashWorker) => void) {
-    this.worker = new Worker(WORKER_SOURCE, { eval: true });
+    // The worker only hashes: a small heap keeps its share of the server's RSS small.
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 },
+    });
     this.worker.unref();
     this.worker.on('message', (m: { id: number; hex?: string; b?: ArrayBuffer }) => {
       if (m.b) recycle(m.b);
@@ -65,7 +69,7 @@ class HashWorker {
  * page fault per 4 KiB on first touch, and buffers the worker's heap has not collected yet.
  */
 const spare: ArrayBuffer[] = [];
-const MAX_SPARE = 16;
+const MAX_SPARE = 8;
 
 function recycle(b: ArrayBuffer): void {
   if (b.byteLength === BATCH && spare.length < MAX_SPARE) spare.push(b);

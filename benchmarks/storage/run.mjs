@@ -37,16 +37,16 @@ const SIZES = process.env.BENCH_SIZES
       return { size: Number(mib) * 1024 * 1024, reps: Number(reps) };
     })
   : QUICK
-  ? [
-      { size: MiB, reps: 5 },
-      { size: 16 * MiB, reps: 1 },
-    ]
-  : [
-      { size: MiB, reps: 20 },
-      { size: 64 * MiB, reps: 3 },
-      { size: 256 * MiB, reps: 2 },
-      { size: 1024 * MiB, reps: 1 },
-    ];
+    ? [
+        { size: MiB, reps: 5 },
+        { size: 16 * MiB, reps: 1 },
+      ]
+    : [
+        { size: MiB, reps: 20 },
+        { size: 64 * MiB, reps: 3 },
+        { size: 256 * MiB, reps: 2 },
+        { size: 1024 * MiB, reps: 1 },
+      ];
 const here = fileURLToPath(new URL('.', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'strata-bench-storage-'));
 

@@ -1,5 +1,6 @@
 // Child process of run.mjs: a whole platform (embedded PostgreSQL in a temp folder, port 0), so the
 // parent can sample this process's RSS while objects stream through it, and ask for its CPU time.
+import { performance } from 'node:perf_hooks';
 import { startPlatform } from '../../dist/server.js';
 import { configFromEnv } from '../../dist/config.js';
 

@@ -227,7 +227,9 @@ export class TusS3Store extends DataStore {
   async complete(id: string): Promise<void> {
     const d = await this.readInfo(id);
     if (d.completed) return;
-    if (d.size === undefined || offsetOf(d) !== d.size || d.tail > 0) throw ERRORS.INVALID_OFFSET;
+    if (d.size === undefined || offsetOf(d) !== d.size) throw ERRORS.INVALID_OFFSET;
+    // A tail left when the length was declared only after the last bytes: it is the last part.
+    if (d.tail > 0) await this.uploadPart(d, await this.readTail(id, d.tail));
     const Key = this.keyOf(id);
     if (d.parts.length === 0) {
       // An empty upload: S3 completes no multipart upload without parts.

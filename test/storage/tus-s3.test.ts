@@ -8,6 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { Backends } from '../../src/storage/backend/index.js';
+import type { S3Backend } from '../../src/storage/backend/s3.js';
+import { TusS3Store } from '../../src/storage/tus/s3-store.js';
 import { bucketName, startStorage, type StorageHarness } from './harness.js';
 import { cuttingRelay, runUpload } from './tus-support.js';
 
@@ -206,5 +210,42 @@ describe('TUS on the s3 backend', () => {
     const row = await rowOf('raw/empty.bin');
     expect(row.metadata).toMatchObject({ size: 0, eTag: md5(Buffer.alloc(0)) });
     expect(await keysOf('raw/empty.bin')).toEqual([`${b}/raw/empty.bin/${row.version}`]);
+  });
+
+  it('expired uploads and stray tails are swept from S3', async () => {
+    const meta = `bucketName ${b64(b)},objectName ${b64('raw/abandoned.bin')}`;
+    const created = await h.api('/upload/resumable', {
+      method: 'POST',
+      token: svc,
+      headers: {
+        'tus-resumable': '1.0.0',
+        'upload-length': '100',
+        'upload-metadata': meta,
+        'content-type': 'application/offset+octet-stream',
+      },
+      body: 'x'.repeat(10),
+    });
+    expect(created.status).toBe(201);
+    expect((await keysOf('raw/abandoned.bin')).sort().map((k) => k.replace(/^.*\./, ''))).toEqual([
+      'tus-info',
+      'tus-part',
+    ]);
+    const backends = new Backends(h.tp.config);
+    try {
+      const backend = backends.for(h.project) as S3Backend;
+      const strayKey = `${backend.prefix}${b}/raw/stray.bin/${crypto.randomUUID()}.tus-part`;
+      await backend.client.send(new PutObjectCommand({ Bucket: backend.bucket, Key: strayKey, Body: 'x' }));
+      const store = new TusS3Store(backend, 1);
+      // Nothing is older than a minute ago yet.
+      expect(await store.sweep(Date.now() - 60_000, Date.now() - 60_000)).toBe(0);
+      expect(await store.sweep(Date.now() + 1000, Date.now() + 1000)).toBe(2);
+    } finally {
+      backends.close();
+    }
+    expect(await keysOf('raw/abandoned.bin')).toEqual([]);
+    expect(await keysOf('raw/stray.bin')).toEqual([]);
+    const path = new URL(created.headers.get('location') ?? '').pathname.replace(/^\/storage\/v1/, '');
+    const head = await h.api(path, { method: 'HEAD', token: svc, headers: { 'tus-resumable': '1.0.0' } });
+    expect(head.status).toBe(404);
   });
 });

@@ -2,8 +2,8 @@
  * MD5 off the event loop: uploads hand their bytes, in batches of about 1 MiB, to a small pool of
  * worker threads that hash them, so the event loop only counts and copies them once. Each job is
  * bound to one worker (order kept by its message queue). A job waits when more than a few batches
- * are still unhashed, so memory stays bounded when the workers fall behind. Workers are unref'd
- * (they never keep the process alive) and replaced when one dies; its jobs fail. The batch buffers
+ * are still unhashed, so memory stays bounded when the workers fall behind. A worker keeps the
+ * process alive only while it has jobs, and is replaced when it dies (its jobs fail). The batch buffers
  * travel to the worker and back (transferred, not copied) and are reused.
  */
 import { availableParallelism } from 'node:os';
@@ -37,8 +37,18 @@ interface Waiter {
 }
 
 class HashWorker {
+  begin(): void {
+    if (this.active++ === 0) this.worker.ref();
+  }
+
+  end(): void {
+    if (--this.active === 0) this.worker.unref();
+  }
+
   readonly worker: Worker;
   readonly waiters = new Map<number, Waiter>();
+  /** Jobs started and not yet digested or discarded: the worker keeps the process alive meanwhile. */
+  private active = 0;
   dead?: Error;
 
   constructor(onDeath: (w: HashWorker) => void) {
@@ -47,7 +57,6 @@ class HashWorker {
       eval: true,
       resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 },
     });
-    this.worker.unref();
     this.worker.on('message', (m: { id: number; hex?: string; b?: ArrayBuffer }) => {
       if (m.b) recycle(m.b);
       this.waiters.get(m.id)?.onReply(m.hex);
@@ -61,6 +70,8 @@ class HashWorker {
     };
     this.worker.on('error', die);
     this.worker.on('exit', () => die(new Error('md5 worker exited')));
+    // After the listeners (adding a 'message' listener refs the worker's port again).
+    this.worker.unref();
   }
 }
 
@@ -109,11 +120,22 @@ export class WorkerMd5 {
   private failure?: Error;
   private fail?: (err: Error) => void;
 
+  private ended = false;
+
+  /** The job is over (digested, failed or discarded): its worker may idle. */
+  private finish(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.w.waiters.delete(this.id);
+    this.w.end();
+  }
+
   constructor() {
+    this.w.begin();
     this.w.waiters.set(this.id, {
       onReply: (hex) => {
         if (hex !== undefined) {
-          this.w.waiters.delete(this.id);
+          this.finish();
           this.done?.(hex);
           return;
         }
@@ -123,6 +145,7 @@ export class WorkerMd5 {
         r?.();
       },
       onFail: (err) => {
+        this.finish();
         this.failure = err;
         this.fail?.(err);
         const r = this.resume;
@@ -165,6 +188,7 @@ export class WorkerMd5 {
   digest(): Promise<string> {
     return new Promise((resolve, reject) => {
       if (this.failure) {
+        this.finish();
         reject(this.failure);
         return;
       }
@@ -178,7 +202,7 @@ export class WorkerMd5 {
   discard(): void {
     if (this.buf.length === BATCH) recycle(this.buf.buffer as ArrayBuffer);
     this.buf = Buffer.alloc(0);
-    this.w.waiters.delete(this.id);
+    this.finish();
     if (!this.w.dead) this.w.worker.postMessage({ id: this.id, t: 'x' });
   }
 }

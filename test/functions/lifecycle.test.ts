@@ -122,6 +122,40 @@ Deno.serve(async (req) => {
     expect(await out.text()).toBe('from eszip');
   });
 
+  it('a truncated eszip body cannot take the server down: the parser runs in a worker thread', async () => {
+    const eszip = await build(['file:///src/index.ts'], async (specifier: string) =>
+      specifier === 'file:///src/index.ts'
+        ? {
+            kind: 'module',
+            specifier,
+            headers: { 'content-type': 'application/typescript' },
+            content: `Deno.serve(() => new Response('${'x'.repeat(4000)}'));`,
+          }
+        : undefined,
+    );
+    // Cut inside the module sources: @deno/eszip's WebAssembly panics on this from a task of its
+    // own (an uncaught RuntimeError in the calling thread).
+    const cut = new Uint8Array(eszip).subarray(0, Math.floor(eszip.length * 0.8));
+    const res = await fetch(
+      `${tp.url}/v1/projects/${a.ref}/functions?slug=cut&name=cut&entrypoint_path=file:///src/index.ts`,
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tp.platform.defaultAccessToken}`,
+          'content-type': 'application/vnd.denoland.eszip',
+        },
+        body: new Blob([cut]),
+      },
+    );
+    expect(res.status, await res.clone().text()).toBe(201);
+    const out = await invoke(a, 'cut');
+    expect(out.status).toBeGreaterThanOrEqual(400);
+    console.log('truncated eszip invocation:', out.status, await out.text());
+    const again = await invoke(a, 'zipped');
+    expect(again.status).toBe(200);
+    expect(await again.text()).toBe('from eszip');
+  });
+
   it('a worker over its memory cap is killed: 546 WORKER_LIMIT, logged; the next request is served', async () => {
     const hog = `
 Deno.serve((req) => {

@@ -8,6 +8,7 @@ import {
   insertInputType,
   mutationResponseType,
   orderByType,
+  toManyFilterType,
   updateInputType,
   type AggregateKind,
   type MutationKind,
@@ -35,6 +36,8 @@ import {
   isOrderable,
   minMaxColumns,
   nodeFields,
+  relatedInputFields,
+  TO_MANY_QUANTIFIERS,
   selectableColumns,
   sumAvgColumns,
   updatableColumns,
@@ -59,6 +62,7 @@ export interface TableTypes {
 export class TypeRegistry {
   readonly tables = new Map<Table, TableTypes>();
   readonly enums = new Map<EnumType, { type: GraphQLEnumType; filter: GraphQLInputObjectType }>();
+  private readonly toManyFilters = new Map<Table, GraphQLInputObjectType>();
   constructor(
     readonly shared: SharedTypes,
     readonly catalog: Catalog,
@@ -220,11 +224,20 @@ export class TypeRegistry {
           description: 'Returns true if at least one of its inner filters is true, otherwise returns false',
         };
         f.not ??= { type: filter, description: 'Negates a filter' };
+        for (const [name, r] of relatedInputFields(table, 'filter')) {
+          if (!this.visible(r.target)) continue;
+          f[name] = { type: r.kind === 'toOne' ? this.of(r.target).filter : this.toManyFilterOf(r.target) };
+        }
         return f;
       },
     });
-    const orderFields: GraphQLInputFieldConfigMap = {};
-    for (const c of cols) if (isOrderable(c)) orderFields[c.fieldName] = { type: s.orderByDirection };
+    const orderFields = (): GraphQLInputFieldConfigMap => {
+      const f: GraphQLInputFieldConfigMap = {};
+      for (const c of cols) if (isOrderable(c)) f[c.fieldName] = { type: s.orderByDirection };
+      for (const [name, r] of relatedInputFields(table, 'orderBy'))
+        if (this.visible(r.target)) f[name] = { type: this.of(r.target).orderBy };
+      return f;
+    };
     const orderBy = new GraphQLInputObjectType({ name: orderByType(n), fields: orderFields });
     all.push(connection, filter, orderBy);
     const out: TableTypes = { node, connection, filter, orderBy, all };
@@ -266,6 +279,28 @@ export class TypeRegistry {
       all.push(out.deleteResponse);
     }
     return out;
+  }
+
+  /** Strata `related_filters`: `some` / `every` / `none` of a to-many relationship's rows. */
+  private toManyFilterOf(table: Table): GraphQLInputObjectType {
+    let hit = this.toManyFilters.get(table);
+    if (!hit) {
+      const filter = this.of(table).filter;
+      const desc = {
+        every: 'True when every related record the role can see matches the filter',
+        none: 'True when no related record the role can see matches the filter',
+        some: 'True when at least one related record the role can see matches the filter',
+      };
+      hit = new GraphQLInputObjectType({
+        name: toManyFilterType(table.typeName),
+        description: `Filter on the related \`${table.typeName}\` records`,
+        fields: Object.fromEntries(
+          TO_MANY_QUANTIFIERS.map((q) => [q, { type: filter, description: desc[q] }]),
+        ),
+      });
+      this.toManyFilters.set(table, hit);
+    }
+    return hit;
   }
 
   private aggregateType(table: Table, all: GraphQLNamedType[]): GraphQLObjectType {

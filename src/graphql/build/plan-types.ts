@@ -135,6 +135,8 @@ export type RootPlan =
       table: Table;
       columns: Column[];
       rows: (Param | 'default')[][];
+      /** Strata `upsert`: ON CONFLICT (target) DO UPDATE SET update… WHERE filter; no update: DO NOTHING. */
+      onConflict?: { target: Column[]; update: Column[]; filter: FilterPlan };
       response: MutationResponsePlan;
     }
   | {

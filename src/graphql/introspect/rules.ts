@@ -1,5 +1,5 @@
 /** Decisions derived from the catalog model that both the schema builder and the compiler use. */
-import { filterType, listFilterType } from './naming.js';
+import { filterType, isValidGraphQLName, listFilterType } from './naming.js';
 import type { Column, Func, Relationship, ScalarName, SqlType, Table } from './model.js';
 
 /** Scalars that have a `<Scalar>Filter` input type (sorted by name). */
@@ -190,3 +190,24 @@ export function relatedInputFields(t: Table, input: 'filter' | 'orderBy'): Map<s
 /** The quantifiers of a to-many relationship filter (`<Type>ToManyFilter`). */
 export const TO_MANY_QUANTIFIERS = ['every', 'none', 'some'] as const;
 export type ToManyQuantifier = (typeof TO_MANY_QUANTIFIERS)[number];
+
+/**
+ * Strata `upsert`: what `onConflict` of `insertInto<Type>Collection` offers — the conflict
+ * targets (`<Type>Constraint`: unique constraints and indexes by name, when the name is a GraphQL
+ * name and every column a column of the table) and the columns the role may update
+ * (`<Type>UpdateColumn`). Undefined when the schema has not opted in or either list is empty
+ * (a GraphQL enum has at least one value).
+ */
+export function upsertOptions(
+  t: Table,
+): { targets: { name: string; columns: Column[] }[]; updatable: Column[] } | undefined {
+  if (!t.schemaInfo.strata.upsert || !insertableColumns(t).length) return undefined;
+  const targets: { name: string; columns: Column[] }[] = [];
+  for (const u of t.conflictTargets) {
+    if (!isValidGraphQLName(u.name)) continue;
+    const columns = u.columns.map((n) => t.columns.find((c) => c.sqlName === n));
+    if (columns.every((c) => c !== undefined)) targets.push({ name: u.name, columns: columns as Column[] });
+  }
+  const updatable = updatableColumns(t);
+  return targets.length && updatable.length ? { targets, updatable } : undefined;
+}

@@ -7,14 +7,17 @@ import {
   filterType,
   insertInputType,
   mutationResponseType,
+  constraintType,
+  onConflictType,
   orderByType,
   toManyFilterType,
+  updateColumnType,
   updateInputType,
   type AggregateKind,
   type MutationKind,
 } from '../introspect/naming.js';
 import {
-  type GraphQLEnumType,
+  GraphQLEnumType,
   GraphQLInputObjectType,
   GraphQLInt,
   GraphQLList,
@@ -41,6 +44,7 @@ import {
   selectableColumns,
   sumAvgColumns,
   updatableColumns,
+  upsertOptions,
 } from '../introspect/rules.js';
 import { enumTypeOf } from './pg-enum-type.js';
 import { enumFilterOps } from '../introspect/rules.js';
@@ -52,6 +56,8 @@ export interface TableTypes {
   filter: GraphQLInputObjectType;
   orderBy: GraphQLInputObjectType;
   insertInput?: GraphQLInputObjectType;
+  /** Strata `upsert`: the `onConflict` argument's type. */
+  onConflict?: GraphQLInputObjectType;
   updateInput?: GraphQLInputObjectType;
   insertResponse?: GraphQLObjectType;
   updateResponse?: GraphQLObjectType;
@@ -265,6 +271,38 @@ export class TypeRegistry {
       out.insertInput = new GraphQLInputObjectType({ name: insertInputType(n), fields: f });
       out.insertResponse = response('Insert');
       all.push(out.insertInput, out.insertResponse);
+      const upsert = upsertOptions(table);
+      if (upsert) {
+        const enumOf = (name: string, values: string[], description: string) =>
+          new GraphQLEnumType({
+            name,
+            description,
+            values: Object.fromEntries(values.map((v) => [v, { value: v }])),
+          });
+        const constraint = enumOf(
+          constraintType(n),
+          upsert.targets.map((x) => x.name),
+          `Unique constraints and indexes of \`${n}\` usable as conflict targets`,
+        );
+        const updateColumn = enumOf(
+          updateColumnType(n),
+          upsert.updatable.map((c) => c.fieldName),
+          `Columns of \`${n}\` an upsert may update`,
+        );
+        out.onConflict = new GraphQLInputObjectType({
+          name: onConflictType(n),
+          description: 'What to do with a record that conflicts with an existing one',
+          fields: {
+            constraint: { type: new GraphQLNonNull(constraint) },
+            updateColumns: {
+              type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(updateColumn))),
+              description: 'Columns set from the conflicting record; empty: do nothing',
+            },
+            filter: { type: filter, description: 'Only conflicting records matching it are updated' },
+          },
+        });
+        all.push(constraint, updateColumn, out.onConflict);
+      }
     }
     const upd = updatableColumns(table);
     if (upd.length) {

@@ -56,7 +56,13 @@ export function expectBool(v: unknown): boolean | undefined {
 
 /** The `strata` key of a schema directive: every feature off unless set to `true`. */
 export function strataFeatures(v: unknown): StrataFeatures {
-  const off = { upsert: false, nestedMutations: false, relatedFilters: false, partitionedTables: false };
+  const off = {
+    upsert: false,
+    nestedMutations: false,
+    relatedFilters: false,
+    partitionedTables: false,
+    setofScalars: false,
+  };
   if (v === undefined || v === null) return off;
   if (typeof v !== 'object' || Array.isArray(v))
     throw new DirectiveError(`invalid type: ${serdeType(v)}, expected the strata feature map`);
@@ -66,6 +72,7 @@ export function strataFeatures(v: unknown): StrataFeatures {
     nested_mutations: 'nestedMutations',
     related_filters: 'relatedFilters',
     partitioned_tables: 'partitionedTables',
+    setof_scalars: 'setofScalars',
   };
   for (const [k, x] of Object.entries(o)) {
     const key = Object.hasOwn(known, k) ? known[k] : undefined;

@@ -376,7 +376,7 @@ function build(raw: Raw): Catalog {
       if (fn.setof && !fn.rowsOne && !fn.returnTable.primaryKey.length) continue;
     } else if (ret.enumRef || rawTypes.get(f.returnType)?.typtype === 'e') continue;
     else if (ret.isArray && rawTypes.get(rawTypes.get(f.returnType)?.elem)?.typtype === 'e') continue;
-    else if (f.setof) continue;
+    else if (f.setof && !sch.strata.setofScalars) continue;
     // Computed field: the only argument is a table's row type.
     const first = args[0];
     if (first && first.type.compositeRelid !== undefined && !first.type.isArray) {

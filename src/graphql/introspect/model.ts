@@ -45,6 +45,8 @@ export interface StrataFeatures {
   nestedMutations: boolean;
   relatedFilters: boolean;
   partitionedTables: boolean;
+  /** Functions returning `setof` a scalar (or array) as list fields. */
+  setofScalars: boolean;
 }
 
 export interface SchemaInfo {

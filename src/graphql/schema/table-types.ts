@@ -142,7 +142,8 @@ export class TypeRegistry {
       if (f.setof && !f.rowsOne) return { type: tt.connection, args: this.connectionArgs(f.returnTable) };
       return { type: tt.node, args: {} };
     }
-    return { type: this.outputOf(f.returns), args: {} };
+    // Strata `setof_scalars`: a set of scalars is a list.
+    return { type: f.setof ? new GraphQLList(this.outputOf(f.returns)) : this.outputOf(f.returns), args: {} };
   }
 
   of(table: Table): TableTypes {

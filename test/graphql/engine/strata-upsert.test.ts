@@ -116,6 +116,35 @@ describe('upsert', () => {
     });
     expect(await rows()).toEqual(['Ax:10', 'Ay:2', 'Az:30', 'Bx:3']);
   });
+  it('variables name the constraint and columns; the filter may go through relationships (a column keeps its name)', async () => {
+    await as('service_role');
+    await env.client.query(`
+      reset role;
+      create table shop (code text primary key, open boolean not null);
+      insert into shop values ('A', false), ('B', true);
+      alter table stock add constraint stock_shop_fk foreign key (shop) references shop(code);
+      comment on constraint stock_shop_fk on stock is '@graphql({"foreign_name": "shopRow"})';
+      comment on schema public is '@graphql({"inflect_names": true, "introspection": true, "strata": {"upsert": true, "related_filters": true}})';
+      grant select on shop to service_role;
+      set local role service_role;`);
+    const q = `mutation M($o: [StockInsertInput!]!, $c: StockConstraint!, $u: [StockUpdateColumn!]!) {
+      insertIntoStockCollection(objects: $o, onConflict: {constraint: $c, updateColumns: $u, filter: {shopRow: {open: {eq: true}}}}) { affectedCount } }`;
+    const vars = {
+      o: [
+        { shop: 'A', sku: 'x', qty: 50 },
+        { shop: 'B', sku: 'x', qty: 60 },
+      ],
+      c: 'stock_shop_sku_key',
+      u: ['qty'],
+    };
+    const typeRes = (await env.gql('{ __type(name: "StockFilter") { inputFields { name } } }')) as {
+      data: { __type: { inputFields: { name: string }[] } };
+    };
+    expect(typeRes.data.__type.inputFields.map((f) => f.name)).toContain('shopRow');
+    expect(await env.gql(q, vars)).toEqual({ data: { insertIntoStockCollection: { affectedCount: 1 } } });
+    expect(await env.gql(q, vars)).toEqual({ data: { insertIntoStockCollection: { affectedCount: 1 } } });
+    expect(await rows()).toEqual(['Ax:1', 'Ay:2', 'Bx:60']);
+  });
   it('empty updateColumns: DO NOTHING (only new rows count)', async () => {
     await as('service_role');
     const res = await env.gql(

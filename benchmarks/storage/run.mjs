@@ -6,7 +6,9 @@
 //   (shared) machine, and a copy without fsync would compare against writes still in the page cache.
 // - download vs `cat SRC` from the page cache into a pipe this process drains, so both sides end in
 //   the same kind of Node reader (the HTTP client drains a socket).
-// and the server's peak RSS while each size streams up and down. BENCH_QUICK=1 uses small sizes;
+// and the server's peak RSS while each size streams up and down, and its CPU seconds per GiB moved
+// (all threads, and the event loop's busy time alone), which the machine's load inflates far less
+// than wall time. BENCH_QUICK=1 uses small sizes; BENCH_SIZES=64x3,256x1 picks sizes (MiB) x reps;
 // BENCH_CPU_PROF=DIR profiles the server.
 // BENCH_BACKEND=s3 stores the bytes in a local s3rver (in this process) instead of the file system.
 // Prints a table and writes benchmarks/results/storage-<timestamp>.json.
@@ -29,17 +31,22 @@ import { createRequire } from 'node:module';
 const QUICK = process.env.BENCH_QUICK === '1';
 const BACKEND = process.env.BENCH_BACKEND === 's3' ? 's3' : 'file';
 const MiB = 1024 * 1024;
-const SIZES = QUICK
-  ? [
-      { size: MiB, reps: 5 },
-      { size: 16 * MiB, reps: 1 },
-    ]
-  : [
-      { size: MiB, reps: 20 },
-      { size: 64 * MiB, reps: 3 },
-      { size: 256 * MiB, reps: 2 },
-      { size: 1024 * MiB, reps: 1 },
-    ];
+const SIZES = process.env.BENCH_SIZES
+  ? process.env.BENCH_SIZES.split(',').map((spec) => {
+      const [mib, reps = '1'] = spec.split('x');
+      return { size: Number(mib) * 1024 * 1024, reps: Number(reps) };
+    })
+  : QUICK
+    ? [
+        { size: MiB, reps: 5 },
+        { size: 16 * MiB, reps: 1 },
+      ]
+    : [
+        { size: MiB, reps: 20 },
+        { size: 64 * MiB, reps: 3 },
+        { size: 256 * MiB, reps: 2 },
+        { size: 1024 * MiB, reps: 1 },
+      ];
 const here = fileURLToPath(new URL('.', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'strata-bench-storage-'));
 
@@ -171,6 +178,7 @@ async function main() {
         cat = 0,
         up = 0,
         down = 0;
+      const cpu = { up: 0, upSys: 0, upLoop: 0, down: 0, downSys: 0, downLoop: 0 };
       const rss = sampleRss(child.pid);
       for (let i = 0; i < reps; i++) {
         const dst = join(work, `copy-${size}-${i}`);
@@ -178,6 +186,7 @@ async function main() {
         rmSync(dst);
         const key = `obj-${size}-${i}`;
         rss.phase('upload');
+        let before = await serverCpu(child);
         up += await time(() =>
           http(server, 'POST', `/object/bench/${key}`, {
             body: createReadStream(src),
@@ -185,16 +194,25 @@ async function main() {
             headers: { 'content-type': 'application/octet-stream' },
           }),
         );
+        let after = await serverCpu(child);
+        cpu.up += after.cpu - before.cpu;
+        cpu.upSys += after.sys - before.sys;
+        cpu.upLoop += after.loop - before.loop;
         rss.phase('idle');
         cat += await time(async () => {
           const n = await drain('cat', [src]);
           if (n !== size) throw new Error(`cat read ${n} of ${size} bytes`);
         });
         rss.phase('download');
+        before = await serverCpu(child);
         down += await time(async () => {
           const n = await http(server, 'GET', `/object/bench/${key}`);
           if (n !== size) throw new Error(`downloaded ${n} of ${size} bytes`);
         });
+        after = await serverCpu(child);
+        cpu.down += after.cpu - before.cpu;
+        cpu.downSys += after.sys - before.sys;
+        cpu.downLoop += after.loop - before.loop;
         rss.phase('idle');
         await http(server, 'DELETE', `/object/bench/${key}`);
       }
@@ -210,6 +228,12 @@ async function main() {
         downloadMiBps: mbps(down),
         uploadRatio: mbps(up) / mbps(copy),
         downloadRatio: mbps(down) / mbps(cat),
+        uploadCpuSecPerGiB: perGiB(cpu.up, size * reps),
+        uploadSysSecPerGiB: perGiB(cpu.upSys, size * reps),
+        uploadLoopSecPerGiB: perGiB(cpu.upLoop, size * reps),
+        downloadCpuSecPerGiB: perGiB(cpu.down, size * reps),
+        downloadSysSecPerGiB: perGiB(cpu.downSys, size * reps),
+        downloadLoopSecPerGiB: perGiB(cpu.downLoop, size * reps),
         rssBaseline: peaks.baseline,
         rssUploadPeak: peaks.upload,
         rssDownloadPeak: peaks.download,
@@ -223,6 +247,22 @@ async function main() {
   }
   report(results);
 }
+
+/** The server's CPU microseconds so far: all threads (`cpu`) and its event loop (`loop`). */
+function serverCpu(child) {
+  return new Promise((resolve) => {
+    const on = (m) => {
+      if (m && typeof m === 'object' && 'cpu' in m) {
+        child.off('message', on);
+        resolve(m);
+      }
+    };
+    child.on('message', on);
+    child.send('cpu');
+  });
+}
+
+const perGiB = (micros, bytes) => micros / 1e6 / (bytes / (1024 * MiB));
 
 /** Runs a command to completion (stdio ignored); rejects on a non-zero exit. */
 function run(cmd, args) {
@@ -284,6 +324,8 @@ function report(r) {
       'cat MiB/s',
       'download MiB/s',
       'ratio',
+      'up CPU s/GiB: all, sys, loop',
+      'down CPU s/GiB: all, sys, loop',
       'RSS base',
       'RSS up peak',
       'RSS down peak',
@@ -299,6 +341,8 @@ function report(r) {
       f(s.catMiBps),
       f(s.downloadMiBps),
       f(s.downloadRatio, 2),
+      `${f(s.uploadCpuSecPerGiB, 2)}, ${f(s.uploadSysSecPerGiB, 2)}, ${f(s.uploadLoopSecPerGiB, 2)}`,
+      `${f(s.downloadCpuSecPerGiB, 2)}, ${f(s.downloadSysSecPerGiB, 2)}, ${f(s.downloadLoopSecPerGiB, 2)}`,
       mib(s.rssBaseline),
       mib(s.rssUploadPeak),
       mib(s.rssDownloadPeak),

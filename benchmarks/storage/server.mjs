@@ -1,5 +1,6 @@
 // Child process of run.mjs: a whole platform (embedded PostgreSQL in a temp folder, port 0), so the
-// parent can sample this process's RSS while objects stream through it.
+// parent can sample this process's RSS while objects stream through it, and ask for its CPU time.
+import { performance } from 'node:perf_hooks';
 import { startPlatform } from '../../dist/server.js';
 import { configFromEnv } from '../../dist/config.js';
 
@@ -29,6 +30,13 @@ const running = await startPlatform(config);
 const project = await running.platform.defaultProject();
 process.send?.({ url: running.url, serviceRoleKey: project.serviceRoleKey, filesDir: project.filesDir });
 process.on('message', async (m) => {
+  // CPU of the whole process (all threads; of which in the kernel) and the event loop's busy time, in µs.
+  if (m === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    const { active } = performance.eventLoopUtilization();
+    process.send?.({ cpu: user + system, sys: system, loop: active * 1000 });
+    return;
+  }
   if (m === 'stop') {
     await running.close();
     process.exit(0);

@@ -19,6 +19,7 @@
 import { createHmac } from 'node:crypto';
 import type pg from 'pg';
 import { quoteIdent, quoteLiteral } from '../db/sql-text.js';
+import { runRoleStatement } from '../db/roles.js';
 import { scramSha256Verifier } from './scram-verifier.js';
 
 export const PROJECT_LOGIN_GROUP = 'strata_project_logins';
@@ -46,22 +47,8 @@ function passwordClause(password: string | null): string {
   return `password ${quoteLiteral(scramSha256Verifier(password) ?? password)}`;
 }
 
-const RACE = new Set(['42710', '23505', 'XX000', '40001', '40P01']);
-
-/** Runs a cluster-level statement that another database/process may be running at the same time. */
-async function tolerant(client: pg.ClientBase, sql: string): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await client.query(sql);
-      return;
-    } catch (err) {
-      const code = (err as { code?: string }).code ?? '';
-      if (code === '42710') return; // already exists
-      if (attempt >= 6 || !RACE.has(code)) throw err;
-      await new Promise((r) => setTimeout(r, 30 + Math.random() * 120));
-    }
-  }
-}
+/** SQLSTATE duplicate_object: another session created the role first. */
+const ALREADY_EXISTS = '42710';
 
 async function roleExists(client: pg.ClientBase, name: string): Promise<boolean> {
   return (await client.query('select 1 from pg_roles where rolname = $1', [name])).rowCount === 1;
@@ -86,13 +73,19 @@ export async function ensureProjectLogin(client: pg.ClientBase, opts: EnsureLogi
   const { rows } = await client.query<{ db: string }>('select current_database() as db');
   const db = quoteIdent(rows[0]?.db ?? '');
   if (!(await roleExists(client, PROJECT_LOGIN_GROUP)))
-    await tolerant(client, `create role ${PROJECT_LOGIN_GROUP} nologin`);
+    await runRoleStatement(client, `create role ${PROJECT_LOGIN_GROUP} nologin`, ALREADY_EXISTS);
   const created = !(await roleExists(client, login));
-  if (created) await tolerant(client, `create role ${L} login bypassrls ${passwordClause(opts.password)}`);
+  if (created)
+    await runRoleStatement(
+      client,
+      `create role ${L} login bypassrls ${passwordClause(opts.password)}`,
+      ALREADY_EXISTS,
+    );
   if (!(await roleExists(client, sqlRole)))
-    await tolerant(
+    await runRoleStatement(
       client,
       `create role ${S} login noinherit ${passwordClause(projectSqlPassword(opts.platformKey, opts.ref))}`,
+      ALREADY_EXISTS,
     );
   await client.query(`grant ${PROJECT_LOGIN_GROUP} to ${L}, ${S}`);
   // Member of the API roles as hosted `postgres` is, but without SET (nor INHERIT): those roles are

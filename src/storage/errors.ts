@@ -115,3 +115,14 @@ export function fromPgError(err: unknown): StorageError | undefined {
 export function isPgCode(err: unknown, code: string): boolean {
   return (err as { code?: unknown })?.code === code;
 }
+
+/** Headers of a download that must not survive into an error reply. */
+export const DOWNLOAD_HEADERS = [
+  'content-length',
+  'content-range',
+  'content-disposition',
+  'accept-ranges',
+  'last-modified',
+  'x-robots-tag',
+  'expires',
+];

@@ -8,7 +8,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import multipart from '@fastify/multipart';
 import type { Platform } from '../platform/platform.js';
 import { Backends } from './backend/index.js';
-import { StorageError, errors } from './errors.js';
+import { DOWNLOAD_HEADERS, StorageError, errors } from './errors.js';
 import { bucketRoutes } from './routes/buckets.js';
 import type { StorageDeps } from './routes/context.js';
 import { objectManageRoutes } from './routes/objects-manage.js';
@@ -23,17 +23,6 @@ import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../db/conne
 import { StorageJanitor } from './reconcile.js';
 import { TusServers, tusRoutes } from './tus/routes.js';
 import { assertNoNul, queryHasNul } from './nul.js';
-
-/** Headers of a download that must not survive into an error reply. */
-const DOWNLOAD_HEADERS = [
-  'content-length',
-  'content-range',
-  'content-disposition',
-  'accept-ranges',
-  'last-modified',
-  'x-robots-tag',
-  'expires',
-];
 
 function toStorageError(err: FastifyError | Error): StorageError {
   if (err instanceof StorageError) return err;

@@ -43,29 +43,42 @@ function sleeper() {
 describe('the data-folder lock', () => {
   it('of eight starts racing in one folder, exactly one wins', async () => {
     const dir = freshDir();
+    // The winner holds the lock until every racer has answered (its stdin ends then), so a slow
+    // machine that spreads the eight starts over seconds cannot let a late one win legitimately.
     const script = `
       import { InstanceLock } from ${JSON.stringify(join(root, 'dist', 'platform', 'instance-lock.js'))};
       try {
         const l = InstanceLock.acquire(process.argv[1]);
         console.log('won');
-        setTimeout(() => l.unlock(), 3000);
+        process.stdin.on('end', () => l.unlock());
+        process.stdin.resume();
       } catch (e) {
         console.log('lost: ' + e.message);
         process.exitCode = 3;
       }`;
-    const runs = Array.from(
-      { length: 8 },
-      () =>
+    const children = Array.from({ length: 8 }, () =>
+      spawn(process.execPath, ['--input-type=module', '-e', script, dir], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      }),
+    );
+    const runs = children.map(
+      (c) =>
         new Promise<{ code: number | null; out: string }>((resolve) => {
-          const c = spawn(process.execPath, ['--input-type=module', '-e', script, dir], {
-            stdio: ['ignore', 'pipe', 'pipe'],
-          });
           let out = '';
           c.stdout.on('data', (d) => (out += d));
           c.stderr.on('data', (d) => (out += d));
           c.on('exit', (code) => resolve({ code, out }));
         }),
     );
+    const answered = children.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          c.stdout.once('data', () => resolve());
+          c.once('exit', () => resolve());
+        }),
+    );
+    await Promise.all(answered);
+    for (const c of children) c.stdin.end();
     const results = await Promise.all(runs);
     const winners = results.filter((r) => r.out.includes('won'));
     expect(winners, JSON.stringify(results)).toHaveLength(1);

@@ -11,7 +11,7 @@ import { join, resolve, sep, dirname } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
-import { MeteredStream } from './metered-stream.js';
+import { MeteredStream, STREAM_BUFFER, digestStream } from './metered-stream.js';
 import type {
   ByteRange,
   ObjectLocation,
@@ -24,6 +24,8 @@ import type {
 import { VERSION } from './interface.js';
 
 const VERSION_LEAF = /^~([0-9a-f-]{36})$/;
+/** Reads of whole files go in chunks this large. */
+const READ_CHUNK = 1024 * 1024;
 /** Unreferenced versions are checked against the database this many at a time. */
 const SWEEP_BATCH = 256;
 
@@ -100,9 +102,19 @@ export class FileBackend implements StorageBackend {
     await mkdir(this.tmpRoot, { recursive: true });
     const tmp = join(this.tmpRoot, randomUUID());
     this.active.add(tmp);
+    let eTag: string;
     try {
-      await pipeline(source, meter, createWriteStream(tmp, { flags: 'wx' }), signal ? { signal } : {});
+      await pipeline(
+        source,
+        meter,
+        createWriteStream(tmp, { flags: 'wx', highWaterMark: STREAM_BUFFER }),
+        signal ? { signal } : {},
+      );
+      // The worker finishes the hash while the file is fsynced.
+      const digest = meter.eTag();
+      digest.catch(() => {});
       if (this.opts.fsync) await syncPath(tmp);
+      eTag = await digest;
       await this.moveIntoPlace(tmp, target);
       if (this.opts.fsync) await syncPath(dirname(target));
     } catch (err) {
@@ -112,7 +124,29 @@ export class FileBackend implements StorageBackend {
       this.active.delete(tmp);
     }
     const s = await stat(target);
-    return { eTag: meter.eTag(), size: meter.bytes, lastModified: s.mtime };
+    return { eTag, size: meter.bytes, lastModified: s.mtime };
+  }
+
+  /**
+   * Takes a finished file on the same file system (a completed resumable upload, already fsynced)
+   * as the version's bytes: reads it once for the MD5 ETag and size, then renames it into place.
+   * Past `maxBytes` the file is left where it was and the limit error thrown.
+   */
+  async adoptFile(
+    source: string,
+    loc: ObjectLocation,
+    opts: Pick<PutOptions, 'maxBytes' | 'limitError'>,
+  ): Promise<StoredObject> {
+    const target = this.pathOf(loc);
+    const { eTag, size } = await digestStream(
+      createReadStream(source, { highWaterMark: READ_CHUNK }),
+      opts.maxBytes,
+      opts.limitError,
+    );
+    await this.moveIntoPlace(source, target);
+    if (this.opts.fsync) await syncPath(dirname(target));
+    const s = await stat(target);
+    return { eTag, size, lastModified: s.mtime };
   }
 
   /** rename, retrying when a concurrent delete pruned the freshly made parent directory. */

@@ -1,16 +1,24 @@
-/** A pass-through that counts bytes, computes the MD5 ETag, and fails past a byte limit. */
-import { Transform, type TransformCallback } from 'node:stream';
-import { createHash, type Hash } from 'node:crypto';
+/**
+ * A pass-through that counts bytes, computes the MD5 ETag (in a worker thread: md5-worker.ts), and
+ * fails past a byte limit. Its buffers are large (1 MiB), so the socket keeps being read while the
+ * file write of earlier chunks is in progress.
+ */
+import { type Readable, Transform, type TransformCallback, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { WorkerMd5 } from './md5-worker.js';
+
+/** Bytes a stage of the upload path may hold before it pushes back. */
+export const STREAM_BUFFER = 1024 * 1024;
 
 export class MeteredStream extends Transform {
   bytes = 0;
-  private readonly hash: Hash = createHash('md5');
+  private readonly hash = new WorkerMd5();
 
   constructor(
     private readonly maxBytes: number,
     private readonly limitError: () => Error,
   ) {
-    super();
+    super({ highWaterMark: STREAM_BUFFER });
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
@@ -19,12 +27,46 @@ export class MeteredStream extends Transform {
       cb(this.limitError());
       return;
     }
-    this.hash.update(chunk);
-    cb(null, chunk);
+    let wait: Promise<void> | undefined;
+    try {
+      wait = this.hash.update(chunk);
+    } catch (err) {
+      cb(err as Error);
+      return;
+    }
+    this.push(chunk);
+    if (wait) wait.then(() => cb(), cb);
+    else cb();
+  }
+
+  override _destroy(err: Error | null, cb: (error?: Error | null) => void): void {
+    if (err) this.hash.discard();
+    cb(err);
+  }
+
+  /** Drops the hash of a write that failed without this stream failing. */
+  discard(): void {
+    this.hash.discard();
   }
 
   /** Quoted hex MD5 of everything that passed; call once, after the end. */
-  eTag(): string {
-    return `"${this.hash.digest('hex')}"`;
+  async eTag(): Promise<string> {
+    return `"${await this.hash.digest()}"`;
   }
+}
+
+/** The MD5 ETag and size of a stream's bytes (failing past `maxBytes`), the bytes going nowhere. */
+export async function digestStream(
+  source: Readable,
+  maxBytes: number,
+  limitError: () => Error,
+): Promise<{ eTag: string; size: number }> {
+  const meter = new MeteredStream(maxBytes, limitError);
+  const sink = new Writable({
+    write(_chunk, _enc, cb) {
+      cb();
+    },
+  });
+  await pipeline(source, meter, sink);
+  return { eTag: await meter.eTag(), size: meter.bytes };
 }

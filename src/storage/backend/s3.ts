@@ -2,7 +2,8 @@
  * S3-compatible backend: object `<prefix><bucket>/<key>/<version>` in one S3 bucket (the prefix is
  * the project ref, so projects can share a bucket). Uploads stream through @aws-sdk/lib-storage
  * (a single PutObject for small bodies, a multipart upload with bounded buffers otherwise; a failed
- * multipart upload is aborted, so nothing is left).
+ * multipart upload is aborted, so nothing is left). Resumable uploads (tus/s3-store.ts) build their
+ * multipart upload at the version's own key, next to `<key>.tus-info` and `<key>.tus-part`.
  */
 import {
   AbortMultipartUploadCommand,
@@ -16,7 +17,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Readable } from 'node:stream';
-import { MeteredStream } from './metered-stream.js';
+import { MeteredStream, digestStream } from './metered-stream.js';
 import type { StrataConfig } from '../../config.js';
 import type {
   ByteRange,
@@ -50,13 +51,17 @@ export function createS3Client(cfg: S3BackendConfig): S3Client {
 
 const PART_SIZE = 8 * 1024 * 1024;
 
+/** Suffixes of a resumable upload's description and unfinished tail, after the version's key. */
+export const RESUMABLE_INFO_SUFFIX = '.tus-info';
+export const RESUMABLE_TAIL_SUFFIX = '.tus-part';
+
 export class S3Backend implements StorageBackend {
   readonly kind = 's3' as const;
 
   constructor(
-    private readonly client: S3Client,
-    private readonly bucket: string,
-    private readonly prefix: string,
+    readonly client: S3Client,
+    readonly bucket: string,
+    readonly prefix: string,
   ) {}
 
   /**
@@ -64,7 +69,7 @@ export class S3Backend implements StorageBackend {
    * and `%`: CopySource (encoded once more) then means the same thing to every S3 implementation,
    * whether it decodes fully (AWS) or with decodeURI (s3rver).
    */
-  private keyOf(loc: ObjectLocation): string {
+  objectKey(loc: ObjectLocation): string {
     return `${this.prefix}${encodeURIComponent(loc.bucket)}/${loc.key.split('/').map(encodeURIComponent).join('/')}/${loc.version}`;
   }
 
@@ -81,7 +86,7 @@ export class S3Backend implements StorageBackend {
       client: this.client,
       params: {
         Bucket: this.bucket,
-        Key: this.keyOf(loc),
+        Key: this.objectKey(loc),
         Body: meter,
         ContentType: opts.contentType,
         CacheControl: opts.cacheControl,
@@ -95,15 +100,33 @@ export class S3Backend implements StorageBackend {
     try {
       await upload.done();
     } catch (err) {
+      meter.discard();
       throw failure ?? err;
     } finally {
       opts.signal?.removeEventListener('abort', onAbort);
     }
     if (failure || opts.signal?.aborted) {
+      meter.discard();
       await this.delete([loc]).catch(() => {});
       throw failure ?? new Error('upload aborted');
     }
-    return { eTag: meter.eTag(), size: meter.bytes, lastModified: new Date() };
+    return { eTag: await meter.eTag(), size: meter.bytes, lastModified: new Date() };
+  }
+
+  /**
+   * Takes bytes already stored at the version's key (a completed resumable upload) as if `put`
+   * had written them: reads them once for the MD5 ETag and size; past `maxBytes` they are removed.
+   */
+  async adopt(loc: ObjectLocation, opts: Pick<PutOptions, 'maxBytes' | 'limitError'>): Promise<StoredObject> {
+    const body = await this.get(loc);
+    if (!body) throw new Error('the completed upload is missing');
+    try {
+      const { eTag, size } = await digestStream(body, opts.maxBytes, opts.limitError);
+      return { eTag, size, lastModified: new Date() };
+    } catch (err) {
+      await this.delete([loc]).catch(() => {});
+      throw err;
+    }
   }
 
   async get(loc: ObjectLocation, range?: ByteRange): Promise<Readable | undefined> {
@@ -111,7 +134,7 @@ export class S3Backend implements StorageBackend {
       const out = await this.client.send(
         new GetObjectCommand({
           Bucket: this.bucket,
-          Key: this.keyOf(loc),
+          Key: this.objectKey(loc),
           Range: range ? `bytes=${range.start}-${range.end}` : undefined,
         }),
       );
@@ -127,18 +150,20 @@ export class S3Backend implements StorageBackend {
     to: ObjectLocation,
     opts: { contentType: string; cacheControl: string },
   ): Promise<StoredObject> {
-    const source = `${this.bucket}/${this.keyOf(from).split('/').map(encodeURIComponent).join('/')}`;
+    const source = `${this.bucket}/${this.objectKey(from).split('/').map(encodeURIComponent).join('/')}`;
     const out = await this.client.send(
       new CopyObjectCommand({
         Bucket: this.bucket,
-        Key: this.keyOf(to),
+        Key: this.objectKey(to),
         CopySource: source,
         MetadataDirective: 'REPLACE',
         ContentType: opts.contentType,
         CacheControl: opts.cacheControl,
       }),
     );
-    const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.keyOf(to) }));
+    const head = await this.client.send(
+      new HeadObjectCommand({ Bucket: this.bucket, Key: this.objectKey(to) }),
+    );
     return {
       eTag: out.CopyObjectResult?.ETag ?? head.ETag ?? '""',
       size: head.ContentLength ?? 0,
@@ -152,14 +177,14 @@ export class S3Backend implements StorageBackend {
       await this.client.send(
         new DeleteObjectsCommand({
           Bucket: this.bucket,
-          Delete: { Objects: chunk.map((l) => ({ Key: this.keyOf(l) })), Quiet: true },
+          Delete: { Objects: chunk.map((l) => ({ Key: this.objectKey(l) })), Quiet: true },
         }),
       );
     }
   }
 
   /** The location an S3 key of this project names, when it is one of ours. */
-  private locationOf(key: string): ObjectLocation | undefined {
+  locationOf(key: string): ObjectLocation | undefined {
     if (!key.startsWith(this.prefix)) return undefined;
     const parts = key.slice(this.prefix.length).split('/');
     const version = parts.pop();
@@ -190,7 +215,7 @@ export class S3Backend implements StorageBackend {
         .catch(() => undefined); // not every S3-compatible store lists uploads
       for (const u of page?.Uploads ?? []) {
         if (!u.Key || !u.UploadId || !u.Initiated || u.Initiated.getTime() >= opts.before) continue;
-        if (!this.locationOf(u.Key)) continue;
+        if (!this.locationOf(u.Key) || (await this.exists(`${u.Key}${RESUMABLE_INFO_SUFFIX}`))) continue;
         await this.client
           .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: u.Key, UploadId: u.UploadId }))
           .then(() => report.tempFiles++)
@@ -218,6 +243,16 @@ export class S3Backend implements StorageBackend {
       token = page.NextContinuationToken;
     }
     return report;
+  }
+
+  private async exists(Key: string): Promise<boolean> {
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }));
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
   }
 
   async close(): Promise<void> {}

@@ -6,7 +6,7 @@
  * (the reference's S3 error handler). Bodies stay streams (no parser reads them ahead).
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { StorageError, errors } from '../errors.js';
+import { DOWNLOAD_HEADERS, StorageError, errors } from '../errors.js';
 import { assertBucketName } from '../keys.js';
 import { scopeOf, type StorageDeps } from '../routes/context.js';
 import { authenticateS3, type S3Auth } from './auth.js';
@@ -33,18 +33,8 @@ import { toXml } from './xml.js';
 
 const callers = new WeakMap<FastifyRequest, S3Auth>();
 
-/** Headers of a download that must not survive into an error reply. */
-const DOWNLOAD_HEADERS = [
-  'content-length',
-  'content-range',
-  'content-disposition',
-  'accept-ranges',
-  'last-modified',
-  'x-robots-tag',
-  'expires',
-  'etag',
-  'cache-control',
-];
+/** Also the object's own headers: an S3 error reply carries none of them. */
+const S3_DOWNLOAD_HEADERS = [...DOWNLOAD_HEADERS, 'etag', 'cache-control'];
 
 function toS3Error(err: FastifyError | Error): StorageError {
   if (err instanceof StorageError) return err;
@@ -72,7 +62,7 @@ function resourceOf(req: FastifyRequest): string {
 function sendS3Error(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   const se = toS3Error(err);
   if (se.code === 'InternalError') req.log.error({ err }, 's3 request failed');
-  for (const name of DOWNLOAD_HEADERS) reply.removeHeader(name);
+  for (const name of S3_DOWNLOAD_HEADERS) reply.removeHeader(name);
   for (const name of Object.keys(reply.getHeaders()))
     if (name.startsWith('x-amz-meta-')) reply.removeHeader(name);
   // Logical status on this surface (404 NoSuchKey, 403 AccessDenied, 409 conflicts, 413 ...).

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ProjectContext } from '../../platform/project-context.js';
-import type { StorageBackend } from '../backend/interface.js';
+import type { ObjectLocation, PutOptions, StorageBackend, StoredObject } from '../backend/interface.js';
 import { isServiceRole, type Caller } from '../auth.js';
 import { errors } from '../errors.js';
 import { assertKey, isFolderPlaceholder } from '../keys.js';
@@ -15,15 +15,28 @@ import { commitNewBytes, dryRunWrite, type ObjectWrite } from './object-writes.j
 import type { SystemMetadata } from './objects.js';
 import type { Readable } from 'node:stream';
 
-/** The content of an upload request, as read by routes/upload-body.ts. */
-export interface UploadBody {
-  stream: Readable;
+/** What an upload says about its content. */
+export interface UploadDescription {
   contentType: string;
   cacheControl: string;
   userMetadata: Record<string, unknown>;
   /** Content-Length of a raw body, when declared. */
   declaredLength?: number;
   xRobotsTag?: string;
+}
+
+/** The content of an upload request, as read by routes/upload-body.ts. */
+export interface UploadBody extends UploadDescription {
+  stream: Readable;
+}
+
+/**
+ * Bytes already stored for the upload (a completed resumable upload), taken as the new version
+ * instead of a body stream: `take` measures them (MD5 ETag, size, limit) and publishes them.
+ */
+export interface StoredBytes {
+  version: string;
+  take(loc: ObjectLocation, limits: Pick<PutOptions, 'maxBytes' | 'limitError'>): Promise<StoredObject>;
 }
 
 export interface UploadRequest {
@@ -39,8 +52,9 @@ export interface UploadRequest {
   key: string;
   upsert: boolean;
   operation: string;
-  /** Reads the request body once limits are known. */
-  body: (limit: number) => Promise<UploadBody>;
+  /** Reads the request body once limits are known (with `stored`: only its description). */
+  body: (limit: number) => Promise<UploadBody | UploadDescription>;
+  stored?: StoredBytes;
   signal?: AbortSignal;
 }
 
@@ -66,15 +80,19 @@ export async function uploadObject(u: UploadRequest): Promise<{ Id: string; Key:
   if (!isServiceRole(u.writer)) await dryRunWrite(u.project, u.writer, u.operation, candidate, u.upsert);
   else if (bucket.keyExists && !u.upsert) throw errors.keyAlreadyExists();
 
-  const version = randomUUID();
+  const version = u.stored?.version ?? randomUUID();
   const loc = { bucket: u.bucket, key: u.key, version };
-  const stored = await u.backend.put(loc, body.stream, {
-    contentType: body.contentType,
-    cacheControl: body.cacheControl,
-    maxBytes: limit,
-    limitError: errors.entityTooLarge,
-    signal: u.signal,
-  });
+  let stored: StoredObject;
+  if (u.stored) stored = await u.stored.take(loc, { maxBytes: limit, limitError: errors.entityTooLarge });
+  else if ('stream' in body)
+    stored = await u.backend.put(loc, body.stream, {
+      contentType: body.contentType,
+      cacheControl: body.cacheControl,
+      maxBytes: limit,
+      limitError: errors.entityTooLarge,
+      signal: u.signal,
+    });
+  else throw errors.internal();
   const metadata: SystemMetadata = {
     eTag: stored.eTag,
     size: stored.size,

@@ -2,8 +2,9 @@
  * The TUS data store: the bytes of an unfinished upload in `<storage>/.tus/<version>` (next to the
  * file backend's own folders), its description in `<version>.json`. Every PATCH is fsynced before
  * its new offset is answered, so an offset a client was told is durable; an interrupted PATCH
- * keeps what reached the file, and HEAD reports exactly that. When the upload completes, the
- * service streams the file into the project's backend and removes both files.
+ * keeps what reached the file, and HEAD reports exactly that. When the upload completes, the file
+ * backend takes the file as the object version (one read for the ETag, then a rename: the bytes
+ * are not copied) and the description goes.
  */
 import { createWriteStream } from 'node:fs';
 import { mkdir, open, readFile, readdir, rename, stat, unlink } from 'node:fs/promises';
@@ -11,6 +12,8 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import { DataStore, ERRORS, Upload } from '@tus/utils';
+import type { FileBackend } from '../backend/file.js';
+import type { StoredBytes } from '../service/uploads.js';
 import { parseUploadId } from './upload-id.js';
 
 interface Description {
@@ -21,10 +24,13 @@ interface Description {
 }
 
 export class TusFileStore extends DataStore {
+  /** Completed uploads whose file the backend took, until their description goes (forget). */
+  private readonly taken = new Set<string>();
   constructor(
     readonly directory: string,
     private readonly expirationMs: number,
     private readonly fsync: boolean,
+    private readonly backend: FileBackend,
   ) {
     super();
     this.extensions = [
@@ -112,9 +118,11 @@ export class TusFileStore extends DataStore {
 
   override async getUpload(id: string): Promise<Upload> {
     const d = await this.readInfo(id);
-    const s = await stat(this.dataPath(id)).catch(() => {
-      throw ERRORS.FILE_NOT_FOUND;
-    });
+    const s = this.taken.has(id)
+      ? { size: d.size ?? 0 }
+      : await stat(this.dataPath(id)).catch(() => {
+          throw ERRORS.FILE_NOT_FOUND;
+        });
     return new Upload({
       id,
       size: d.size,
@@ -142,6 +150,26 @@ export class TusFileStore extends DataStore {
       );
     }
     if (!found) throw ERRORS.FILE_NOT_FOUND;
+  }
+
+  /** The completed upload's bytes, for the upload pipeline to take as the new object version. */
+  stored(id: string): StoredBytes {
+    const u = parseUploadId(id);
+    if (!u) throw ERRORS.FILE_NOT_FOUND;
+    return {
+      version: u.version,
+      take: async (loc, limits) => {
+        const stored = await this.backend.adoptFile(this.dataPath(id), loc, limits);
+        this.taken.add(id);
+        return stored;
+      },
+    };
+  }
+
+  /** After completion: what is left of the upload (its description) goes. */
+  async forget(id: string): Promise<void> {
+    this.taken.delete(id);
+    await this.remove(id).catch(() => {});
   }
 
   override getExpiration(): number {

@@ -6,14 +6,15 @@
  * cacheControl and metadata (JSON). The caller's token (or, on /sign, the `x-signature` token of
  * createSignedUploadUrl) is checked on every request; the RLS dry run and the bucket limits run at
  * creation and on every PATCH, and the completed upload goes through the plain upload pipeline
- * (limits, RLS, bytes, commit) again. Upload ids are `<bucket>/<key>/<version>`, base64url in URLs.
+ * (limits, RLS, commit) again, taking the stored bytes where they are. Unfinished uploads live
+ * next to the file backend's files (file-store.ts) or in the S3 bucket (s3-store.ts), so on `s3`
+ * any node can continue any upload. Upload ids are `<bucket>/<key>/<version>`, base64url in URLs.
  * Errors of the Storage service become TUS error replies with the logical status and the message.
  */
-import { createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@tus/server';
-import type { Upload } from '@tus/utils';
+import { EVENTS, type Upload } from '@tus/utils';
 import { createPool } from '../../db/pool.js';
 import type pg from 'pg';
 import type { ProjectContext } from '../../platform/project-context.js';
@@ -29,6 +30,9 @@ import { uploadObject } from '../service/uploads.js';
 import { verifyUrlToken } from '../signing.js';
 import { scopeOf, type StorageDeps } from '../routes/context.js';
 import { TusFileStore } from './file-store.js';
+import { TusS3Store } from './s3-store.js';
+import { S3Backend } from '../backend/s3.js';
+import { FileBackend } from '../backend/file.js';
 import { PgLocker } from './pg-locker.js';
 import { formatUploadId, fromUrlSegment, parseUploadId, toUrlSegment } from './upload-id.js';
 import { join } from 'node:path';
@@ -59,10 +63,27 @@ function contextOf(req: IncomingMessage): TusRequest {
   return ctx;
 }
 
+/** Where unfinished uploads live: next to the file backend's files, or in the S3 bucket. */
+type ResumableStore = TusFileStore | TusS3Store;
+
 interface ProjectTus {
   server: Server;
-  store: TusFileStore;
+  store: ResumableStore;
   lockPool: pg.Pool;
+}
+
+function storeFor(deps: StorageDeps, project: ProjectContext): ResumableStore {
+  const config = deps.platform.config;
+  const backend = deps.backends.for(project);
+  if (backend instanceof S3Backend) return new TusS3Store(backend, config.storageTusExpiryMs);
+  if (backend instanceof FileBackend)
+    return new TusFileStore(
+      join(project.filesDir, 'storage', '.tus'),
+      config.storageTusExpiryMs,
+      config.storageFsync,
+      backend,
+    );
+  throw new Error('resumable uploads need the file or the s3 backend');
 }
 
 /** The writer, owner and upsert flag of a request (signed: from the token). */
@@ -111,12 +132,7 @@ function userMetadataOf(text: string | null | undefined): Record<string, unknown
 }
 
 function createServer(deps: StorageDeps, project: ProjectContext): ProjectTus {
-  const config = deps.platform.config;
-  const store = new TusFileStore(
-    join(project.filesDir, 'storage', '.tus'),
-    config.storageTusExpiryMs,
-    config.storageFsync,
-  );
+  const store = storeFor(deps, project);
   const lockPool = createPool(project.apiUrl, { max: 20, applicationName: `strata-${project.ref}-tus` });
   const locker = new PgLocker(lockPool);
   const server = new Server({
@@ -187,15 +203,21 @@ function createServer(deps: StorageDeps, project: ProjectContext): ProjectTus {
       return undefined;
     },
   });
+  server.on(EVENTS.POST_FINISH, (_req: IncomingMessage, _res: ServerResponse, upload: Upload) => {
+    void store.forget(upload.id).catch(() => {});
+  });
   return { server, store, lockPool };
 }
 
-/** The completed upload goes through the plain upload pipeline, then its TUS files go. */
-async function finish(ctx: TusRequest, store: TusFileStore, upload: Upload): Promise<void> {
+/**
+ * The completed upload goes through the plain upload pipeline (limits, RLS, commit), its stored
+ * bytes taken as the new version where they are. What is left of the upload goes once the reply
+ * is written (POST_FINISH: the creation handler still reads the upload after this hook).
+ */
+async function finish(ctx: TusRequest, store: ResumableStore, upload: Upload): Promise<void> {
   const u = parseUploadId(upload.id);
   if (!u) throw errors.noSuchKey();
   const { writer, owner, ownerId } = writerOf(ctx);
-  const path = store.dataPath(upload.id);
   const metadata = upload.metadata ?? {};
   await uploadObject({
     project: ctx.project,
@@ -208,19 +230,19 @@ async function finish(ctx: TusRequest, store: TusFileStore, upload: Upload): Pro
     key: u.key,
     upsert: ctx.upsert,
     operation: 'storage.object.upload',
+    stored: store.stored(upload.id),
     body: async () => ({
-      stream: createReadStream(path),
       contentType: metadata.contentType || 'application/octet-stream',
       cacheControl: metadata.cacheControl || 'no-cache',
       userMetadata: userMetadataOf(metadata.metadata),
       declaredLength: upload.size,
     }),
   });
-  await store.remove(upload.id).catch(() => {});
 }
 
 export class TusServers {
   private readonly byProject = new Map<string, ProjectTus>();
+  private readonly stores = new Map<string, ResumableStore>();
 
   constructor(private readonly deps: StorageDeps) {}
 
@@ -235,19 +257,18 @@ export class TusServers {
 
   /** Expired uploads (created before now - expiry) and stray files older than `before`. */
   async sweep(project: ProjectContext, before: number): Promise<number> {
-    const store =
-      this.byProject.get(project.ref)?.store ??
-      new TusFileStore(
-        join(project.filesDir, 'storage', '.tus'),
-        this.deps.platform.config.storageTusExpiryMs,
-        false,
-      );
+    let store = this.byProject.get(project.ref)?.store ?? this.stores.get(project.ref);
+    if (!store) {
+      store = storeFor(this.deps, project);
+      this.stores.set(project.ref, store);
+    }
     return store.sweep(Date.now() - store.getExpiration(), before);
   }
 
   async close(): Promise<void> {
     const all = [...this.byProject.values()];
     this.byProject.clear();
+    this.stores.clear();
     await Promise.all(all.map((t) => t.lockPool.end().catch(() => {})));
   }
 }

@@ -16,6 +16,7 @@ import { batchFor, forgetPrepared } from './prepared.js';
 import { catalogKey, getEntry, planFor, putEntry, schemaOf, type CatalogEntry } from './cache.js';
 import type { Plan, Request } from './plan.js';
 import { variablesError } from './request-input.js';
+import { isSchemaFree } from './schema-free.js';
 import { respond, respondText, sqlErrorResponse, sqlItems, textParamsError } from './respond.js';
 
 interface PoolState {
@@ -105,9 +106,10 @@ async function run(pool: pg.Pool, principal: Principal, req: Request, compact: b
     const plan = planFor(entry, req);
     const items = plan.kind === 'plan' ? sqlItems(plan) : [];
     // Answers that need no statement (errors, introspection) were computed from the cached schema:
-    // confirm its version first (one round trip, only on these paths).
+    // confirm its version first (one round trip, only on these paths), unless the answer is the same
+    // under every version (schema-free.ts).
     if (plan.kind === 'response' || !items.length || plan.errors.length) {
-      if (attempt === 0 && !(await versionIs(pool, state.version))) {
+      if (attempt === 0 && !isSchemaFree(plan) && !(await versionIs(pool, state.version))) {
         state = undefined;
         continue;
       }

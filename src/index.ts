@@ -9,6 +9,7 @@ export {
   installSchema,
   resolve,
   resolveWithPool,
+  resolveWithPoolText,
   buildGraphQLSchema,
   type GraphQLRequest,
 } from './graphql/engine.js';

@@ -20,7 +20,7 @@ import type { GraphQLSchema } from 'graphql';
 import type { ParsedDocument } from './execute/document.js';
 import { install, objectsSql } from './execute/install.js';
 import { entryFor, resolveOnClient } from './execute/run-client.js';
-import { resolveOnPool } from './execute/run-pool.js';
+import { resolveOnPool, resolveOnPoolText } from './execute/run-pool.js';
 import { schemaOf } from './execute/cache.js';
 import { loadCatalog } from './introspect/load.js';
 import { buildSchemaFromCatalog } from './schema/build.js';
@@ -55,6 +55,18 @@ export async function resolveWithPool(
   req: GraphQLRequest,
 ): Promise<Record<string, unknown>> {
   return resolveOnPool(pool, principal, req);
+}
+
+/**
+ * resolveWithPool's answer as the response body's JSON text: the statements' JSON goes from
+ * PostgreSQL to the text without being parsed (the same bytes as JSON.stringify of resolveWithPool's).
+ */
+export async function resolveWithPoolText(
+  pool: pg.Pool,
+  principal: { role: string; claims: Record<string, unknown> },
+  req: GraphQLRequest,
+): Promise<string> {
+  return resolveOnPoolText(pool, principal, req);
 }
 
 /**

@@ -1,6 +1,6 @@
 /** `filter` arguments → a FilterPlan, every value a parameter cast to its column's type. */
 import type { Column, Table } from '../introspect/model.js';
-import { filterType } from '../introspect/naming.js';
+import { filterType, toManyFilterType } from '../introspect/naming.js';
 import {
   elementCast,
   enumFilterOps,
@@ -8,7 +8,10 @@ import {
   filterTypeOf,
   LIST_FILTER_OPS,
   pkColumns,
+  relatedInputFields,
   selectableColumns,
+  TO_MANY_QUANTIFIERS,
+  type ToManyQuantifier,
 } from '../introspect/rules.js';
 import { fail } from './errors.js';
 import { decodeNodeId } from './node-id.js';
@@ -18,7 +21,10 @@ import { arrayParamOf, EnumLiteral, isPlainObject, paramOf } from './values.js';
 /** Operators whose value is text (the column too, for `startsWith`). */
 const TEXT_OPS = ['startsWith', 'like', 'ilike', 'regex', 'iregex'];
 
-export function buildFilter(table: Table, value: unknown): FilterPlan {
+/** How many relationships a filter may go through, one inside another (Strata `related_filters`). */
+export const RELATED_DEPTH_LIMIT = 8;
+
+export function buildFilter(table: Table, value: unknown, depth = 0): FilterPlan {
   if (value === null || value === undefined) return { kind: 'true' };
   const typeName = filterType(table.typeName);
   if (!isPlainObject(value)) fail(`Invalid input for ${typeName} type`);
@@ -29,13 +35,39 @@ export function buildFilter(table: Table, value: unknown): FilterPlan {
     const ft = filterTypeOf(c.type);
     if (ft) cols.set(c.fieldName, [c, ft]);
   }
-  const extra = Object.keys(obj).filter((k) => !cols.has(k) && !['and', 'or', 'not', 'nodeId'].includes(k));
+  const related = relatedInputFields(table, 'filter');
+  const extra = Object.keys(obj).filter(
+    (k) => !cols.has(k) && !related.has(k) && !['and', 'or', 'not', 'nodeId'].includes(k),
+  );
   if (extra.length) fail(`Input for type ${typeName} contains extra keys ${JSON.stringify(extra)}`);
   const parts: FilterPlan[] = [];
   for (const [key, v] of Object.entries(obj)) {
     const filterable = cols.get(key);
+    const rel = related.get(key);
     if (filterable) {
       parts.push(...columnFilter(filterable[0], filterable[1], v));
+    } else if (rel) {
+      if (v === null) continue;
+      if (depth >= RELATED_DEPTH_LIMIT)
+        fail(`Filter nests relationships deeper than the limit of ${RELATED_DEPTH_LIMIT}`);
+      if (rel.kind === 'toOne') {
+        parts.push({
+          kind: 'related',
+          rel,
+          quantifier: 'some',
+          inner: buildFilter(rel.target, v, depth + 1),
+        });
+        continue;
+      }
+      const typeName = toManyFilterType(rel.target.typeName);
+      if (!isPlainObject(v)) fail(`Invalid input for ${typeName} type`);
+      const q = Object.keys(v).filter((k) => !(TO_MANY_QUANTIFIERS as readonly string[]).includes(k));
+      if (q.length) fail(`Input for type ${typeName} contains extra keys ${JSON.stringify(q)}`);
+      for (const [quantifier, inner] of Object.entries(v)) {
+        if (inner === null) continue;
+        const plan = buildFilter(rel.target, inner, depth + 1);
+        parts.push({ kind: 'related', rel, quantifier: quantifier as ToManyQuantifier, inner: plan });
+      }
     } else if (key === 'nodeId') {
       if (v === null) continue;
       if (!isPlainObject(v)) fail('Invalid input for IDFilter type');
@@ -51,12 +83,12 @@ export function buildFilter(table: Table, value: unknown): FilterPlan {
     } else if (key === 'and' || key === 'or') {
       if (v === null) continue;
       const list = Array.isArray(v) ? v : [v];
-      const inner = list.map((x) => buildFilter(table, x));
+      const inner = list.map((x) => buildFilter(table, x, depth));
       if (!inner.length) continue;
       parts.push({ kind: 'group', op: key, parts: inner });
     } else if (key === 'not') {
       if (v === null) continue;
-      const inner = buildFilter(table, v);
+      const inner = buildFilter(table, v, depth);
       if (isPlainObject(v) && Object.keys(v).length === 0) continue;
       parts.push({ kind: 'not', inner });
     }

@@ -1,18 +1,21 @@
 /** insertInto / update / deleteFrom collections: arguments and the selected response → a RootPlan. */
 import type { Column, Table } from '../introspect/model.js';
 import {
+  constraintType,
   insertInputType,
   type MutationKind,
   mutationResponseType,
+  onConflictType,
+  updateColumnType,
   updateInputType,
 } from '../introspect/naming.js';
-import { insertableColumns, updatableColumns } from '../introspect/rules.js';
+import { insertableColumns, updatableColumns, upsertOptions } from '../introspect/rules.js';
 import { fail } from './errors.js';
 import { buildFilter } from './filter.js';
 import { nodePlan } from './node.js';
 import type { MutationResponsePlan, RootPlan } from './plan-types.js';
 import { argsOf, collectFields, type Ctx, type Field } from './selection.js';
-import { isPlainObject, valueParam } from './values.js';
+import { enumName, isPlainObject, valueParam } from './values.js';
 
 function checkInput(typeName: string, v: unknown, cols: Map<string, Column>): Record<string, unknown> {
   if (!isPlainObject(v)) fail(`Invalid input for ${typeName} type`);
@@ -43,7 +46,8 @@ function atMostOf(args: Record<string, unknown>): number {
 }
 
 export function insertPlan(ctx: Ctx, table: Table, field: Field): RootPlan {
-  const args = argsOf(field, ctx, ['objects']);
+  const upsert = upsertOptions(table);
+  const args = argsOf(field, ctx, upsert ? ['objects', 'onConflict'] : ['objects']);
   if (args.objects === undefined || args.objects === null) fail('Invalid input for NonNull type');
   const list = Array.isArray(args.objects) ? args.objects : [args.objects];
   if (!list.length) fail('At least one record must be provided to objects');
@@ -61,7 +65,47 @@ export function insertPlan(ctx: Ctx, table: Table, field: Field): RootPlan {
   const rows = input.map((r) =>
     columns.map((c) => (r[c.fieldName] === undefined ? 'default' : valueParam(c.type, r[c.fieldName]))),
   );
-  return { kind: 'insert', table, columns, rows, response: response(ctx, table, field, 'Insert') };
+  const plan: RootPlan = {
+    kind: 'insert',
+    table,
+    columns,
+    rows,
+    response: response(ctx, table, field, 'Insert'),
+  };
+  if (upsert && args.onConflict !== undefined && args.onConflict !== null)
+    plan.onConflict = onConflictPlan(table, upsert, args.onConflict);
+  return plan;
+}
+
+/** Strata `upsert`: the `onConflict` argument, every name checked against its enum. */
+function onConflictPlan(
+  table: Table,
+  upsert: NonNullable<ReturnType<typeof upsertOptions>>,
+  v: unknown,
+): NonNullable<Extract<RootPlan, { kind: 'insert' }>['onConflict']> {
+  const typeName = onConflictType(table.typeName);
+  if (!isPlainObject(v)) fail(`Invalid input for ${typeName} type`);
+  const o = v as Record<string, unknown>;
+  const extra = Object.keys(o).filter((k) => !['constraint', 'updateColumns', 'filter'].includes(k));
+  if (extra.length) fail(`Input for type ${typeName} contains extra keys ${JSON.stringify(extra)}`);
+  if (
+    o.constraint === undefined ||
+    o.constraint === null ||
+    o.updateColumns === undefined ||
+    o.updateColumns === null
+  )
+    fail('Invalid input for NonNull type');
+  const name = enumName(o.constraint);
+  const target = upsert.targets.find((t) => t.name === name);
+  if (!target) fail(`Invalid input for ${constraintType(table.typeName)} type`);
+  const list = Array.isArray(o.updateColumns) ? o.updateColumns : [o.updateColumns];
+  const update: Column[] = [];
+  for (const x of list) {
+    const column = upsert.updatable.find((c) => c.fieldName === enumName(x));
+    if (!column) fail(`Invalid input for ${updateColumnType(table.typeName)} type`);
+    if (!update.includes(column)) update.push(column);
+  }
+  return { target: target.columns, update, filter: buildFilter(table, o.filter) };
 }
 
 export function updatePlan(ctx: Ctx, table: Table, field: Field): RootPlan {

@@ -47,7 +47,7 @@ function nodeField(ctx: Ctx, table: Table, f: Field, style: QuoteStyle): NodeFie
 
 /** What a call of `fn` becomes as the value of field `f`: scalar, row object, or connection. */
 export function functionResult(ctx: Ctx, fn: Func, f: Field, style: QuoteStyle): FunctionResultPlan {
-  if (!fn.returnTable) return { kind: 'scalar', fn };
+  if (!fn.returnTable) return { kind: fn.setof ? 'scalarList' : 'scalar', fn };
   if (fn.setof && !fn.rowsOne)
     return { kind: 'connection', connection: connectionPlan(ctx, fn.returnTable, f) };
   return { kind: 'row', node: nodePlan(ctx, fn.returnTable, f.selections, style) };

@@ -6,6 +6,7 @@
  */
 import type { Column, Func, Relationship, Table } from '../introspect/model.js';
 import type { AggregateKind, MutationKind } from '../introspect/naming.js';
+import type { ToManyQuantifier } from '../introspect/rules.js';
 
 /** A bound text parameter cast to `cast`; `variable` when its text is that variable's value as it is. */
 export interface Param {
@@ -16,6 +17,8 @@ export interface Param {
 
 /** A sort key of a connection (orderBy entries, then the primary key). */
 export interface OrderKey {
+  /** Strata `related_filters`: the to-one relationships leading to `column`'s table (empty: this table). */
+  via: Relationship[];
   column: Column;
   desc: boolean;
   nullsFirst: boolean;
@@ -42,7 +45,9 @@ export type FilterPlan =
   | { kind: 'compare'; column: Column; op: string; value: Param; columnAsText: boolean }
   | { kind: 'list'; column: Column; op: string; value: Param | null }
   | { kind: 'in'; column: Column; value: Param }
-  | { kind: 'pk'; match: PkMatch };
+  | { kind: 'pk'; match: PkMatch }
+  /** Strata `related_filters`: rows of `rel` (the target's RLS applies) matching `inner`; to-one uses `some`. */
+  | { kind: 'related'; rel: Relationship; quantifier: ToManyQuantifier; inner: FilterPlan };
 
 /** Primary key columns equal to parameters. */
 export interface PkMatch {
@@ -67,6 +72,8 @@ export interface NodePlan {
 /** What a function call's value becomes: a scalar, a row object, or a connection over its rows. */
 export type FunctionResultPlan =
   | { kind: 'scalar'; fn: Func }
+  /** Strata `setof_scalars`: every value of a set-returning function, in its order. */
+  | { kind: 'scalarList'; fn: Func }
   | { kind: 'row'; node: NodePlan }
   | { kind: 'connection'; connection: ConnectionPlan };
 
@@ -130,6 +137,8 @@ export type RootPlan =
       table: Table;
       columns: Column[];
       rows: (Param | 'default')[][];
+      /** Strata `upsert`: ON CONFLICT (target) DO UPDATE SET update… WHERE filter; no update: DO NOTHING. */
+      onConflict?: { target: Column[]; update: Column[]; filter: FilterPlan };
       response: MutationResponsePlan;
     }
   | {

@@ -13,17 +13,22 @@ export function sqlItems(plan: RunnablePlan) {
   );
 }
 
-/** `results[i]` is the JSON of the i-th SQL item. */
-export async function respond(
+/** Marks a SQL item's value in the data object built by respondWith (its JSON text, unparsed). */
+class RawJson {
+  constructor(readonly text: string) {}
+}
+
+/** The response document, each SQL item's value given by `sqlValue(i)` (the i-th SQL item). */
+async function respondWith(
   plan: RunnablePlan,
-  results: unknown[],
+  sqlValue: (i: number) => unknown,
   schema: () => GraphQLSchema,
-): Promise<Record<string, unknown>> {
+): Promise<{ data: Record<string, unknown> | null; errors?: { message: string }[] }> {
   const data: Record<string, unknown> = {};
   const errors = plan.errors.map((message) => ({ message }));
   let i = 0;
   for (const item of plan.items) {
-    if (item.kind === 'sql') data[item.alias] = results[i++] ?? null;
+    if (item.kind === 'sql') data[item.alias] = sqlValue(i++);
     else if (item.kind === 'value') data[item.alias] = item.value;
     else if (item.kind === 'introspect') {
       try {
@@ -34,11 +39,44 @@ export async function respond(
     }
   }
   const ok = plan.items.some((x) => x.kind !== 'error');
-  const out: Record<string, unknown> = {
+  const out: { data: Record<string, unknown> | null; errors?: { message: string }[] } = {
     data: ok && Object.keys(data).length ? data : errors.length ? null : data,
   };
   if (errors.length) out.errors = errors;
   return out;
+}
+
+/** `results[i]` is the JSON of the i-th SQL item. */
+export async function respond(
+  plan: RunnablePlan,
+  results: unknown[],
+  schema: () => GraphQLSchema,
+): Promise<Record<string, unknown>> {
+  return respondWith(plan, (i) => results[i] ?? null, schema);
+}
+
+/**
+ * The response's JSON text, `texts[i]` being the i-th SQL item's JSON text as PostgreSQL wrote it
+ * (compacted, json-text.ts): the same bytes as `JSON.stringify(respond(...))` without parsing the
+ * statements' results or stringifying them again.
+ */
+export async function respondText(
+  plan: RunnablePlan,
+  texts: string[],
+  schema: () => GraphQLSchema,
+): Promise<string> {
+  const out = await respondWith(plan, (i) => new RawJson(texts[i] ?? 'null'), schema);
+  const errors = out.errors ? `,"errors":${JSON.stringify(out.errors)}` : '';
+  if (out.data === null) return `{"data":null${errors}}`;
+  let body = '';
+  for (const key of Object.keys(out.data)) {
+    const value = out.data[key];
+    const text = value instanceof RawJson ? value.text : JSON.stringify(value);
+    // As JSON.stringify: a property whose value has no JSON (undefined) is left out.
+    if (text === undefined) continue;
+    body += `${body ? ',' : ''}${JSON.stringify(key)}:${text}`;
+  }
+  return `{"data":{${body}}${errors}}`;
 }
 
 /**

@@ -11,12 +11,13 @@ import { discardClient, withPooledClient } from '../../db/pooled-client.js';
 import { quoteLiteral } from '../../db/sql-text.js';
 import { CATALOG_SQL } from '../introspect/catalog-sql.js';
 import { buildCatalog } from '../introspect/load.js';
-import { firstValue } from './first-value.js';
+import { JSON_AS_TEXT, jsonTextOf, parseJsonText } from './json-text.js';
 import { batchFor, forgetPrepared } from './prepared.js';
 import { catalogKey, getEntry, planFor, putEntry, schemaOf, type CatalogEntry } from './cache.js';
-import type { Request } from './plan.js';
+import type { Plan, Request } from './plan.js';
 import { variablesError } from './request-input.js';
-import { respond, sqlErrorResponse, sqlItems, textParamsError } from './respond.js';
+import { isSchemaFree } from './schema-free.js';
+import { respond, respondText, sqlErrorResponse, sqlItems, textParamsError } from './respond.js';
 
 interface PoolState {
   entry: CatalogEntry;
@@ -46,7 +47,10 @@ function runPrepared(
   return withPooledClient(pool, async (client) => {
     const batch = batchFor(client, items);
     try {
-      const res = (await client.query(build(batch))) as unknown as pg.QueryResult[] | pg.QueryResult;
+      // The statements' JSON stays text (json-text.ts): it is parsed only if an object is asked for.
+      const res = (await client.query({ text: build(batch), types: JSON_AS_TEXT })) as unknown as
+        | pg.QueryResult[]
+        | pg.QueryResult;
       batch.commit();
       return Array.isArray(res) ? res : [res];
     } catch (err) {
@@ -81,37 +85,41 @@ async function versionIs(pool: pg.Pool, version: number): Promise<boolean> {
   return Number(rows[0].v) === version;
 }
 
-export async function resolveOnPool(
-  pool: pg.Pool,
-  principal: Principal,
-  req: Request,
-): Promise<Record<string, unknown>> {
+/** A request's outcome: a response already complete, or the statements' JSON texts for a plan. */
+type Outcome =
+  | { kind: 'object'; response: Record<string, unknown> }
+  | { kind: 'texts'; plan: Extract<Plan, { kind: 'plan' }>; texts: string[]; entry: CatalogEntry };
+
+/** `compact`: the texts as JSON.stringify would write them (for a response body), else as PostgreSQL did. */
+async function run(pool: pg.Pool, principal: Principal, req: Request, compact: boolean): Promise<Outcome> {
+  const object = (response: Record<string, unknown>): Outcome => ({ kind: 'object', response });
   const refused = variablesError(req.variables);
-  if (refused) return refused;
+  if (refused) return object(refused);
   let state = states.get(pool)?.get(principal.role);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       state ??= await load(pool, principal);
     } catch (e) {
-      return sqlErrorResponse(e);
+      return object(sqlErrorResponse(e));
     }
     const entry = state.entry;
     const plan = planFor(entry, req);
     const items = plan.kind === 'plan' ? sqlItems(plan) : [];
     // Answers that need no statement (errors, introspection) were computed from the cached schema:
-    // confirm its version first (one round trip, only on these paths).
+    // confirm its version first (one round trip, only on these paths), unless the answer is the same
+    // under every version (schema-free.ts).
     if (plan.kind === 'response' || !items.length || plan.errors.length) {
-      if (attempt === 0 && !(await versionIs(pool, state.version))) {
+      if (attempt === 0 && !isSchemaFree(plan) && !(await versionIs(pool, state.version))) {
         state = undefined;
         continue;
       }
-      if (plan.kind === 'response') return structuredClone(plan.response);
-      if (!items.length) return respond(plan, [], () => schemaOf(entry, true));
+      if (plan.kind === 'response') return object(plan.response);
+      if (!items.length) return { kind: 'texts', plan, texts: [], entry };
     }
     if (plan.kind !== 'plan') continue;
     // A value PostgreSQL cannot take as text fails here, before a client is borrowed.
     const unfit = textParamsError(items);
-    if (unfit) return sqlErrorResponse(unfit);
+    if (unfit) return object(sqlErrorResponse(unfit));
     const guard = `select graphql.strata_assert_schema_version(${quoteLiteral(String(state.version))}::int)`;
     try {
       const results = await runPrepared(
@@ -121,15 +129,38 @@ export async function resolveOnPool(
       );
       // The items' results come last, before commit's.
       const first = results.length - 1 - items.length;
-      const values = items.map((_, i) => firstValue(results[first + i]));
-      return respond(plan, values, () => schemaOf(entry, true));
+      return {
+        kind: 'texts',
+        plan,
+        texts: items.map((_, i) => jsonTextOf(results[first + i], compact)),
+        entry,
+      };
     } catch (e) {
       if ((e as { code?: string }).code === 'GQLSV' && attempt === 0) {
         state = undefined;
         continue;
       }
-      return sqlErrorResponse(e);
+      return object(sqlErrorResponse(e));
     }
   }
-  return { data: null, errors: [{ message: 'schema changed during the request; retry' }] };
+  return object({ data: null, errors: [{ message: 'schema changed during the request; retry' }] });
+}
+
+/** The response document (the statements' JSON parsed). */
+export async function resolveOnPool(
+  pool: pg.Pool,
+  principal: Principal,
+  req: Request,
+): Promise<Record<string, unknown>> {
+  const out = await run(pool, principal, req, false);
+  if (out.kind === 'object') return structuredClone(out.response);
+  const values = out.texts.map(parseJsonText);
+  return respond(out.plan, values, () => schemaOf(out.entry, true));
+}
+
+/** The response document as JSON text, the statements' JSON written as PostgreSQL returned it. */
+export async function resolveOnPoolText(pool: pg.Pool, principal: Principal, req: Request): Promise<string> {
+  const out = await run(pool, principal, req, true);
+  if (out.kind === 'object') return JSON.stringify(out.response);
+  return respondText(out.plan, out.texts, () => schemaOf(out.entry, true));
 }

@@ -94,8 +94,7 @@ export async function answerDirect(
     throw err;
   }
   try {
-    const result = await runEngineRequest({ pool: target.pool, principal }, params, 'POST', opts.limits);
-    return json(200, JSON.stringify(result));
+    return json(200, await runEngineRequest({ pool: target.pool, principal }, params, 'POST', opts.limits));
   } catch (err) {
     if (err instanceof HttpGraphQLError)
       return json(err.status, JSON.stringify({ errors: [{ message: err.message }] }), err.headers);

@@ -1,7 +1,8 @@
 /**
  * One GraphQL request handed to the engine, after the HTTP layer's own rules: no mutation over
  * GET (405), the depth and width limits (errors-only results in the engine's shape), and transient
- * failures as 503. Used by the yoga plugin and by the direct POST path alike.
+ * failures as 503. Used by the yoga plugin and by the direct POST path alike. The answer is the
+ * response body's JSON text (the statements' JSON is never parsed on the way).
  */
 import type pg from 'pg';
 import type { Principal } from '../../db/with-role.js';
@@ -40,7 +41,7 @@ export async function runEngineRequest(
   req: GraphQLRequestBody,
   method: string,
   limits: RequestLimits,
-): Promise<Record<string, unknown>> {
+): Promise<string> {
   const parsed = parseRequestDocument(req.query);
   const shape = parsed instanceof GraphQLEngineError ? null : queryShape(parsed, req.operationName);
   if (shape && method === 'GET' && shape.operation === 'mutation') {
@@ -49,33 +50,33 @@ export async function runEngineRequest(
     });
   }
   if (shape && limits.maxDepth !== false && shape.depth > limits.maxDepth) {
-    return {
+    return JSON.stringify({
       errors: [
         { message: `Query depth ${shape.depth} exceeds the maximum allowed depth of ${limits.maxDepth}` },
       ],
-    };
+    });
   }
   if (shape && limits.maxSelections !== false && shape.selections > limits.maxSelections) {
-    return {
+    return JSON.stringify({
       errors: [
         {
           message: `Query selection count ${shape.selections} exceeds the maximum allowed selection count of ${limits.maxSelections}`,
         },
       ],
-    };
+    });
   }
   if (shape && shape.introspectionLists > MAX_INTROSPECTION_LISTS) {
-    return {
+    return JSON.stringify({
       errors: [
         {
           message: `Introspection nests ${shape.introspectionLists} list fields, more than the maximum allowed of ${MAX_INTROSPECTION_LISTS}`,
         },
       ],
-    };
+    });
   }
   const engine = await loadEngine();
   try {
-    return await engine.resolveWithPool(auth.pool, auth.principal, {
+    return await engine.resolveWithPoolText(auth.pool, auth.principal, {
       query: req.query,
       variables: req.variables ?? null,
       operationName: req.operationName ?? null,

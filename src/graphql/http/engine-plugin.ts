@@ -2,8 +2,8 @@
  * The graphql-yoga plugin that hands GraphQL requests to the engine: yoga parses the HTTP request
  * (GET/POST, content types, GraphiQL, CORS, content negotiation); this plugin authenticates it,
  * applies the HTTP layer's rules (engine-call.ts), runs the document with the engine's
- * resolveWithPool (graphql-js never validates or executes it) and writes the engine's result as it
- * is. The common POST skips yoga altogether (direct-post.ts) with the same outcome.
+ * resolveWithPoolText (graphql-js never validates or executes it) and writes the engine's response
+ * text as it is. The common POST skips yoga altogether (direct-post.ts) with the same outcome.
  */
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { HttpGraphQLError, runEngineRequest, type AuthenticatedRequest } from './engine-call.js';
@@ -25,12 +25,16 @@ export interface EnginePluginOptions {
 
 type ResultObject = Record<string, unknown>;
 
-/** Results written verbatim (the engine's, and the depth-limit error in the engine's shape). */
-const verbatim = new WeakSet<object>();
+/**
+ * Results written verbatim: the engine's response text (and the limit errors in the engine's
+ * shape), carried through yoga by a stand-in object so that it is never parsed.
+ */
+const verbatim = new WeakMap<object, string>();
 
-function asVerbatim(result: ResultObject): ResultObject {
-  verbatim.add(result);
-  return result;
+function asVerbatim(text: string): ResultObject {
+  const standIn: ResultObject = {};
+  verbatim.set(standIn, text);
+  return standIn;
 }
 
 function mediaTypeFor(accept: string | null): string {
@@ -90,11 +94,13 @@ export function useStrataEngine(opts: EnginePluginOptions): Plugin<object, Strat
     },
 
     onResultProcess({ result, request, setResultProcessor }) {
-      if (Array.isArray(result) || !verbatim.has(result as object)) return;
+      if (Array.isArray(result)) return;
+      const text = verbatim.get(result as object);
+      if (text === undefined) return;
       const mediaType = mediaTypeFor(request.headers.get('accept'));
       setResultProcessor(
-        (res, fetchAPI) =>
-          new fetchAPI.Response(JSON.stringify(res), {
+        (_res, fetchAPI) =>
+          new fetchAPI.Response(text, {
             status: 200,
             headers: {
               'content-type':

@@ -27,6 +27,12 @@ export interface GraphQLEngine {
     principal: Principal,
     req: GraphQLRequestBody & { parsed?: ParsedDocument },
   ): Promise<Record<string, unknown>>;
+  /** The same, as the response body's JSON text (the statements' JSON never parsed). */
+  resolveWithPoolText(
+    pool: pg.Pool,
+    principal: Principal,
+    req: GraphQLRequestBody & { parsed?: ParsedDocument },
+  ): Promise<string>;
   /** The reflected schema for the client's current role and search_path. */
   buildGraphQLSchema(client: pg.ClientBase): Promise<GraphQLSchema>;
   /** The same, read-only from the catalog alone (no engine objects needed), with warnings for a person. */

@@ -79,8 +79,10 @@ cons as (
   where con.conrelid in (select oid from rels) and con.contype in ('p', 'f')
 ),
 idx as (
-  select i.indrelid, i.indkey::int2[] as cols, i.indisprimary, i.indpred is not null as partial
+  select i.indrelid, i.indkey::int2[] as cols, i.indisprimary, i.indpred is not null as partial,
+         i.indimmediate, ic.relname as name
   from pg_index i
+  join pg_class ic on ic.oid = i.indexrelid
   where i.indrelid in (select oid from rels) and i.indisunique and i.indisvalid and i.indexprs is null
 ),
 -- Columns and unique indexes aggregated once per relation (joined below, not correlated per table).
@@ -94,7 +96,8 @@ cols_by_rel as (
   from cols c group by c.attrelid
 ),
 idx_by_rel as (
-  select i.indrelid, jsonb_agg(jsonb_build_object('cols', to_jsonb(i.cols), 'primary', i.indisprimary, 'partial', i.partial)) as uniques
+  select i.indrelid, jsonb_agg(jsonb_build_object('cols', to_jsonb(i.cols), 'primary', i.indisprimary, 'partial', i.partial,
+           'immediate', i.indimmediate, 'name', i.name) order by i.name) as uniques
   from idx i group by i.indrelid
 )
 select jsonb_build_object(

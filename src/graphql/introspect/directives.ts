@@ -1,4 +1,5 @@
 /** Comment directives: `@graphql({...})` inside a comment; the JSON runs to the last `)`. */
+import type { StrataFeatures } from './model.js';
 
 export class DirectiveError extends Error {}
 
@@ -51,6 +52,37 @@ export function expectBool(v: unknown): boolean | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'boolean') throw new DirectiveError(`invalid type: ${serdeType(v)}, expected a boolean`);
   return v;
+}
+
+/** The `strata` key of a schema directive: every feature off unless set to `true`. */
+export function strataFeatures(v: unknown): StrataFeatures {
+  const off = {
+    upsert: false,
+    nestedMutations: false,
+    relatedFilters: false,
+    partitionedTables: false,
+    setofScalars: false,
+  };
+  if (v === undefined || v === null) return off;
+  if (typeof v !== 'object' || Array.isArray(v))
+    throw new DirectiveError(`invalid type: ${serdeType(v)}, expected the strata feature map`);
+  const o = v as Record<string, unknown>;
+  const known: Record<string, keyof StrataFeatures> = {
+    upsert: 'upsert',
+    nested_mutations: 'nestedMutations',
+    related_filters: 'relatedFilters',
+    partitioned_tables: 'partitionedTables',
+    setof_scalars: 'setofScalars',
+  };
+  for (const [k, x] of Object.entries(o)) {
+    const key = Object.hasOwn(known, k) ? known[k] : undefined;
+    if (!key)
+      throw new DirectiveError(
+        `unknown strata feature \`${k}\`, expected one of ${Object.keys(known).join(', ')}`,
+      );
+    off[key] = expectBool(x) ?? false;
+  }
+  return off;
 }
 
 export function enabled(v: unknown): boolean {

@@ -8,6 +8,7 @@ import {
   expectStringSeq,
   expectU64,
   parseDirective,
+  strataFeatures,
 } from './directives.js';
 import {
   fieldNameFor,
@@ -94,6 +95,7 @@ function build(raw: Raw): Catalog {
       inflect: expectBool(d.inflect_names) ?? false,
       maxRows: expectU64(d.max_rows) ?? 30,
       introspection: expectBool(d.introspection) ?? false,
+      strata: strataFeatures(d.strata),
     };
   });
   const schemaByName = new Map(schemas.map((s) => [s.name, s]));
@@ -229,6 +231,9 @@ function build(raw: Raw): Catalog {
       columns,
       primaryKey,
       uniques: (r.uniques as Raw[]).filter((u) => !u.partial).map((u) => names(u.cols)),
+      conflictTargets: (r.uniques as Raw[])
+        .filter((u) => !u.partial && u.immediate)
+        .map((u) => ({ name: u.name as string, columns: names(u.cols) })),
       totalCount: enabled(d.totalCount),
       aggregate: enabled(d.aggregate),
       maxRows,
@@ -371,7 +376,7 @@ function build(raw: Raw): Catalog {
       if (fn.setof && !fn.rowsOne && !fn.returnTable.primaryKey.length) continue;
     } else if (ret.enumRef || rawTypes.get(f.returnType)?.typtype === 'e') continue;
     else if (ret.isArray && rawTypes.get(rawTypes.get(f.returnType)?.elem)?.typtype === 'e') continue;
-    else if (f.setof) continue;
+    else if (f.setof && !sch.strata.setofScalars) continue;
     // Computed field: the only argument is a table's row type.
     const first = args[0];
     if (first && first.type.compositeRelid !== undefined && !first.type.isArray) {

@@ -36,12 +36,26 @@ export interface SqlType {
   maxLength?: number;
 }
 
+/**
+ * Strata's extensions beyond pg_graphql, each off unless the schema's comment directive turns it
+ * on: `@graphql({"strata": {"upsert": true, "related_filters": true, ...}})`.
+ */
+export interface StrataFeatures {
+  upsert: boolean;
+  nestedMutations: boolean;
+  relatedFilters: boolean;
+  partitionedTables: boolean;
+  /** Functions returning `setof` a scalar (or array) as list fields. */
+  setofScalars: boolean;
+}
+
 export interface SchemaInfo {
   oid: number;
   name: string;
   inflect: boolean;
   maxRows: number;
   introspection: boolean;
+  strata: StrataFeatures;
 }
 
 export interface Column {
@@ -88,6 +102,11 @@ export interface Table {
   primaryKey: string[];
   /** Unique column sets (non-partial), SQL names. */
   uniques: string[][];
+  /**
+   * Unique constraints and indexes usable as `ON CONFLICT` targets (not partial, not on
+   * expressions, not deferrable), by index name; the primary key's included.
+   */
+  conflictTargets: { name: string; columns: string[] }[];
   totalCount: boolean;
   aggregate: boolean;
   maxRows: number;

@@ -72,6 +72,11 @@ export const filterType = (t: string): string => `${t}Filter`;
 /** The filter of an array column whose elements are scalar `s`. */
 export const listFilterType = (s: string): string => `${s}ListFilter`;
 export const orderByType = (t: string): string => `${t}OrderBy`;
+/** Strata extensions (opt-in per schema, see model.ts StrataFeatures). */
+export const toManyFilterType = (t: string): string => `${t}ToManyFilter`;
+export const constraintType = (t: string): string => `${t}Constraint`;
+export const updateColumnType = (t: string): string => `${t}UpdateColumn`;
+export const onConflictType = (t: string): string => `${t}OnConflict`;
 export const insertInputType = (t: string): string => `${t}InsertInput`;
 export const updateInputType = (t: string): string => `${t}UpdateInput`;
 export type MutationKind = 'Insert' | 'Update' | 'Delete';

@@ -1,6 +1,6 @@
 /** Decisions derived from the catalog model that both the schema builder and the compiler use. */
-import { filterType, listFilterType } from './naming.js';
-import type { Column, Func, ScalarName, SqlType, Table } from './model.js';
+import { filterType, isValidGraphQLName, listFilterType } from './naming.js';
+import type { Column, Func, Relationship, ScalarName, SqlType, Table } from './model.js';
 
 /** Scalars that have a `<Scalar>Filter` input type (sorted by name). */
 export const FILTER_SCALARS: readonly ScalarName[] = [
@@ -167,4 +167,47 @@ export function nodeFields(t: Table): Map<string, NodeFieldOwner> {
   for (const fn of t.computed) m.set(fn.fieldName, { kind: 'function', fn });
   nodeFieldCache.set(t, m);
   return m;
+}
+
+/**
+ * Strata `related_filters`: the relationships that are fields of `<Type>Filter` (both kinds) or
+ * of `<Type>OrderBy` (to-one only), by field name. A name the input type already has (a column,
+ * `and`, `or`, `not`, `nodeId`) stays pg_graphql's field.
+ */
+export function relatedInputFields(t: Table, input: 'filter' | 'orderBy'): Map<string, Relationship> {
+  const m = new Map<string, Relationship>();
+  if (!t.schemaInfo.strata.relatedFilters) return m;
+  const taken = new Set(selectableColumns(t).map((c) => c.fieldName));
+  if (input === 'filter') for (const k of ['and', 'or', 'not', 'nodeId']) taken.add(k);
+  for (const r of t.relationships) {
+    if (taken.has(r.fieldName) || m.has(r.fieldName)) continue;
+    if (input === 'orderBy' && r.kind !== 'toOne') continue;
+    m.set(r.fieldName, r);
+  }
+  return m;
+}
+
+/** The quantifiers of a to-many relationship filter (`<Type>ToManyFilter`). */
+export const TO_MANY_QUANTIFIERS = ['every', 'none', 'some'] as const;
+export type ToManyQuantifier = (typeof TO_MANY_QUANTIFIERS)[number];
+
+/**
+ * Strata `upsert`: what `onConflict` of `insertInto<Type>Collection` offers — the conflict
+ * targets (`<Type>Constraint`: unique constraints and indexes by name, when the name is a GraphQL
+ * name and every column a column of the table) and the columns the role may update
+ * (`<Type>UpdateColumn`). Undefined when the schema has not opted in or either list is empty
+ * (a GraphQL enum has at least one value).
+ */
+export function upsertOptions(
+  t: Table,
+): { targets: { name: string; columns: Column[] }[]; updatable: Column[] } | undefined {
+  if (!t.schemaInfo.strata.upsert || !insertableColumns(t).length) return undefined;
+  const targets: { name: string; columns: Column[] }[] = [];
+  for (const u of t.conflictTargets) {
+    if (!isValidGraphQLName(u.name)) continue;
+    const columns = u.columns.map((n) => t.columns.find((c) => c.sqlName === n));
+    if (columns.every((c) => c !== undefined)) targets.push({ name: u.name, columns: columns as Column[] });
+  }
+  const updatable = updatableColumns(t);
+  return targets.length && updatable.length ? { targets, updatable } : undefined;
 }

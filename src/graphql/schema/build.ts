@@ -181,6 +181,7 @@ function rootFieldConfig(reg: TypeRegistry, rf: RootField): GraphQLFieldConfig<u
           objects: {
             type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(required(tt.insertInput)))),
           },
+          ...(tt.onConflict ? { onConflict: { type: tt.onConflict } } : {}),
         },
       };
     case 'update':

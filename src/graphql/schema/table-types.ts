@@ -7,13 +7,17 @@ import {
   filterType,
   insertInputType,
   mutationResponseType,
+  constraintType,
+  onConflictType,
   orderByType,
+  toManyFilterType,
+  updateColumnType,
   updateInputType,
   type AggregateKind,
   type MutationKind,
 } from '../introspect/naming.js';
 import {
-  type GraphQLEnumType,
+  GraphQLEnumType,
   GraphQLInputObjectType,
   GraphQLInt,
   GraphQLList,
@@ -35,9 +39,12 @@ import {
   isOrderable,
   minMaxColumns,
   nodeFields,
+  relatedInputFields,
+  TO_MANY_QUANTIFIERS,
   selectableColumns,
   sumAvgColumns,
   updatableColumns,
+  upsertOptions,
 } from '../introspect/rules.js';
 import { enumTypeOf } from './pg-enum-type.js';
 import { enumFilterOps } from '../introspect/rules.js';
@@ -49,6 +56,8 @@ export interface TableTypes {
   filter: GraphQLInputObjectType;
   orderBy: GraphQLInputObjectType;
   insertInput?: GraphQLInputObjectType;
+  /** Strata `upsert`: the `onConflict` argument's type. */
+  onConflict?: GraphQLInputObjectType;
   updateInput?: GraphQLInputObjectType;
   insertResponse?: GraphQLObjectType;
   updateResponse?: GraphQLObjectType;
@@ -59,6 +68,7 @@ export interface TableTypes {
 export class TypeRegistry {
   readonly tables = new Map<Table, TableTypes>();
   readonly enums = new Map<EnumType, { type: GraphQLEnumType; filter: GraphQLInputObjectType }>();
+  private readonly toManyFilters = new Map<Table, GraphQLInputObjectType>();
   constructor(
     readonly shared: SharedTypes,
     readonly catalog: Catalog,
@@ -132,7 +142,8 @@ export class TypeRegistry {
       if (f.setof && !f.rowsOne) return { type: tt.connection, args: this.connectionArgs(f.returnTable) };
       return { type: tt.node, args: {} };
     }
-    return { type: this.outputOf(f.returns), args: {} };
+    // Strata `setof_scalars`: a set of scalars is a list.
+    return { type: f.setof ? new GraphQLList(this.outputOf(f.returns)) : this.outputOf(f.returns), args: {} };
   }
 
   of(table: Table): TableTypes {
@@ -220,11 +231,20 @@ export class TypeRegistry {
           description: 'Returns true if at least one of its inner filters is true, otherwise returns false',
         };
         f.not ??= { type: filter, description: 'Negates a filter' };
+        for (const [name, r] of relatedInputFields(table, 'filter')) {
+          if (!this.visible(r.target)) continue;
+          f[name] = { type: r.kind === 'toOne' ? this.of(r.target).filter : this.toManyFilterOf(r.target) };
+        }
         return f;
       },
     });
-    const orderFields: GraphQLInputFieldConfigMap = {};
-    for (const c of cols) if (isOrderable(c)) orderFields[c.fieldName] = { type: s.orderByDirection };
+    const orderFields = (): GraphQLInputFieldConfigMap => {
+      const f: GraphQLInputFieldConfigMap = {};
+      for (const c of cols) if (isOrderable(c)) f[c.fieldName] = { type: s.orderByDirection };
+      for (const [name, r] of relatedInputFields(table, 'orderBy'))
+        if (this.visible(r.target)) f[name] = { type: this.of(r.target).orderBy };
+      return f;
+    };
     const orderBy = new GraphQLInputObjectType({ name: orderByType(n), fields: orderFields });
     all.push(connection, filter, orderBy);
     const out: TableTypes = { node, connection, filter, orderBy, all };
@@ -252,6 +272,38 @@ export class TypeRegistry {
       out.insertInput = new GraphQLInputObjectType({ name: insertInputType(n), fields: f });
       out.insertResponse = response('Insert');
       all.push(out.insertInput, out.insertResponse);
+      const upsert = upsertOptions(table);
+      if (upsert) {
+        const enumOf = (name: string, values: string[], description: string) =>
+          new GraphQLEnumType({
+            name,
+            description,
+            values: Object.fromEntries(values.map((v) => [v, { value: v }])),
+          });
+        const constraint = enumOf(
+          constraintType(n),
+          upsert.targets.map((x) => x.name),
+          `Unique constraints and indexes of \`${n}\` usable as conflict targets`,
+        );
+        const updateColumn = enumOf(
+          updateColumnType(n),
+          upsert.updatable.map((c) => c.fieldName),
+          `Columns of \`${n}\` an upsert may update`,
+        );
+        out.onConflict = new GraphQLInputObjectType({
+          name: onConflictType(n),
+          description: 'What to do with a record that conflicts with an existing one',
+          fields: {
+            constraint: { type: new GraphQLNonNull(constraint) },
+            updateColumns: {
+              type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(updateColumn))),
+              description: 'Columns set from the conflicting record; empty: do nothing',
+            },
+            filter: { type: filter, description: 'Only conflicting records matching it are updated' },
+          },
+        });
+        all.push(constraint, updateColumn, out.onConflict);
+      }
     }
     const upd = updatableColumns(table);
     if (upd.length) {
@@ -266,6 +318,28 @@ export class TypeRegistry {
       all.push(out.deleteResponse);
     }
     return out;
+  }
+
+  /** Strata `related_filters`: `some` / `every` / `none` of a to-many relationship's rows. */
+  private toManyFilterOf(table: Table): GraphQLInputObjectType {
+    let hit = this.toManyFilters.get(table);
+    if (!hit) {
+      const filter = this.of(table).filter;
+      const desc = {
+        every: 'True when every related record the role can see matches the filter',
+        none: 'True when no related record the role can see matches the filter',
+        some: 'True when at least one related record the role can see matches the filter',
+      };
+      hit = new GraphQLInputObjectType({
+        name: toManyFilterType(table.typeName),
+        description: `Filter on the related \`${table.typeName}\` records`,
+        fields: Object.fromEntries(
+          TO_MANY_QUANTIFIERS.map((q) => [q, { type: filter, description: desc[q] }]),
+        ),
+      });
+      this.toManyFilters.set(table, hit);
+    }
+    return hit;
   }
 
   private aggregateType(table: Table, all: GraphQLNamedType[]): GraphQLObjectType {

@@ -13,7 +13,7 @@ import type {
 import { filterSql } from './filter.js';
 import { col, jsonOf } from './json-value.js';
 import { nodeObjectSql } from './node.js';
-import { cursorCondition, cursorSql, orderSql } from './order.js';
+import { cursorCondition, cursorSql, keyExpr, orderSql, pageKeyColumn } from './order.js';
 import { jsonObject, quoteIdent, quoteLiteral, type SqlBuilder } from './sql-text.js';
 
 export interface Source {
@@ -65,8 +65,8 @@ export function connectionSql(sql: SqlBuilder, c: ConnectionPlan, src: Source): 
 
   const a = sql.alias();
   const page = `${a}_p`;
-  const displayOrder = orderSql(keys, page, false);
-  const columns = new Set<string>(keys.map((k) => k.column.sqlName));
+  const displayOrder = orderSql(keys, page, false, true);
+  const columns = new Set<string>(keys.filter((k) => !k.via.length).map((k) => k.column.sqlName));
   let wholeRow = false;
   let needCursor = false;
   for (const { field } of c.fields)
@@ -113,11 +113,14 @@ export function connectionSql(sql: SqlBuilder, c: ConnectionPlan, src: Source): 
         return `(select ${page}.__c from ${page} order by ${displayOrder} limit 1)`;
       case 'endCursor':
         needCursor = true;
-        return `(select ${page}.__c from ${page} order by ${orderSql(keys, page, true)} limit 1)`;
+        return `(select ${page}.__c from ${page} order by ${orderSql(keys, page, true, true)} limit 1)`;
     }
   };
   const pairs = c.fields.map(({ alias, field }): [string, string] => [alias, fieldSql(field)]);
   const select = [...columns].map((n) => `${col(a, n)} as ${quoteIdent(n)}`);
+  keys.forEach((k, i) => {
+    if (k.via.length) select.push(`${keyExpr(k, a)} as ${quoteIdent(pageKeyColumn(k, i))}`);
+  });
   if (wholeRow) select.push(`${a} as __r`);
   if (needCursor) select.push(`${cursorSql(keys, a)} as __c`);
   const cte = `${page} as (select ${select.join(', ') || '1 as __one'} from ${src.from} as ${a} where ${where(a, true)} order by ${orderSql(keys, a, backward)} limit ${limit}${off ? ` offset ${off}` : ''})`;

@@ -1,7 +1,8 @@
 /** FilterPlan → a SQL boolean over a row. */
 import type { FilterPlan, PkMatch } from '../build/plan-types.js';
 import { col } from './json-value.js';
-import type { SqlBuilder } from './sql-text.js';
+import type { Relationship } from '../introspect/model.js';
+import { type SqlBuilder, tableRef } from './sql-text.js';
 
 const BINARY: Record<string, string> = {
   eq: '=',
@@ -43,7 +44,31 @@ export function filterSql(sql: SqlBuilder, f: FilterPlan, row: string): string {
       return `${col(row, f.column.sqlName)} = any(${sql.param(f.value)})`;
     case 'pk':
       return pkMatchSql(sql, f.match, row);
+    case 'related':
+      return relatedSql(sql, f, row);
   }
+}
+
+/**
+ * A relationship filter as EXISTS over the related table under the caller's role, so its RLS
+ * decides which rows count: `some` (and to-one) — a related row matches; `none` — none does;
+ * `every` — no related row fails to match (a NULL result counts as not matching).
+ */
+function relatedSql(sql: SqlBuilder, f: Extract<FilterPlan, { kind: 'related' }>, row: string): string {
+  const b = sql.alias();
+  const join = relJoin(f.rel, b, row);
+  const inner = filterSql(sql, f.inner, b);
+  const from = `select 1 from ${tableRef(f.rel.target)} as ${b} where ${join}`;
+  if (f.quantifier === 'some') return `exists (${from}${inner === 'true' ? '' : ` and ${inner}`})`;
+  if (f.quantifier === 'none') return `not exists (${from}${inner === 'true' ? '' : ` and ${inner}`})`;
+  return `not exists (${from} and (${inner}) is not true)`;
+}
+
+/** The join condition between `row` (the relationship's owner) and `target` (its other end). */
+export function relJoin(rel: Relationship, target: string, row: string): string {
+  return rel.localColumns
+    .map((l, i) => `${col(target, rel.targetColumns[i] as string)} = ${col(row, l)}`)
+    .join(' and ');
 }
 
 /** The primary key columns equal to their values, parenthesized. */

@@ -40,6 +40,16 @@ export function mutationSql(sql: SqlBuilder, m: MutationPlan): string {
     );
     const columns = m.columns.map((c) => quoteIdent(c.sqlName)).join(', ');
     change = `insert into ${target} as ${a} (${columns}) values ${values.join(', ')}`;
+    const oc = m.onConflict;
+    if (oc) {
+      const on = oc.target.map((c) => quoteIdent(c.sqlName)).join(', ');
+      if (!oc.update.length) change += ` on conflict (${on}) do nothing`;
+      else {
+        const set = oc.update.map((c) => `${quoteIdent(c.sqlName)} = excluded.${quoteIdent(c.sqlName)}`);
+        const where = filterSql(sql, oc.filter, a);
+        change += ` on conflict (${on}) do update set ${set.join(', ')}${where === 'true' ? '' : ` where ${where}`}`;
+      }
+    }
   } else if (m.kind === 'update') {
     const assignments = m.set.map((s) => `${quoteIdent(s.column.sqlName)} = ${sql.param(s.value)}`);
     change = `update ${target} as ${a} set ${assignments.join(', ')} where ${filterSql(sql, m.filter, a)}`;

@@ -52,6 +52,11 @@ export function functionResultSql(sql: SqlBuilder, r: FunctionResultPlan, call: 
   switch (r.kind) {
     case 'scalar':
       return jsonOf(call, r.fn.returns);
+    case 'scalarList': {
+      const a = sql.alias();
+      const value = jsonOf(`${a}.v`, r.fn.returns);
+      return `(select coalesce(json_agg(${value} order by ${a}.n), '[]'::json) from ${call} with ordinality as ${a}(v, n))`;
+    }
     case 'connection':
       return connectionSql(sql, r.connection, { from: call });
     case 'row': {

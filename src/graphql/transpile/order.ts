@@ -2,20 +2,49 @@
 import type { CursorPlan, OrderKey } from '../build/plan-types.js';
 import { base64Json, col } from './json-value.js';
 import { elementCast } from '../introspect/rules.js';
-import type { SqlBuilder } from './sql-text.js';
+import type { Relationship } from '../introspect/model.js';
+import { relJoin } from './filter.js';
+import { type SqlBuilder, tableRef } from './sql-text.js';
 
-export function orderSql(keys: OrderKey[], row: string, reverse: boolean): string {
+/**
+ * The value of sort key `k` for row `row`: its column, or (Strata `related_filters`) the related
+ * row's column read through the to-one relationships `k.via` by a scalar subquery under the
+ * caller's role (NULL when there is no related row or RLS hides it).
+ */
+export function keyExpr(k: OrderKey, row: string): string {
+  if (!k.via.length) return col(row, k.column.sqlName);
+  const aliases = k.via.map((_, i) => `${row}_v${i}`);
+  const from = k.via
+    .map((rel, i) => {
+      const a = aliases[i] as string;
+      const ref = `${tableRef(rel.target)} as ${a}`;
+      return i === 0 ? ref : `join ${ref} on ${relJoin(rel, a, aliases[i - 1] as string)}`;
+    })
+    .join(' ');
+  const first = k.via[0] as Relationship;
+  const last = aliases[aliases.length - 1] as string;
+  return `(select ${col(last, k.column.sqlName)} from ${from} where ${relJoin(first, aliases[0] as string, row)} limit 1)`;
+}
+
+/** The page CTE's output column of key `i` (a related key has no column of the row to keep). */
+export function pageKeyColumn(k: OrderKey, i: number): string {
+  return k.via.length ? `__k${i}` : k.column.sqlName;
+}
+
+/** ORDER BY over `row`; `onPage`: `row` is the page CTE, whose columns pageKeyColumn names. */
+export function orderSql(keys: OrderKey[], row: string, reverse: boolean, onPage = false): string {
   return keys
-    .map((k) => {
+    .map((k, i) => {
       const desc = k.desc !== reverse;
       const nullsFirst = k.nullsFirst !== reverse;
-      return `${col(row, k.column.sqlName)} ${desc ? 'desc' : 'asc'} nulls ${nullsFirst ? 'first' : 'last'}`;
+      const expr = onPage ? col(row, pageKeyColumn(k, i)) : keyExpr(k, row);
+      return `${expr} ${desc ? 'desc' : 'asc'} nulls ${nullsFirst ? 'first' : 'last'}`;
     })
     .join(', ');
 }
 
 export function cursorSql(keys: OrderKey[], row: string): string {
-  return base64Json(`jsonb_build_array(${keys.map((k) => col(row, k.column.sqlName)).join(', ')})`);
+  return base64Json(`jsonb_build_array(${keys.map((k) => keyExpr(k, row)).join(', ')})`);
 }
 
 /** Rows strictly after (`cursor.after`) or before the cursor position in the order `keys`. */
@@ -36,13 +65,13 @@ export function cursorCondition(sql: SqlBuilder, keys: OrderKey[], cursor: Curso
 }
 
 function equal(k: OrderKey, v: unknown, value: string, row: string): string {
-  const c = col(row, k.column.sqlName);
+  const c = keyExpr(k, row);
   if (v === null || v === undefined) return `${c} is null`;
   return `${c} = ${value}`;
 }
 
 function beyond(k: OrderKey, v: unknown, value: string, row: string, after: boolean): string {
-  const c = col(row, k.column.sqlName);
+  const c = keyExpr(k, row);
   // In the sort order: does `c` come after `v`?
   const greater = k.desc !== after ? '>' : '<';
   const nullsComeAfter = after ? !k.nullsFirst : k.nullsFirst;

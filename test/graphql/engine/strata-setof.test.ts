@@ -1,0 +1,86 @@
+/** Strata `setof_scalars` (opt-in per schema): functions returning `setof` a scalar or array as list fields. */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { setupEnv, type Env } from './harness.js';
+import { tap, work } from './wire-tap.js';
+
+let env: Env;
+const sent: string[] = [];
+beforeAll(async () => {
+  env = await setupEnv(`
+    comment on schema public is '@graphql({"inflect_names": true, "introspection": true, "strata": {"setof_scalars": true}})';
+    create schema plain;
+    comment on schema plain is '@graphql({"inflect_names": true, "introspection": true})';
+    create function plain.plain_numbers() returns setof int stable language sql as $$ select 1 $$;
+    create table tag (id serial primary key, name text not null, owner text not null);
+    insert into tag (name, owner) values ('b', 'alice'), ('a', 'alice'), ('c', 'bob');
+    alter table tag enable row level security;
+    create policy own on tag for select to authenticated
+      using (owner = current_setting('request.jwt.claims', true)::jsonb ->> 'sub');
+    create policy everything on tag for select to service_role using (true);
+    create function tag_names() returns setof text stable language sql as $$ select name from tag order by name $$;
+    create function countdown(n int) returns setof int immutable language sql as $$ select generate_series(n, 1, -1) $$;
+    create function pairs() returns setof int[] immutable language sql as $$ values (array[1, 2]), (null), (array[3]) $$;
+    create function _letters(t tag) returns setof text stable language sql as $$ select regexp_split_to_table(t.name || 'x', '') $$;
+    create function stamp(v text) returns setof text volatile language sql as $$ select v union all select v || '!' $$;
+    grant usage on schema plain to anon, authenticated, service_role;
+    grant select on tag to anon, authenticated, service_role;
+  `);
+  tap(env.client, sent);
+});
+afterAll(() => env.close());
+afterEach(() => env.client.query('rollback'));
+
+async function as(role: 'anon' | 'authenticated' | 'service_role', sub = 'alice') {
+  await env.client.query(
+    `begin; set local role ${role}; set local search_path to public, plain; select set_config('request.jwt.claims', '{"sub": "${sub}"}', true)`,
+  );
+}
+
+describe('setof scalar functions', () => {
+  it('schema: list fields on Query, Mutation and the table type; not in a schema without the switch', async () => {
+    await as('service_role');
+    const res = (await env.gql(
+      `{ q: __type(name: "Query") { fields { name type { kind ofType { name kind } } } } m: __type(name: "Mutation") { fields { name } } }`,
+    )) as {
+      data: {
+        q: { fields: { name: string; type: { kind: string; ofType: { name: string } } }[] };
+        m: { fields: { name: string }[] };
+      };
+    };
+    const q = Object.fromEntries(res.data.q.fields.map((f) => [f.name, f.type]));
+    expect(q.tagNames).toEqual({ kind: 'LIST', ofType: { name: 'String', kind: 'SCALAR' } });
+    expect(q.countdown?.kind).toBe('LIST');
+    expect(q.plainNumbers).toBeUndefined();
+    expect(res.data.m.fields.map((f) => f.name)).toContain('stamp');
+  });
+  it('values in order, arrays and nulls kept, computed fields; one statement', async () => {
+    await as('service_role');
+    sent.length = 0;
+    expect(await env.gql('{ countdown(n: 3) pairs }')).toEqual({
+      data: { countdown: [3, 2, 1], pairs: [[1, 2], null, [3]] },
+    });
+    expect(work(sent)).toHaveLength(2);
+    expect(await env.gql('{ countdown(n: 0) }')).toEqual({ data: { countdown: [] } });
+    expect(await env.gql('{ tagCollection(first: 1) { edges { node { letters } } } }')).toEqual({
+      data: { tagCollection: { edges: [{ node: { letters: ['b', 'x'] } }] } },
+    });
+    expect(await env.gql('mutation { stamp(v: "k") }')).toEqual({ data: { stamp: ['k', 'k!'] } });
+  });
+  it('RLS decides what the function reads: service_role, authenticated, anon', async () => {
+    await as('service_role');
+    expect(await env.gql('{ tagNames }')).toEqual({ data: { tagNames: ['a', 'b', 'c'] } });
+    await env.client.query('rollback');
+    await as('authenticated', 'bob');
+    expect(await env.gql('{ tagNames }')).toEqual({ data: { tagNames: ['c'] } });
+    await env.client.query('rollback');
+    await as('anon');
+    expect(await env.gql('{ tagNames }')).toEqual({ data: { tagNames: [] } });
+  });
+  it('bad input is a GraphQL error', async () => {
+    await as('anon');
+    expect(await env.gql('{ countdown(n: "x") }')).toEqual({
+      data: null,
+      errors: [{ message: 'Invalid input for Int type' }],
+    });
+  });
+});

@@ -133,6 +133,18 @@ describe('web console', () => {
     expect((await api<unknown[]>('GET', '/projects')).json.length).toBe(before);
   });
 
+  it('creates an organization (the API error shown next to the field first)', async () => {
+    const form = page.locator('[data-form=organization]');
+    await form.getByRole('button', { name: 'Create organization' }).click();
+    await expect.poll(() => form.locator('[role=alert]').textContent()).toMatch(/name/i);
+    const orgName = `Console org ${Date.now()}`;
+    await form.getByLabel('Organization name').fill(orgName);
+    await form.getByRole('button', { name: 'Create organization' }).click();
+    await page.getByRole('heading', { name: orgName }).waitFor();
+    const orgs = (await api<{ name: string }[]>('GET', '/organizations')).json;
+    expect(orgs.map((o) => o.name)).toContain(orgName);
+  });
+
   it('creates a project and shows its URLs, keys and connection strings', async () => {
     await page.getByLabel('Name').fill(PROJECT);
     await page.getByLabel('Database password').fill('a-strong-db-password-1');

@@ -1,4 +1,4 @@
-/** Organizations and their projects: list, create, delete (with confirmation). */
+/** Organizations and their projects: list, create (both), delete a project (with confirmation). */
 import { useState } from 'react';
 import { management } from '../api';
 import { attempt, ErrorText, Field } from '../form';
@@ -40,6 +40,7 @@ export function ProjectsPage() {
         </section>
       ))}
       {orgs.data && <CreateProject orgs={orgs.data} onCreated={projects.reload} />}
+      <CreateOrganization onCreated={orgs.reload} />
     </main>
   );
 }
@@ -140,6 +141,35 @@ function CreateProject({ orgs, onCreated }: { orgs: Organization[]; onCreated: (
         <ErrorText error={error} />
         <button type="submit" disabled={busy}>
           {busy ? 'Creating…' : 'Create project'}
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function CreateOrganization({ onCreated }: { onCreated: () => void }) {
+  const [name, setName] = useState('');
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: React.FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    const ok = await attempt(async () => {
+      await management<Organization>('POST', '/organizations', { name });
+      onCreated();
+    }, setError);
+    setBusy(false);
+    if (ok) setName('');
+  };
+  return (
+    <section className="card" data-form="organization">
+      <h2>New organization</h2>
+      <form onSubmit={(e) => void submit(e)} className="grid-form">
+        <Field label="Organization name" error={error}>
+          <input name="organization_name" value={name} onChange={(e) => setName(e.target.value)} />
+        </Field>
+        <button type="submit" disabled={busy}>
+          {busy ? 'Creating…' : 'Create organization'}
         </button>
       </form>
     </section>

@@ -12,7 +12,6 @@ import {
   getBucket,
   listBuckets,
   updateBucket,
-  type ListBucketsQuery,
 } from '../service/buckets.js';
 import { emptyBucket } from '../service/objects.js';
 import { scopeOf, type StorageDeps } from './context.js';

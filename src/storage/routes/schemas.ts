@@ -12,3 +12,6 @@ export function StringEnum<const V extends readonly string[]>(values: V, options
 
 /** `{bucket}` of a bucket-wide route. */
 export const BucketParams = Type.Object({ bucket: Type.String() });
+
+/** The query string of a route authorised by a signed URL's token. */
+export const TokenQuery = Type.Object({ token: Type.String() });

@@ -132,6 +132,16 @@ describe('storage route schemas', () => {
     expect(coerced.status).toBe(200);
   });
 
+  it('signed URL tokens: absent is a schema error, empty is a token error', async () => {
+    await expectInvalid(
+      await h.api(`/object/sign/${b}/a.txt`),
+      "querystring must have required property 'token'",
+    );
+    const empty = await h.api(`/object/sign/${b}/a.txt?token=`);
+    expect(empty.status).toBe(400);
+    expect(await empty.json()).toMatchObject({ statusCode: '400', code: 'InvalidJWT' });
+  });
+
   it('validation answers before authentication', async () => {
     await expectInvalid(
       await h.api('/bucket', { token: 'garbage', ...json('POST', {}) }),

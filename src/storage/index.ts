@@ -28,6 +28,8 @@ function toStorageError(err: FastifyError | Error): StorageError {
   if (err instanceof StorageError) return err;
   if (isDatabaseUnavailable(err)) return errors.databaseUnavailable();
   const e = err as FastifyError & { part?: unknown };
+  // A route schema refused the input: Fastify words it `<part>/<path> <Ajv message>`.
+  if (e.code === 'FST_ERR_VALIDATION' || e.validation) return errors.invalidRequest(e.message);
   if (e.code === 'FST_REQ_FILE_TOO_LARGE') return errors.entityTooLarge();
   if (e.code === 'FST_FILES_LIMIT' || e.code === 'FST_FIELDS_LIMIT' || e.code === 'FST_PARTS_LIMIT')
     return errors.invalidRequest(e.message);
@@ -52,6 +54,11 @@ function sendError(err: FastifyError | Error, req: FastifyRequest, reply: Fastif
   if (se.http === 503) reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
   if (req.method === 'HEAD' || reply.raw.headersSent) return reply.send();
   return reply.type('application/json; charset=utf-8').send(se.toJSON());
+}
+
+/** No body (no Content-Type) or a JSON `null` is validated as an empty object. */
+async function absentBodyIsEmpty(req: FastifyRequest): Promise<void> {
+  if (req.body === undefined || req.body === null) req.body = {};
 }
 
 /** JSON bodies; an empty body (storage-js sends `{}`, others nothing) is an empty object. */
@@ -126,6 +133,7 @@ async function storageApi(app: FastifyInstance, opts: { platform: Platform }): P
     json.addContentTypeParser('*', { parseAs: 'string', bodyLimit: limit }, (_req, _body, done) =>
       done(null, {}),
     );
+    json.addHook('preValidation', absentBodyIsEmpty);
     await json.register(bucketRoutes, deps);
     await json.register(objectReadRoutes, deps);
     await json.register(objectManageRoutes, deps);

@@ -29,14 +29,14 @@ export function checkBucketLimit(limit: number | null, globalLimit: number): voi
 
 const MIME_ENTRY = /^[A-Za-z0-9+.-]+\/[A-Za-z0-9+.-]+(;\s*charset=[A-Za-z0-9_.:+-]+)?$/;
 
-/** Validates and normalises allowed_mime_types: empty strings dropped, [] kept as "no restriction". */
-export function parseAllowedMimeTypes(v: unknown): string[] | null {
+/**
+ * Validates and normalises allowed_mime_types (an array of strings by the route schema): empty
+ * strings dropped, [] kept as "no restriction".
+ */
+export function parseAllowedMimeTypes(v: readonly string[] | null | undefined): string[] | null {
   if (v === null || v === undefined) return null;
-  if (!Array.isArray(v)) throw errors.invalidRequest('body/allowed_mime_types must be array');
   const out: string[] = [];
   for (const t of v) {
-    if (typeof t !== 'string')
-      throw errors.invalidRequest('body/allowed_mime_types must be array of strings');
     if (t === '') continue;
     if (t.length > 1000 || !(MIME_ENTRY.test(t) || t.endsWith('*'))) throw errors.invalidMimeType(t);
     out.push(t);

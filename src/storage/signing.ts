@@ -3,6 +3,7 @@
  * ("<bucket>/<key>", decoded), `scope` ("download" | "upload") and `exp`; upload tokens also carry
  * `upsert` and the signer's `owner`.
  */
+import { Type } from '@sinclair/typebox';
 import { JwtError, signJwt, verifyJwt } from '../auth/jwt.js';
 import { verifierText } from './auth.js';
 import { errors } from './errors.js';
@@ -10,13 +11,11 @@ import { errors } from './errors.js';
 /** Largest expiresIn accepted: beyond this `exp` would not fit a JWT sensibly. */
 const MAX_EXPIRES_IN = 100 * 365 * 24 * 3600;
 
-export function parseExpiresIn(v: unknown): number {
-  if (v === undefined || v === null)
-    throw errors.invalidRequest("body must have required property 'expiresIn'");
-  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isInteger(n))
-    throw errors.invalidRequest('body/expiresIn must be integer');
-  if (n < 1) throw errors.invalidRequest('body/expiresIn must be >= 1');
+/** `expiresIn` of a signing request: a positive integer (the route schema), at most a century. */
+export const ExpiresIn = Type.Integer({ minimum: 1 });
+
+/** The reference refuses an `expiresIn` beyond its maximum with its own error, not a schema's. */
+export function checkExpiresIn(n: number): number {
   if (n > MAX_EXPIRES_IN) throw errors.invalidParameter('expiresIn');
   return n;
 }

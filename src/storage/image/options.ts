@@ -1,10 +1,11 @@
 /**
- * Image transformation options (§ render): read from a render route's query string (validated the
- * way the reference's JSON schema does, with its messages), from the `transform` body of a signed
+ * Image transformation options (§ render): read from a render route's query string (validated by
+ * the route schema `TransformQuery`), from the `transform` body of a signed
  * URL request, or from the `transformations` claim of a signed render token ("height:100,width:200,
  * resize:cover,quality:80,format:avif", the form the reference signs).
  */
-import { errors } from '../errors.js';
+import { type Static, Type } from '@sinclair/typebox';
+import { StringEnum } from '../routes/schemas.js';
 
 export type ResizeMode = 'cover' | 'contain' | 'fill';
 export type FormatOption = 'origin' | 'avif' | 'webp';
@@ -17,46 +18,31 @@ export interface TransformOptions {
   format?: FormatOption;
 }
 
-const RESIZE: readonly ResizeMode[] = ['cover', 'contain', 'fill'];
-const FORMATS: readonly FormatOption[] = ['origin', 'avif', 'webp'];
+const RESIZE = ['cover', 'contain', 'fill'] as const satisfies readonly ResizeMode[];
+const FORMATS = ['origin', 'avif', 'webp'] as const satisfies readonly FormatOption[];
 const QUALITY_MIN = 20;
 const QUALITY_MAX = 100;
 
-function integerField(where: string, name: string, v: unknown, min: number, max?: number): number {
-  const n = typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v.trim()) : v;
-  if (typeof n !== 'number' || !Number.isInteger(n))
-    throw errors.invalidRequest(`${where}/${name} must be integer`);
-  if (n < min) throw errors.invalidRequest(`${where}/${name} must be >= ${min}`);
-  if (max !== undefined && n > max) throw errors.invalidRequest(`${where}/${name} must be <= ${max}`);
-  return n;
-}
-
-function enumField<T extends string>(where: string, name: string, v: unknown, allowed: readonly T[]): T {
-  if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v))
-    throw errors.invalidRequest(`${where}/${name} must be equal to one of the allowed values`);
-  return v as T;
-}
-
-function one(v: unknown): unknown {
-  return Array.isArray(v) ? v[0] : v;
-}
-
 /**
- * Options from a query string (`where` = "querystring") or a JSON body's `transform`
- * (`where` = "body/transform"). Unknown keys are ignored, as the reference's schema does.
+ * Options from a render route's query string or a signing request's `transform` body, as the
+ * reference's schema declares them (Fastify's Ajv words the errors; unknown keys are ignored).
  */
-export function parseTransformOptions(source: Record<string, unknown>, where: string): TransformOptions {
+export const TransformQuery = Type.Object({
+  width: Type.Optional(Type.Integer({ minimum: 0 })),
+  height: Type.Optional(Type.Integer({ minimum: 0 })),
+  resize: Type.Optional(StringEnum(RESIZE)),
+  quality: Type.Optional(Type.Integer({ minimum: QUALITY_MIN, maximum: QUALITY_MAX })),
+  format: Type.Optional(StringEnum(FORMATS)),
+});
+
+/** The options of a query string or body validated by `TransformQuery`. */
+export function transformOptionsOf(source: Static<typeof TransformQuery>): TransformOptions {
   const o: TransformOptions = {};
-  const width = one(source.width);
-  const height = one(source.height);
-  const resize = one(source.resize);
-  const quality = one(source.quality);
-  const format = one(source.format);
-  if (width !== undefined) o.width = integerField(where, 'width', width, 0);
-  if (height !== undefined) o.height = integerField(where, 'height', height, 0);
-  if (resize !== undefined) o.resize = enumField(where, 'resize', resize, RESIZE);
-  if (quality !== undefined) o.quality = integerField(where, 'quality', quality, QUALITY_MIN, QUALITY_MAX);
-  if (format !== undefined) o.format = enumField(where, 'format', format, FORMATS);
+  if (source.width !== undefined) o.width = source.width;
+  if (source.height !== undefined) o.height = source.height;
+  if (source.resize !== undefined) o.resize = source.resize;
+  if (source.quality !== undefined) o.quality = source.quality;
+  if (source.format !== undefined) o.format = source.format;
   return o;
 }
 
@@ -117,11 +103,10 @@ export function appliedSegments(o: TransformOptions): string[] {
  * The `transformations` claim for POST /object/sign with a `transform` body (only when image
  * transformation is enabled, as the reference), or undefined for a plain download URL.
  */
-export function signedTransformations(body: Record<string, unknown>, enabled: boolean): string | undefined {
-  const t = body.transform;
-  if (t === undefined || t === null) return undefined;
-  if (typeof t !== 'object' || Array.isArray(t)) throw errors.invalidRequest('body/transform must be object');
-  const options = parseTransformOptions(t as Record<string, unknown>, 'body/transform');
-  if (!enabled) return undefined;
-  return transformationsString(options) || undefined;
+export function signedTransformations(
+  transform: Static<typeof TransformQuery> | null | undefined,
+  enabled: boolean,
+): string | undefined {
+  if (!transform || !enabled) return undefined;
+  return transformationsString(transformOptionsOf(transform)) || undefined;
 }

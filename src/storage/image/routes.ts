@@ -7,6 +7,7 @@
  * Cache-Control (Expires for signed), `X-Transformations`, `Vary: Accept`, and
  * `X-Strata-Render-Cache: HIT|MISS`.
  */
+import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SERVICE, requireCaller } from '../auth.js';
 import { errors } from '../errors.js';
@@ -14,10 +15,12 @@ import { assertKey } from '../keys.js';
 import { findWithBucket, requireObject, type ObjectRow } from '../service/objects.js';
 import { verifyUrlToken } from '../signing.js';
 import { headerValue, objectParams, scopeOf, type StorageDeps } from '../routes/context.js';
+import { TokenQuery } from '../routes/schemas.js';
 import {
+  TransformQuery,
   appliedSegments,
-  parseTransformOptions,
   parseTransformationsString,
+  transformOptionsOf,
   type TransformOptions,
 } from './options.js';
 import { ImageRenderer } from './renderer.js';
@@ -65,20 +68,22 @@ export async function imageRoutes(app: FastifyInstance, deps: StorageDeps): Prom
     return reply.send(rendered.body);
   };
 
-  app.get('/render/image/authenticated/:bucket/*', async (req, reply) => {
+  type Transform = { Querystring: Static<typeof TransformQuery> };
+  const transform = { schema: { querystring: TransformQuery } };
+  app.get<Transform>('/render/image/authenticated/:bucket/*', transform, async (req, reply) => {
     const { project } = scopeOf(deps, req);
     const caller = await requireCaller(req, project);
     const { bucket, key } = objectParams(req);
-    const options = parseTransformOptions(req.query as Record<string, unknown>, 'querystring');
+    const options = transformOptionsOf(req.query);
     assertKey(key);
     const row = await requireObject(project, caller, 'storage.render.image_authenticated', bucket, key);
     return send(req, reply, row, options);
   });
 
-  app.get('/render/image/public/:bucket/*', async (req, reply) => {
+  app.get<Transform>('/render/image/public/:bucket/*', transform, async (req, reply) => {
     const { project } = scopeOf(deps, req);
     const { bucket, key } = objectParams(req);
-    const options = parseTransformOptions(req.query as Record<string, unknown>, 'querystring');
+    const options = transformOptionsOf(req.query);
     assertKey(key);
     const found = await findWithBucket(project, 'storage.render.image_public', bucket, key);
     if (!found.isPublic) throw errors.noSuchBucket();
@@ -86,14 +91,16 @@ export async function imageRoutes(app: FastifyInstance, deps: StorageDeps): Prom
     return send(req, reply, found.row, options);
   });
 
-  app.get('/render/image/sign/:bucket/*', async (req, reply) => {
-    const { project } = scopeOf(deps, req);
-    const { bucket, key } = objectParams(req);
-    const token = (req.query as Record<string, unknown>).token;
-    if (typeof token !== 'string' || token === '')
-      throw errors.invalidRequest("querystring must have required property 'token'");
-    const claims = await verifyUrlToken(project.jwtSecret, token, 'download', bucket, key);
-    const row = await requireObject(project, SERVICE, 'storage.render.image_signed', bucket, key);
-    return send(req, reply, row, parseTransformationsString(claims.transformations ?? ''), claims.exp);
-  });
+  const signed = { schema: { querystring: TokenQuery } };
+  app.get<{ Querystring: Static<typeof TokenQuery> }>(
+    '/render/image/sign/:bucket/*',
+    signed,
+    async (req, reply) => {
+      const { project } = scopeOf(deps, req);
+      const { bucket, key } = objectParams(req);
+      const claims = await verifyUrlToken(project.jwtSecret, req.query.token, 'download', bucket, key);
+      const row = await requireObject(project, SERVICE, 'storage.render.image_signed', bucket, key);
+      return send(req, reply, row, parseTransformationsString(claims.transformations ?? ''), claims.exp);
+    },
+  );
 }

@@ -1,5 +1,6 @@
 /** S1–S6: /bucket routes. */
-import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isServiceRole, requireCaller } from '../auth.js';
 import { errors } from '../errors.js';
 import { assertBucketName, assertNewBucketName } from '../keys.js';
@@ -11,39 +12,37 @@ import {
   getBucket,
   listBuckets,
   updateBucket,
-  type ListBucketsQuery,
 } from '../service/buckets.js';
 import { emptyBucket } from '../service/objects.js';
-import { bodyOf, requireField, scopeOf, type StorageDeps } from './context.js';
+import { scopeOf, type StorageDeps } from './context.js';
+import { StringEnum } from './schemas.js';
 
 const EMPTY_BUCKET_MAX = 200_000;
 
-function intParam(v: unknown, name: string, min: number): number | undefined {
-  if (v === undefined || v === '') return undefined;
-  const n = typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : NaN;
-  if (!Number.isSafeInteger(n)) throw errors.invalidRequest(`querystring/${name} must be integer`);
-  if (n < min) throw errors.invalidRequest(`querystring/${name} must be >= ${min}`);
-  return n;
-}
-
-function listQuery(q: Record<string, unknown>): ListBucketsQuery {
-  const out: ListBucketsQuery = {
-    limit: intParam(q.limit, 'limit', 1),
-    offset: intParam(q.offset, 'offset', 0),
-  };
-  if (typeof q.search === 'string') out.search = q.search;
-  if (q.sortColumn !== undefined) {
-    if (!['id', 'name', 'created_at', 'updated_at'].includes(String(q.sortColumn)))
-      throw errors.invalidRequest('querystring/sortColumn must be equal to one of the allowed values');
-    out.sortColumn = q.sortColumn as ListBucketsQuery['sortColumn'];
-  }
-  if (q.sortOrder !== undefined) {
-    if (!['asc', 'desc'].includes(String(q.sortOrder)))
-      throw errors.invalidRequest('querystring/sortOrder must be equal to one of the allowed values');
-    out.sortOrder = q.sortOrder as 'asc' | 'desc';
-  }
-  return out;
-}
+/**
+ * Route schemas (Fastify's Ajv words their errors). `file_size_limit` is checked in code: a number
+ * or a "5MB"-style string, parsed by limits.ts.
+ */
+const AllowedMimeTypes = Type.Array(Type.String(), { nullable: true });
+const CreateBody = Type.Object({
+  name: Type.String(),
+  id: Type.Optional(Type.String({ nullable: true })),
+  public: Type.Optional(Type.Boolean()),
+  file_size_limit: Type.Optional(Type.Unknown()),
+  allowed_mime_types: Type.Optional(AllowedMimeTypes),
+});
+const UpdateBody = Type.Object({
+  public: Type.Optional(Type.Boolean()),
+  file_size_limit: Type.Optional(Type.Unknown()),
+  allowed_mime_types: Type.Optional(AllowedMimeTypes),
+});
+const ListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0 })),
+  search: Type.Optional(Type.String()),
+  sortColumn: Type.Optional(StringEnum(['id', 'name', 'created_at', 'updated_at'])),
+  sortOrder: Type.Optional(StringEnum(['asc', 'desc'])),
+});
 
 /** Old Python clients do not know the `type` field. */
 function clientWantsType(headers: Record<string, unknown>): boolean {
@@ -65,17 +64,14 @@ function clientWantsType(headers: Record<string, unknown>): boolean {
 }
 
 export async function bucketRoutes(app: FastifyInstance, deps: StorageDeps): Promise<void> {
-  const create = async (req: import('fastify').FastifyRequest) => {
+  const create = async (req: FastifyRequest<{ Body: Static<typeof CreateBody> }>) => {
     const { project, globalLimit } = scopeOf(deps, req);
     const caller = await requireCaller(req, project);
-    const body = bodyOf(req);
-    requireField(body, 'name', 'string');
-    const name = body.name as string;
-    const id = body.id === undefined || body.id === null ? name : body.id;
+    const body = req.body;
+    const name = body.name;
+    const id = body.id ?? name;
     assertNewBucketName(name);
     assertNewBucketName(id);
-    if (body.public !== undefined && typeof body.public !== 'boolean')
-      throw errors.invalidRequest('body/public must be boolean');
     const fileSizeLimit = parseFileSizeLimit(body.file_size_limit);
     checkBucketLimit(fileSizeLimit, globalLimit);
     const allowedMimeTypes = parseAllowedMimeTypes(body.allowed_mime_types);
@@ -88,18 +84,20 @@ export async function bucketRoutes(app: FastifyInstance, deps: StorageDeps): Pro
     });
     return { name };
   };
-  app.post('/bucket', create);
-  app.post('/bucket/', create);
+  const createOpts = { schema: { body: CreateBody } };
+  app.post('/bucket', createOpts, create);
+  app.post('/bucket/', createOpts, create);
 
-  const list = async (req: import('fastify').FastifyRequest) => {
+  const list = async (req: FastifyRequest<{ Querystring: Static<typeof ListQuery> }>) => {
     const { project } = scopeOf(deps, req);
     const caller = await requireCaller(req, project);
-    const rows = await listBuckets(project, caller, listQuery(req.query as Record<string, unknown>));
+    const rows = await listBuckets(project, caller, req.query);
     const withType = clientWantsType(req.headers);
     return rows.map((r) => bucketJson(r, withType));
   };
-  app.get('/bucket', list);
-  app.get('/bucket/', list);
+  const listOpts = { schema: { querystring: ListQuery } };
+  app.get('/bucket', listOpts, list);
+  app.get('/bucket/', listOpts, list);
 
   app.get<{ Params: { id: string } }>('/bucket/:id', async (req) => {
     const { project } = scopeOf(deps, req);
@@ -107,27 +105,30 @@ export async function bucketRoutes(app: FastifyInstance, deps: StorageDeps): Pro
     return bucketJson(await getBucket(project, caller, req.params.id), false);
   });
 
-  app.put<{ Params: { id: string } }>('/bucket/:id', async (req) => {
-    const { project, globalLimit } = scopeOf(deps, req);
-    const caller = await requireCaller(req, project);
-    assertBucketName(req.params.id);
-    const body = bodyOf(req);
-    if (!('public' in body) && !('file_size_limit' in body) && !('allowed_mime_types' in body)) {
-      throw errors.invalidRequest("body must have required property 'public'");
-    }
-    if (body.public !== undefined && typeof body.public !== 'boolean')
-      throw errors.invalidRequest('body/public must be boolean');
-    const changes: Parameters<typeof updateBucket>[3] = {};
-    if (typeof body.public === 'boolean') changes.public = body.public;
-    if ('file_size_limit' in body && body.file_size_limit !== undefined) {
-      changes.fileSizeLimit = parseFileSizeLimit(body.file_size_limit);
-      checkBucketLimit(changes.fileSizeLimit, globalLimit);
-    }
-    if ('allowed_mime_types' in body && body.allowed_mime_types !== undefined)
-      changes.allowedMimeTypes = parseAllowedMimeTypes(body.allowed_mime_types);
-    await updateBucket(project, caller, req.params.id, changes);
-    return { message: 'Successfully updated' };
-  });
+  app.put<{ Params: { id: string }; Body: Static<typeof UpdateBody> }>(
+    '/bucket/:id',
+    { schema: { body: UpdateBody } },
+    async (req) => {
+      const { project, globalLimit } = scopeOf(deps, req);
+      const caller = await requireCaller(req, project);
+      assertBucketName(req.params.id);
+      const body = req.body;
+      // One of the three is required; JSON Schema can say so only with a longer message (anyOf).
+      if (!('public' in body) && !('file_size_limit' in body) && !('allowed_mime_types' in body)) {
+        throw errors.invalidRequest("body must have required property 'public'");
+      }
+      const changes: Parameters<typeof updateBucket>[3] = {};
+      if (body.public !== undefined) changes.public = body.public;
+      if ('file_size_limit' in body && body.file_size_limit !== undefined) {
+        changes.fileSizeLimit = parseFileSizeLimit(body.file_size_limit);
+        checkBucketLimit(changes.fileSizeLimit, globalLimit);
+      }
+      if ('allowed_mime_types' in body && body.allowed_mime_types !== undefined)
+        changes.allowedMimeTypes = parseAllowedMimeTypes(body.allowed_mime_types);
+      await updateBucket(project, caller, req.params.id, changes);
+      return { message: 'Successfully updated' };
+    },
+  );
 
   app.post<{ Params: { id: string } }>('/bucket/:id/empty', async (req) => {
     const { project, backend } = scopeOf(deps, req);

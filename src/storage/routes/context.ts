@@ -40,17 +40,6 @@ export function objectParams(req: FastifyRequest): { bucket: string; key: string
   return { bucket: p.bucket, key: p['*'] ?? '' };
 }
 
-/** A JSON body as an object (non-objects count as empty). */
-export function bodyOf(req: FastifyRequest): Record<string, unknown> {
-  const b = req.body;
-  return b && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>) : {};
-}
-
-export function requireField(body: Record<string, unknown>, name: string, type: 'string' | 'boolean'): void {
-  if (body[name] === undefined) throw errors.invalidRequest(`body must have required property '${name}'`);
-  if (typeof body[name] !== type) throw errors.invalidRequest(`body/${name} must be ${type}`);
-}
-
 export function headerValue(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;

@@ -1,4 +1,5 @@
 /** JSON object routes: delete one (S7) and many (S11), move (S16), copy (S19), list (S17). */
+import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { requireCaller } from '../auth.js';
 import { errors } from '../errors.js';
@@ -6,7 +7,8 @@ import { assertBucketName, assertKey } from '../keys.js';
 import { deleteObject, deleteObjects, listObjects, objectJson } from '../service/objects.js';
 import { copyObject, moveObject } from '../service/transfers.js';
 import { listObjectsV2 } from '../service/list-v2.js';
-import { bodyOf, headerValue, objectParams, requireField, scopeOf, type StorageDeps } from './context.js';
+import { headerValue, objectParams, scopeOf, type StorageDeps } from './context.js';
+import { BucketParams, StringEnum } from './schemas.js';
 
 function userMetadataHeader(v: string | undefined): Record<string, unknown> | undefined {
   if (v === undefined) return undefined;
@@ -20,26 +22,65 @@ function userMetadataHeader(v: string | undefined): Record<string, unknown> | un
   }
 }
 
-function transferBody(body: Record<string, unknown>) {
-  requireField(body, 'bucketId', 'string');
-  requireField(body, 'sourceKey', 'string');
-  requireField(body, 'destinationKey', 'string');
-  const bucket = body.bucketId as string;
-  const destinationBucket =
-    typeof body.destinationBucket === 'string' && body.destinationBucket !== ''
-      ? body.destinationBucket
-      : bucket;
+const TransferBody = Type.Object({
+  bucketId: Type.String(),
+  sourceKey: Type.String(),
+  destinationKey: Type.String(),
+  destinationBucket: Type.Optional(Type.String()),
+});
+const CopyBody = Type.Composite([
+  TransferBody,
+  Type.Object({
+    metadata: Type.Optional(
+      Type.Object({
+        cacheControl: Type.Optional(Type.String()),
+        mimetype: Type.Optional(Type.String()),
+      }),
+    ),
+    copyMetadata: Type.Optional(Type.Boolean()),
+  }),
+]);
+const DeleteManyBody = Type.Object({ prefixes: Type.Array(Type.String(), { minItems: 1 }) });
+/** `sortBy.order` is compared case-insensitively, which an `enum` cannot say: checked in code. */
+const SortBy = <const C extends readonly string[]>(columns: C) =>
+  Type.Optional(
+    Type.Object({ column: Type.Optional(StringEnum(columns)), order: Type.Optional(Type.String()) }),
+  );
+const ListBody = Type.Object({
+  prefix: Type.String(),
+  limit: Type.Optional(Type.Integer({ minimum: 1 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0 })),
+  sortBy: SortBy(['name', 'updated_at', 'created_at', 'last_accessed_at']),
+  search: Type.Optional(Type.String()),
+});
+/** `limit` keeps the reference's own message ("an integer between 1 and 1000"): checked in code. */
+const ListV2Body = Type.Object({
+  prefix: Type.Optional(Type.String()),
+  limit: Type.Optional(Type.Unknown()),
+  cursor: Type.Optional(Type.String()),
+  with_delimiter: Type.Optional(Type.Boolean()),
+  sortBy: SortBy(['name', 'updated_at', 'created_at']),
+});
+
+function transferOf(body: Static<typeof TransferBody>) {
+  const bucket = body.bucketId;
+  const destinationBucket = body.destinationBucket || bucket;
   assertBucketName(bucket);
   assertBucketName(destinationBucket);
   return {
     bucket,
-    sourceKey: body.sourceKey as string,
-    destinationKey: body.destinationKey as string,
+    sourceKey: body.sourceKey,
+    destinationKey: body.destinationKey,
     destinationBucket,
   };
 }
 
-const SORT_COLUMNS = ['name', 'updated_at', 'created_at', 'last_accessed_at'];
+function sortOrderOf(order: string | undefined): 'asc' | 'desc' {
+  const o = (order ?? 'asc').toLowerCase();
+  if (o !== 'asc' && o !== 'desc')
+    throw errors.invalidRequest('body/sortBy/order must be equal to one of the allowed values');
+  return o;
+}
 
 export async function objectManageRoutes(app: FastifyInstance, deps: StorageDeps): Promise<void> {
   app.delete('/object/:bucket/*', async (req) => {
@@ -52,102 +93,91 @@ export async function objectManageRoutes(app: FastifyInstance, deps: StorageDeps
     return { message: 'Successfully deleted' };
   });
 
-  app.delete<{ Params: { bucket: string } }>('/object/:bucket', async (req) => {
-    const { project, backend } = scopeOf(deps, req);
-    const caller = await requireCaller(req, project);
-    assertBucketName(req.params.bucket);
-    const prefixes = bodyOf(req).prefixes;
-    if (prefixes === undefined) throw errors.invalidRequest("body must have required property 'prefixes'");
-    if (!Array.isArray(prefixes) || prefixes.some((p) => typeof p !== 'string'))
-      throw errors.invalidRequest('body/prefixes must be array');
-    if (prefixes.length < 1) throw errors.invalidRequest('body/prefixes must NOT have fewer than 1 items');
-    const rows = await deleteObjects(project, caller, req.params.bucket, prefixes as string[]);
-    await backend.delete(
-      rows.flatMap((r) => (r.version ? [{ bucket: r.bucket_id, key: r.name, version: r.version }] : [])),
-    );
-    return rows.map(objectJson);
-  });
+  app.delete<{ Params: Static<typeof BucketParams>; Body: Static<typeof DeleteManyBody> }>(
+    '/object/:bucket',
+    { schema: { params: BucketParams, body: DeleteManyBody } },
+    async (req) => {
+      const { project, backend } = scopeOf(deps, req);
+      const caller = await requireCaller(req, project);
+      assertBucketName(req.params.bucket);
+      const rows = await deleteObjects(project, caller, req.params.bucket, req.body.prefixes);
+      await backend.delete(
+        rows.flatMap((r) => (r.version ? [{ bucket: r.bucket_id, key: r.name, version: r.version }] : [])),
+      );
+      return rows.map(objectJson);
+    },
+  );
 
-  app.post('/object/move', async (req) => {
+  app.post<{ Body: Static<typeof TransferBody> }>(
+    '/object/move',
+    { schema: { body: TransferBody } },
+    async (req) => {
+      const scope = scopeOf(deps, req);
+      const caller = await requireCaller(req, scope.project);
+      await moveObject({ ...scope, caller, ...transferOf(req.body) });
+      return { message: 'Successfully moved' };
+    },
+  );
+
+  app.post<{ Body: Static<typeof CopyBody> }>('/object/copy', { schema: { body: CopyBody } }, async (req) => {
     const scope = scopeOf(deps, req);
     const caller = await requireCaller(req, scope.project);
-    await moveObject({ ...scope, caller, ...transferBody(bodyOf(req)) });
-    return { message: 'Successfully moved' };
-  });
-
-  app.post('/object/copy', async (req) => {
-    const scope = scopeOf(deps, req);
-    const caller = await requireCaller(req, scope.project);
-    const body = bodyOf(req);
-    const t = transferBody(body);
-    const meta =
-      body.metadata && typeof body.metadata === 'object' ? (body.metadata as Record<string, unknown>) : {};
+    const body = req.body;
+    const t = transferOf(body);
+    const meta = body.metadata ?? {};
     const row = await copyObject(
       { ...scope, caller, ...t },
       {
         upsert: headerValue(req, 'x-upsert') === 'true',
         copyMetadata: body.copyMetadata !== false,
-        cacheControl: typeof meta.cacheControl === 'string' ? meta.cacheControl : undefined,
-        mimetype: typeof meta.mimetype === 'string' ? meta.mimetype : undefined,
+        cacheControl: meta.cacheControl,
+        mimetype: meta.mimetype,
         userMetadata: userMetadataHeader(headerValue(req, 'x-metadata')),
       },
     );
     return { Id: row.id, Key: `${t.destinationBucket}/${t.destinationKey}`, ...objectJson(row) };
   });
 
-  app.post<{ Params: { bucket: string } }>('/object/list/:bucket', async (req) => {
-    const { project } = scopeOf(deps, req);
-    const caller = await requireCaller(req, project);
-    assertBucketName(req.params.bucket);
-    const body = bodyOf(req);
-    if (typeof body.prefix !== 'string')
-      throw errors.invalidRequest("body must have required property 'prefix'");
-    const int = (v: unknown, name: string, min: number, d: number) => {
-      if (v === undefined || v === null) return d;
-      if (typeof v !== 'number' || !Number.isInteger(v))
-        throw errors.invalidRequest(`body/${name} must be integer`);
-      if (v < min) throw errors.invalidRequest(`body/${name} must be >= ${min}`);
-      return v;
-    };
-    const sortBy = (body.sortBy ?? {}) as Record<string, unknown>;
-    const column = sortBy.column ?? 'name';
-    const order = sortBy.order ?? 'asc';
-    if (!SORT_COLUMNS.includes(String(column)))
-      throw errors.invalidRequest('body/sortBy/column must be equal to one of the allowed values');
-    if (!['asc', 'desc'].includes(String(order).toLowerCase()))
-      throw errors.invalidRequest('body/sortBy/order must be equal to one of the allowed values');
-    return listObjects(project, caller, req.params.bucket, {
-      prefix: body.prefix,
-      limit: Math.min(int(body.limit, 'limit', 1, 100), 1500),
-      offset: int(body.offset, 'offset', 0, 0),
-      sortColumn: String(column),
-      sortOrder: String(order).toLowerCase(),
-      search: typeof body.search === 'string' ? body.search : '',
-    });
-  });
+  app.post<{ Params: Static<typeof BucketParams>; Body: Static<typeof ListBody> }>(
+    '/object/list/:bucket',
+    { schema: { params: BucketParams, body: ListBody } },
+    async (req) => {
+      const { project } = scopeOf(deps, req);
+      const caller = await requireCaller(req, project);
+      assertBucketName(req.params.bucket);
+      const body = req.body;
+      const order = sortOrderOf(body.sortBy?.order);
+      return listObjects(project, caller, req.params.bucket, {
+        prefix: body.prefix,
+        limit: Math.min(body.limit ?? 100, 1500),
+        offset: body.offset ?? 0,
+        sortColumn: body.sortBy?.column ?? 'name',
+        sortOrder: order,
+        search: body.search ?? '',
+      });
+    },
+  );
 
-  app.post<{ Params: { bucket: string } }>('/object/list-v2/:bucket', async (req) => {
-    const { project } = scopeOf(deps, req);
-    const caller = await requireCaller(req, project);
-    assertBucketName(req.params.bucket);
-    const body = bodyOf(req);
-    const limit = body.limit ?? 1000;
-    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 1000)
-      throw errors.invalidRequest('body/limit must be an integer between 1 and 1000');
-    const sortBy = (body.sortBy ?? {}) as Record<string, unknown>;
-    const column = String(sortBy.column ?? 'name');
-    const order = String(sortBy.order ?? 'asc').toLowerCase();
-    if (!['name', 'updated_at', 'created_at'].includes(column))
-      throw errors.invalidRequest('body/sortBy/column must be equal to one of the allowed values');
-    if (!['asc', 'desc'].includes(order))
-      throw errors.invalidRequest('body/sortBy/order must be equal to one of the allowed values');
-    return listObjectsV2(project, caller, req.params.bucket, {
-      prefix: typeof body.prefix === 'string' ? body.prefix : '',
-      limit,
-      cursor: typeof body.cursor === 'string' && body.cursor !== '' ? body.cursor : undefined,
-      withDelimiter: body.with_delimiter === true,
-      column: column as 'name' | 'updated_at' | 'created_at',
-      order: order as 'asc' | 'desc',
-    });
-  });
+  app.post<{ Params: Static<typeof BucketParams>; Body: Static<typeof ListV2Body> }>(
+    '/object/list-v2/:bucket',
+    { schema: { params: BucketParams, body: ListV2Body } },
+    async (req) => {
+      const { project } = scopeOf(deps, req);
+      const caller = await requireCaller(req, project);
+      assertBucketName(req.params.bucket);
+      const body = req.body;
+      const limit = body.limit ?? 1000;
+      if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 1000)
+        throw errors.invalidRequest('body/limit must be an integer between 1 and 1000');
+      const order = sortOrderOf(body.sortBy?.order);
+      return listObjectsV2(project, caller, req.params.bucket, {
+        prefix: body.prefix ?? '',
+        limit,
+        cursor: body.cursor || undefined,
+        withDelimiter: body.with_delimiter === true,
+        column: body.sortBy?.column ?? 'name',
+        order,
+      });
+    },
+  );
 }

@@ -3,12 +3,13 @@
  * signed upload (PUT /object/upload/sign, authorised by its token). Registered in a context whose
  * only body parsers leave the body as a stream (see index.ts).
  */
+import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SERVICE, ownerUuid, requireCaller } from '../auth.js';
-import { errors } from '../errors.js';
 import { verifyUrlToken } from '../signing.js';
 import { uploadObject } from '../service/uploads.js';
 import { headerValue, objectParams, scopeOf, type StorageDeps } from './context.js';
+import { TokenQuery } from './schemas.js';
 import { readUploadBody } from './upload-body.js';
 
 /** Aborted when the client goes away before the upload is complete. */
@@ -41,26 +42,27 @@ export async function objectUploadRoutes(app: FastifyInstance, deps: StorageDeps
   app.post('/object/:bucket/*', upload('POST'));
   app.put('/object/:bucket/*', upload('PUT'));
 
-  app.put('/object/upload/sign/:bucket/*', async (req) => {
-    const scope = scopeOf(deps, req);
-    const { bucket, key } = objectParams(req);
-    const token = (req.query as Record<string, unknown>).token;
-    if (typeof token !== 'string' || token === '')
-      throw errors.invalidRequest("querystring must have required property 'token'");
-    const claims = await verifyUrlToken(scope.project.jwtSecret, token, 'upload', bucket, key);
-    const owner = claims.owner;
-    const result = await uploadObject({
-      ...scope,
-      writer: SERVICE,
-      owner: owner && ownerUuid({ ...SERVICE, sub: owner }) ? owner : null,
-      ownerId: owner ?? null,
-      bucket,
-      key,
-      upsert: claims.upsert,
-      operation: 'storage.object.upload_signed',
-      body: (limit) => readUploadBody(req, limit),
-      signal: abortSignalOf(req),
-    });
-    return { Key: result.Key };
-  });
+  app.put<{ Querystring: Static<typeof TokenQuery> }>(
+    '/object/upload/sign/:bucket/*',
+    { schema: { querystring: TokenQuery } },
+    async (req) => {
+      const scope = scopeOf(deps, req);
+      const { bucket, key } = objectParams(req);
+      const claims = await verifyUrlToken(scope.project.jwtSecret, req.query.token, 'upload', bucket, key);
+      const owner = claims.owner;
+      const result = await uploadObject({
+        ...scope,
+        writer: SERVICE,
+        owner: owner && ownerUuid({ ...SERVICE, sub: owner }) ? owner : null,
+        ownerId: owner ?? null,
+        bucket,
+        key,
+        upsert: claims.upsert,
+        operation: 'storage.object.upload_signed',
+        body: (limit) => readUploadBody(req, limit),
+        signal: abortSignalOf(req),
+      });
+      return { Key: result.Key };
+    },
+  );
 }

@@ -126,7 +126,7 @@ describe('web console', () => {
 
   it('shows a create error next to the form and creates nothing', async () => {
     const before = (await api<unknown[]>('GET', '/projects')).json.length;
-    await page.getByLabel('Name').fill('');
+    await page.getByLabel('Name', { exact: true }).fill('');
     await page.getByLabel('Database password').fill('x');
     await page.getByRole('button', { name: 'Create project' }).click();
     await expect.poll(() => page.locator('.card [role=alert]').textContent()).toMatch(/name/i);
@@ -146,7 +146,7 @@ describe('web console', () => {
   });
 
   it('creates a project and shows its URLs, keys and connection strings', async () => {
-    await page.getByLabel('Name').fill(PROJECT);
+    await page.getByLabel('Name', { exact: true }).fill(PROJECT);
     await page.getByLabel('Database password').fill('a-strong-db-password-1');
     await page.getByRole('button', { name: 'Create project' }).click();
     const created = page.getByRole('heading', { name: 'API keys' });

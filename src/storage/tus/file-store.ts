@@ -14,7 +14,7 @@ import type { Readable } from 'node:stream';
 import { DataStore, ERRORS, Upload } from '@tus/utils';
 import type { FileBackend } from '../backend/file.js';
 import type { StoredBytes } from '../service/uploads.js';
-import { parseUploadId } from './upload-id.js';
+import { parseUploadId, TUS_EXTENSIONS } from './upload-id.js';
 
 interface Description {
   id: string;
@@ -33,13 +33,7 @@ export class TusFileStore extends DataStore {
     private readonly backend: FileBackend,
   ) {
     super();
-    this.extensions = [
-      'creation',
-      'creation-with-upload',
-      'creation-defer-length',
-      'termination',
-      'expiration',
-    ];
+    this.extensions = [...TUS_EXTENSIONS];
   }
 
   /** The bytes' file of an upload id (the version names it; ids are checked before). */

@@ -24,7 +24,7 @@ import { DataStore, ERRORS, Upload } from '@tus/utils';
 import { RESUMABLE_INFO_SUFFIX, RESUMABLE_TAIL_SUFFIX, type S3Backend } from '../backend/s3.js';
 import type { ObjectLocation } from '../backend/interface.js';
 import type { StoredBytes } from '../service/uploads.js';
-import { formatUploadId, parseUploadId } from './upload-id.js';
+import { formatUploadId, parseUploadId, TUS_EXTENSIONS } from './upload-id.js';
 
 const MiB = 1024 * 1024;
 /** Every part but the last is exactly this size (S3: at least 5 MiB, at most 10,000 parts). */
@@ -69,13 +69,7 @@ export class TusS3Store extends DataStore {
     private readonly expirationMs: number,
   ) {
     super();
-    this.extensions = [
-      'creation',
-      'creation-with-upload',
-      'creation-defer-length',
-      'termination',
-      'expiration',
-    ];
+    this.extensions = [...TUS_EXTENSIONS];
   }
 
   /** The object version an upload id becomes. */

@@ -36,3 +36,12 @@ export function fromUrlSegment(segment: string): string | undefined {
   const id = Buffer.from(segment, 'base64url').toString('utf8');
   return parseUploadId(id) ? id : undefined;
 }
+
+/** The TUS extensions both data stores (file and S3) implement. */
+export const TUS_EXTENSIONS = [
+  'creation',
+  'creation-with-upload',
+  'creation-defer-length',
+  'termination',
+  'expiration',
+] as const;

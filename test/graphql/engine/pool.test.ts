@@ -1,7 +1,8 @@
 /** resolveWithPool: one round trip per request, role + claims, and schema changes picked up through the version guard. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
+import type pg from 'pg';
 import { setupEnv, type Env } from './harness.js';
+import { countingPool } from './wire-tap.js';
 import { resolveWithPool } from '../../../src/graphql/engine.js';
 
 let env: Env;
@@ -18,13 +19,8 @@ beforeAll(async () => {
     grant usage on sequence item_id_seq to authenticated;
     comment on schema public is '@graphql({"inflect_names": true})';
   `);
-  pool = new pg.Pool({ connectionString: env.db.url, max: 2 });
-  pool.on('connect', (c) => {
-    const q = c.query.bind(c) as (...a: unknown[]) => unknown;
-    (c as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
-      roundTrips++;
-      return q(...a);
-    };
+  pool = countingPool(env.db.url, () => {
+    roundTrips++;
   });
 });
 afterAll(async () => {

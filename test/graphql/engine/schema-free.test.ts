@@ -1,7 +1,8 @@
 /** `{ __typename }` on the pool path: answered from the cache with no round trip (its answer never depends on the schema). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
+import type pg from 'pg';
 import { setupEnv, type Env } from './harness.js';
+import { countingPool } from './wire-tap.js';
 import { resolveWithPool, resolveWithPoolText } from '../../../src/graphql/engine.js';
 
 let env: Env;
@@ -13,13 +14,8 @@ beforeAll(async () => {
     create table item (id serial primary key, name text);
     grant select on item to anon;
   `);
-  pool = new pg.Pool({ connectionString: env.db.url, max: 2 });
-  pool.on('connect', (c) => {
-    const q = c.query.bind(c) as (...a: unknown[]) => unknown;
-    (c as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
-      roundTrips++;
-      return q(...a);
-    };
+  pool = countingPool(env.db.url, () => {
+    roundTrips++;
   });
 });
 afterAll(async () => {

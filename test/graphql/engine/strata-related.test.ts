@@ -2,14 +2,12 @@
  * Strata `related_filters` (opt-in per schema): filtering through relationships (to-one; to-many
  * some/every/none) and ordering by a to-one related row's column, under each API role with RLS.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { setupEnv, type Env } from './harness.js';
-import { tap, work } from './wire-tap.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Env } from './harness.js';
+import { strataSuite } from './strata-suite.js';
+import { work } from './wire-tap.js';
 
-let env: Env;
-const sent: string[] = [];
-beforeAll(async () => {
-  env = await setupEnv(`
+const suite = strataSuite(`
     comment on schema public is '@graphql({"inflect_names": true, "introspection": true, "strata": {"related_filters": true}})';
     create schema plain;
     comment on schema plain is '@graphql({"inflect_names": true, "introspection": true})';
@@ -34,16 +32,12 @@ beforeAll(async () => {
     grant all on all tables in schema public, plain to anon, authenticated, service_role;
     grant usage on all sequences in schema public to anon, authenticated, service_role;
   `);
-  tap(env.client, sent);
+const { sent, as } = suite;
+let env: Env;
+beforeAll(() => {
+  env = suite.env();
 });
-afterAll(() => env.close());
-afterEach(() => env.client.query('rollback'));
 
-async function as(role: 'anon' | 'authenticated' | 'service_role', sub = 'alice') {
-  await env.client.query(
-    `begin; set local role ${role}; set local search_path to public, plain; select set_config('request.jwt.claims', '{"sub": "${sub}"}', true)`,
-  );
-}
 type Conn = { edges: { node: Record<string, unknown> }[] };
 const nodes = (res: Record<string, unknown>, field: string) =>
   ((res.data as Record<string, Conn>)[field] as Conn).edges.map((e) => e.node);

@@ -1,12 +1,10 @@
 /** Strata `setof_scalars` (opt-in per schema): functions returning `setof` a scalar or array as list fields. */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { setupEnv, type Env } from './harness.js';
-import { tap, work } from './wire-tap.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Env } from './harness.js';
+import { strataSuite } from './strata-suite.js';
+import { work } from './wire-tap.js';
 
-let env: Env;
-const sent: string[] = [];
-beforeAll(async () => {
-  env = await setupEnv(`
+const suite = strataSuite(`
     comment on schema public is '@graphql({"inflect_names": true, "introspection": true, "strata": {"setof_scalars": true}})';
     create schema plain;
     comment on schema plain is '@graphql({"inflect_names": true, "introspection": true})';
@@ -25,16 +23,11 @@ beforeAll(async () => {
     grant usage on schema plain to anon, authenticated, service_role;
     grant select on tag to anon, authenticated, service_role;
   `);
-  tap(env.client, sent);
+const { sent, as } = suite;
+let env: Env;
+beforeAll(() => {
+  env = suite.env();
 });
-afterAll(() => env.close());
-afterEach(() => env.client.query('rollback'));
-
-async function as(role: 'anon' | 'authenticated' | 'service_role', sub = 'alice') {
-  await env.client.query(
-    `begin; set local role ${role}; set local search_path to public, plain; select set_config('request.jwt.claims', '{"sub": "${sub}"}', true)`,
-  );
-}
 
 describe('setof scalar functions', () => {
   it('schema: list fields on Query, Mutation and the table type; not in a schema without the switch', async () => {

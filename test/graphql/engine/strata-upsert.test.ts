@@ -3,14 +3,12 @@
  * updateColumns, filter})` as pg_graphql's PR #622 shapes it, under each API role with RLS and
  * column privileges.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { setupEnv, type Env } from './harness.js';
-import { tap, work } from './wire-tap.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Env } from './harness.js';
+import { strataSuite } from './strata-suite.js';
+import { work } from './wire-tap.js';
 
-let env: Env;
-const sent: string[] = [];
-beforeAll(async () => {
-  env = await setupEnv(`
+const suite = strataSuite(`
     comment on schema public is '@graphql({"inflect_names": true, "introspection": true, "strata": {"upsert": true}})';
     create schema plain;
     comment on schema plain is '@graphql({"inflect_names": true, "introspection": true})';
@@ -40,16 +38,12 @@ beforeAll(async () => {
     grant select, insert (shop, sku, qty, note), update (qty) on stock to anon;
     grant usage on all sequences in schema public to anon, authenticated, service_role;
   `);
-  tap(env.client, sent);
+const { sent, as } = suite;
+let env: Env;
+beforeAll(() => {
+  env = suite.env();
 });
-afterAll(() => env.close());
-afterEach(() => env.client.query('rollback'));
 
-async function as(role: 'anon' | 'authenticated' | 'service_role', sub = 'alice') {
-  await env.client.query(
-    `begin; set local role ${role}; set local search_path to public, plain; select set_config('request.jwt.claims', '{"sub": "${sub}"}', true)`,
-  );
-}
 const rows = async () =>
   (
     await env.client.query(

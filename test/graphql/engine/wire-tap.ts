@@ -1,5 +1,19 @@
-/** Counts the SQL statements a client sends on the wire (Query and Parse messages). */
+/** Counts the SQL statements a client sends on the wire (Query and Parse messages), or a pool's round trips. */
+import pg from 'pg';
 import type { Env } from './harness.js';
+
+/** A pool of two clients on `url` whose every `query` call (one round trip) calls `count`. */
+export function countingPool(url: string, count: () => void): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  pool.on('connect', (c) => {
+    const q = c.query.bind(c) as (...a: unknown[]) => unknown;
+    (c as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
+      count();
+      return q(...a);
+    };
+  });
+  return pool;
+}
 
 /** Records the SQL text of every simple-query ('Q') and parse ('P') message written to the socket. */
 export function tap(client: Env['client'], sent: string[]) {

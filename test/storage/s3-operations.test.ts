@@ -37,8 +37,6 @@ let h: S3TestPlatform['h'];
 let endpoint: string;
 let keys: AccessKey;
 let s3: S3Client;
-const _client: typeof env.client = (creds) => env.client(creds);
-const _mgmt: typeof env.mgmt = (method, path, body) => env.mgmt(method, path, body);
 beforeAll(() => {
   ({ h, endpoint, keys, s3 } = env);
 });

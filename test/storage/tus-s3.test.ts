@@ -177,19 +177,22 @@ describe('TUS on the s3 backend', () => {
     expect(await keysOf('raw/parts.bin')).toEqual([`${b}/raw/parts.bin/${row.version}`]);
   });
 
-  it('termination removes the unfinished upload from S3; an empty upload completes', async () => {
-    const meta = `bucketName ${b64(b)},objectName ${b64('raw/gone.bin')}`;
-    const created = await h.api('/upload/resumable', {
+  /** Creates a 100-byte upload with its first `sent` bytes (creation-with-upload). */
+  const createPartial = (objectName: string, sent: number) =>
+    h.api('/upload/resumable', {
       method: 'POST',
       token: svc,
       headers: {
         'tus-resumable': '1.0.0',
         'upload-length': '100',
-        'upload-metadata': meta,
+        'upload-metadata': `bucketName ${b64(b)},objectName ${b64(objectName)}`,
         'content-type': 'application/offset+octet-stream',
       },
-      body: 'x'.repeat(40),
+      body: 'x'.repeat(sent),
     });
+
+  it('termination removes the unfinished upload from S3; an empty upload completes', async () => {
+    const created = await createPartial('raw/gone.bin', 40);
     expect(created.status).toBe(201);
     expect(created.headers.get('upload-offset')).toBe('40');
     expect((await keysOf('raw/gone.bin')).length).toBeGreaterThan(0);
@@ -213,18 +216,7 @@ describe('TUS on the s3 backend', () => {
   });
 
   it('expired uploads and stray tails are swept from S3', async () => {
-    const meta = `bucketName ${b64(b)},objectName ${b64('raw/abandoned.bin')}`;
-    const created = await h.api('/upload/resumable', {
-      method: 'POST',
-      token: svc,
-      headers: {
-        'tus-resumable': '1.0.0',
-        'upload-length': '100',
-        'upload-metadata': meta,
-        'content-type': 'application/offset+octet-stream',
-      },
-      body: 'x'.repeat(10),
-    });
+    const created = await createPartial('raw/abandoned.bin', 10);
     expect(created.status).toBe(201);
     expect((await keysOf('raw/abandoned.bin')).sort().map((k) => k.replace(/^.*\./, ''))).toEqual([
       'tus-info',

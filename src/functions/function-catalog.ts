@@ -9,7 +9,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { withUser } from '../db/pool.js';
 import type { Platform } from '../platform/platform.js';
+import { projectFunctionPassword, projectFunctionRole } from '../platform/project-login.js';
 import type { ProjectContext } from '../platform/project-context.js';
 import { getFunction, getFunctionBody, type FunctionRecord } from '../management/functions/function-store.js';
 import { runtimeConfig } from '../management/functions/runtime-config.js';
@@ -20,6 +22,15 @@ interface Entry {
   record?: FunctionRecord;
   spec?: Promise<FunctionSpec>;
   expires: number;
+}
+
+/** SUPABASE_DB_URL: the project's functions login (its own database only; see project-login.ts). */
+function functionDatabaseUrl(platform: Platform, ctx: ProjectContext): string {
+  return withUser(
+    ctx.superuserUrl,
+    projectFunctionRole(ctx.ref),
+    projectFunctionPassword(platform.state.platformKey, ctx.ref),
+  );
 }
 
 /** Records are re-read after this long even without an invalidation (another process may write). */
@@ -95,7 +106,7 @@ export class FunctionCatalog {
       }
     }
     const config = await runtimeConfig(this.platform, ctx, apiUrl, stored.record);
-    const env = { ...config.env, SUPABASE_DB_URL: ctx.apiUrl };
+    const env = { ...config.env, SUPABASE_DB_URL: functionDatabaseUrl(this.platform, ctx) };
     const fingerprint = createHash('sha256')
       .update(`${stored.record.version}\0${stored.sha256}\0${JSON.stringify(env)}`)
       .digest('hex');

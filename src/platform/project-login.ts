@@ -15,6 +15,11 @@
  * the platform key, reachable from the loopback only) lets the Management API run SQL *as* the
  * project's login (`POST …/database/query`) without ever knowing the user's password, and without a
  * superuser session that SQL could `RESET ROLE` back to.
+ *
+ * A third, `strata_fn.<ref>` (password derived the same way, loopback only, CONNECT on its project's
+ * database only), is the Edge Functions' `SUPABASE_DB_URL`: its sessions start as `postgres.<ref>`
+ * (as the hosted URL logs in as `postgres`), and it may switch to anon, authenticated or service_role
+ * (`set_config('role', …)` + `request.jwt.claims`, so RLS applies) — in its own database only.
  */
 import { createHmac } from 'node:crypto';
 import type pg from 'pg';
@@ -25,6 +30,7 @@ import { scramSha256Verifier } from './scram-verifier.js';
 export const PROJECT_LOGIN_GROUP = 'strata_project_logins';
 const LOGIN_PREFIX = 'postgres';
 const SQL_PREFIX = 'strata_sql';
+const FUNCTION_PREFIX = 'strata_fn';
 
 export function projectLoginRole(ref: string): string {
   return `${LOGIN_PREFIX}.${ref}`;
@@ -34,11 +40,26 @@ export function projectSqlRole(ref: string): string {
   return `${SQL_PREFIX}.${ref}`;
 }
 
-/** The internal role's password: derived from the platform key, never stored. */
+export function projectFunctionRole(ref: string): string {
+  return `${FUNCTION_PREFIX}.${ref}`;
+}
+
+/** An internal login's password: derived from the platform key, never stored. */
+function derivedPassword(platformKeyHex: string, purpose: string, ref: string): string {
+  return createHmac('sha256', Buffer.from(platformKeyHex, 'hex')).update(`${purpose}:${ref}`).digest('hex');
+}
+
 export function projectSqlPassword(platformKeyHex: string, ref: string): string {
-  return createHmac('sha256', Buffer.from(platformKeyHex, 'hex'))
-    .update(`strata-sql-role:${ref}`)
-    .digest('hex');
+  return derivedPassword(platformKeyHex, 'strata-sql-role', ref);
+}
+
+export function projectFunctionPassword(platformKeyHex: string, ref: string): string {
+  return derivedPassword(platformKeyHex, 'strata-function-role', ref);
+}
+
+/** Platform-internal logins of a project (pg_hba.conf: loopback only, own database only). */
+export function projectInternalRoles(ref: string): string[] {
+  return [projectSqlRole(ref), projectFunctionRole(ref)];
 }
 
 /** `PASSWORD …` clause: a verifier when it can be computed here, else the literal (the server hashes it). */
@@ -68,8 +89,10 @@ export interface EnsureLoginOptions {
 export async function ensureProjectLogin(client: pg.ClientBase, opts: EnsureLoginOptions): Promise<void> {
   const login = projectLoginRole(opts.ref);
   const sqlRole = projectSqlRole(opts.ref);
+  const fnRole = projectFunctionRole(opts.ref);
   const L = quoteIdent(login);
   const S = quoteIdent(sqlRole);
+  const F = quoteIdent(fnRole);
   const { rows } = await client.query<{ db: string }>('select current_database() as db');
   const db = quoteIdent(rows[0]?.db ?? '');
   if (!(await roleExists(client, PROJECT_LOGIN_GROUP)))
@@ -87,7 +110,13 @@ export async function ensureProjectLogin(client: pg.ClientBase, opts: EnsureLogi
       `create role ${S} login noinherit ${passwordClause(projectSqlPassword(opts.platformKey, opts.ref))}`,
       ALREADY_EXISTS,
     );
-  await client.query(`grant ${PROJECT_LOGIN_GROUP} to ${L}, ${S}`);
+  if (!(await roleExists(client, fnRole)))
+    await runRoleStatement(
+      client,
+      `create role ${F} login noinherit ${passwordClause(projectFunctionPassword(opts.platformKey, opts.ref))}`,
+      ALREADY_EXISTS,
+    );
+  await client.query(`grant ${PROJECT_LOGIN_GROUP} to ${L}, ${S}, ${F}`);
   // Member of the API roles as hosted `postgres` is, but without SET (nor INHERIT): those roles are
   // cluster-wide here, and a role may `ALTER ROLE <itself> SET …` — after `SET ROLE anon` that would
   // change anon for every project on the server. (PostgreSQL < 16 has no such options: no membership.)
@@ -97,9 +126,17 @@ export async function ensureProjectLogin(client: pg.ClientBase, opts: EnsureLogi
   if (version >= 160000)
     await client.query(`grant anon, authenticated, service_role to ${L} with inherit false, set false`);
   await client.query(`grant ${L} to ${S}`);
+  // The functions' login switches roles as the API's authenticator does (NOINHERIT: nothing until it
+  // does), but only inside its own database; its sessions start as the project's login.
+  await client.query(
+    version >= 160000
+      ? `grant ${L}, anon, authenticated, service_role to ${F} with inherit false, set true`
+      : `grant ${L}, anon, authenticated, service_role to ${F}`,
+  );
+  await client.query(`alter role ${F} set role = ${quoteLiteral(login)}`);
   await client.query(`revoke connect, temporary on database ${db} from public`);
   await client.query(`grant connect, create, temporary on database ${db} to ${L}`);
-  await client.query(`grant connect on database ${db} to ${S}`);
+  await client.query(`grant connect on database ${db} to ${S}, ${F}`);
   if (created) {
     // The user's schema is theirs, with what the platform's bootstrap put in it.
     await client.query(`alter schema public owner to ${L}`);
@@ -132,8 +169,8 @@ export async function setProjectLoginPassword(
   await client.query(`alter role ${quoteIdent(projectLoginRole(ref))} ${passwordClause(password)}`);
 }
 
-/** Drops both roles (after the project's database is gone). */
+/** Drops the project's logins (after the project's database is gone). */
 export async function dropProjectLogin(client: pg.ClientBase, ref: string): Promise<void> {
-  for (const role of [projectSqlRole(ref), projectLoginRole(ref)])
+  for (const role of [...projectInternalRoles(ref), projectLoginRole(ref)])
     await client.query(`drop role if exists ${quoteIdent(role)}`);
 }

@@ -88,6 +88,26 @@ Deno.serve(async (req) => {
   return Response.json(rows);
 });`;
 
+/** What SUPABASE_DB_URL's login is, and whether it reaches another database on the same server. */
+const DB_REACH = `
+import postgres from 'npm:postgres@3.4.9';
+const own = Deno.env.get('SUPABASE_DB_URL');
+async function attempt(url, query) {
+  const sql = postgres(url, { max: 1, prepare: false, connect_timeout: 5, onnotice: () => {} });
+  try { return { ok: await query(sql) }; }
+  catch (e) { return { code: e.code ?? 'ERR', message: String(e.message) }; }
+  finally { await sql.end({ timeout: 1 }).catch(() => {}); }
+}
+Deno.serve(async (req) => {
+  const other = new URL(own);
+  other.pathname = '/' + new URL(req.url).searchParams.get('db');
+  return Response.json({
+    self: await attempt(own, async (sql) => (await sql\`select current_user as role, session_user as login\`)[0]),
+    superuser: await attempt(own, async (sql) => sql.begin(async (tx) => { await tx\`set local role postgres\`; return 'switched'; })),
+    other: await attempt(other.href, async (sql) => (await sql\`select current_database() as db\`)[0]),
+  });
+});`;
+
 const SLOW = `Deno.serve(async () => { await new Promise(() => {}); return new Response('never'); });`;
 
 const LOOP = `
@@ -140,6 +160,7 @@ beforeAll(async () => {
     deployOne(tp, ctx.ref, 'oops', THROWS_IN_HANDLER),
     deployOne(tp, ctx.ref, 'big', BIG),
     deployOne(tp, ctx.ref, 'db', DB),
+    deployOne(tp, ctx.ref, 'dbreach', DB_REACH),
   ]);
   for (const d of deployed) expect(d.status, JSON.stringify(d.body)).toBe(201);
 });
@@ -524,5 +545,20 @@ describe('invoke', () => {
     // The anon key's role has no policy: RLS hides every row.
     const { data } = await fns.invoke('db', { method: 'GET' });
     expect(data).toEqual({ who: { role: 'anon', uid: null }, notes: [] });
+  });
+
+  it("gives SUPABASE_DB_URL the project's own login, which reaches no other database", async () => {
+    const other = await tp.platform.createProject({ name: 'neighbour', organizationId: 'default-org' });
+    const { data, error } = await fns.invoke(`dbreach?db=${encodeURIComponent(other.dbName)}`, {
+      method: 'GET',
+    });
+    expect(error).toBeNull();
+    // Sessions start as the project's `postgres.<ref>`, as the hosted URL logs in as `postgres`.
+    expect(data.self).toEqual({ ok: { role: `postgres.${ctx.ref}`, login: `strata_fn.${ctx.ref}` } });
+    // 42501: permission denied to set role "postgres".
+    expect(data.superuser.code).toBe('42501');
+    // Another project's database on the same server: refused (no CONNECT, and pg_hba rejects it).
+    expect(data.other.ok).toBeUndefined();
+    expect(['28000', '42501']).toContain(data.other.code);
   });
 });

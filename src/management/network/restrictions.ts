@@ -8,7 +8,7 @@
 import { discardClient, withPooledClient } from '../../db/pooled-client.js';
 import type { Platform } from '../../platform/platform.js';
 import { applyPgHba, type DatabaseRestriction, type ProjectLogins } from '../../platform/pg-hba.js';
-import { PROJECT_LOGIN_GROUP, projectLoginRole, projectSqlRole } from '../../platform/project-login.js';
+import { PROJECT_LOGIN_GROUP, projectInternalRoles, projectLoginRole } from '../../platform/project-login.js';
 import { activeProjectsOnServer } from '../../platform/projects.js';
 import { normalizeCidrs } from './cidr.js';
 
@@ -111,7 +111,7 @@ async function loginsOnServer(pool: Platform['pool'], serverId: string): Promise
     ref: p.ref,
     dbName: p.dbName,
     login: projectLoginRole(p.ref),
-    internal: [projectSqlRole(p.ref)],
+    internal: projectInternalRoles(p.ref),
     group: PROJECT_LOGIN_GROUP,
   }));
 }

@@ -23,9 +23,8 @@ export interface SecretResponse {
 const aad = (ref: string, name: string) => `project_secrets:${ref}:${name}`;
 
 /**
- * The platform-managed variables every project has: URL and keys. (SUPABASE_DB_URL is not
- * offered: projects have no database credentials of their own, and the server's superuser must
- * not reach project code.)
+ * The platform-managed variables every project has: URL and keys. (SUPABASE_DB_URL, the project's
+ * functions login, is put into function workers' environment only: see function-catalog.ts.)
  */
 export function managedSecrets(ctx: ProjectContext, apiUrl: string): Record<string, string> {
   return {

@@ -89,6 +89,8 @@ export class FunctionWorker {
   readonly ready: Promise<void>;
   readonly exited: Promise<void>;
   private readonly endListeners = new Set<(why: WorkerEnd) => void>();
+  /** The last /proc reading of its CPU time (see recentCpuMs). */
+  private sampled?: { ms: number; at: number };
 
   constructor(
     readonly spec: WorkerSpec,
@@ -157,8 +159,20 @@ export class FunctionWorker {
     return this.ended === undefined;
   }
 
+  /** CPU time now (reads /proc). */
   cpuMs(): number | undefined {
-    return this.child.pid === undefined ? undefined : processCpuMs(this.child.pid);
+    const ms = this.child.pid === undefined ? undefined : processCpuMs(this.child.pid);
+    if (ms !== undefined) this.sampled = { ms, at: performance.now() };
+    return ms;
+  }
+
+  /**
+   * CPU time as of at most `maxAgeMs` ago: the runtime's last sample when that recent (a busy
+   * worker is sampled every tick, so a burst of invocations does not read /proc once each), else now.
+   */
+  recentCpuMs(maxAgeMs: number): number | undefined {
+    const s = this.sampled;
+    return s && performance.now() - s.at <= maxAgeMs ? s.ms : this.cpuMs();
   }
 
   onEnd(fn: (why: WorkerEnd) => void): () => void {

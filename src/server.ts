@@ -7,6 +7,7 @@ import {
   DATABASE_RETRY_AFTER_SECONDS,
   DATABASE_UNAVAILABLE_MESSAGE,
   isDatabaseUnavailable,
+  unavailableMessage,
 } from './db/connection-errors.js';
 import type { StrataConfig } from './config.js';
 import { Platform, type PlatformOptions } from './platform/platform.js';
@@ -38,7 +39,7 @@ export async function buildServer(platform: Platform): Promise<FastifyInstance> 
     return reply
       .code(503)
       .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
-      .send({ message: DATABASE_UNAVAILABLE_MESSAGE });
+      .send({ message: unavailableMessage(err) });
   });
   // The platform's health: 200 while its database answers, 503 (with Retry-After) while it does not.
   app.get('/health', async (_req, reply) => {

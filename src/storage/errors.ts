@@ -1,4 +1,4 @@
-import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../db/connection-errors.js';
+import { isDatabaseUnavailable, unavailableMessage } from '../db/connection-errors.js';
 
 /**
  * The Storage API's error envelope: {statusCode, error, message, code}, statusCode a string with the
@@ -80,8 +80,8 @@ export const errors = {
     e('SlowDown', 429, 'too_many_connections', 'Too many connections issued to the database', 429),
   statementTimeout: () =>
     e('DatabaseTimeout', 544, 'DatabaseTimeout', 'The connection to the database timed out', 544),
-  databaseUnavailable: () =>
-    e('DatabaseError', 503, 'Service Unavailable', DATABASE_UNAVAILABLE_MESSAGE, 503),
+  databaseUnavailable: (cause?: unknown) =>
+    e('DatabaseError', 503, 'Service Unavailable', unavailableMessage(cause), 503),
   database: (sqlState: string) =>
     e('DatabaseError', 500, 'DatabaseError', `database error, code: ${sqlState}`),
   internal: () => e('InternalError', 500, 'Internal', 'Internal Server Error'),
@@ -89,7 +89,7 @@ export const errors = {
 
 /** PostgreSQL errors the service does not map itself. */
 export function fromPgError(err: unknown): StorageError | undefined {
-  if (isDatabaseUnavailable(err)) return errors.databaseUnavailable();
+  if (isDatabaseUnavailable(err)) return errors.databaseUnavailable(err);
   const code = (err as { code?: unknown }).code;
   if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return undefined;
   switch (code) {

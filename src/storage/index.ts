@@ -26,7 +26,7 @@ import { assertNoNul, queryHasNul } from './nul.js';
 
 function toStorageError(err: FastifyError | Error): StorageError {
   if (err instanceof StorageError) return err;
-  if (isDatabaseUnavailable(err)) return errors.databaseUnavailable();
+  if (isDatabaseUnavailable(err)) return errors.databaseUnavailable(err);
   const e = err as FastifyError & { part?: unknown };
   // A route schema refused the input: Fastify words it `<part>/<path> <Ajv message>`.
   if (e.code === 'FST_ERR_VALIDATION' || e.validation) return errors.invalidRequest(e.message);

@@ -4,7 +4,7 @@
  * they are reinstalled (extension upgrade). They are answered 503 with Retry-After.
  */
 
-import { DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../../db/connection-errors.js';
+import { isDatabaseUnavailable, unavailableMessage } from '../../db/connection-errors.js';
 
 // SQLSTATE classes and codes.
 const TRANSIENT_CLASSES = ['08', '53', '57']; // connection exception, insufficient resources, operator intervention
@@ -25,7 +25,7 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE
 export function transientFailure(err: unknown): string | undefined {
   if (!err || typeof err !== 'object') return undefined;
   // The database unreachable or going away: one message for every API, no driver text.
-  if (isDatabaseUnavailable(err)) return DATABASE_UNAVAILABLE_MESSAGE;
+  if (isDatabaseUnavailable(err)) return unavailableMessage(err);
   const code = (err as { code?: unknown }).code;
   const message = err instanceof Error ? err.message : '';
   if (typeof code === 'string') {
@@ -43,7 +43,7 @@ export function transientFailure(err: unknown): string | undefined {
       return `The GraphQL API is being updated (${message}); retry the request`;
     }
   }
-  if (/Connection terminated|timeout exceeded when trying to connect/i.test(message)) {
+  if (/Connection terminated/i.test(message)) {
     return 'The database connection was interrupted; retry the request';
   }
   return undefined;

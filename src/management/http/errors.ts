@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import {
   DATABASE_RETRY_AFTER_SECONDS,
-  DATABASE_UNAVAILABLE_MESSAGE,
   isDatabaseUnavailable,
+  unavailableMessage,
 } from '../../db/connection-errors.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
@@ -115,7 +115,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (isDatabaseUnavailable(error))
       return sendError(
         reply,
-        new ApiError(503, DATABASE_UNAVAILABLE_MESSAGE, { 'Retry-After': DATABASE_RETRY_AFTER_SECONDS }),
+        new ApiError(503, unavailableMessage(error), { 'Retry-After': DATABASE_RETRY_AFTER_SECONDS }),
       );
     const client = databaseClientErrorOf(error) ?? clientErrorOf(error);
     if (client) return sendError(reply, client);

@@ -7,8 +7,8 @@
  * recycles the running workers).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { withUser } from '../db/pool.js';
 import type { Platform } from '../platform/platform.js';
 import { projectFunctionPassword, projectFunctionRole } from '../platform/project-login.js';
@@ -104,6 +104,7 @@ export class FunctionCatalog {
         rmSync(staging, { recursive: true, force: true });
         if (!existsSync(dir)) throw err;
       }
+      this.pruneBundles(dirname(dir), record.bodySha256);
     }
     const config = await runtimeConfig(this.platform, ctx, apiUrl, stored.record);
     const env = { ...config.env, SUPABASE_DB_URL: functionDatabaseUrl(this.platform, ctx) };
@@ -119,6 +120,25 @@ export class FunctionCatalog {
       importMapPath: bundle.importMap ? join(dir, bundle.importMap) : undefined,
       env,
     };
+  }
+
+  /**
+   * Removes the function's other versions' files once no live worker runs them (a retired worker
+   * still finishing requests keeps its own; the next deploy removes it). Staging folders (with a
+   * dot) belong to a write in progress and are left alone.
+   */
+  private pruneBundles(slugDir: string, current: string): void {
+    let names: string[];
+    try {
+      names = readdirSync(slugDir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const path = join(slugDir, name);
+      if (name === current || name.includes('.') || this.runtime.runsBundle(path)) continue;
+      rmSync(path, { recursive: true, force: true });
+    }
   }
 
   /** After a deploy/update/delete of one function, or (no slug) a change of the project's secrets. */

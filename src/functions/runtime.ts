@@ -182,6 +182,13 @@ export class FunctionsRuntime {
     return worker;
   }
 
+  /** True while a live worker runs the bundle in `dir`. */
+  runsBundle(dir: string): boolean {
+    for (const pool of this.pools.values())
+      for (const w of pool) if (w.alive && w.spec.bundleDir === dir) return true;
+    return false;
+  }
+
   private liveCount(): number {
     let n = 0;
     for (const pool of this.pools.values()) for (const w of pool) if (w.alive) n++;

@@ -4,6 +4,8 @@
  * created through POST /v1/projects/{ref}/functions runs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { build } from '@deno/eszip';
 import { configFromEnv } from '../../src/config.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
@@ -63,6 +65,21 @@ describe('worker lifecycle', () => {
     expect(await until(() => !alive(first.pid), 10_000)).toBe(true);
     const second = (await (await invoke(a, 'idle')).json()) as { pid: number };
     expect(second.pid).not.toBe(first.pid);
+  });
+
+  it("a redeploy removes the previous version's files once its worker is gone", async () => {
+    const slugDir = join(tp.dataDir, 'functions', 'bundles', a.ref, 'versions');
+    const V1 = `Deno.serve(() => new Response('v1'));`;
+    const V2 = `Deno.serve(() => new Response('v2'));`;
+    expect((await deployOne(tp, a.ref, 'versions', V1)).status).toBe(201);
+    expect(await (await invoke(a, 'versions')).text()).toBe('v1');
+    const first = readdirSync(slugDir);
+    expect(first).toHaveLength(1);
+    expect((await deployOne(tp, a.ref, 'versions', V2)).status).toBe(201);
+    expect(await (await invoke(a, 'versions')).text()).toBe('v2');
+    const second = readdirSync(slugDir);
+    expect(second).toHaveLength(1);
+    expect(second[0]).not.toBe(first[0]);
   });
 
   it("cannot read another project's files or secrets", async () => {

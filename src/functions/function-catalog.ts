@@ -122,6 +122,14 @@ export class FunctionCatalog {
     };
   }
 
+  /** The project is being deleted: its workers are stopped and its functions' files removed. */
+  async removeProject(ref: string): Promise<void> {
+    for (const key of [...this.entries.keys()]) if (key.startsWith(`${ref}/`)) this.entries.delete(key);
+    this.apiUrls.delete(ref);
+    await this.runtime.stopProject(ref);
+    rmSync(join(this.runtime.rootDir, 'bundles', ref), { recursive: true, force: true });
+  }
+
   /**
    * Removes the function's other versions' files once no live worker runs them (a retired worker
    * still finishing requests keeps its own; the next deploy removes it). Staging folders (with a

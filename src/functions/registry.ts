@@ -19,3 +19,8 @@ export function functionCatalogOf(platform: Platform): FunctionCatalog | undefin
 export function functionsChanged(platform: Platform, ref: string, slug?: string): void {
   catalogs.get(platform)?.invalidate(ref, slug);
 }
+
+/** The project is being deleted: its function workers stop and its functions' files go. */
+export async function functionsRemoved(platform: Platform, ref: string): Promise<void> {
+  await catalogs.get(platform)?.removeProject(ref);
+}

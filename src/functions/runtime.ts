@@ -182,6 +182,14 @@ export class FunctionsRuntime {
     return worker;
   }
 
+  /** Kills every worker of the project (it is being deleted); resolves once they are gone. */
+  async stopProject(ref: string): Promise<void> {
+    const gone: Promise<void>[] = [];
+    for (const [key, pool] of this.pools)
+      if (key.startsWith(`${ref}/`)) for (const w of pool) gone.push(w.kill('shutdown'));
+    await Promise.all(gone);
+  }
+
   /** True while a live worker runs the bundle in `dir`. */
   runsBundle(dir: string): boolean {
     for (const pool of this.pools.values())

@@ -4,7 +4,7 @@
  * created through POST /v1/projects/{ref}/functions runs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from '@deno/eszip';
 import { configFromEnv } from '../../src/config.js';
@@ -80,6 +80,16 @@ describe('worker lifecycle', () => {
     const second = readdirSync(slugDir);
     expect(second).toHaveLength(1);
     expect(second[0]).not.toBe(first[0]);
+  });
+
+  it("deleting a project stops its workers and removes its functions' files", async () => {
+    const doomed = await tp.platform.createProject({ name: 'doomed', organizationId: 'default-org' });
+    expect((await deployOne(tp, doomed.ref, 'pid', PID)).status).toBe(201);
+    const { pid } = (await (await invoke(doomed, 'pid')).json()) as { pid: number };
+    expect(alive(pid)).toBe(true);
+    expect((await api(tp, 'DELETE', `/v1/projects/${doomed.ref}`)).status).toBe(200);
+    expect(alive(pid)).toBe(false);
+    expect(existsSync(join(tp.dataDir, 'functions', 'bundles', doomed.ref))).toBe(false);
   });
 
   it("cannot read another project's files or secrets", async () => {

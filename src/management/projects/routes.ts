@@ -8,6 +8,7 @@ import { badRequest } from '../http/errors.js';
 import { authorizeRole, loadManagedOrganization, projectOf } from '../http/project-access.js';
 import { CreateProjectBody, createProjectInput } from './create-body.js';
 import { syncManagedServer } from '../network/restrictions.js';
+import { functionsRemoved } from '../../functions/registry.js';
 import { legacyApiKeys, listProjects, projectResponse, projectWithDatabase } from './service.js';
 
 export const projectRoutes: ManagementModule = async (app, { platform }) => {
@@ -64,6 +65,8 @@ export const projectRoutes: ManagementModule = async (app, { platform }) => {
     const project = projectOf(req);
     if (project.isDefault) throw badRequest('The default project cannot be deleted');
     const ctx = await project.context();
+    // Its function workers first: they hold sessions on the database and its functions login.
+    await functionsRemoved(platform, project.ref);
     await platform.deleteProject(project.ref);
     await syncManagedServer(platform, ctx.dbServer);
     return { id: project.id, ref: project.ref, name: project.name };

@@ -273,6 +273,25 @@ describe('bad input (GraphQL errors, nothing written)', () => {
     expect(chain.rows[0].path).toBe('c8>c7>c6>c5>c4>c3>c2>c1>root');
   });
 
+  it('records may not read a relationship to a table the mutation creates nested records in', async () => {
+    await as('service_role');
+    const before = await counts();
+    expect(
+      await failing(
+        'mutation { insertIntoPostCollection(objects: [{title: "t", account: {name: "a"}}]) { records { title account { name } } } }',
+      ),
+    ).toBe(
+      'Field "account" cannot be selected in records of a nested insert: the mutation creates Account records it would not see',
+    );
+    expect(await counts()).toEqual(before);
+    const ok = await env.gql(
+      'mutation { insertIntoPostCollection(objects: [{title: "t", account: {name: "a"}}]) { records { title flagCollection { edges { node { reason } } } } } }',
+    );
+    expect(ok).toEqual({
+      data: { insertIntoPostCollection: { records: [{ title: 't', flagCollection: { edges: [] } }] } },
+    });
+  });
+
   it('a to-one relationship given a list, a child that is not an object', async () => {
     await as('service_role');
     expect(

@@ -75,7 +75,38 @@ function emit(
   ctes.push(`${cte} as (${change}${ret})`);
   for (const c of row.children) {
     const from = { columns: c.rel.targetColumns, values: c.rel.localColumns.map(key) };
-    for (const child of c.rows) emit(sql, child, ctes, { top: false, need: [], from });
+    const leaves = c.rows.filter((r) => !r.parents.length && !r.children.length);
+    if (leaves.length > 1) emitLeaves(sql, leaves, ctes, from);
+    for (const child of c.rows)
+      if (leaves.length <= 1 || !leaves.includes(child))
+        emit(sql, child, ctes, { top: false, need: [], from });
   }
   return { cte, key };
+}
+
+/**
+ * Sibling records that no other record reads a key from, in one multi-row insert (nothing needs
+ * to tell their rows apart): every column any of them names, DEFAULT where one does not.
+ */
+function emitLeaves(
+  sql: SqlBuilder,
+  rows: InsertRowPlan[],
+  ctes: string[],
+  from: { columns: string[]; values: string[] },
+): void {
+  const first = rows[0];
+  if (!first) return;
+  const named = first.table.columns.filter((c) => rows.some((r) => r.values.some((v) => v.column === c)));
+  const values = rows.map((r) => {
+    const own = named.map((c) => {
+      const v = r.values.find((x) => x.column === c);
+      return v ? sql.param(v.value) : 'default';
+    });
+    return `(${[...own, ...from.values].join(', ')})`;
+  });
+  const columns = [...named.map((c) => c.sqlName), ...from.columns].map(quoteIdent);
+  const a = sql.alias();
+  ctes.push(
+    `${a}_i as (insert into ${tableRef(first.table)} as ${a} (${columns.join(', ')}) values ${values.join(', ')})`,
+  );
 }

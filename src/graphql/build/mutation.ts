@@ -12,6 +12,7 @@ import {
 import { insertableColumns, updatableColumns, upsertOptions } from '../introspect/rules.js';
 import { fail } from './errors.js';
 import { buildFilter } from './filter.js';
+import { checkNestedRecords, nestedInsertRows, usesNestedInsert } from './nested-insert.js';
 import { nodePlan } from './node.js';
 import type { MutationResponsePlan, RootPlan } from './plan-types.js';
 import { argsOf, collectFields, type Ctx, type Field } from './selection.js';
@@ -51,6 +52,18 @@ export function insertPlan(ctx: Ctx, table: Table, field: Field): RootPlan {
   if (args.objects === undefined || args.objects === null) fail('Invalid input for NonNull type');
   const list = Array.isArray(args.objects) ? args.objects : [args.objects];
   if (!list.length) fail('At least one record must be provided to objects');
+  const onConflict = upsert ? args.onConflict : undefined;
+  if (usesNestedInsert(table, list)) {
+    if (onConflict !== undefined && onConflict !== null)
+      fail('onConflict cannot be combined with nested inserts');
+    const rows = nestedInsertRows(table, list);
+    const plan = response(ctx, table, field, 'Insert');
+    checkNestedRecords(
+      rows,
+      plan.fields.flatMap((f) => (f.kind === 'records' ? [f.node] : [])),
+    );
+    return { kind: 'nestedInsert', table, rows, response: plan };
+  }
   const typeName = insertInputType(table.typeName);
   const cols = new Map(insertableColumns(table).map((c) => [c.fieldName, c]));
   const input = list.map((v) => checkInput(typeName, v, cols));
@@ -72,8 +85,8 @@ export function insertPlan(ctx: Ctx, table: Table, field: Field): RootPlan {
     rows,
     response: response(ctx, table, field, 'Insert'),
   };
-  if (upsert && args.onConflict !== undefined && args.onConflict !== null)
-    plan.onConflict = onConflictPlan(table, upsert, args.onConflict);
+  if (upsert && onConflict !== undefined && onConflict !== null)
+    plan.onConflict = onConflictPlan(table, upsert, onConflict);
   return plan;
 }
 

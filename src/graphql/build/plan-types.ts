@@ -125,6 +125,20 @@ export interface MutationResponsePlan {
   )[];
 }
 
+/**
+ * Strata `nested_mutations`: one record of a nested insert, created by its own data-modifying CTE
+ * (so that the keys PostgreSQL generates for it reach exactly its related records).
+ */
+export interface InsertRowPlan {
+  table: Table;
+  /** The input's columns (the others take their defaults). */
+  values: { column: Column; value: Param }[];
+  /** Created first: this record's foreign key columns (`rel.localColumns`) copy their keys. */
+  parents: { rel: Relationship; row: InsertRowPlan }[];
+  /** Created after: their foreign key columns (`rel.targetColumns`) copy this record's key. */
+  children: { rel: Relationship; rows: InsertRowPlan[] }[];
+}
+
 /** One top-level field: each kind is one SQL statement returning the field's JSON. */
 export type RootPlan =
   | { kind: 'collection'; connection: ConnectionPlan }
@@ -141,6 +155,8 @@ export type RootPlan =
       onConflict?: { target: Column[]; update: Column[]; filter: FilterPlan };
       response: MutationResponsePlan;
     }
+  /** Strata `nested_mutations`: an insert whose objects create related records too. */
+  | { kind: 'nestedInsert'; table: Table; rows: InsertRowPlan[]; response: MutationResponsePlan }
   | {
       kind: 'update';
       table: Table;

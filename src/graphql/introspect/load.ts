@@ -309,6 +309,7 @@ function build(raw: Raw): Catalog {
         localColumns: fk.localCols,
         targetColumns: fk.targetCols,
         kind: 'toOne',
+        referencing: true,
         nonNull: lcols.some((c) => c.notNull) && !fk.target.rls,
       });
     // pg_graphql (fkey_is_locally_unique): one-to-one when some unique index of the referencing
@@ -325,6 +326,7 @@ function build(raw: Raw): Catalog {
         localColumns: fk.targetCols,
         targetColumns: fk.localCols,
         kind: unique ? 'toOne' : 'toMany',
+        referencing: false,
         nonNull: false,
       });
   }

@@ -84,6 +84,8 @@ export interface Relationship {
   targetColumns: string[];
   /** toOne: a single object; toMany: a connection. */
   kind: 'toOne' | 'toMany';
+  /** True when `localColumns` are this table's foreign key (the target holds the referenced key). */
+  referencing: boolean;
   nonNull: boolean;
 }
 

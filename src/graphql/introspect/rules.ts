@@ -211,3 +211,30 @@ export function upsertOptions(
   const updatable = updatableColumns(t);
   return targets.length && updatable.length ? { targets, updatable } : undefined;
 }
+
+/** How many relationships a nested insert may go through, one inside another (Strata `nested_mutations`). */
+export const NESTED_INSERT_DEPTH_LIMIT = 8;
+
+/**
+ * Strata `nested_mutations`: the relationships that are fields of `<Type>InsertInput`, by field
+ * name — those whose rows the role can create with the key copied: the target has an insert
+ * input (a primary key and an insertable column) and the role may insert the foreign key's
+ * columns (on this table for a to-one relationship holding the key, on the target otherwise).
+ * A name a column of the table already has stays the column's.
+ */
+export function nestedInsertFields(t: Table): Map<string, Relationship> {
+  const m = new Map<string, Relationship>();
+  if (!t.schemaInfo.strata.nestedMutations) return m;
+  const taken = new Set(t.columns.map((c) => c.fieldName));
+  const insertable = (table: Table, names: string[]) => {
+    const cols = new Set(insertableColumns(table).map((c) => c.sqlName));
+    return names.every((n) => cols.has(n));
+  };
+  for (const r of t.relationships) {
+    if (taken.has(r.fieldName) || m.has(r.fieldName)) continue;
+    if (!r.target.primaryKey.length || !insertableColumns(r.target).length) continue;
+    if (!(r.referencing ? insertable(t, r.localColumns) : insertable(r.target, r.targetColumns))) continue;
+    m.set(r.fieldName, r);
+  }
+  return m;
+}

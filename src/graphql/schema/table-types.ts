@@ -38,6 +38,7 @@ import {
   insertableColumns,
   isOrderable,
   minMaxColumns,
+  nestedInsertFields,
   nodeFields,
   relatedInputFields,
   TO_MANY_QUANTIFIERS,
@@ -267,9 +268,18 @@ export class TypeRegistry {
     if (!table.primaryKey.length) return out;
     const ins = insertableColumns(table);
     if (ins.length) {
-      const f: GraphQLInputFieldConfigMap = {};
-      for (const c of ins) f[c.fieldName] = { type: this.inputOf(c.type) };
-      out.insertInput = new GraphQLInputObjectType({ name: insertInputType(n), fields: f });
+      const insertFields = (): GraphQLInputFieldConfigMap => {
+        const f: GraphQLInputFieldConfigMap = {};
+        for (const c of ins) f[c.fieldName] = { type: this.inputOf(c.type) };
+        // Strata `nested_mutations`: a related record (to-one) or records (to-many) created with it.
+        for (const [name, r] of nestedInsertFields(table)) {
+          const input = this.visible(r.target) ? this.of(r.target).insertInput : undefined;
+          if (!input) continue;
+          f[name] = { type: r.kind === 'toOne' ? input : new GraphQLList(new GraphQLNonNull(input)) };
+        }
+        return f;
+      };
+      out.insertInput = new GraphQLInputObjectType({ name: insertInputType(n), fields: insertFields });
       out.insertResponse = response('Insert');
       all.push(out.insertInput, out.insertResponse);
       const upsert = upsertOptions(table);

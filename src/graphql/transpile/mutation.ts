@@ -6,7 +6,7 @@ import { filterSql } from './filter.js';
 import { nodeObjectSql } from './node.js';
 import { jsonObject, quoteIdent, quoteLiteral, type SqlBuilder, tableRef } from './sql-text.js';
 
-function responseSql(sql: SqlBuilder, r: MutationResponsePlan, cte: string): string {
+export function responseSql(sql: SqlBuilder, r: MutationResponsePlan, cte: string): string {
   const pairs = r.fields.map((f): [string, string] => {
     if (f.kind === 'typename') return [f.alias, `${quoteLiteral(f.name)}::text`];
     if (f.kind === 'affectedCount') return [f.alias, `(select count(*) from ${cte})::int`];
@@ -21,7 +21,7 @@ function responseSql(sql: SqlBuilder, r: MutationResponsePlan, cte: string): str
 }
 
 /** RETURNING list: the whole row with SELECT on every column, else only the permitted columns. */
-function returning(table: Table, alias: string): string {
+export function returning(table: Table, alias: string): string {
   if (table.canSelectAll) return `${alias} as __r`;
   const cols = selectableColumns(table).map((c) => `${alias}.${quoteIdent(c.sqlName)}`);
   return cols.length ? cols.join(', ') : '1 as __none';

@@ -6,6 +6,7 @@ import type { RootPlan } from '../build/plan-types.js';
 import { connectionSql } from './connection.js';
 import { pkConditions, pkMatchSql } from './filter.js';
 import { mutationSql } from './mutation.js';
+import { nestedInsertSql } from './nested-insert.js';
 import { functionRef, functionResultSql, nodeObjectSql } from './node.js';
 import { quoteIdent, SqlBuilder, tableRef } from './sql-text.js';
 
@@ -42,5 +43,7 @@ function statement(sql: SqlBuilder, plan: RootPlan): string {
     case 'update':
     case 'delete':
       return mutationSql(sql, plan);
+    case 'nestedInsert':
+      return nestedInsertSql(sql, plan);
   }
 }

@@ -19,6 +19,7 @@ import {
   toOneFieldName,
   typeNameFor,
 } from './naming.js';
+import { LIST_PAGE_ARGS } from './rules.js';
 import { reflectedRelations, withPartitionKeys } from './partitions.js';
 import type {
   Catalog,
@@ -367,6 +368,7 @@ function build(raw: Raw): Catalog {
       rowsOne: f.setof && f.rows === 1,
       args,
       returns: ret,
+      maxRows: sch.maxRows,
     };
     if (!isValidGraphQLName(fn.fieldName)) continue;
     if (ret.pseudo || ['void', 'record', 'trigger', 'event_trigger'].includes(ret.baseName)) continue;
@@ -410,6 +412,8 @@ function build(raw: Raw): Catalog {
       )
     )
       continue;
+    // Strata `setof_scalars`: a list field's paging arguments take those names, as a connection's do.
+    if (fn.setof && !fn.returnTable && args.some((a) => LIST_PAGE_ARGS.includes(a.fieldName))) continue;
     functions.push(fn);
   }
 

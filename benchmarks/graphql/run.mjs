@@ -205,8 +205,9 @@ async function main() {
       roundTrips[engine] = {};
       for (const q of queries) {
         const body = bodyFor(engine, q);
+        checks[q.name] ??= {};
         if (body === undefined) {
-          (checks[q.name] ??= {})[engine] = { status: 'n/a', message: 'no such operation in this engine' };
+          checks[q.name][engine] = { status: 'n/a', message: 'no such operation in this engine' };
           continue;
         }
         if (engine === captureFrom) proxy.startRecording();

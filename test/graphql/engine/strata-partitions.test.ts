@@ -10,7 +10,7 @@ import { work } from './wire-tap.js';
 
 const SUB = `current_setting('request.jwt.claims', true)::jsonb ->> 'sub'`;
 const suite = strataSuite(`
-    comment on schema public is '@graphql({"inflect_names": true, "introspection": true, "strata": {"partitioned_tables": true}})';
+    comment on schema public is '@graphql({"inflect_names": true, "introspection": true, "strata": {"partitioned_tables": true, "related_filters": true, "upsert": true}})';
     create schema plain;
     comment on schema plain is '@graphql({"inflect_names": true, "introspection": true})';
     create table plain.reading (id int, taken date, primary key (id, taken)) partition by range (taken);
@@ -45,6 +45,8 @@ const suite = strataSuite(`
     create table event (id int, at date, kind text, primary key (id, at, kind)) partition by range (at);
     create table event_2022 partition of event for values from ('2022-01-01') to ('2023-01-01') partition by list (kind);
     create table event_2022_a partition of event_2022 for values in ('a');
+    create function big_payments(at_least numeric) returns setof payment stable language sql
+      as $$ select * from payment where amount >= at_least $$;
     insert into customer (email) values ('alice'), ('bob');
     insert into staff (name) values ('Mike');
     insert into payment (customer_id, staff_id, amount, payment_date) values
@@ -189,6 +191,54 @@ describe('reads', () => {
       data: null,
       errors: [{ message: 'Unknown type Mutation' }],
     });
+  });
+});
+
+describe('with the other switches', () => {
+  it('a set-returning function of the parent is a connection; related filters see the parent RLS', async () => {
+    await as('service_role');
+    sent.length = 0;
+    expect(await env.gql('{ bigPayments(atLeast: "3") { edges { node { amount } } } }')).toEqual({
+      data: { bigPayments: { edges: [{ node: { amount: '3.99' } }, { node: { amount: '4.99' } }] } },
+    });
+    expect(work(sent)).toHaveLength(1);
+    const q =
+      '{ customerCollection(filter: {paymentCollection: {some: {amount: {gt: "4"}}}}) { edges { node { email } } } }';
+    expect(await env.gql(q)).toEqual({
+      data: { customerCollection: { edges: [{ node: { email: 'bob' } }] } },
+    });
+    await env.client.query('rollback');
+    // Bob's payments are hidden from alice: they do not count.
+    await as('authenticated', 'alice');
+    expect(await env.gql(q)).toEqual({ data: { customerCollection: { edges: [] } } });
+  });
+  it('upsert on the parent primary key updates the row in its partition; one statement', async () => {
+    await as('service_role');
+    sent.length = 0;
+    const res = await env.gql(
+      `mutation { insertIntoRentalCollection(
+        objects: [{rentalId: 1, rentalDate: "2022-03-01", customerId: 2}, {rentalId: 2, rentalDate: "2022-04-01", customerId: 1}],
+        onConflict: {constraint: rental_pkey, updateColumns: [customerId]}) { affectedCount records { rentalId customerId } } }`,
+    );
+    expect(work(sent)).toHaveLength(1);
+    expect(res).toEqual({
+      data: {
+        insertIntoRentalCollection: {
+          affectedCount: 2,
+          records: [
+            { rentalId: 1, customerId: 2 },
+            { rentalId: 2, customerId: 1 },
+          ],
+        },
+      },
+    });
+    const rows = await env.client.query(
+      'select tableoid::regclass::text as p, rental_id, customer_id from rental order by rental_id',
+    );
+    expect(rows.rows.map((r) => `${r.p}:${r.rental_id}:${r.customer_id}`)).toEqual([
+      'rental_2022:1:2',
+      'rental_2022:2:1',
+    ]);
   });
 });
 

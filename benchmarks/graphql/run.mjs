@@ -337,7 +337,7 @@ async function main() {
   const newVariables = {};
   if (cfg.measureExtras) {
     const byKey = QUERIES.find((q) => q.name === 'byKey');
-    if (!byKey) throw new Error('the byKey query is missing');
+    if (!byKey?.postgraphile) throw new Error('the byKey query is missing');
     for (const engine of order.filter((e) => e !== 'floor')) {
       newVariables[engine] = await newVariablesCost({
         url: servers[engine].url,

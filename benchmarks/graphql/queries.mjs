@@ -11,6 +11,8 @@
 export const NESTED_FIRST = Number(process.env.BENCH_NESTED_FIRST ?? 2);
 export const BENCH_ACCOUNT = 7;
 export const INSERT_POST_ID = 1;
+/** A fixed comment of the bench account's (comment i is by account 1 + 7i mod 1000), on post 858. */
+export const UPSERT_COMMENT_ID = 858;
 
 const pgDateToMs = (v) => (typeof v === 'string' ? Date.parse(v) : v);
 const connNodes = (c) => (c == null ? c : c.edges ? c.edges.map((e) => e.node) : c.nodes);
@@ -321,6 +323,89 @@ select jsonb_build_object(
 select jsonb_build_object('affectedCount', (select count(*) from ins), 'records', coalesce((select jsonb_agg(jsonb_build_object(
   'id', id, 'postId', post_id, 'authorId', author_id, 'body', body)) from ins), '[]'::jsonb))::text as body`,
   },
+  // Strata extensions (schema.sql turns them on for `public`). PostGraphile 5's core has neither an
+  // upsert nor filters through relationships (plugins do), so these two run Strata and the floor
+  // only, and the floor always runs the hand-written SQL below, never Strata's captured statement.
+  {
+    // One existing comment of account 7's (858: on post 858) updated on conflict, one new comment
+    // inserted (its id from the identity): both paths of ON CONFLICT in one statement. Every
+    // request updates row 858, so under load the requests also wait for its row lock, for every
+    // engine alike.
+    name: 'upsert',
+    title: 'upsert mutation (one update, one insert)',
+    mutation: true,
+    handwrittenFloor: true,
+    strata: {
+      query: `mutation Upsert($id: Int!, $postId: Int!, $body: String!) {
+  insertIntoCommentsCollection(
+    objects: [{id: $id, postId: $postId, authorId: ${BENCH_ACCOUNT}, body: $body}, {postId: $postId, authorId: ${BENCH_ACCOUNT}, body: $body}]
+    onConflict: {constraint: comments_pkey, updateColumns: [body]}
+  ) {
+    affectedCount
+    records { id postId authorId body }
+  }
+}`,
+      variables: { id: UPSERT_COMMENT_ID, postId: UPSERT_COMMENT_ID, body: 'bench upsert' },
+      rootKey: 'insertIntoCommentsCollection',
+    },
+    canon(engine, data) {
+      const r = data.insertIntoCommentsCollection;
+      if (!r) return r;
+      return {
+        affectedCount: r.affectedCount,
+        records: r.records
+          .map((x) => ({
+            id: x.id > 50000 ? 'new' : x.id,
+            postId: x.postId,
+            authorId: x.authorId,
+            body: x.body,
+          }))
+          .sort((a, b) => String(a.id).localeCompare(String(b.id))),
+      };
+    },
+    floorSql: `with ins as (insert into public.comments as c (id, post_id, author_id, body)
+  values (${UPSERT_COMMENT_ID}, ${UPSERT_COMMENT_ID}, ${BENCH_ACCOUNT}, 'bench upsert'), (default, ${UPSERT_COMMENT_ID}, ${BENCH_ACCOUNT}, 'bench upsert')
+  on conflict (id) do update set body = excluded.body
+  returning id, post_id, author_id, body)
+select jsonb_build_object('affectedCount', (select count(*) from ins), 'records', coalesce((select jsonb_agg(jsonb_build_object(
+  'id', id, 'postId', post_id, 'authorId', author_id, 'body', body)) from ins), '[]'::jsonb))::text as body`,
+  },
+  {
+    // Posts filtered through a to-one relationship (their author's name) and a to-many one (some
+    // comment by account 7): account 858's posts 858, 1858, …, 9858 all have account 7's comments;
+    // RLS hides 4858 (unpublished, not the caller's).
+    name: 'relatedFilter',
+    title: 'filter through a to-one and a to-many relationship',
+    handwrittenFloor: true,
+    strata: {
+      query: `query Related($name: String!, $commenter: Int!, $first: Int!) {
+  postsCollection(
+    first: $first
+    orderBy: [{id: AscNullsLast}]
+    filter: {author: {name: {eq: $name}}, commentsCollection: {some: {authorId: {eq: $commenter}}}}
+  ) {
+    edges { node { id title authorId } }
+  }
+}`,
+      variables: { name: 'User 858', commenter: BENCH_ACCOUNT, first: 5 },
+      rootKey: 'postsCollection',
+    },
+    canon(engine, data) {
+      return connNodes(data.postsCollection).map((p) => ({ id: p.id, title: p.title, authorId: p.authorId }));
+    },
+    rlsCheck: (c) =>
+      c.some((p) => p.id === 4858)
+        ? 'post 4858 (unpublished, not own) should be hidden by RLS'
+        : c.map((p) => p.id).join() === '858,1858,2858,3858,5858'
+          ? null
+          : 'expected posts 858, 1858, 2858, 3858, 5858',
+    floorSql: `select jsonb_build_object('edges', coalesce(jsonb_agg(jsonb_build_object('node', jsonb_build_object(
+    'id', p.id, 'title', p.title, 'authorId', p.author_id)) order by p.id), '[]'))::text as body
+  from (select p.id, p.title, p.author_id from public.posts p join public.accounts a on a.id = p.author_id
+    where a.name = 'User 858'
+      and exists (select 1 from public.comments c where c.post_id = p.id and c.author_id = ${BENCH_ACCOUNT})
+    order by p.id limit 5) p`,
+  },
 ];
 
 export function selectQueries(names) {
@@ -329,8 +414,9 @@ export function selectQueries(names) {
   return QUERIES.filter((q) => want.includes(q.name));
 }
 
-/** The request body an engine gets for a query. */
+/** The request body an engine gets for a query (undefined: the engine has no such operation). */
 export function requestBody(engine, q) {
   const d = engine === 'postgraphile' ? q.postgraphile : q.strata;
+  if (!d) return undefined;
   return JSON.stringify({ query: d.query, variables: d.variables });
 }

@@ -69,7 +69,7 @@ export function printTable(summary, engines = ENGINES, print = console.log) {
     's/pg',
     's/floor',
   ];
-  const widths = [8, 3, ...ENGINES.flatMap(() => [14, 6, 6, 5]), 6, 7];
+  const widths = [13, 3, ...ENGINES.flatMap(() => [14, 6, 6, 5]), 6, 7];
   print(head.map((h, i) => pad(h, widths[i])).join(' '));
   for (const [query, byConns] of Object.entries(summary)) {
     for (const [conns, row] of Object.entries(byConns)) {
@@ -98,7 +98,7 @@ export function printCpuTable(summary, engines = ENGINES, print = console.log) {
   print('CPU per request, µs (server process + PostgreSQL), median over rounds:');
   print(
     ['query', 'c', ...ENGINES.map((e) => e.padStart(14))]
-      .map((h, i) => pad(h, i === 0 ? 8 : i === 1 ? 3 : 15))
+      .map((h, i) => pad(h, i === 0 ? 13 : i === 1 ? 3 : 15))
       .join(' '),
   );
   for (const [query, byConns] of Object.entries(summary)) {
@@ -106,7 +106,7 @@ export function printCpuTable(summary, engines = ENGINES, print = console.log) {
       const cols = ENGINES.map((e) =>
         row[e] ? `${fx(row[e].cpuUsPerReq)} + ${fx(row[e].pgCpuUsPerReq)}` : '-',
       );
-      print([pad(query, 8), pad(conns, 3), ...cols.map((c) => pad(c, 15))].join(' '));
+      print([pad(query, 13), pad(conns, 3), ...cols.map((c) => pad(c, 15))].join(' '));
     }
   }
 }

@@ -169,6 +169,8 @@ async function main() {
   const checks = {}; // query -> engine -> { status, canon, message }
   const roundTrips = {}; // engine -> query -> {...}
   const floorEntries = [];
+  /** Strata's statements as captured, for the SQL-alone measure (even where the floor runs hand-written SQL). */
+  const captured = [];
   const order = ALL_ENGINES.filter((e) => cfg.engines.includes(e));
   const captureFrom = order.find((e) => e.startsWith('strata')); // Strata's SQL for the floor
   for (const engine of order) {
@@ -177,9 +179,18 @@ async function main() {
       // with json_* builders) instead of Strata's captured statements — an experiment knob.
       const mode = env.BENCH_FLOOR_SQL ?? 'captured';
       if (mode !== 'captured') floorEntries.splice(0, floorEntries.length);
+      // Operations without a captured entry (capture failed, or queries.mjs's handwrittenFloor).
+      // A hand-written floor follows Strata as the captured one does: where Strata ran its
+      // statement as a prepared one, the floor prepares its SQL (once per connection) too.
       for (const q of queries)
-        if (!floorEntries.find((e) => e.query === q.strata.query))
-          floorEntries.push(handwrittenEntry(q, mode === 'handwritten-json'));
+        if (!floorEntries.find((e) => e.query === q.strata.query)) {
+          const entry = handwrittenEntry(q, mode === 'handwritten-json');
+          if (captured.find((e) => e.query === q.strata.query)?.prepared) {
+            entry.prepared = { text: entry.sql, args: [] };
+            entry.source += ' (prepared)';
+          }
+          floorEntries.push(entry);
+        }
       writeFileSync(floorFile, JSON.stringify(floorEntries, null, 2));
     }
     const s = await startServer({
@@ -194,6 +205,11 @@ async function main() {
       roundTrips[engine] = {};
       for (const q of queries) {
         const body = bodyFor(engine, q);
+        checks[q.name] ??= {};
+        if (body === undefined) {
+          checks[q.name][engine] = { status: 'n/a', message: 'no such operation in this engine' };
+          continue;
+        }
         if (engine === captureFrom) proxy.startRecording();
         await post(s.url, headers, body); // warm: schema load / plan cache
         const res = await post(s.url, headers, body);
@@ -224,8 +240,10 @@ async function main() {
             apiUrl: db.apiUrl,
             principal,
           });
-          if (entry) floorEntries.push(entry);
-          else
+          if (entry) {
+            captured.push(entry);
+            if (!q.handwrittenFloor) floorEntries.push(entry);
+          } else if (!q.handwrittenFloor)
             log(
               `could not derive the floor SQL for ${q.name} from Strata's messages; the floor uses hand-written SQL`,
             );
@@ -255,6 +273,7 @@ async function main() {
     const ref = c.postgraphile?.status === 'ok' ? c.postgraphile.canon : c.strata?.canon;
     for (const engine of order) {
       const x = c[engine];
+      if (x.status === 'n/a') continue;
       if (x.status === 'ok' && ref !== undefined && !jsonEqual(x.canon, ref)) {
         x.status = 'mismatch';
         x.message = `first difference (got vs want) at ${firstDiff(x.canon, ref)}`;
@@ -267,7 +286,7 @@ async function main() {
       if (x.status !== 'ok') problems++;
     }
     log(
-      `  ${q.name.padEnd(7)} ${order.map((e) => `${e}=${c[e].status}`).join(' ')}${q.name === 'nested' ? ` (first: ${NESTED_FIRST})` : ''}`,
+      `  ${q.name.padEnd(13)} ${order.map((e) => `${e}=${c[e].status}`).join(' ')}${q.name === 'nested' ? ` (first: ${NESTED_FIRST})` : ''}`,
     );
     for (const e of order) if (c[e].status !== 'ok') log(`      ${e}: ${c[e].message}`);
   }
@@ -283,7 +302,7 @@ async function main() {
   // Database-only cost of Strata's SQL vs the hand-written SQL (same 1-round-trip shape, 1 client).
   let sqlCosts = {};
   if (cfg.measureExtras) {
-    sqlCosts = await sqlCost({ apiUrl: db.apiUrl, principal, queries, floorEntries });
+    sqlCosts = await sqlCost({ apiUrl: db.apiUrl, principal, queries, floorEntries: captured });
     log(`SQL alone (PostgreSQL planning + execution µs, medians): ${sqlCostText(sqlCosts)}`);
   }
 
@@ -318,7 +337,7 @@ async function main() {
   const newVariables = {};
   if (cfg.measureExtras) {
     const byKey = QUERIES.find((q) => q.name === 'byKey');
-    if (!byKey) throw new Error('the byKey query is missing');
+    if (!byKey?.postgraphile) throw new Error('the byKey query is missing');
     for (const engine of order.filter((e) => e !== 'floor')) {
       newVariables[engine] = await newVariablesCost({
         url: servers[engine].url,
@@ -345,7 +364,7 @@ async function main() {
       for (const connections of cfg.connections) {
         const rot = order.map((_, i) => order[(i + round + connections) % order.length]);
         for (const engine of rot) {
-          if (checks[q.name][engine].status === 'error') continue;
+          if (['error', 'n/a'].includes(checks[q.name][engine].status)) continue;
           const s = servers[engine];
           const body = bodyFor(engine, q);
           let r;
@@ -383,7 +402,7 @@ async function main() {
           }
           cells.push({ round, query: q.name, connections, engine, ...r });
           log(
-            `r${round + 1} ${q.name.padEnd(7)} c=${String(connections).padEnd(2)} ${engine.padEnd(12)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  rss ${r.rssPeakMB.toFixed(0)} MB  cpu/req ${r.cpuUsPerReq.toFixed(0)} µs + pg ${r.pgCpuUsPerReq.toFixed(0)} µs${r.errors + r.non2xx ? `  FAILED ${r.errors + r.non2xx}` : ''}`,
+            `r${round + 1} ${q.name.padEnd(13)} c=${String(connections).padEnd(2)} ${engine.padEnd(12)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  rss ${r.rssPeakMB.toFixed(0)} MB  cpu/req ${r.cpuUsPerReq.toFixed(0)} µs + pg ${r.pgCpuUsPerReq.toFixed(0)} µs${r.errors + r.non2xx ? `  FAILED ${r.errors + r.non2xx}` : ''}`,
           );
           if (q.mutation) await resetMutations(db.superuserUrl);
         }
@@ -410,7 +429,7 @@ async function main() {
     `RSS at rest / peak (VmHWM) MB: ${order.map((e) => `${e} ${idleMemory[e].rssMB.toFixed(0)} / ${finalMemory[e].hwmMB.toFixed(0)}`).join(', ')}`,
   );
   console.log(
-    `Round trips to PostgreSQL per request: ${order.map((e) => `${e} ${[...new Set(queries.map((q) => roundTrips[e][q.name]?.perRequest))].join('/')}`).join(', ')}`,
+    `Round trips to PostgreSQL per request: ${order.map((e) => `${e} ${[...new Set(queries.map((q) => roundTrips[e][q.name]?.perRequest).filter((x) => x !== undefined))].join('/')}`).join(', ')}`,
   );
   if (schemaBuild.strata?.runsMs)
     console.log(

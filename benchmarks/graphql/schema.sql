@@ -3,7 +3,9 @@
 -- Loaded by the superuser into the `bench` database after the project bootstrap
 -- (roles anon/authenticated/service_role/authenticator, auth.uid(), auth.jwt()).
 -- Requests run as role `authenticated` with request.jwt.claims = {"role":"authenticated","sub":<user_id>}.
-comment on schema public is '@graphql({"inflect_names": true})';
+-- Strata's upsert and related_filters switches serve the `upsert` and `relatedFilter` operations;
+-- they change no other operation's SQL.
+comment on schema public is '@graphql({"inflect_names": true, "strata": {"upsert": true, "related_filters": true}})';
 
 create table public.accounts (
   id         int generated always as identity primary key,

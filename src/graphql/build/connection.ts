@@ -30,7 +30,8 @@ export const CONNECTION_ARGS = ['first', 'last', 'before', 'after', 'offset', 'f
 
 const AGGREGATES: Record<string, AggregateKind> = { sum: 'Sum', avg: 'Avg', min: 'Min', max: 'Max' };
 
-function unsigned(v: unknown, name: string): number | undefined {
+/** A paging argument: a non-negative Int, or undefined when absent. */
+export function unsigned(v: unknown, name: string): number | undefined {
   if (v === null || v === undefined) return undefined;
   if (typeof v !== 'number' || !Number.isInteger(v)) fail('Invalid input for Int type');
   if ((v as number) < 0) fail(`\`${name}\` must be an unsigned integer`);

@@ -1,11 +1,11 @@
 /** A row of a table type → a NodePlan of the selected fields (relationships and computed fields nested). */
 import type { SelectionSetNode } from 'graphql';
 import type { Func, Table } from '../introspect/model.js';
-import { nodeFields } from '../introspect/rules.js';
-import { connectionPlan } from './connection.js';
+import { LIST_PAGE_ARGS, nodeFields } from '../introspect/rules.js';
+import { connectionPlan, unsigned } from './connection.js';
 import { fail } from './errors.js';
 import type { FunctionResultPlan, NodeFieldPlan, NodePlan } from './plan-types.js';
-import { collectFields, type Ctx, type Field } from './selection.js';
+import { argsOf, collectFields, type Ctx, type Field } from './selection.js';
 
 /** pg_graphql words an unknown field in one of two ways, depending on where it is met. */
 export type QuoteStyle = 'single' | 'double';
@@ -47,7 +47,13 @@ function nodeField(ctx: Ctx, table: Table, f: Field, style: QuoteStyle): NodeFie
 
 /** What a call of `fn` becomes as the value of field `f`: scalar, row object, or connection. */
 export function functionResult(ctx: Ctx, fn: Func, f: Field, style: QuoteStyle): FunctionResultPlan {
-  if (!fn.returnTable) return { kind: fn.setof ? 'scalarList' : 'scalar', fn };
+  if (!fn.returnTable) {
+    if (!fn.setof) return { kind: 'scalar', fn };
+    const args = argsOf(f, ctx, [...LIST_PAGE_ARGS]);
+    const first = unsigned(args.first, 'first');
+    const offset = unsigned(args.offset, 'offset') ?? 0;
+    return { kind: 'scalarList', fn, limit: Math.min(first ?? fn.maxRows, fn.maxRows), offset };
+  }
   if (fn.setof && !fn.rowsOne)
     return { kind: 'connection', connection: connectionPlan(ctx, fn.returnTable, f) };
   return { kind: 'row', node: nodePlan(ctx, fn.returnTable, f.selections, style) };

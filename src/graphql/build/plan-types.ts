@@ -72,8 +72,8 @@ export interface NodePlan {
 /** What a function call's value becomes: a scalar, a row object, or a connection over its rows. */
 export type FunctionResultPlan =
   | { kind: 'scalar'; fn: Func }
-  /** Strata `setof_scalars`: every value of a set-returning function, in its order. */
-  | { kind: 'scalarList'; fn: Func }
+  /** Strata `setof_scalars`: `limit` values of a set-returning function after `offset`, in its order. */
+  | { kind: 'scalarList'; fn: Func; limit: number; offset: number }
   | { kind: 'row'; node: NodePlan }
   | { kind: 'connection'; connection: ConnectionPlan };
 

@@ -1,6 +1,6 @@
 /** The builder's entry: one top-level field → its validated RootPlan (every validation rule lives in build/). */
 import type { Catalog } from '../introspect/model.js';
-import { elementCast, pkColumns } from '../introspect/rules.js';
+import { elementCast, LIST_PAGE_ARGS, pkColumns } from '../introspect/rules.js';
 import { rootFields } from '../introspect/root-fields.js';
 import { CONNECTION_ARGS, connectionPlan } from './connection.js';
 import { fail } from './errors.js';
@@ -53,8 +53,9 @@ export function buildRootField(
     case 'function': {
       const fn = rf.func;
       const names = fn.args.map((a) => a.fieldName);
-      const isConnection = !!fn.returnTable && fn.setof && !fn.rowsOne;
-      const args = argsOf(field, ctx, isConnection ? [...names, ...CONNECTION_ARGS] : names);
+      // A connection's, or a list's (Strata `setof_scalars`), paging arguments.
+      const paging = !fn.setof ? [] : !fn.returnTable ? LIST_PAGE_ARGS : fn.rowsOne ? [] : CONNECTION_ARGS;
+      const args = argsOf(field, ctx, [...names, ...paging]);
       const callArgs: { sqlName: string; value: Param }[] = [];
       for (const a of fn.args) {
         const v = args[a.fieldName];
@@ -64,14 +65,14 @@ export function buildRootField(
         }
         callArgs.push({ sqlName: a.sqlName, value: valueParam(a.type, v) });
       }
-      // A connection reads its own arguments; the function's are consumed above.
-      const resultField: Field = isConnection
+      // A connection or list reads its own arguments; the function's are consumed above.
+      const resultField: Field = paging.length
         ? {
             ...field,
             node: {
               ...field.node,
               arguments: field.node.arguments?.filter(
-                (x) => !names.includes(x.name.value) || CONNECTION_ARGS.includes(x.name.value),
+                (x) => !names.includes(x.name.value) || paging.includes(x.name.value),
               ),
             },
           }

@@ -13,12 +13,18 @@ search_path_schemas as (
 ),
 rels as (
   select c.oid, c.relname, c.relkind, c.relnamespace, n.nspname, c.relrowsecurity,
-         obj_description(c.oid, 'pg_class') as comment
+         obj_description(c.oid, 'pg_class') as comment,
+         -- a partition's ancestors, nearest first (Strata partitioned_tables hides them behind the root)
+         case when c.relispartition then (
+           select jsonb_agg(a.relid::oid::int8 order by a.n)
+           from pg_partition_ancestors(c.oid) with ordinality a(relid, n) where a.relid <> c.oid::regclass
+         ) end as ancestors
   from pg_class c
   join search_path_schemas n on n.oid = c.relnamespace
   -- pg_graphql reflects tables, views, materialized views and foreign tables: a partition is a
-  -- table (relkind r) and is reflected with the keys declared on it; a partitioned parent (p) is not.
-  where c.relkind in ('r', 'v', 'm', 'f')
+  -- table (relkind r) and is reflected with the keys declared on it; a partitioned parent (p) is
+  -- read too but reflected only with Strata's partitioned_tables switch (load.ts decides).
+  where c.relkind in ('r', 'v', 'm', 'f', 'p')
 ),
 cols as (
   select a.attrelid, a.attnum, a.attname, a.atttypid, a.atttypmod, a.attnotnull, a.attidentity, a.attgenerated,
@@ -85,6 +91,25 @@ idx as (
   join pg_class ic on ic.oid = i.indexrelid
   where i.indrelid in (select oid from rels) and i.indisunique and i.indisvalid and i.indexprs is null
 ),
+-- Strata partitioned_tables: the foreign keys every leaf partition of a partitioned table has
+-- (declared on the leaf or inherited), by column names (a partition's column numbers may differ).
+partition_keys as (
+  select p.oid as rel, k.confrelid, k.cols, k.fcols, min(k.conname) as name,
+         (array_agg(k.comment order by k.conname) filter (where k.comment is not null))[1] as comment
+  from rels p
+  cross join lateral (select t.relid from pg_partition_tree(p.oid) t where t.isleaf) l
+  cross join lateral (
+    select con.confrelid, con.conname, obj_description(con.oid, 'pg_constraint') as comment,
+      (select array_agg(a.attname::text order by u.n) from unnest(con.conkey) with ordinality u(num, n)
+         join pg_attribute a on a.attrelid = con.conrelid and a.attnum = u.num) as cols,
+      (select array_agg(a.attname::text order by u.n) from unnest(con.confkey) with ordinality u(num, n)
+         join pg_attribute a on a.attrelid = con.confrelid and a.attnum = u.num) as fcols
+    from pg_constraint con where con.conrelid = l.relid and con.contype = 'f'
+  ) k
+  where p.relkind = 'p'
+  group by p.oid, k.confrelid, k.cols, k.fcols
+  having count(distinct l.relid) = (select count(*) from pg_partition_tree(p.oid) t where t.isleaf)
+),
 -- Columns and unique indexes aggregated once per relation (joined below, not correlated per table).
 cols_by_rel as (
   select c.attrelid, bool_and(c.can_select) as all_select,
@@ -105,7 +130,7 @@ select jsonb_build_object(
   'schemas', (select coalesce(jsonb_agg(jsonb_build_object('oid', s.oid::int8, 'name', s.nspname, 'comment', obj_description(s.oid, 'pg_namespace')) order by s.ord), '[]') from search_path_schemas s),
   'rels', (select coalesce(jsonb_agg(jsonb_build_object(
       'oid', r.oid::int8, 'name', r.relname, 'kind', r.relkind, 'schema', r.nspname, 'schemaOid', r.relnamespace::int8, 'rls', r.relrowsecurity,
-      'comment', r.comment,
+      'comment', r.comment, 'ancestors', r.ancestors,
       'canDelete', has_table_privilege(r.oid, 'DELETE'),
       'canSelectAll', coalesce(cr.all_select, true),
       'columns', coalesce(cr.columns, '[]'),
@@ -117,6 +142,9 @@ select jsonb_build_object(
   'constraints', (select coalesce(jsonb_agg(jsonb_build_object(
       'oid', c.oid::int8, 'name', c.conname, 'type', c.contype, 'rel', c.conrelid::int8, 'frel', c.confrelid::int8,
       'cols', to_jsonb(c.conkey), 'fcols', to_jsonb(c.confkey), 'comment', c.comment) order by c.conname, c.oid), '[]') from cons c),
+  'partitionKeys', (select coalesce(jsonb_agg(jsonb_build_object(
+      'name', k.name, 'rel', k.rel::int8, 'frel', k.confrelid::int8, 'cols', to_jsonb(k.cols), 'fcols', to_jsonb(k.fcols),
+      'comment', k.comment) order by k.name, k.rel), '[]') from partition_keys k),
   'types', (select coalesce(jsonb_agg(jsonb_build_object(
       'oid', t.oid::int8, 'name', t.typname, 'typtype', t.typtype, 'category', t.typcategory, 'elem', t.typelem::int8,
       'base', t.typbasetype::int8, 'relid', t.typrelid::int8, 'schema', t.schema_name, 'onPath', t.on_path, 'canUse', t.can_use,

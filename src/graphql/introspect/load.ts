@@ -19,6 +19,8 @@ import {
   toOneFieldName,
   typeNameFor,
 } from './naming.js';
+import { LIST_PAGE_ARGS } from './rules.js';
+import { reflectedRelations, withPartitionKeys } from './partitions.js';
 import type {
   Catalog,
   Column,
@@ -175,7 +177,9 @@ function build(raw: Raw): Catalog {
   const tables: Table[] = [];
   const tableByOid = new Map<number, Table>();
   const rawByOid = new Map<number, Raw>();
+  const shown = reflectedRelations(raw.rels as Raw[], schemaNamed);
   for (const r of raw.rels as Raw[]) {
+    if (!shown(r)) continue;
     const sch = schemaNamed(r.schema);
     const d = parseDirective(r.comment);
     const columns: Column[] = [];
@@ -262,7 +266,7 @@ function build(raw: Raw): Catalog {
     foreignName?: string;
   }
   const fks: Fk[] = [];
-  for (const c of raw.constraints as Raw[]) {
+  for (const c of withPartitionKeys(raw, tableByOid)) {
     if (c.type !== 'f') continue;
     const local = tableByOid.get(c.rel);
     const target = tableByOid.get(c.frel);
@@ -274,8 +278,8 @@ function build(raw: Raw): Catalog {
     fks.push({
       local,
       target,
-      localCols: (c.cols as number[]).map((n) => colName(lr, n)),
-      targetCols: (c.fcols as number[]).map((n) => colName(tr, n)),
+      localCols: c.colNames ?? (c.cols as number[]).map((n) => colName(lr, n)),
+      targetCols: c.fcolNames ?? (c.fcols as number[]).map((n) => colName(tr, n)),
       localName: typeof d.local_name === 'string' ? d.local_name : undefined,
       foreignName: typeof d.foreign_name === 'string' ? d.foreign_name : undefined,
     });
@@ -366,6 +370,7 @@ function build(raw: Raw): Catalog {
       rowsOne: f.setof && f.rows === 1,
       args,
       returns: ret,
+      maxRows: sch.maxRows,
     };
     if (!isValidGraphQLName(fn.fieldName)) continue;
     if (ret.pseudo || ['void', 'record', 'trigger', 'event_trigger'].includes(ret.baseName)) continue;
@@ -409,6 +414,8 @@ function build(raw: Raw): Catalog {
       )
     )
       continue;
+    // Strata `setof_scalars`: a list field's paging arguments take those names, as a connection's do.
+    if (fn.setof && !fn.returnTable && args.some((a) => LIST_PAGE_ARGS.includes(a.fieldName))) continue;
     functions.push(fn);
   }
 

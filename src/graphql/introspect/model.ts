@@ -153,6 +153,8 @@ export interface Func {
   returnTable?: Table;
   /** Computed field: the table whose row type is the only argument. */
   computedOn?: Table;
+  /** Strata `setof_scalars`: the most values a list field holds (its schema's `max_rows`). */
+  maxRows: number;
 }
 
 export interface Catalog {

@@ -136,6 +136,13 @@ export function minMaxColumns(t: Table): Column[] {
   );
 }
 
+/**
+ * Strata `setof_scalars`: the paging arguments of a list field (a function returning `setof` a
+ * scalar or array), a connection's `first` and `offset`: at most `first` values (never more than
+ * `max_rows`, as a connection's page) after skipping `offset`, in the function's order.
+ */
+export const LIST_PAGE_ARGS: readonly string[] = ['first', 'offset'];
+
 /** Functions on Query (stable/immutable) and Mutation (volatile). */
 export function isQueryFunction(f: Func): boolean {
   return f.volatility !== 'v';

@@ -143,8 +143,15 @@ export class TypeRegistry {
       if (f.setof && !f.rowsOne) return { type: tt.connection, args: this.connectionArgs(f.returnTable) };
       return { type: tt.node, args: {} };
     }
-    // Strata `setof_scalars`: a set of scalars is a list.
-    return { type: f.setof ? new GraphQLList(this.outputOf(f.returns)) : this.outputOf(f.returns), args: {} };
+    if (!f.setof) return { type: this.outputOf(f.returns), args: {} };
+    // Strata `setof_scalars`: a set of scalars is a list, paged as a connection is (LIST_PAGE_ARGS).
+    return {
+      type: new GraphQLList(this.outputOf(f.returns)),
+      args: {
+        first: { type: GraphQLInt, description: 'Query the first `n` values of the list' },
+        offset: { type: GraphQLInt, description: 'Skip n values from the start of the list' },
+      },
+    };
   }
 
   of(table: Table): TableTypes {

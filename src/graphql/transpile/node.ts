@@ -55,7 +55,8 @@ export function functionResultSql(sql: SqlBuilder, r: FunctionResultPlan, call: 
     case 'scalarList': {
       const a = sql.alias();
       const value = jsonOf(`${a}.v`, r.fn.returns);
-      return `(select coalesce(json_agg(${value} order by ${a}.n), '[]'::json) from ${call} with ordinality as ${a}(v, n))`;
+      const page = `select * from ${call} with ordinality as ${a}(v, n) order by ${a}.n limit ${r.limit}${r.offset ? ` offset ${r.offset}` : ''}`;
+      return `(select coalesce(json_agg(${value} order by ${a}.n), '[]'::json) from (${page}) as ${a})`;
     }
     case 'connection':
       return connectionSql(sql, r.connection, { from: call });

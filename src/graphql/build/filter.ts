@@ -13,7 +13,7 @@ import {
   TO_MANY_QUANTIFIERS,
   type ToManyQuantifier,
 } from '../introspect/rules.js';
-import { fail } from './errors.js';
+import { debugList, fail } from './errors.js';
 import { decodeNodeId } from './node-id.js';
 import type { FilterPlan, PkMatch } from './plan-types.js';
 import { arrayParamOf, EnumLiteral, isPlainObject, paramOf } from './values.js';
@@ -39,7 +39,7 @@ export function buildFilter(table: Table, value: unknown, depth = 0): FilterPlan
   const extra = Object.keys(obj).filter(
     (k) => !cols.has(k) && !related.has(k) && !['and', 'or', 'not', 'nodeId'].includes(k),
   );
-  if (extra.length) fail(`Input for type ${typeName} contains extra keys ${JSON.stringify(extra)}`);
+  if (extra.length) fail(`Input for type ${typeName} contains extra keys ${debugList(extra)}`);
   const parts: FilterPlan[] = [];
   for (const [key, v] of Object.entries(obj)) {
     const filterable = cols.get(key);
@@ -62,7 +62,7 @@ export function buildFilter(table: Table, value: unknown, depth = 0): FilterPlan
       const typeName = toManyFilterType(rel.target.typeName);
       if (!isPlainObject(v)) fail(`Invalid input for ${typeName} type`);
       const q = Object.keys(v).filter((k) => !(TO_MANY_QUANTIFIERS as readonly string[]).includes(k));
-      if (q.length) fail(`Input for type ${typeName} contains extra keys ${JSON.stringify(q)}`);
+      if (q.length) fail(`Input for type ${typeName} contains extra keys ${debugList(q)}`);
       for (const [quantifier, inner] of Object.entries(v)) {
         if (inner === null) continue;
         const plan = buildFilter(rel.target, inner, depth + 1);
@@ -73,7 +73,7 @@ export function buildFilter(table: Table, value: unknown, depth = 0): FilterPlan
       if (!isPlainObject(v)) fail('Invalid input for IDFilter type');
       const o = v as Record<string, unknown>;
       const bad = Object.keys(o).filter((k) => k !== 'eq');
-      if (bad.length) fail(`Input for type IDFilter contains extra keys ${JSON.stringify(bad)}`);
+      if (bad.length) fail(`Input for type IDFilter contains extra keys ${debugList(bad)}`);
       if (o.eq === undefined) continue;
       if (typeof o.eq !== 'string') fail('Invalid input for ID type');
       const id = decodeNodeId(o.eq as string);
@@ -117,7 +117,7 @@ function columnFilter(c: Column, ft: string, v: unknown): FilterPlan[] {
   const ops = c.type.isArray ? LIST_FILTER_OPS : c.type.enumRef ? enumFilterOps() : filterOps(c.type.scalar);
   const o = v as Record<string, unknown>;
   const extra = Object.keys(o).filter((k) => !ops.includes(k));
-  if (extra.length) fail(`Input for type ${ft} contains extra keys ${JSON.stringify(extra)}`);
+  if (extra.length) fail(`Input for type ${ft} contains extra keys ${debugList(extra)}`);
   const el = { ...c.type, isArray: false };
   const cast = elementCast(c.type);
   const out: FilterPlan[] = [];

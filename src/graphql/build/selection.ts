@@ -165,7 +165,11 @@ export function argsOf(field: Field, ctx: Ctx, allowed?: string[]): Record<strin
     if (extra.length) fail(`Input contains extra keys ${debugList(extra)}`);
   }
   const out: Record<string, unknown> = {};
+  const seen = new Set<string>();
   for (const a of given) {
+    // A repeated argument: pg_graphql reads the first one (read_argument finds it by name).
+    if (seen.has(a.name.value)) continue;
+    seen.add(a.name.value);
     const v = inputValue(a.value, ctx.vars);
     if (v !== undefined) out[a.name.value] = v;
   }

@@ -75,8 +75,12 @@ export function selectOperation(
   if (!op) throw new GraphQLEngineError('Operation not found', true);
   if (op.operation === 'subscription') throw new GraphQLEngineError('Subscriptions are not supported', true);
   const vars: Vars = { ...((variables as Vars | null) ?? {}) };
+  const declared = new Set<string>();
   for (const def of op.variableDefinitions ?? []) {
     const name = def.variable.name.value;
+    // A repeated declaration: pg_graphql reads the first one's default (to_gson finds it by name).
+    if (declared.has(name)) continue;
+    declared.add(name);
     if (vars[name] === undefined && def.defaultValue) {
       vars[name] = inputValue(def.defaultValue, {});
       vars[DEFAULTED] ??= new Set();

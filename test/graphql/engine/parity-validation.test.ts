@@ -9,6 +9,7 @@
  * - @skip/@include (parser_util.rs selection_is_skipped): other directives are refused, exactly one
  *   argument named `if`, a non-boolean literal is ignored, a variable is read as sent (no default);
  * - unknown arguments are listed all together, as Rust prints a list (restrict_allowed_arguments);
+ *   a repeated argument or variable declaration: the first one is read;
  * - variables: a declared type is not checked; an absent variable is absent unless it has a default
  *   (to_gson); a missing element of a `[T!]` list is "Invalid input for NonNull type";
  * - operations (resolve_inner): anonymous, then unique names, then fragment cycles, then the
@@ -153,6 +154,13 @@ describe('arguments and variables', () => {
       data: null,
       errors: [{ message: 'Invalid input for Int type' }],
     });
+  });
+
+  it('a repeated argument or variable declaration: the first one counts', async () => {
+    const twice = '{ accountCollection(first: 1, first: 2) { edges { node { email } } } }';
+    expect(emails(await env.gql(twice))).toEqual(['a@x.com']);
+    const declaredTwice = 'query($n: Int, $n: Int = 2) { accountCollection(first: $n) { edges { node { email } } } }';
+    expect(emails(await env.gql(declaredTwice))).toEqual(['a@x.com', 'b@x.com', 'c@x.com']);
   });
 
   it('a missing element of a list of non-null inputs is refused', async () => {

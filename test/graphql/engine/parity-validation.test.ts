@@ -159,7 +159,8 @@ describe('arguments and variables', () => {
   it('a repeated argument or variable declaration: the first one counts', async () => {
     const twice = '{ accountCollection(first: 1, first: 2) { edges { node { email } } } }';
     expect(emails(await env.gql(twice))).toEqual(['a@x.com']);
-    const declaredTwice = 'query($n: Int, $n: Int = 2) { accountCollection(first: $n) { edges { node { email } } } }';
+    const declaredTwice =
+      'query($n: Int, $n: Int = 2) { accountCollection(first: $n) { edges { node { email } } } }';
     expect(emails(await env.gql(declaredTwice))).toEqual(['a@x.com', 'b@x.com', 'c@x.com']);
   });
 

@@ -29,7 +29,10 @@ export function buildOperation(catalog: Catalog, op: OperationDefinitionNode, ct
   const fields: FieldPlan[] = [];
   const errors: string[] = [];
   try {
-    for (const f of topLevelFields(op, typeName, ctx)) {
+    const top = topLevelFields(op, typeName, ctx);
+    // pg_graphql (resolve.rs): a query answers this without `data`, a mutation fails as a whole.
+    if (!top.length) throw new GraphQLEngineError('Selection set must not be empty', operation === 'query');
+    for (const f of top) {
       try {
         if (f.name === '__typename') fields.push({ alias: f.alias, kind: 'value', value: typeName });
         else if ((f.name === '__schema' || f.name === '__type') && operation === 'query') {

@@ -12,6 +12,7 @@
  *   a repeated argument or variable declaration: the first one is read;
  * - variables: a declared type is not checked; an absent variable is absent unless it has a default
  *   (to_gson); a missing element of a `[T!]` list is "Invalid input for NonNull type";
+ * - a top-level selection set that is empty once expanded: "Selection set must not be empty";
  * - operations (resolve_inner): anonymous, then unique names, then fragment cycles, then the
  *   operation named (an empty operationName names none).
  */
@@ -92,6 +93,18 @@ describe('field merging', () => {
       accountCollection { edges { node { email email: id id @skip(if: $s) } } }
     }`);
     expect(r).toEqual({ data: null, errors: [{ message: 'Value for "if" in @skip directive is required' }] });
+  });
+});
+
+describe('empty selections', () => {
+  it('a top-level selection set left empty is refused: a query without data, a mutation with data null', async () => {
+    expect(await env.gql('{ __typename @skip(if: true) }')).toEqual({
+      errors: [{ message: 'Selection set must not be empty' }],
+    });
+    expect(await env.gql('mutation { __typename @include(if: false) }')).toEqual({
+      data: null,
+      errors: [{ message: 'Selection set must not be empty' }],
+    });
   });
 });
 

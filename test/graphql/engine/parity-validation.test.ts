@@ -169,6 +169,12 @@ describe('arguments and variables', () => {
     });
   });
 
+  it('a function argument without a default is required: absent or null is refused', async () => {
+    for (const q of ['{ add }', '{ add(a: null) }', '{ add(b: 1) }'])
+      expect(await env.gql(q)).toEqual({ data: null, errors: [{ message: 'Invalid input for NonNull type' }] });
+    expect(await env.gql('{ add(a: 1, b: null) }')).toEqual({ data: { add: null } });
+  });
+
   it('a repeated argument or variable declaration: the first one counts', async () => {
     const twice = '{ accountCollection(first: 1, first: 2) { edges { node { email } } } }';
     expect(emails(await env.gql(twice))).toEqual(['a@x.com']);

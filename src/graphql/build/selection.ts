@@ -101,19 +101,14 @@ function sameValue(a: ValueNode, b: ValueNode): boolean {
 }
 
 /**
- * Flattens a selection set for an object of type `typeName` (`also` lists other type names a
- * fragment's type condition may use, such as interfaces). As pg_graphql's normalize_selection_set:
- * every selection is expanded first (directives, fragments), then fields with one response key are
- * merged in document order, the later field named first when their names differ.
+ * Flattens a selection set for an object of type `typeName`, as pg_graphql's
+ * normalize_selection_set: every selection is expanded first (directives, fragments), then fields
+ * with one response key are merged in document order, the later field named first when their names
+ * differ. A fragment applies only on its own type: an inline one on another type (an interface
+ * included) is left out, a spread of one is an error, as is a spread of a missing fragment.
  */
-export function collectFields(
-  sets: SelectionSetNode[],
-  typeName: string,
-  ctx: Ctx,
-  also: string[] = [],
-): Field[] {
+export function collectFields(sets: SelectionSetNode[], typeName: string, ctx: Ctx): Field[] {
   const flat: FieldNode[] = [];
-  const matches = (cond: string | undefined) => !cond || cond === typeName || also.includes(cond);
   // Cycles and fragment depth were checked for the whole document (execute/fragment-cycles.ts);
   // inline fragments nest as deep as the parser allows (execute/parse-document.ts).
   const visit = (set: SelectionSetNode, seen: Set<string>) => {
@@ -121,13 +116,15 @@ export function collectFields(
       if (!included(sel.directives, ctx)) continue;
       if (sel.kind === Kind.FIELD) flat.push(sel);
       else if (sel.kind === Kind.INLINE_FRAGMENT) {
-        if (matches(sel.typeCondition?.name.value)) visit(sel.selectionSet, seen);
+        const cond = sel.typeCondition?.name.value;
+        if (cond === undefined || cond === typeName) visit(sel.selectionSet, seen);
       } else {
         const name = sel.name.value;
         const frag = ctx.fragments.get(name);
-        if (!frag) fail(`Unknown fragment "${name}"`);
+        if (frag?.typeCondition.name.value !== typeName)
+          fail(`no fragment named ${name} on type ${typeName}`);
         if (seen.has(name)) throw new GraphQLEngineError('Found a cycle between fragments', true);
-        if (matches(frag.typeCondition.name.value)) visit(frag.selectionSet, new Set([...seen, name]));
+        visit(frag.selectionSet, new Set([...seen, name]));
       }
     }
   };

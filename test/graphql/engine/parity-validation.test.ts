@@ -12,6 +12,9 @@
  *   a repeated argument or variable declaration: the first one is read;
  * - variables: a declared type is not checked; an absent variable is absent unless it has a default
  *   (to_gson); a missing element of a `[T!]` list is "Invalid input for NonNull type";
+ * - a fragment applies on its own type only (parser_util.rs normalize_selection): an inline one on
+ *   another type is left out, a spread of one is "no fragment named F on type T", as is a spread of
+ *   a missing fragment;
  * - a top-level selection set that is empty once expanded: "Selection set must not be empty";
  * - operations (resolve_inner): anonymous, then unique names, then fragment cycles, then the
  *   operation named (an empty operationName names none).
@@ -96,6 +99,35 @@ describe('field merging', () => {
   });
 });
 
+describe('fragments by type', () => {
+  const inNode = (s: string, frags = '') =>
+    `{ accountCollection(first: 1) { edges { node { id ${s} } } } } ${frags}`;
+
+  it('a spread needs a fragment of that name on that very type', async () => {
+    expect(await env.gql(inNode('...F', 'fragment F on Blog { id }'))).toEqual({
+      data: null,
+      errors: [{ message: 'no fragment named F on type Account' }],
+    });
+    expect(await env.gql(inNode('...Missing'))).toEqual({
+      data: null,
+      errors: [{ message: 'no fragment named Missing on type Account' }],
+    });
+    expect(await env.gql(inNode('...F', 'fragment F on Node { nodeId }'))).toEqual({
+      data: null,
+      errors: [{ message: 'no fragment named F on type Account' }],
+    });
+    expect(await env.gql('{ ...F } fragment F on Account { id }')).toEqual({
+      errors: [{ message: 'no fragment named F on type Query' }],
+    });
+    expect(emails(await env.gql(inNode('...F', 'fragment F on Account { email }')))).toEqual(['a@x.com']);
+  });
+
+  it('an inline fragment on another type, an interface included, is left out', async () => {
+    const r = await env.gql(inNode('... on Blog { name } ... on Node { nodeId } ... { email }'));
+    expect(r).toEqual({ data: { accountCollection: { edges: [{ node: { id: 1, email: 'a@x.com' } }] } } });
+  });
+});
+
 describe('empty selections', () => {
   it('a top-level selection set left empty is refused: a query without data, a mutation with data null', async () => {
     expect(await env.gql('{ __typename @skip(if: true) }')).toEqual({
@@ -171,7 +203,10 @@ describe('arguments and variables', () => {
 
   it('a function argument without a default is required: absent or null is refused', async () => {
     for (const q of ['{ add }', '{ add(a: null) }', '{ add(b: 1) }'])
-      expect(await env.gql(q)).toEqual({ data: null, errors: [{ message: 'Invalid input for NonNull type' }] });
+      expect(await env.gql(q)).toEqual({
+        data: null,
+        errors: [{ message: 'Invalid input for NonNull type' }],
+      });
     expect(await env.gql('{ add(a: 1, b: null) }')).toEqual({ data: { add: null } });
   });
 

@@ -82,7 +82,7 @@ export function buildFilter(table: Table, value: unknown, depth = 0): FilterPlan
       parts.push({ kind: 'pk', match: pkMatch(table, id.values) });
     } else if (key === 'and' || key === 'or') {
       if (v === null) continue;
-      const list = Array.isArray(v) ? v : [v];
+      const list = nonNullItems(Array.isArray(v) ? v : [v]);
       const inner = list.map((x) => buildFilter(table, x, depth));
       if (!inner.length) continue;
       parts.push({ kind: 'group', op: key, parts: inner });
@@ -129,12 +129,17 @@ function columnFilter(c: Column, ft: string, v: unknown): FilterPlan[] {
       else if (name === 'NOT_NULL') out.push({ kind: 'null', column: c, negated: true });
       else fail('Invalid input for FilterIs type');
     } else if (c.type.isArray) {
-      const value = x === null ? null : arrayParamOf(el, Array.isArray(x) ? x : [x], `${cast}[]`);
+      const value =
+        x === null ? null : arrayParamOf(el, nonNullItems(Array.isArray(x) ? x : [x]), `${cast}[]`);
       out.push({ kind: 'list', column: c, op, value });
     } else if (op === 'in') {
       if (x === null) out.push({ kind: 'false' });
       else
-        out.push({ kind: 'in', column: c, value: arrayParamOf(el, Array.isArray(x) ? x : [x], `${cast}[]`) });
+        out.push({
+          kind: 'in',
+          column: c,
+          value: arrayParamOf(el, nonNullItems(Array.isArray(x) ? x : [x]), `${cast}[]`),
+        });
     } else {
       if (Array.isArray(x) || isPlainObject(x))
         fail(`Invalid input for ${el.enumRef ? el.enumRef.name : el.scalar} type`);
@@ -143,4 +148,10 @@ function columnFilter(c: Column, ft: string, v: unknown): FilterPlan[] {
     }
   }
   return out;
+}
+
+/** The items of a `[T!]` input list (`in`, list operators, `and`/`or`): a missing one is refused. */
+function nonNullItems(list: unknown[]): unknown[] {
+  if (list.some((x) => x === null || x === undefined)) fail('Invalid input for NonNull type');
+  return list;
 }

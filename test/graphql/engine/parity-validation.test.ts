@@ -228,6 +228,17 @@ describe('arguments and variables', () => {
         'query($o: AccountOrderBy) { accountCollection(orderBy: [{ id: DescNullsLast }, $o]) { __typename } }',
       ),
     ).toEqual({ data: null, errors: [{ message: 'Invalid input for NonNull type' }] });
+    const filters = [
+      '{ id: { in: [1, null] } }',
+      '{ and: [null] }',
+      '{ or: [{ id: { eq: 1 } }, null] }',
+      '{ tags: { contains: [null] } }',
+    ];
+    for (const filter of filters)
+      expect(await env.gql(`{ accountCollection(filter: ${filter}) { __typename } }`)).toEqual({
+        data: null,
+        errors: [{ message: 'Invalid input for NonNull type' }],
+      });
     expect(await env.gql('mutation { insertIntoBlogCollection(objects: [null]) { affectedCount } }')).toEqual(
       {
         data: null,

@@ -76,8 +76,7 @@ export function connectionPlan(ctx: Ctx, table: Table, field: Field): Connection
     if (f.name === '__typename') plan = { kind: 'typename', name: typeName };
     else if (f.name === 'edges') {
       const edgeFields = collectFields(f.selections, edgeTypeName, ctx);
-      for (const e of edgeFields)
-        if (e.name === 'node') collectFields(e.selections, table.typeName, ctx, ['Node']);
+      for (const e of edgeFields) if (e.name === 'node') collectFields(e.selections, table.typeName, ctx);
       plan = {
         kind: 'edges',
         fields: edgeFields.map((e) => {

@@ -12,3 +12,8 @@ export class GraphQLEngineError extends Error {
 export function fail(message: string): never {
   throw new GraphQLEngineError(message);
 }
+
+/** A list of names as pg_graphql's messages print it (Rust's `{:?}` of a `Vec<&str>`: `["a", "b"]`). */
+export function debugList(names: readonly string[]): string {
+  return `[${names.map((n) => JSON.stringify(n)).join(', ')}]`;
+}

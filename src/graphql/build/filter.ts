@@ -13,7 +13,7 @@ import {
   TO_MANY_QUANTIFIERS,
   type ToManyQuantifier,
 } from '../introspect/rules.js';
-import { fail } from './errors.js';
+import { debugList, fail } from './errors.js';
 import { decodeNodeId } from './node-id.js';
 import type { FilterPlan, PkMatch } from './plan-types.js';
 import { arrayParamOf, EnumLiteral, isPlainObject, paramOf } from './values.js';
@@ -39,7 +39,7 @@ export function buildFilter(table: Table, value: unknown, depth = 0): FilterPlan
   const extra = Object.keys(obj).filter(
     (k) => !cols.has(k) && !related.has(k) && !['and', 'or', 'not', 'nodeId'].includes(k),
   );
-  if (extra.length) fail(`Input for type ${typeName} contains extra keys ${JSON.stringify(extra)}`);
+  if (extra.length) fail(`Input for type ${typeName} contains extra keys ${debugList(extra)}`);
   const parts: FilterPlan[] = [];
   for (const [key, v] of Object.entries(obj)) {
     const filterable = cols.get(key);
@@ -62,7 +62,7 @@ export function buildFilter(table: Table, value: unknown, depth = 0): FilterPlan
       const typeName = toManyFilterType(rel.target.typeName);
       if (!isPlainObject(v)) fail(`Invalid input for ${typeName} type`);
       const q = Object.keys(v).filter((k) => !(TO_MANY_QUANTIFIERS as readonly string[]).includes(k));
-      if (q.length) fail(`Input for type ${typeName} contains extra keys ${JSON.stringify(q)}`);
+      if (q.length) fail(`Input for type ${typeName} contains extra keys ${debugList(q)}`);
       for (const [quantifier, inner] of Object.entries(v)) {
         if (inner === null) continue;
         const plan = buildFilter(rel.target, inner, depth + 1);
@@ -73,7 +73,7 @@ export function buildFilter(table: Table, value: unknown, depth = 0): FilterPlan
       if (!isPlainObject(v)) fail('Invalid input for IDFilter type');
       const o = v as Record<string, unknown>;
       const bad = Object.keys(o).filter((k) => k !== 'eq');
-      if (bad.length) fail(`Input for type IDFilter contains extra keys ${JSON.stringify(bad)}`);
+      if (bad.length) fail(`Input for type IDFilter contains extra keys ${debugList(bad)}`);
       if (o.eq === undefined) continue;
       if (typeof o.eq !== 'string') fail('Invalid input for ID type');
       const id = decodeNodeId(o.eq as string);
@@ -82,7 +82,7 @@ export function buildFilter(table: Table, value: unknown, depth = 0): FilterPlan
       parts.push({ kind: 'pk', match: pkMatch(table, id.values) });
     } else if (key === 'and' || key === 'or') {
       if (v === null) continue;
-      const list = Array.isArray(v) ? v : [v];
+      const list = nonNullItems(Array.isArray(v) ? v : [v]);
       const inner = list.map((x) => buildFilter(table, x, depth));
       if (!inner.length) continue;
       parts.push({ kind: 'group', op: key, parts: inner });
@@ -117,7 +117,7 @@ function columnFilter(c: Column, ft: string, v: unknown): FilterPlan[] {
   const ops = c.type.isArray ? LIST_FILTER_OPS : c.type.enumRef ? enumFilterOps() : filterOps(c.type.scalar);
   const o = v as Record<string, unknown>;
   const extra = Object.keys(o).filter((k) => !ops.includes(k));
-  if (extra.length) fail(`Input for type ${ft} contains extra keys ${JSON.stringify(extra)}`);
+  if (extra.length) fail(`Input for type ${ft} contains extra keys ${debugList(extra)}`);
   const el = { ...c.type, isArray: false };
   const cast = elementCast(c.type);
   const out: FilterPlan[] = [];
@@ -129,12 +129,17 @@ function columnFilter(c: Column, ft: string, v: unknown): FilterPlan[] {
       else if (name === 'NOT_NULL') out.push({ kind: 'null', column: c, negated: true });
       else fail('Invalid input for FilterIs type');
     } else if (c.type.isArray) {
-      const value = x === null ? null : arrayParamOf(el, Array.isArray(x) ? x : [x], `${cast}[]`);
+      const value =
+        x === null ? null : arrayParamOf(el, nonNullItems(Array.isArray(x) ? x : [x]), `${cast}[]`);
       out.push({ kind: 'list', column: c, op, value });
     } else if (op === 'in') {
       if (x === null) out.push({ kind: 'false' });
       else
-        out.push({ kind: 'in', column: c, value: arrayParamOf(el, Array.isArray(x) ? x : [x], `${cast}[]`) });
+        out.push({
+          kind: 'in',
+          column: c,
+          value: arrayParamOf(el, nonNullItems(Array.isArray(x) ? x : [x]), `${cast}[]`),
+        });
     } else {
       if (Array.isArray(x) || isPlainObject(x))
         fail(`Invalid input for ${el.enumRef ? el.enumRef.name : el.scalar} type`);
@@ -143,4 +148,10 @@ function columnFilter(c: Column, ft: string, v: unknown): FilterPlan[] {
     }
   }
   return out;
+}
+
+/** The items of a `[T!]` input list (`in`, list operators, `and`/`or`): a missing one is refused. */
+function nonNullItems(list: unknown[]): unknown[] {
+  if (list.some((x) => x === null || x === undefined)) fail('Invalid input for NonNull type');
+  return list;
 }

@@ -10,7 +10,7 @@ import {
   updateInputType,
 } from '../introspect/naming.js';
 import { insertableColumns, updatableColumns, upsertOptions } from '../introspect/rules.js';
-import { fail } from './errors.js';
+import { debugList, fail } from './errors.js';
 import { buildFilter } from './filter.js';
 import { checkNestedRecords, nestedInsertRows, usesNestedInsert } from './nested-insert.js';
 import { nodePlan } from './node.js';
@@ -22,7 +22,7 @@ function checkInput(typeName: string, v: unknown, cols: Map<string, Column>): Re
   if (!isPlainObject(v)) fail(`Invalid input for ${typeName} type`);
   const o = v as Record<string, unknown>;
   const extra = Object.keys(o).filter((k) => !cols.has(k));
-  if (extra.length) fail(`Input for type ${typeName} contains extra keys ${JSON.stringify(extra)}`);
+  if (extra.length) fail(`Input for type ${typeName} contains extra keys ${debugList(extra)}`);
   return o;
 }
 
@@ -66,7 +66,10 @@ export function insertPlan(ctx: Ctx, table: Table, field: Field): RootPlan {
   }
   const typeName = insertInputType(table.typeName);
   const cols = new Map(insertableColumns(table).map((c) => [c.fieldName, c]));
-  const input = list.map((v) => checkInput(typeName, v, cols));
+  // `[<Type>InsertInput!]!`: a missing element is refused as pg_graphql does.
+  const input = list.map((v) =>
+    v === null || v === undefined ? fail('Invalid input for NonNull type') : checkInput(typeName, v, cols),
+  );
   let columns = [...cols.values()].filter((c) => input.some((r) => r[c.fieldName] !== undefined));
   if (!columns.length) {
     // No row names a column: insert defaults through the first one (the insert field exists only
@@ -100,7 +103,7 @@ function onConflictPlan(
   if (!isPlainObject(v)) fail(`Invalid input for ${typeName} type`);
   const o = v as Record<string, unknown>;
   const extra = Object.keys(o).filter((k) => !['constraint', 'updateColumns', 'filter'].includes(k));
-  if (extra.length) fail(`Input for type ${typeName} contains extra keys ${JSON.stringify(extra)}`);
+  if (extra.length) fail(`Input for type ${typeName} contains extra keys ${debugList(extra)}`);
   if (
     o.constraint === undefined ||
     o.constraint === null ||

@@ -17,7 +17,7 @@ function unknownField(name: string, typeName: string, style: QuoteStyle): never 
 }
 
 export function nodePlan(ctx: Ctx, table: Table, sets: SelectionSetNode[], style: QuoteStyle): NodePlan {
-  const fields = collectFields(sets, table.typeName, ctx, ['Node']).map((f) => ({
+  const fields = collectFields(sets, table.typeName, ctx).map((f) => ({
     alias: f.alias,
     field: nodeField(ctx, table, f, style),
   }));

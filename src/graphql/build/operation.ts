@@ -29,7 +29,10 @@ export function buildOperation(catalog: Catalog, op: OperationDefinitionNode, ct
   const fields: FieldPlan[] = [];
   const errors: string[] = [];
   try {
-    for (const f of collectFields([op.selectionSet], typeName, ctx)) {
+    const top = topLevelFields(op, typeName, ctx);
+    // pg_graphql (resolve.rs): a query answers this without `data`, a mutation fails as a whole.
+    if (!top.length) throw new GraphQLEngineError('Selection set must not be empty', operation === 'query');
+    for (const f of top) {
       try {
         if (f.name === '__typename') fields.push({ alias: f.alias, kind: 'value', value: typeName });
         else if ((f.name === '__schema' || f.name === '__type') && operation === 'query') {
@@ -50,4 +53,18 @@ export function buildOperation(catalog: Catalog, op: OperationDefinitionNode, ct
     return { kind: 'response', response: { ...response, errors: [{ message: e.message }] } };
   }
   return { kind: 'fields', operation, fields, errors };
+}
+
+/**
+ * The operation's top-level fields. pg_graphql answers an error in normalizing them (a directive, a
+ * fragment, a merge conflict) for the whole request, without `data` (resolve.rs); the same error
+ * below a top-level field is that field's error.
+ */
+function topLevelFields(op: OperationDefinitionNode, typeName: string, ctx: Ctx) {
+  try {
+    return collectFields([op.selectionSet], typeName, ctx);
+  } catch (e) {
+    if (e instanceof GraphQLEngineError && !e.requestLevel) throw new GraphQLEngineError(e.message, true);
+    throw e;
+  }
 }

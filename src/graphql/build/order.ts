@@ -2,7 +2,7 @@
 import type { Relationship, Table } from '../introspect/model.js';
 import { orderByType } from '../introspect/naming.js';
 import { isOrderable, pkColumns, relatedInputFields, selectableColumns } from '../introspect/rules.js';
-import { fail } from './errors.js';
+import { debugList, fail } from './errors.js';
 import { RELATED_DEPTH_LIMIT } from './filter.js';
 import type { CursorPlan, OrderKey } from './plan-types.js';
 import { enumName, isPlainObject } from './values.js';
@@ -18,7 +18,11 @@ export function orderKeys(table: Table, value: unknown): OrderKey[] {
   const keys: OrderKey[] = [];
   if (value !== null && value !== undefined) {
     const list = Array.isArray(value) ? value : [value];
-    for (const item of list) orderItem(table, item, [], keys);
+    for (const item of list) {
+      // `[<Type>OrderBy!]`: a missing element (null, or an absent variable) is refused as pg_graphql does.
+      if (item === null || item === undefined) fail('Invalid input for NonNull type');
+      orderItem(table, item, [], keys);
+    }
   }
   // pg_graphql always sorts by the primary key after the requested keys, even when they already
   // name a key column, so a cursor always carries the primary key after the orderBy values.
@@ -41,7 +45,7 @@ function orderItem(table: Table, item: unknown, via: Relationship[], keys: Order
   if (!isPlainObject(item)) fail(`Invalid input for ${typeName} type`);
   const o = item as Record<string, unknown>;
   const extra = Object.keys(o).filter((k) => !cols.has(k) && !related.has(k));
-  if (extra.length) fail(`Input for type ${typeName} contains extra keys ${JSON.stringify(extra)}`);
+  if (extra.length) fail(`Input for type ${typeName} contains extra keys ${debugList(extra)}`);
   for (const [k, v] of Object.entries(o)) {
     if (v === null) continue;
     const rel = related.get(k);

@@ -59,10 +59,9 @@ export function buildRootField(
       const callArgs: { sqlName: string; value: Param }[] = [];
       for (const a of fn.args) {
         const v = args[a.fieldName];
-        if (v === undefined) {
-          if (!a.hasDefault) fail('Invalid input for NonNull type');
-          continue;
-        }
+        // An argument without a default is `T!`: absent or null, pg_graphql refuses it.
+        if ((v === undefined || v === null) && !a.hasDefault) fail('Invalid input for NonNull type');
+        if (v === undefined) continue;
         callArgs.push({ sqlName: a.sqlName, value: valueParam(a.type, v) });
       }
       // A connection or list reads its own arguments; the function's are consumed above.

@@ -6,9 +6,10 @@ import {
   type SelectionSetNode,
   type DirectiveNode,
   type ArgumentNode,
+  type ValueNode,
 } from 'graphql';
-import { GraphQLEngineError, fail } from './errors.js';
-import { inputValue, type Vars } from './values.js';
+import { GraphQLEngineError, debugList, fail } from './errors.js';
+import { DEFAULTED, inputValue, type Vars } from './values.js';
 
 export interface Field {
   alias: string;
@@ -23,94 +24,149 @@ export interface Ctx {
   vars: Vars;
 }
 
+/**
+ * pg_graphql's `selection_is_skipped` (parser_util.rs): only @skip and @include, each with exactly
+ * one argument named `if`; a literal that is not a boolean is ignored, and a variable is read from
+ * the request's variables as sent (its default in the operation does not count).
+ */
 function included(directives: readonly DirectiveNode[] | undefined, ctx: Ctx): boolean {
   for (const d of directives ?? []) {
-    if (d.name.value !== 'skip' && d.name.value !== 'include') continue;
-    const arg = d.arguments?.find((a) => a.name.value === 'if');
+    const name = d.name.value;
+    if (name !== 'skip' && name !== 'include') fail(`Unknown directive ${name}`);
+    const args = d.arguments ?? [];
+    if (args.length !== 1) fail(`Incorrect arguments to directive @${name}`);
+    const arg = args[0] as ArgumentNode;
+    if (arg.name.value !== 'if') fail(`Unknown argument to @${name}: ${arg.name.value}`);
     let v: unknown;
-    try {
-      v = arg ? inputValue(arg.value, ctx.vars) : undefined;
-    } catch {
-      v = undefined;
+    if (arg.value.kind === Kind.BOOLEAN) v = arg.value.value;
+    else if (arg.value.kind === Kind.VARIABLE) {
+      const varName = arg.value.name.value;
+      v = ctx.vars[DEFAULTED]?.has(varName) ? undefined : ctx.vars[varName];
+      if (typeof v !== 'boolean') fail(`Value for "if" in @${name} directive is required`);
     }
-    if (typeof v !== 'boolean') fail(`Value for "if" in @${d.name.value} directive is required`);
-    if (d.name.value === 'skip' && v) return false;
-    if (d.name.value === 'include' && !v) return false;
+    if (name === 'skip' && v === true) return false;
+    if (name === 'include' && v === false) return false;
   }
   return true;
 }
 
-function argsKey(args: readonly ArgumentNode[] | undefined): string {
-  return JSON.stringify((args ?? []).map((a) => [a.name.value, stripLoc(a.value)]).sort());
+/**
+ * pg_graphql's argument comparison for merging (merge.rs `same_arguments`): as many arguments on
+ * each side, and each of the second's found by name among the first's with an equal value, values
+ * compared as written (a variable by its name, an object's fields in any order).
+ */
+function sameArguments(a: readonly ArgumentNode[], b: readonly ArgumentNode[]): boolean {
+  if (a.length !== b.length) return false;
+  const byName = new Map(a.map((x) => [x.name.value, x.value]));
+  return b.every((x) => {
+    const v = byName.get(x.name.value);
+    return v !== undefined && sameValue(v, x.value);
+  });
 }
 
-function stripLoc(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(stripLoc);
-  if (v && typeof v === 'object') {
-    const o: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) if (k !== 'loc') o[k] = stripLoc(x);
-    return o;
+function sameValue(a: ValueNode, b: ValueNode): boolean {
+  switch (a.kind) {
+    case Kind.VARIABLE:
+      return b.kind === a.kind && b.name.value === a.name.value;
+    case Kind.INT:
+      return b.kind === a.kind && BigInt(b.value) === BigInt(a.value);
+    case Kind.FLOAT:
+      return b.kind === a.kind && Number(b.value) === Number(a.value);
+    case Kind.STRING:
+    case Kind.ENUM:
+      return b.kind === a.kind && b.value === a.value;
+    case Kind.BOOLEAN:
+      return b.kind === a.kind && b.value === a.value;
+    case Kind.NULL:
+      return b.kind === a.kind;
+    case Kind.LIST:
+      return (
+        b.kind === a.kind &&
+        b.values.length === a.values.length &&
+        a.values.every((x, i) => sameValue(x, b.values[i] as ValueNode))
+      );
+    case Kind.OBJECT: {
+      if (b.kind !== a.kind) return false;
+      // An object's fields are a map in pg_graphql's parser: a repeated name keeps its last value.
+      const fa = new Map(a.fields.map((f) => [f.name.value, f.value]));
+      const fb = new Map(b.fields.map((f) => [f.name.value, f.value]));
+      if (fa.size !== fb.size) return false;
+      for (const [k, v] of fa) {
+        const w = fb.get(k);
+        if (w === undefined || !sameValue(v, w)) return false;
+      }
+      return true;
+    }
   }
-  return v;
 }
 
 /**
- * Flattens a selection set for an object of type `typeName` (`also` lists other type names a
- * fragment's type condition may use, such as interfaces).
+ * Flattens a selection set for an object of type `typeName`, as pg_graphql's
+ * normalize_selection_set: every selection is expanded first (directives, fragments), then fields
+ * with one response key are merged in document order, the later field named first when their names
+ * differ. A fragment applies only on its own type: an inline one on another type (an interface
+ * included) is left out, a spread of one is an error, as is a spread of a missing fragment.
  */
-export function collectFields(
-  sets: SelectionSetNode[],
-  typeName: string,
-  ctx: Ctx,
-  also: string[] = [],
-): Field[] {
-  const out = new Map<string, Field>();
-  const keys = new Map<string, string>();
-  const matches = (cond: string | undefined) => !cond || cond === typeName || also.includes(cond);
+export function collectFields(sets: SelectionSetNode[], typeName: string, ctx: Ctx): Field[] {
+  const flat: FieldNode[] = [];
   // Cycles and fragment depth were checked for the whole document (execute/fragment-cycles.ts);
   // inline fragments nest as deep as the parser allows (execute/parse-document.ts).
   const visit = (set: SelectionSetNode, seen: Set<string>) => {
     for (const sel of set.selections) {
       if (!included(sel.directives, ctx)) continue;
-      if (sel.kind === Kind.FIELD) {
-        const alias = sel.alias?.value ?? sel.name.value;
-        const prev = out.get(alias);
-        if (prev) {
-          if (prev.name !== sel.name.value)
-            fail(`Fields \`${prev.name}\` and \`${sel.name.value}\` are different`);
-          if (keys.get(alias) !== argsKey(sel.arguments))
-            throw new GraphQLEngineError(`Two fields named \`${alias}\` have different arguments`, true);
-          if (sel.selectionSet) prev.selections.push(sel.selectionSet);
-        } else {
-          out.set(alias, {
-            alias,
-            name: sel.name.value,
-            node: sel,
-            selections: sel.selectionSet ? [sel.selectionSet] : [],
-          });
-          keys.set(alias, argsKey(sel.arguments));
-        }
-      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-        if (matches(sel.typeCondition?.name.value)) visit(sel.selectionSet, seen);
+      if (sel.kind === Kind.FIELD) flat.push(sel);
+      else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        const cond = sel.typeCondition?.name.value;
+        if (cond === undefined || cond === typeName) visit(sel.selectionSet, seen);
       } else {
         const name = sel.name.value;
         const frag = ctx.fragments.get(name);
-        if (!frag) fail(`Unknown fragment "${name}"`);
+        if (frag?.typeCondition.name.value !== typeName)
+          fail(`no fragment named ${name} on type ${typeName}`);
         if (seen.has(name)) throw new GraphQLEngineError('Found a cycle between fragments', true);
-        if (matches(frag.typeCondition.name.value)) visit(frag.selectionSet, new Set([...seen, name]));
+        visit(frag.selectionSet, new Set([...seen, name]));
       }
     }
   };
   for (const s of sets) visit(s, new Set());
+  const out = new Map<string, Field>();
+  for (const sel of flat) {
+    const alias = sel.alias?.value ?? sel.name.value;
+    const prev = out.get(alias);
+    if (prev) {
+      if (prev.name !== sel.name.value)
+        fail(`Fields \`${sel.name.value}\` and \`${prev.name}\` are different`);
+      if (!sameArguments(sel.arguments ?? [], prev.node.arguments ?? []))
+        fail(`Two fields named \`${sel.name.value}\` have different arguments`);
+      if (sel.selectionSet) prev.selections.push(sel.selectionSet);
+    } else {
+      out.set(alias, {
+        alias,
+        name: sel.name.value,
+        node: sel,
+        selections: sel.selectionSet ? [sel.selectionSet] : [],
+      });
+    }
+  }
   return [...out.values()];
 }
 
-/** Arguments of a field as JS values (absent variables dropped). Unknown argument names are reported. */
+/**
+ * Arguments of a field as JS values (absent variables dropped). With `allowed`, arguments it does
+ * not name are refused all together, in document order (pg_graphql's restrict_allowed_arguments).
+ */
 export function argsOf(field: Field, ctx: Ctx, allowed?: string[]): Record<string, unknown> {
+  const given = field.node.arguments ?? [];
+  if (allowed) {
+    const extra = given.map((a) => a.name.value).filter((n) => !allowed.includes(n));
+    if (extra.length) fail(`Input contains extra keys ${debugList(extra)}`);
+  }
   const out: Record<string, unknown> = {};
-  for (const a of field.node.arguments ?? []) {
-    if (allowed && !allowed.includes(a.name.value))
-      fail(`Input contains extra keys ${JSON.stringify([a.name.value])}`);
+  const seen = new Set<string>();
+  for (const a of given) {
+    // A repeated argument: pg_graphql reads the first one (read_argument finds it by name).
+    if (seen.has(a.name.value)) continue;
+    seen.add(a.name.value);
     const v = inputValue(a.value, ctx.vars);
     if (v !== undefined) out[a.name.value] = v;
   }

@@ -32,13 +32,17 @@ export interface TemplateReads {
   reads: VarScalar[];
 }
 
-export type Vars = Record<string, unknown> & { [REQUIRED]?: Set<string>; [TEMPLATE]?: TemplateReads };
+export type Vars = Record<string, unknown> & { [DEFAULTED]?: Set<string>; [TEMPLATE]?: TemplateReads };
 
 /** Set on a build's variables while a reusable plan is built. */
 export const TEMPLATE = Symbol('template reads');
 
-/** Variables declared non-null without a default: using one that is absent is an error. */
-export const REQUIRED = Symbol('required variables');
+/**
+ * Variables absent from the request whose value is their default in the operation. pg_graphql
+ * reads a variable's default only where it converts an argument (parser_util.rs `to_gson`), not in
+ * @skip/@include; a declared type is never checked (an absent `$x: Int!` is just absent).
+ */
+export const DEFAULTED = Symbol('defaulted variables');
 
 /** Converts an AST value; an absent variable gives `undefined` (the argument is then ignored). */
 export function inputValue(node: ValueNode, vars: Vars): unknown {
@@ -46,7 +50,6 @@ export function inputValue(node: ValueNode, vars: Vars): unknown {
     case Kind.VARIABLE: {
       const name = node.name.value;
       const v = vars[name];
-      if (v === undefined && vars[REQUIRED]?.has(name)) fail('Invalid input for NonNull type');
       const t = vars[TEMPLATE];
       if (t?.names.has(name) && (typeof v === 'string' || typeof v === 'number')) {
         const w = new VarScalar(name, v);

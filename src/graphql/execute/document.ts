@@ -1,7 +1,7 @@
 /** Parsing (cached, once per request) and operation selection with pg_graphql's request-level errors. */
 import { Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
 import { GraphQLEngineError } from '../build/errors.js';
-import { REQUIRED, inputValue, type Vars } from '../build/values.js';
+import { DEFAULTED, inputValue, type Vars } from '../build/values.js';
 import { checkFragmentCycles } from './fragment-cycles.js';
 import { parseDocument } from './parse-document.js';
 
@@ -66,20 +66,25 @@ export function selectOperation(
   if (new Set(names).size !== names.length)
     throw new GraphQLEngineError('Operation names must be unique', true);
   checkFragmentCycles(fragmentDefs);
-  const op = operationName
-    ? ops.find((_, i) => names[i] === operationName)
-    : ops.length === 1
-      ? ops[0]
-      : undefined;
+  const op =
+    operationName !== null && operationName !== undefined
+      ? ops.find((_, i) => names[i] === operationName)
+      : ops.length === 1
+        ? ops[0]
+        : undefined;
   if (!op) throw new GraphQLEngineError('Operation not found', true);
   if (op.operation === 'subscription') throw new GraphQLEngineError('Subscriptions are not supported', true);
   const vars: Vars = { ...((variables as Vars | null) ?? {}) };
+  const declared = new Set<string>();
   for (const def of op.variableDefinitions ?? []) {
     const name = def.variable.name.value;
-    if (vars[name] === undefined && def.defaultValue) vars[name] = inputValue(def.defaultValue, {});
-    if (def.type.kind === Kind.NON_NULL_TYPE && !def.defaultValue) {
-      vars[REQUIRED] ??= new Set();
-      vars[REQUIRED].add(name);
+    // A repeated declaration: pg_graphql reads the first one's default (to_gson finds it by name).
+    if (declared.has(name)) continue;
+    declared.add(name);
+    if (vars[name] === undefined && def.defaultValue) {
+      vars[name] = inputValue(def.defaultValue, {});
+      vars[DEFAULTED] ??= new Set();
+      vars[DEFAULTED].add(name);
     }
   }
   return { op, fragments, vars };

@@ -339,11 +339,12 @@ function build(raw: Raw): Catalog {
   const functions: Func[] = [];
   const tableByRelid = (relid?: number) => (relid ? tableByOid.get(relid) : undefined);
   for (const f of raw.functions as Raw[]) {
-    if (!f.canExecute || f.variadic || SYSTEM_SCHEMAS.has(f.schema)) continue;
+    // pg_graphql (sql_types.rs Function::is_supported) has no rule for variadic functions or for
+    // argument modes: its arguments are `proargtypes` (IN, INOUT and VARIADIC ones, a variadic one
+    // as its array type, so a list) named by position in `proargnames`, which also holds OUT names.
+    if (!f.canExecute || SYSTEM_SCHEMAS.has(f.schema)) continue;
     const sch = schemaNamed(f.schema);
     const d = parseDirective(f.comment);
-    const modes: string[] | null = f.argModes;
-    if (modes?.some((m) => m !== 'i')) continue;
     const argTypes: number[] = f.argTypes ?? [];
     const argNames: string[] = (f.argNames ?? []).slice(0, argTypes.length);
     const ret = sqlType(f.returnType);

@@ -82,6 +82,8 @@ export function insertPlan(ctx: Ctx, table: Table, field: Field): RootPlan {
   };
   if (upsert && onConflict !== undefined && onConflict !== null)
     plan.onConflict = onConflictPlan(table, upsert, onConflict);
+  // As a nested insert's do (the rows an upsert updates would be read twice: not with onConflict).
+  else if (table.schemaInfo.strata.nestedMutations) plan.readsInserted = true;
   return plan;
 }
 

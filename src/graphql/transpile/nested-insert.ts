@@ -12,7 +12,7 @@
 import type { InsertRowPlan, RootPlan } from '../build/plan-types.js';
 import type { Table } from '../introspect/model.js';
 import { selectableColumns } from '../introspect/rules.js';
-import { responseSql, returning } from './mutation.js';
+import { readInserted, responseSql, returning } from './mutation.js';
 import { quoteIdent, type SqlBuilder, tableRef } from './sql-text.js';
 
 type NestedInsertPlan = Extract<RootPlan, { kind: 'nestedInsert' }>;
@@ -29,18 +29,10 @@ export function nestedInsertSql(sql: SqlBuilder, plan: NestedInsertPlan): string
   const top = plan.rows.map((row) => emit(e, row, { top: true, need: [] }));
   const m = `${sql.alias()}_m`;
   e.ctes.push(`${m} as (${top.map((c) => `select * from ${c}`).join(' union all ')})`);
-  // The response reads each table the mutation inserted into together with the inserted rows
-  // (RETURNING gave the columns the caller may select; PostgreSQL checked the table's SELECT
-  // policies on them, as for any INSERT … RETURNING): a CTE of them, defined only when read.
+  // The response reads each table the mutation inserted into together with the inserted rows.
   const news = [...e.inserted.values()].flatMap(({ table, ctes }) => {
-    const cols = table.canSelectAll ? undefined : selectableColumns(table).map((c) => c.sqlName);
-    if (cols?.length === 0) return [];
-    const list = cols ? cols.map((c) => `p.${quoteIdent(c)}`).join(', ') : '(p.__r).*';
-    const name = `${sql.alias()}_n`;
-    sql.readAlso(table, name, cols);
-    return [
-      { table, cte: `${name} as (${ctes.map((c) => `select ${list} from ${c} as p`).join(' union all ')})` },
-    ];
+    const cte = readInserted(sql, table, ctes);
+    return cte ? [{ table, cte }] : [];
   });
   const response = responseSql(sql, plan.response, m);
   for (const n of news) if (sql.readExtra(n.table)) e.ctes.push(n.cte);

@@ -381,6 +381,38 @@ describe.each(ROLES)('%s: records read back the rows the mutation inserted', (ro
     ]);
   });
 
+  it('a flat insert reads its rows back too with the switch (without onConflict); pg_graphql does not', async () => {
+    await seed(role, sub);
+    await env.client.query(`reset role; insert into plain.writer (id, name) values (7, 'w');
+      insert into plain.essay (writer_id, title) values (7, 'old'); set local role ${role}`);
+    sent.length = 0;
+    const res = await env.gql(`mutation {
+      insertIntoCommentCollection(objects: [{body: "new", postId: 1000}]) { records { body
+        post { commentCollection(orderBy: [{body: AscNullsLast}]) { totalCount edges { node { body } } } } } }
+      insertIntoEssayCollection(objects: [{title: "new", writerId: 7}]) { records { title
+        writer { essayCollection { edges { node { title } } } } } }
+    }`);
+    const old = [...(hidden ? ['hidden old'] : []), 'new', 'old c'];
+    expect(res).toEqual({
+      data: {
+        insertIntoCommentCollection: {
+          records: [
+            {
+              body: 'new',
+              post: {
+                commentCollection: { totalCount: old.length, edges: edges(old.map((body) => ({ body }))) },
+              },
+            },
+          ],
+        },
+        insertIntoEssayCollection: {
+          records: [{ title: 'new', writer: { essayCollection: { edges: edges([{ title: 'old' }]) } } }],
+        },
+      },
+    });
+    expect(work(sent)).toHaveLength(2);
+  });
+
   it('a nested record the role may not read is an error, as a flat insert returning it is (nothing written)', async () => {
     await seed(role, sub);
     const before = await counts();

@@ -207,8 +207,15 @@ describe.each(ROLES)('%s', (role, sub) => {
     await as(role, sub);
     const res = await env.gql(`mutation { insertIntoPostCollection(objects: [
       {title: "m", account: {name: "acme", profile: {bio: "hi"}}, commentCollection: [{body: "x"}]}
-    ]) { affectedCount } }`);
-    expect(res).toEqual({ data: { insertIntoPostCollection: { affectedCount: 1 } } });
+    ]) { affectedCount records { account { name profile { bio account { name } } } } } }`);
+    expect(res).toEqual({
+      data: {
+        insertIntoPostCollection: {
+          affectedCount: 1,
+          records: [{ account: { name: 'acme', profile: { bio: 'hi', account: { name: 'acme' } } } }],
+        },
+      },
+    });
     expect(await tree()).toEqual(['acme/m/x']);
     const profile = await env.client.query(
       'select a.name, f.bio from profile f join account a on a.id = f.account_id',

@@ -24,7 +24,7 @@ export class SqlBuilder {
 
   /**
    * From now on, reads of `t` (relationships, relationship filters and sort keys) see the rows of
-   * `rows` too: a nested insert's response reads the rows its CTEs inserted, which the
+   * `rows` too: an insert's response reads the rows its CTEs inserted, which the
    * statement's snapshot does not see (so no row is read twice). `columns`: the columns of `t`
    * `rows` has, in that order, when the caller may not select all of them.
    */

@@ -12,7 +12,7 @@ import {
 import { insertableColumns, updatableColumns, upsertOptions } from '../introspect/rules.js';
 import { debugList, fail } from './errors.js';
 import { buildFilter } from './filter.js';
-import { checkNestedRecords, nestedInsertRows, usesNestedInsert } from './nested-insert.js';
+import { nestedInsertRows, usesNestedInsert } from './nested-insert.js';
 import { nodePlan } from './node.js';
 import type { MutationResponsePlan, RootPlan } from './plan-types.js';
 import { argsOf, collectFields, type Ctx, type Field } from './selection.js';
@@ -57,12 +57,7 @@ export function insertPlan(ctx: Ctx, table: Table, field: Field): RootPlan {
     if (onConflict !== undefined && onConflict !== null)
       fail('onConflict cannot be combined with nested inserts');
     const rows = nestedInsertRows(table, list);
-    const plan = response(ctx, table, field, 'Insert');
-    checkNestedRecords(
-      rows,
-      plan.fields.flatMap((f) => (f.kind === 'records' ? [f.node] : [])),
-    );
-    return { kind: 'nestedInsert', table, rows, response: plan };
+    return { kind: 'nestedInsert', table, rows, response: response(ctx, table, field, 'Insert') };
   }
   const typeName = insertInputType(table.typeName);
   const cols = new Map(insertableColumns(table).map((c) => [c.fieldName, c]));
@@ -90,6 +85,8 @@ export function insertPlan(ctx: Ctx, table: Table, field: Field): RootPlan {
   };
   if (upsert && onConflict !== undefined && onConflict !== null)
     plan.onConflict = onConflictPlan(table, upsert, onConflict);
+  // As a nested insert's do (the rows an upsert updates would be read twice: not with onConflict).
+  else if (table.schemaInfo.strata.nestedMutations) plan.readsInserted = true;
   return plan;
 }
 

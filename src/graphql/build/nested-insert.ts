@@ -6,7 +6,7 @@ import type { Relationship, Table } from '../introspect/model.js';
 import { insertInputType } from '../introspect/naming.js';
 import { insertableColumns, NESTED_INSERT_DEPTH_LIMIT, nestedInsertFields } from '../introspect/rules.js';
 import { fail } from './errors.js';
-import type { ConnectionPlan, InsertRowPlan, NodePlan } from './plan-types.js';
+import type { InsertRowPlan } from './plan-types.js';
 import { isPlainObject, valueParam } from './values.js';
 
 /** True when some object names a relationship field (the insert then takes this path). */
@@ -78,46 +78,4 @@ function rowPlan(
 
 function sameColumns(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((c) => b.includes(c));
-}
-
-/** The tables the records nested in `rows` (not the top-level ones) are inserted into. */
-function nestedTables(rows: InsertRowPlan[], out = new Set<Table>()): Set<Table> {
-  for (const r of rows) {
-    for (const p of r.parents) {
-      out.add(p.row.table);
-      nestedTables([p.row], out);
-    }
-    for (const c of r.children) {
-      out.add(c.rel.target);
-      nestedTables(c.rows, out);
-    }
-  }
-  return out;
-}
-
-/**
- * `records` is read in the same statement as the inserts, from the snapshot taken before it
- * (PostgreSQL's rule for data-modifying CTEs): a relationship to a table the mutation inserts
- * nested records into would miss them (and a non-null to-one field would read null), so
- * selecting one is an error rather than a wrong answer.
- */
-export function checkNestedRecords(rows: InsertRowPlan[], records: NodePlan[]): void {
-  const written = nestedTables(rows);
-  const visitNode = (n: NodePlan) => {
-    for (const { field } of n.fields) {
-      if (field.kind !== 'toOne' && field.kind !== 'toMany') continue;
-      if (written.has(field.rel.target))
-        fail(
-          `Field "${field.rel.fieldName}" cannot be selected in records of a nested insert: the mutation creates ${field.rel.target.typeName} records it would not see`,
-        );
-      if (field.kind === 'toOne') visitNode(field.node);
-      else visitConnection(field.connection);
-    }
-  };
-  const visitConnection = (c: ConnectionPlan) => {
-    for (const { field } of c.fields)
-      if (field.kind === 'edges')
-        for (const e of field.fields) if (e.field.kind === 'node') visitNode(e.field.node);
-  };
-  for (const n of records) visitNode(n);
 }

@@ -153,6 +153,8 @@ export type RootPlan =
       rows: (Param | 'default')[][];
       /** Strata `upsert`: ON CONFLICT (target) DO UPDATE SET update… WHERE filter; no update: DO NOTHING. */
       onConflict?: { target: Column[]; update: Column[]; filter: FilterPlan };
+      /** Strata `nested_mutations`: the response's relationships read the inserted rows too. */
+      readsInserted?: boolean;
       response: MutationResponsePlan;
     }
   /** Strata `nested_mutations`: an insert whose objects create related records too. */

@@ -21,6 +21,8 @@ export interface Source {
   from: string;
   /** Join condition to the parent row, given this source's alias. */
   join?: (alias: string) => string;
+  /** The row of alias as a value of the table's row type (when the alias alone is not one). */
+  row?: (alias: string) => string;
 }
 
 /** The columns a node reads from its row (in selection order), and whether it needs the whole row. */
@@ -56,7 +58,7 @@ export function connectionSql(sql: SqlBuilder, c: ConnectionPlan, src: Source): 
   /** A row beyond the page in query order. */
   const beyondPage = () => {
     const b = sql.alias();
-    return `exists (select 1 from ${src.from} as ${b} where ${where(b, true)} order by ${orderSql(keys, b, backward)} offset ${off + limit})`;
+    return `exists (select 1 from ${src.from} as ${b} where ${where(b, true)} order by ${orderSql(sql, keys, b, backward)} offset ${off + limit})`;
   };
   const anyRow = () => {
     const b = sql.alias();
@@ -65,7 +67,7 @@ export function connectionSql(sql: SqlBuilder, c: ConnectionPlan, src: Source): 
 
   const a = sql.alias();
   const page = `${a}_p`;
-  const displayOrder = orderSql(keys, page, false, true);
+  const displayOrder = orderSql(sql, keys, page, false, true);
   const columns = new Set<string>(keys.filter((k) => !k.via.length).map((k) => k.column.sqlName));
   let wholeRow = false;
   let needCursor = false;
@@ -113,17 +115,17 @@ export function connectionSql(sql: SqlBuilder, c: ConnectionPlan, src: Source): 
         return `(select ${page}.__c from ${page} order by ${displayOrder} limit 1)`;
       case 'endCursor':
         needCursor = true;
-        return `(select ${page}.__c from ${page} order by ${orderSql(keys, page, true, true)} limit 1)`;
+        return `(select ${page}.__c from ${page} order by ${orderSql(sql, keys, page, true, true)} limit 1)`;
     }
   };
   const pairs = c.fields.map(({ alias, field }): [string, string] => [alias, fieldSql(field)]);
   const select = [...columns].map((n) => `${col(a, n)} as ${quoteIdent(n)}`);
   keys.forEach((k, i) => {
-    if (k.via.length) select.push(`${keyExpr(k, a)} as ${quoteIdent(pageKeyColumn(k, i))}`);
+    if (k.via.length) select.push(`${keyExpr(sql, k, a)} as ${quoteIdent(pageKeyColumn(k, i))}`);
   });
-  if (wholeRow) select.push(`${a} as __r`);
-  if (needCursor) select.push(`${cursorSql(keys, a)} as __c`);
-  const cte = `${page} as (select ${select.join(', ') || '1 as __one'} from ${src.from} as ${a} where ${where(a, true)} order by ${orderSql(keys, a, backward)} limit ${limit}${off ? ` offset ${off}` : ''})`;
+  if (wholeRow) select.push(`${src.row ? src.row(a) : a} as __r`);
+  if (needCursor) select.push(`${cursorSql(sql, keys, a)} as __c`);
+  const cte = `${page} as (select ${select.join(', ') || '1 as __one'} from ${src.from} as ${a} where ${where(a, true)} order by ${orderSql(sql, keys, a, backward)} limit ${limit}${off ? ` offset ${off}` : ''})`;
   return `(with ${cte} select ${jsonObject(pairs)})`;
 }
 

@@ -2,7 +2,7 @@
 import type { FilterPlan, PkMatch } from '../build/plan-types.js';
 import { col } from './json-value.js';
 import type { Relationship } from '../introspect/model.js';
-import { type SqlBuilder, tableRef } from './sql-text.js';
+import type { SqlBuilder } from './sql-text.js';
 
 const BINARY: Record<string, string> = {
   eq: '=',
@@ -58,7 +58,7 @@ function relatedSql(sql: SqlBuilder, f: Extract<FilterPlan, { kind: 'related' }>
   const b = sql.alias();
   const join = relJoin(f.rel, b, row);
   const inner = filterSql(sql, f.inner, b);
-  const from = `select 1 from ${tableRef(f.rel.target)} as ${b} where ${join}`;
+  const from = `select 1 from ${sql.readFrom(f.rel.target)} as ${b} where ${join}`;
   if (f.quantifier === 'some') return `exists (${from}${inner === 'true' ? '' : ` and ${inner}`})`;
   if (f.quantifier === 'none') return `not exists (${from}${inner === 'true' ? '' : ` and ${inner}`})`;
   return `not exists (${from} and (${inner}) is not true)`;

@@ -20,6 +20,23 @@ export function responseSql(sql: SqlBuilder, r: MutationResponsePlan, cte: strin
   return jsonObject(pairs);
 }
 
+/**
+ * Makes the response's reads of `table` (relationships, relationship filters, sort keys) see the
+ * rows the CTEs `ctes` inserted into it too (each returned `returning(table, …)`), which the
+ * statement's snapshot misses. PostgreSQL applied the table's SELECT policies to them as to any
+ * INSERT … RETURNING (a row the caller may not see was an error), so only rows the caller may see
+ * are added, with the columns the caller may select. Returns the WITH item to add after `ctes`
+ * when `sql.readExtra(table)` says the response read them.
+ */
+export function readInserted(sql: SqlBuilder, table: Table, ctes: string[]): string | undefined {
+  const cols = table.canSelectAll ? undefined : selectableColumns(table).map((c) => c.sqlName);
+  if (cols?.length === 0) return undefined;
+  const list = cols ? cols.map((c) => `p.${quoteIdent(c)}`).join(', ') : '(p.__r).*';
+  const name = `${sql.alias()}_n`;
+  sql.readAlso(table, name, cols);
+  return `${name} as (${ctes.map((c) => `select ${list} from ${c} as p`).join(' union all ')})`;
+}
+
 /** RETURNING list: the whole row with SELECT on every column, else only the permitted columns. */
 export function returning(table: Table, alias: string): string {
   if (table.canSelectAll) return `${alias} as __r`;
@@ -54,9 +71,15 @@ export function mutationSql(sql: SqlBuilder, m: MutationPlan): string {
     const assignments = m.set.map((s) => `${quoteIdent(s.column.sqlName)} = ${sql.param(s.value)}`);
     change = `update ${target} as ${a} set ${assignments.join(', ')} where ${filterSql(sql, m.filter, a)}`;
   } else change = `delete from ${target} as ${a} where ${filterSql(sql, m.filter, a)}`;
-  const head = `with ${cte} as (${change} returning ${returning(m.table, a)}) select `;
+  let head = `with ${cte} as (${change} returning ${returning(m.table, a)})`;
+  if (m.kind === 'insert') {
+    const news = m.readsInserted ? readInserted(sql, m.table, [cte]) : undefined;
+    const response = responseSql(sql, m.response, cte);
+    if (news && sql.readExtra(m.table)) head += `, ${news}`;
+    return `${head} select ${response}`;
+  }
+  head += ' select ';
   const response = responseSql(sql, m.response, cte);
-  if (m.kind === 'insert') return head + response;
   const verb = m.kind === 'update' ? 'update' : 'delete';
   return `${head}case when (select count(*) from ${cte}) > ${m.atMost} then graphql.exception('${verb} impacts too many records')::json else ${response} end`;
 }

@@ -3,7 +3,7 @@ import type { Func } from '../introspect/model.js';
 import type { FunctionResultPlan, NodeFieldPlan, NodePlan } from '../build/plan-types.js';
 import { connectionSql } from './connection.js';
 import { col, jsonOf, nodeIdOf } from './json-value.js';
-import { jsonObject, quoteIdent, quoteLiteral, type SqlBuilder, tableRef } from './sql-text.js';
+import { jsonObject, quoteIdent, quoteLiteral, type SqlBuilder } from './sql-text.js';
 
 /**
  * `row` gives the columns (`(row)."col"`); `rec` is the whole row typed as the table, for computed
@@ -37,8 +37,11 @@ function nodeFieldSql(sql: SqlBuilder, node: NodePlan, f: NodeFieldPlan, row: st
             return `${col(alias, tc)} = ${col(row, lc)}`;
           })
           .join(' and ');
-      if (f.kind === 'toMany') return connectionSql(sql, f.connection, { from: tableRef(rel.target), join });
-      return `(select ${nodeObjectSql(sql, f.node, a)} from ${tableRef(rel.target)} as ${a} where ${join(a)} limit 1)`;
+      const from = sql.readFrom(rel.target);
+      if (f.kind === 'toMany')
+        return connectionSql(sql, f.connection, { from, join, row: (b) => sql.rowOf(rel.target, b) });
+      const object = nodeObjectSql(sql, f.node, a, sql.rowOf(rel.target, a));
+      return `(select ${object} from ${from} as ${a} where ${join(a)} limit 1)`;
     }
   }
 }

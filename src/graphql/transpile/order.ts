@@ -4,20 +4,20 @@ import { base64Json, col } from './json-value.js';
 import { elementCast } from '../introspect/rules.js';
 import type { Relationship } from '../introspect/model.js';
 import { relJoin } from './filter.js';
-import { type SqlBuilder, tableRef } from './sql-text.js';
+import type { SqlBuilder } from './sql-text.js';
 
 /**
  * The value of sort key `k` for row `row`: its column, or (Strata `related_filters`) the related
  * row's column read through the to-one relationships `k.via` by a scalar subquery under the
  * caller's role (NULL when there is no related row or RLS hides it).
  */
-export function keyExpr(k: OrderKey, row: string): string {
+export function keyExpr(sql: SqlBuilder, k: OrderKey, row: string): string {
   if (!k.via.length) return col(row, k.column.sqlName);
   const aliases = k.via.map((_, i) => `${row}_v${i}`);
   const from = k.via
     .map((rel, i) => {
       const a = aliases[i] as string;
-      const ref = `${tableRef(rel.target)} as ${a}`;
+      const ref = `${sql.readFrom(rel.target)} as ${a}`;
       return i === 0 ? ref : `join ${ref} on ${relJoin(rel, a, aliases[i - 1] as string)}`;
     })
     .join(' ');
@@ -32,19 +32,25 @@ export function pageKeyColumn(k: OrderKey, i: number): string {
 }
 
 /** ORDER BY over `row`; `onPage`: `row` is the page CTE, whose columns pageKeyColumn names. */
-export function orderSql(keys: OrderKey[], row: string, reverse: boolean, onPage = false): string {
+export function orderSql(
+  sql: SqlBuilder,
+  keys: OrderKey[],
+  row: string,
+  reverse: boolean,
+  onPage = false,
+): string {
   return keys
     .map((k, i) => {
       const desc = k.desc !== reverse;
       const nullsFirst = k.nullsFirst !== reverse;
-      const expr = onPage ? col(row, pageKeyColumn(k, i)) : keyExpr(k, row);
+      const expr = onPage ? col(row, pageKeyColumn(k, i)) : keyExpr(sql, k, row);
       return `${expr} ${desc ? 'desc' : 'asc'} nulls ${nullsFirst ? 'first' : 'last'}`;
     })
     .join(', ');
 }
 
-export function cursorSql(keys: OrderKey[], row: string): string {
-  return base64Json(`jsonb_build_array(${keys.map((k) => keyExpr(k, row)).join(', ')})`);
+export function cursorSql(sql: SqlBuilder, keys: OrderKey[], row: string): string {
+  return base64Json(`jsonb_build_array(${keys.map((k) => keyExpr(sql, k, row)).join(', ')})`);
 }
 
 /** Rows strictly after (`cursor.after`) or before the cursor position in the order `keys`. */
@@ -57,21 +63,28 @@ export function cursorCondition(sql: SqlBuilder, keys: OrderKey[], cursor: Curso
   // The i-th cursor value as the key column's type, read by PostgreSQL from the cursor's JSON.
   const value = (k: OrderKey, i: number) => `(${doc} ->> ${i})::${elementCast(k.column.type)}`;
   keys.forEach((key, i) => {
-    const ands = keys.slice(0, i).map((k, j) => equal(k, values[j], value(k, j), row));
-    ands.push(beyond(key, values[i], value(key, i), row, after));
+    const ands = keys.slice(0, i).map((k, j) => equal(sql, k, values[j], value(k, j), row));
+    ands.push(beyond(sql, key, values[i], value(key, i), row, after));
     ors.push(`(${ands.join(' and ')})`);
   });
   return `(${ors.join(' or ')})`;
 }
 
-function equal(k: OrderKey, v: unknown, value: string, row: string): string {
-  const c = keyExpr(k, row);
+function equal(sql: SqlBuilder, k: OrderKey, v: unknown, value: string, row: string): string {
+  const c = keyExpr(sql, k, row);
   if (v === null || v === undefined) return `${c} is null`;
   return `${c} = ${value}`;
 }
 
-function beyond(k: OrderKey, v: unknown, value: string, row: string, after: boolean): string {
-  const c = keyExpr(k, row);
+function beyond(
+  sql: SqlBuilder,
+  k: OrderKey,
+  v: unknown,
+  value: string,
+  row: string,
+  after: boolean,
+): string {
+  const c = keyExpr(sql, k, row);
   // In the sort order: does `c` come after `v`?
   const greater = k.desc !== after ? '>' : '<';
   const nullsComeAfter = after ? !k.nullsFirst : k.nullsFirst;

@@ -5,11 +5,52 @@ import type { Table } from '../introspect/model.js';
 
 export { quoteIdent, quoteLiteral };
 
+/** Rows read together with a table's own (see SqlBuilder.readAlso). */
+interface ExtraRows {
+  /** A FROM item with the columns the table's FROM item gives (`select *`, or `columns`). */
+  rows: string;
+  /** The columns the caller may select, when not all of them (read by name from the table). */
+  columns?: string[];
+  /** Whether readFrom gave it (its FROM item must then be defined). */
+  read: boolean;
+}
+
 export class SqlBuilder {
   readonly params: (string | null)[] = [];
   /** Per parameter: the request variable whose value it is as it is (see build/plan-types.ts). */
   readonly variables: (string | undefined)[] = [];
   private n = 0;
+  private readonly extra = new Map<string, ExtraRows>();
+
+  /**
+   * From now on, reads of `t` (relationships, relationship filters and sort keys) see the rows of
+   * `rows` too: an insert's response reads the rows its CTEs inserted, which the
+   * statement's snapshot does not see (so no row is read twice). `columns`: the columns of `t`
+   * `rows` has, in that order, when the caller may not select all of them.
+   */
+  readAlso(t: Table, rows: string, columns: string[] | undefined): void {
+    this.extra.set(tableRef(t), { rows, columns, read: false });
+  }
+
+  /** Whether readFrom(t) has read the rows given by readAlso. */
+  readExtra(t: Table): boolean {
+    return this.extra.get(tableRef(t))?.read === true;
+  }
+
+  /** The FROM item (without alias) reading table `t`'s rows. */
+  readFrom(t: Table): string {
+    const ref = tableRef(t);
+    const x = this.extra.get(ref);
+    if (!x) return ref;
+    x.read = true;
+    const cols = x.columns ? x.columns.map(quoteIdent).join(', ') : '*';
+    return `(select ${cols} from ${ref} union all select ${cols} from ${x.rows})`;
+  }
+
+  /** FROM item `alias` of readFrom(t) as a value of `t`'s row type (for computed fields). */
+  rowOf(t: Table, alias: string): string {
+    return this.extra.has(tableRef(t)) ? `${alias}::${tableRef(t)}` : alias;
+  }
 
   alias(): string {
     return `t${++this.n}`;

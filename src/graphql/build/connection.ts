@@ -113,7 +113,12 @@ export function connectionPlan(ctx: Ctx, table: Table, field: Field): Connection
       if (!table.aggregate) fail('enable the aggregate directive to use aggregates');
       filter();
       plan = { kind: 'aggregate', fields: aggregateFields(ctx, table, f) };
-    } else fail('unknown field in connection');
+    } else
+      fail(
+        table.schemaInfo.strata.detailedErrors
+          ? `unknown field in connection: "${f.name}" is not a field of ${typeName}`
+          : 'unknown field in connection',
+      );
     fields.push({ alias: f.alias, field: plan });
   }
   return { table, limit, offset: off, backward, keys, cursor, filter: filter(), fields };

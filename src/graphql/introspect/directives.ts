@@ -62,6 +62,7 @@ export function strataFeatures(v: unknown): StrataFeatures {
     relatedFilters: false,
     partitionedTables: false,
     setofScalars: false,
+    detailedErrors: false,
   };
   if (v === undefined || v === null) return off;
   if (typeof v !== 'object' || Array.isArray(v))
@@ -73,6 +74,7 @@ export function strataFeatures(v: unknown): StrataFeatures {
     related_filters: 'relatedFilters',
     partitioned_tables: 'partitionedTables',
     setof_scalars: 'setofScalars',
+    detailed_errors: 'detailedErrors',
   };
   for (const [k, x] of Object.entries(o)) {
     const key = Object.hasOwn(known, k) ? known[k] : undefined;

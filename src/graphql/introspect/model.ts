@@ -47,6 +47,8 @@ export interface StrataFeatures {
   partitionedTables: boolean;
   /** Functions returning `setof` a scalar (or array) as list fields. */
   setofScalars: boolean;
+  /** Errors whose pg_graphql wording names nothing (`unknown field in connection`) name the field. */
+  detailedErrors: boolean;
 }
 
 export interface SchemaInfo {

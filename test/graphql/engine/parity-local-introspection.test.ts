@@ -29,10 +29,23 @@ describe('introspection for the default local project', () => {
     const before = await comment();
     expect(await enableIntrospectionForLocalDevelopment(env.client)).toBe(true);
     const after = await comment();
-    expect(after).toContain('@graphql({"introspection": true})');
+    expect(after).toContain('@graphql({"introspection": true, "strata": {"detailed_errors": true}})');
     if (before) expect(after).toContain(before);
     expect(await env.gql('{ __schema { queryType { name } } }')).toEqual({
       data: { __schema: { queryType: { name: 'Query' } } },
+    });
+    // …and detailed errors: pg_graphql's wording, then what is wrong.
+    expect(await env.gql('{ noteCollection { dneField totalCount } }')).toEqual({
+      data: null,
+      errors: [{ message: 'unknown field in connection: "dneField" is not a field of noteConnection' }],
+    });
+  });
+
+  it("without the switch, pg_graphql's words exactly", async () => {
+    await env.client.query(`comment on schema public is '@graphql({"introspection": true})'`);
+    expect(await env.gql('{ noteCollection { dneField } }')).toEqual({
+      data: null,
+      errors: [{ message: 'unknown field in connection' }],
     });
   });
 

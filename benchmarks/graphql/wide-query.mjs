@@ -41,7 +41,7 @@ for (const limit of ['default', 'none']) {
     ...(limit === 'none' ? { maxSelections: false } : {}),
   });
   const server = createServer(handler);
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise((r) => server.listen({ port: 0, host: '127.0.0.1' }, () => r(undefined)));
   const url = `http://127.0.0.1:${boundPort(server)}/graphql/v1`;
   const post = (query) =>
     fetch(url, {

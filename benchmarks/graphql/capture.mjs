@@ -8,8 +8,10 @@ import { dist } from './paths.mjs';
 import { jsonEqual } from './util.mjs';
 
 const LIT = String.raw`(?:\s?E?'(?:[^']|'')*')`;
+// Either db/with-role.ts form: `set local role` + a claims select, or one select setting both
+// (roleSelectPrelude), which may also evaluate the schema-version guard (group 2).
 const PRELUDE = new RegExp(
-  String.raw`^\s*begin\s*;\s*set local role ("(?:[^"]|"")*"|\w+)\s*;\s*select set_config\('request\.jwt\.claims',\s*${LIT},\s*true\)\s*;?\s*`,
+  String.raw`^\s*begin\s*;\s*(?:set local role ("(?:[^"]|"")*"|\w+)\s*;\s*select set_config\('request\.jwt\.claims',\s*${LIT},\s*true\)|select set_config\('role',\s*${LIT},\s*true\),\s*set_config\('request\.jwt\.claims',\s*${LIT},\s*true\)(?:,\s*(graphql\.\w+\(\s*'?\d*'?(?:::int)?\s*\)))?)\s*;?\s*`,
   'i',
 );
 const TRAILER = /;\s*commit\s*;?\s*$/i;
@@ -19,7 +21,7 @@ const GUARD = /^\s*(select\s+graphql\.\w+\(\s*'?\d*'?(?:::int)?\s*\))\s*;\s*/i;
 const CONTROL = /^\s*(begin|commit|rollback|set local role|select set_config\()/i;
 
 // Strata's prepared-statement form: `prepare <name> as <sql>; ...; begin; ...; execute <name>('lit', ...); commit`.
-const PRELUDE_START = /(?:^|;\s*)(?=begin\s*;\s*set local role\b)/i;
+const PRELUDE_START = /(?:^|;\s*)(?=begin\s*;\s*(?:set local role\b|select set_config\('role'))/i;
 const PREPARE = /^\s*prepare\s+(\w+)\s+as\s+([\s\S]*?)\s*;?\s*$/i;
 const EXECUTE = /^\s*execute\s+(\w+)\s*(?:\(([\s\S]*)\))?\s*$/i;
 
@@ -81,6 +83,7 @@ export async function statementsOf(roundTrips, preparingMessages = []) {
       let text = preparedIn(rt.text, prepared);
       const m = PRELUDE.exec(text);
       if (m) text = text.slice(m[0].length);
+      if (m?.[2]) out.push({ sql: `select ${m[2]}` });
       text = text.replace(TRAILER, '');
       const g = GUARD.exec(text);
       if (g) {

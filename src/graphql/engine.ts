@@ -12,7 +12,7 @@
  * when string/integer variables only reach bound parameters (execute/plan-template.ts), else per
  * exact variables.
  * Round trips: resolve() = version check + one message with the statements (plus the catalog
- * query on a miss); resolveWithPool() = one message `begin; set local role; claims; version
+ * query on a miss); resolveWithPool() = one message `begin; select set_config(role), claims, version
  * guard; statements; commit` (a changed version makes the guard fail first: reload + retry).
  */
 import type pg from 'pg';

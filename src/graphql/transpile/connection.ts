@@ -1,6 +1,7 @@
 /**
  * ConnectionPlan → one correlated subquery whose page CTE holds exactly the page's rows
- * (`limit`/`offset`), with only the columns the selection reads. Cursors, pageInfo probes,
+ * (`limit`/`offset`; read from a CTE of one row more when a pageInfo field asks whether rows
+ * follow the page), with only the columns the selection reads. Cursors, pageInfo probes,
  * totalCount and aggregates are computed only when selected.
  */
 import type {
@@ -55,10 +56,15 @@ export function connectionSql(sql: SqlBuilder, c: ConnectionPlan, src: Source): 
     const b = sql.alias();
     return `exists (select 1 from ${src.from} as ${b} where ${where(b, false)} and not ${cursorCondition(sql, keys, cursor, b)})`;
   };
-  /** A row beyond the page in query order. */
+  /**
+   * A row beyond the page in query order: the rows CTE then reads one row more than the page
+   * (`limit + 1`) and the page is its first `limit` rows, so the probe costs no second scan (nor a
+   * second run of the table's row-level security) of the same rows.
+   */
+  let beyond = false;
   const beyondPage = () => {
-    const b = sql.alias();
-    return `exists (select 1 from ${src.from} as ${b} where ${where(b, true)} order by ${orderSql(sql, keys, b, backward)} offset ${off + limit})`;
+    beyond = true;
+    return `((select count(*) from ${rows}) > ${limit})`;
   };
   const anyRow = () => {
     const b = sql.alias();
@@ -67,6 +73,7 @@ export function connectionSql(sql: SqlBuilder, c: ConnectionPlan, src: Source): 
 
   const a = sql.alias();
   const page = `${a}_p`;
+  const rows = `${a}_x`;
   const displayOrder = orderSql(sql, keys, page, false, true);
   const columns = new Set<string>(keys.filter((k) => !k.via.length).map((k) => k.column.sqlName));
   let wholeRow = false;
@@ -125,7 +132,11 @@ export function connectionSql(sql: SqlBuilder, c: ConnectionPlan, src: Source): 
   });
   if (wholeRow) select.push(`${src.row ? src.row(a) : a} as __r`);
   if (needCursor) select.push(`${cursorSql(sql, keys, a)} as __c`);
-  const cte = `${page} as (select ${select.join(', ') || '1 as __one'} from ${src.from} as ${a} where ${where(a, true)} order by ${orderSql(sql, keys, a, backward)} limit ${limit}${off ? ` offset ${off}` : ''})`;
+  const query = (name: string, n: number) =>
+    `${name} as (select ${select.join(', ') || '1 as __one'} from ${src.from} as ${a} where ${where(a, true)} order by ${orderSql(sql, keys, a, backward)} limit ${n}${off ? ` offset ${off}` : ''})`;
+  const cte = beyond
+    ? `${query(rows, limit + 1)}, ${page} as (select * from ${rows} order by ${orderSql(sql, keys, rows, backward, true)} limit ${limit})`
+    : query(page, limit);
   return `(with ${cte} select ${jsonObject(pairs)})`;
 }
 

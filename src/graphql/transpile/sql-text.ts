@@ -70,16 +70,24 @@ export function tableRef(t: Table): string {
 
 /**
  * json_build_object of the pairs (keys in selection order; json is cheaper to build than jsonb).
- * Postgres allows 100 arguments per call: larger objects are built as jsonb chunks and merged.
+ * Postgres allows 100 arguments per call: larger objects are built as jsonb chunks and merged
+ * pairwise in a balanced tree, so each pair is copied O(log chunks) times, not O(chunks) times
+ * as a left-to-right chain of `||` would (20,000 aliases: ~600 ms of PostgreSQL time).
  */
 export function jsonObject(pairs: [string, string][]): string {
   if (pairs.length === 0) return `'{}'::json`;
   const args = (chunk: [string, string][]) => chunk.map(([k, v]) => `${quoteLiteral(k)}, ${v}`).join(', ');
   if (pairs.length <= 50) return `json_build_object(${args(pairs)})`;
-  const chunks: string[] = [];
+  let level: string[] = [];
   for (let i = 0; i < pairs.length; i += 50)
-    chunks.push(`jsonb_build_object(${args(pairs.slice(i, i + 50))})`);
-  return `(${chunks.join(' || ')})::json`;
+    level.push(`jsonb_build_object(${args(pairs.slice(i, i + 50))})`);
+  while (level.length > 1) {
+    const next: string[] = [];
+    for (let i = 0; i < level.length; i += 2)
+      next.push(i + 1 < level.length ? `(${level[i]} || ${level[i + 1]})` : (level[i] as string));
+    level = next;
+  }
+  return `${level[0]}::json`;
 }
 
 /** Replaces $n placeholders outside quotes by escaped literals (for one-message simple-protocol execution). */

@@ -47,6 +47,13 @@ describe('compactJson', () => {
       ) v(x)`);
     for (const { t } of rows) expect(compactJson(t)).toBe(JSON.stringify(JSON.parse(t)));
   });
+
+  it('holds for numbers that print longer than they are written, many of them, beside multi-byte text', async () => {
+    const { rows } = await env.client.query<{ t: string }>(`
+      select json_build_object('xs', (select json_agg(json_build_array(1e20::float8, 1e5::float8, 'é😀 "q" \\', 5e-324::float8, 1.5e300::float8))
+        from generate_series(1, 200)), 'raw', '{"a" :  1E5, "b": [ -0, 0.10, 12345678901234567890 ] }'::json)::text as t`);
+    for (const { t } of rows) expect(compactJson(t)).toBe(JSON.stringify(JSON.parse(t)));
+  });
 });
 
 describe('resolveWithPoolText', () => {

@@ -18,6 +18,7 @@ Usage:
   strata sdl    --database-url URL [--role ROLE (default: the connecting role)] [--schemas public,other]
   strata users  add|list|remove ...   organization members (strata users --help)
   strata tokens create|list|revoke ... personal access tokens (strata tokens --help)
+  strata servers list|drain|undrain ... database servers new projects go to (strata servers --help)
   strata logs functions SLUG [--project-ref REF] [--limit N] [--json] [--data-dir DIR]
 
 Environment: STRATA_DATA_DIR, STRATA_PORT, STRATA_HOST, STRATA_DB_PORT, DATABASE_URL, and the
@@ -56,6 +57,8 @@ export async function main(argv: string[]): Promise<void> {
       return (await import('./management/cli-users.js')).tokensCommand(rest);
     case 'logs':
       return logsCommand(rest);
+    case 'servers':
+      return (await import('./platform/cli-servers.js')).serversCommand(rest);
     case undefined:
     case 'help':
     case '--help':

@@ -8,7 +8,7 @@
  * database: create, bootstrap, drop, with its logins), db-servers.ts (placement).
  */
 import type pg from 'pg';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StrataConfig } from '../config.js';
 import { startEmbedded } from '../db/embedded.js';
@@ -23,6 +23,7 @@ import { newProjectRef } from './refs.js';
 import { DatabaseHealth } from './db-health.js';
 import { ClusterEvents } from './cluster-events.js';
 import { withStartupLock } from './startup-lock.js';
+import { removeProjectBytes } from '../storage/backend/index.js';
 import { sha256Hex } from './sha256.js';
 import {
   DEFAULT_ORGANIZATION_ID,
@@ -38,6 +39,7 @@ import {
 } from './project-database.js';
 import {
   defaultProjectRef,
+  drainingServers,
   findLiveProject,
   insertProject,
   liveProjectCountByServer,
@@ -322,15 +324,21 @@ export class Platform {
     return ctx;
   }
 
-  /** Where a new project goes when the caller does not say: the server holding the fewest live projects (the primary on ties). */
+  /**
+   * Where a new project goes when the caller does not say: the server with the most headroom, i.e.
+   * holding the fewest live projects (the primary on ties), among those not draining.
+   */
   private async leastLoadedServer(): Promise<DbServer> {
     const all = this.servers.all();
     const [primary] = all;
     if (!primary) throw new Error('no database server is configured');
     if (all.length === 1) return primary;
     const load = await liveProjectCountByServer(this.pool);
-    let best = primary;
-    for (const s of all) if ((load.get(s.id) ?? 0) < (load.get(best.id) ?? 0)) best = s;
+    const draining = await drainingServers(this.pool);
+    let best: DbServer | undefined;
+    for (const s of all)
+      if (!draining.has(s.id) && (!best || (load.get(s.id) ?? 0) < (load.get(best.id) ?? 0))) best = s;
+    if (!best) throw new Error('every database server is draining: undrain one (strata servers undrain ID)');
     return best;
   }
 
@@ -347,7 +355,7 @@ export class Platform {
     await this.forget(ref);
     await this.events.publish({ kind: 'project', ref });
     await dropProjectDatabase(this.servers.get(project.dbServer).url, project.dbName, ref);
-    rmSync(this.filesDirOf(ref), { recursive: true, force: true });
+    await removeProjectBytes(this.config, ref, this.filesDirOf(ref));
     await this.pool.query('delete from project_secrets where project_ref = $1', [ref]);
     await markRemoved(this.pool, ref);
     await this.forget(ref);

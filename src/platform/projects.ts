@@ -171,6 +171,12 @@ export async function liveProjectCountByServer(db: Queryable): Promise<Map<strin
   return new Map(rows.map((r) => [r.db_server, Number(r.n)]));
 }
 
+/** The ids of the database servers taking no new projects. */
+export async function drainingServers(db: Queryable): Promise<Set<string>> {
+  const { rows } = await db.query<{ id: string }>('select id from db_servers where draining');
+  return new Set(rows.map((r) => r.id));
+}
+
 export async function defaultProjectRef(db: Queryable): Promise<string | undefined> {
   const { rows } = await db.query<{ ref: string }>('select p.ref from projects p where p.is_default');
   return rows[0]?.ref;

@@ -6,10 +6,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { signJwt } from '../../src/auth/jwt.js';
 import { withClient, withDatabase } from '../../src/db/pool.js';
 import { type Cluster, type Node, startCluster, stopNode } from './cluster-support.js';
 
+const root = new URL('../../', import.meta.url).pathname;
 let cluster: Cluster;
 let a: Node;
 let b: Node;
@@ -62,6 +66,32 @@ interface Project {
   server: string;
 }
 const projects: Project[] = [];
+const deleted = new Set<string>();
+
+/** `strata ARGS` with the nodes' environment (as an operator runs it on a node). */
+function strata(args: string[]): string {
+  return execFileSync(process.execPath, [join(root, 'bin', 'strata.js'), ...args], {
+    env: cluster.env,
+    encoding: 'utf8',
+  });
+}
+
+async function s3Keys(prefix: string): Promise<string[]> {
+  const s3 = new S3Client({
+    endpoint: cluster.env.STRATA_S3_ENDPOINT,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  });
+  try {
+    const out = await s3.send(
+      new ListObjectsV2Command({ Bucket: cluster.env.STRATA_S3_BUCKET, Prefix: prefix }),
+    );
+    return (out.Contents ?? []).map((o) => o.Key ?? '');
+  } finally {
+    s3.destroy();
+  }
+}
 
 async function platformRow(ref: string): Promise<{ jwt_secret: string; db_server: string }> {
   return withClient(withDatabase(cluster.primaryUrl, cluster.platformDatabase), async (c) => {
@@ -263,6 +293,38 @@ describe('cluster', () => {
     ).toBe(200);
   });
 
+  it('a drained server takes no new projects; a deleted project leaves no database and no bytes behind', async () => {
+    expect(strata(['servers', 'drain', 'primary'])).toContain('takes no new projects');
+    const listed = JSON.parse(strata(['servers', 'list', '--json'])) as { id: string; draining: boolean }[];
+    expect(listed).toEqual([
+      { id: 'primary', projects: 2, draining: true },
+      { id: 'second', projects: 2, draining: false },
+    ]);
+    const r = await mgmt(b, 'POST', '/projects', {
+      name: 'drained',
+      organization_id: 'default-org',
+      db_pass: 'x-password-1',
+    });
+    expect(r.status, r.text).toBe(201);
+    expect((await platformRow(r.body.id)).db_server).toBe('second');
+    strata(['servers', 'undrain', 'primary']);
+
+    // Deleted through b while a holds the project's context: a forgets it at once.
+    const p = projects[1] as Project;
+    expect((await sql(a, p, 'select 1 as one')).status).toBe(201);
+    const prefix = `${p.ref}/`;
+    expect((await s3Keys(prefix)).length).toBeGreaterThan(0);
+    const del = await mgmt(b, 'DELETE', `/projects/${p.ref}`);
+    expect(del.status, del.text).toBe(200);
+    const gone = await call(a, 'POST', `/project/${p.ref}/graphql/v1`, {
+      headers: { apikey: p.anon },
+      body: { query: '{ __typename }' },
+    });
+    expect(gone.status, gone.text).toBe(404);
+    expect(await s3Keys(prefix)).toEqual([]);
+    deleted.add(p.ref);
+  });
+
   it('SIGKILL of one node during a burst: the other keeps answering and every acknowledged write is there', async () => {
     const p = projects[0] as Project;
     const token = await userToken(p, randomUUID());
@@ -307,7 +369,7 @@ describe('cluster', () => {
 
   it('SIGTERM drains: new connections are refused, the in-flight request finishes, the node exits 0', async () => {
     const c = await cluster.startNode('c');
-    const p = projects[1] as Project;
+    const p = projects[0] as Project;
     const slow = sql(c, p, 'select pg_sleep(1.5) as slept');
     await new Promise((r) => setTimeout(r, 300));
     const exited = new Promise<number | null>((r) => c.child.once('exit', (code) => r(code)));
@@ -318,7 +380,8 @@ describe('cluster', () => {
     expect(answer.status, answer.text).toBe(201);
     expect(await exited).toBe(0);
     // The surviving node still answers for every project.
-    for (const q of projects) expect((await sql(a, q, 'select 1 as one')).status).toBe(201);
+    for (const q of projects.filter((q) => !deleted.has(q.ref)))
+      expect((await sql(a, q, 'select 1 as one')).status).toBe(201);
     await stopNode(c);
   });
 });

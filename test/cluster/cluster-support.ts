@@ -2,10 +2,10 @@
  * A small Strata cluster on this machine, started the way deploy/ runs one: two `strata start`
  * processes (bin/strata.js) on one platform database, two PostgreSQL servers (the run's embedded
  * one, primary, and a second embedded one), and an S3 endpoint (s3rver). Every node gets the
- * environment of deploy/strata.env, with local addresses.
+ * environment of deploy/strata.env, with local addresses and fresh secrets.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,8 +45,23 @@ interface S3rverInstance {
   close(): Promise<void>;
 }
 
-/** The environment of every node (the same settings as deploy/strata.env). */
+/** KEY=VALUE lines of deploy/strata.env. */
+function deployEnv(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of readFileSync(join(root, 'deploy', 'strata.env'), 'utf8').split('\n')) {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
+    if (m?.[1]) out[m[1]] = m[2] ?? '';
+  }
+  return out;
+}
+
+/**
+ * The environment of every node: deploy/strata.env with this machine's addresses and fresh
+ * secrets in place of its placeholders (each replaced setting must be in the file: the file names
+ * everything a node needs), plus a few test-only knobs.
+ */
 function nodeEnv(opts: {
+  dir: string;
   primaryUrl: string;
   secondUrl: string;
   s3Endpoint: string;
@@ -54,25 +69,30 @@ function nodeEnv(opts: {
   platformDatabase: string;
   accessToken: string;
 }): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
+  const keyFile = join(opts.dir, 'platform.key');
+  writeFileSync(keyFile, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
+  const base = deployEnv();
+  const local: Record<string, string> = {
     DATABASE_URL: opts.primaryUrl,
     STRATA_DB_SERVERS: `second=${opts.secondUrl}`,
     STRATA_PLATFORM_DATABASE: opts.platformDatabase,
-    STRATA_STORAGE_BACKEND: 's3',
     STRATA_S3_ENDPOINT: opts.s3Endpoint,
     STRATA_S3_BUCKET: opts.bucket,
-    STRATA_S3_REGION: 'us-east-1',
     STRATA_S3_ACCESS_KEY_ID: 'S3RVER',
     STRATA_S3_SECRET_ACCESS_KEY: 'S3RVER',
-    STRATA_S3_FORCE_PATH_STYLE: 'true',
-    STRATA_PLATFORM_KEY: randomBytes(32).toString('hex'),
+    STRATA_PLATFORM_KEY_FILE: keyFile,
     STRATA_AUTHENTICATOR_PASSWORD: authenticatorPassword,
     STRATA_ACCESS_TOKEN: opts.accessToken,
-    STRATA_POOLER_PORT: 'off',
     STRATA_HOST: '127.0.0.1',
     STRATA_PORT: '0',
+  };
+  const missing = Object.keys(local).filter((k) => !(k in base));
+  if (missing.length) throw new Error(`deploy/strata.env lacks ${missing.join(', ')}`);
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    ...base,
+    ...local,
     STRATA_BAN_THRESHOLD: '3',
     STRATA_SHUTDOWN_GRACE_MS: '10000',
     STRATA_FUNCTIONS_PREWARM: '0',
@@ -143,6 +163,7 @@ export async function startCluster(): Promise<Cluster> {
     await createDatabaseIfMissing(serverUrl(), `cluster_default_${suffix}`);
     const accessToken = `sbp_${randomBytes(20).toString('hex')}`;
     const env = nodeEnv({
+      dir,
       primaryUrl,
       secondUrl: s.superuserUrl('postgres'),
       s3Endpoint,

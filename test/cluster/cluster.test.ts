@@ -151,6 +151,9 @@ describe('cluster', () => {
 
   it('GraphQL under RLS: DDL through one node, reads and writes through the other', async () => {
     for (const p of projects.slice(0, 2)) {
+      // b builds and caches this project's GraphQL schema before the DDL.
+      const before = await gql(b, p, p.anon, '{ __typename }');
+      expect(before.body, before.text).toEqual({ data: { __typename: 'Query' } });
       const ddl = await sql(
         a,
         p,

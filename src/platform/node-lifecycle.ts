@@ -1,8 +1,10 @@
 /**
  * A node's life as a load balancer sees it (README "Running as a cluster"):
- * - GET /ready: 200 while the platform database, every project database server and (with the S3
- *   backend) the bucket answer; 503 once shutdown began or while any of them does not. A balancer
- *   stops sending new requests on 503. (GET /health stays the platform database's health.)
+ * - GET /ready: 200 while the platform database (the primary server) and, with the S3 backend, the
+ *   bucket answer; 503 once shutdown began or while either does not. A balancer stops sending new
+ *   requests on 503. The other database servers are reported but do not make a node unready: one
+ *   down affects only its projects (which answer 503), on every node alike.
+ *   (GET /health stays the platform database's health.)
  * - drain(): stops accepting connections, closes idle keep-alive ones, and waits until in-flight
  *   requests (uploads included) have finished or `graceMs` passed; the caller then closes the app.
  */
@@ -40,7 +42,7 @@ export function registerNodeLifecycle(app: FastifyInstance, platform: Platform):
       storageUp(),
     ]);
     const databases = Object.fromEntries(ids.map((id, i) => [id, dbs[i] ? 'up' : 'down']));
-    const ok = dbs.every(Boolean) && storage !== 'down';
+    const ok = databases[platform.servers.primary.id] === 'up' && storage !== 'down';
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'unavailable', databases, storage });
   });
 

@@ -19,6 +19,7 @@ Usage:
   strata users  add|list|remove ...   organization members (strata users --help)
   strata tokens create|list|revoke ... personal access tokens (strata tokens --help)
   strata servers list|drain|undrain ... database servers new projects go to (strata servers --help)
+  strata projects move REF --to SERVER  move a project to another database server (strata projects --help)
   strata logs functions SLUG [--project-ref REF] [--limit N] [--json] [--data-dir DIR]
 
 Environment: STRATA_DATA_DIR, STRATA_PORT, STRATA_HOST, STRATA_DB_PORT, DATABASE_URL, and the
@@ -57,6 +58,8 @@ export async function main(argv: string[]): Promise<void> {
       return (await import('./management/cli-users.js')).tokensCommand(rest);
     case 'logs':
       return logsCommand(rest);
+    case 'projects':
+      return (await import('./platform/cli-projects.js')).projectsCommand(rest);
     case 'servers':
       return (await import('./platform/cli-servers.js')).serversCommand(rest);
     case undefined:

@@ -30,6 +30,8 @@ export interface StrataConfig {
   shared: { platformKey?: string; authenticatorPassword?: string; accessToken?: string };
   /** Graceful shutdown: how long in-flight requests may take to finish after SIGTERM (STRATA_SHUTDOWN_GRACE_MS, default 30 s). */
   shutdownGraceMs: number;
+  /** Folder of pg_dump / pg_restore for `strata projects move` (STRATA_PG_BIN_DIR); default: PATH. */
+  pgBinDir?: string;
   /** Name of the platform's metadata database on the primary server (STRATA_PLATFORM_DATABASE, default strata_platform). */
   platformDatabase?: string;
   /** Largest accepted request body for JSON APIs, in bytes. */
@@ -222,6 +224,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
     },
     shutdownGraceMs: num(env.STRATA_SHUTDOWN_GRACE_MS, 30_000),
     platformDatabase: env.STRATA_PLATFORM_DATABASE || undefined,
+    pgBinDir: env.STRATA_PG_BIN_DIR || undefined,
     bodyLimit: num(env.STRATA_BODY_LIMIT, 1024 * 1024),
     storageFileSizeLimit: num(env.STRATA_STORAGE_FILE_SIZE_LIMIT, 50 * 1024 * 1024 * 1024),
     rateLimitMax: num(env.STRATA_RATE_LIMIT_MAX, 120),

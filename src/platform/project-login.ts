@@ -62,31 +62,41 @@ export interface EnsureLoginOptions {
 }
 
 /**
- * Creates the project's login and internal SQL role when missing and (re)applies their privileges.
- * `client` is a superuser connection to the project's database. Idempotent.
+ * Creates the project's login and internal SQL role when missing (cluster-wide roles, no
+ * privileges yet); returns true when the login was created now. `client`: superuser, any database.
  */
-export async function ensureProjectLogin(client: pg.ClientBase, opts: EnsureLoginOptions): Promise<void> {
+export async function ensureProjectRoles(client: pg.ClientBase, opts: EnsureLoginOptions): Promise<boolean> {
   const login = projectLoginRole(opts.ref);
   const sqlRole = projectSqlRole(opts.ref);
-  const L = quoteIdent(login);
-  const S = quoteIdent(sqlRole);
-  const { rows } = await client.query<{ db: string }>('select current_database() as db');
-  const db = quoteIdent(rows[0]?.db ?? '');
   if (!(await roleExists(client, PROJECT_LOGIN_GROUP)))
     await runRoleStatement(client, `create role ${PROJECT_LOGIN_GROUP} nologin`, ALREADY_EXISTS);
   const created = !(await roleExists(client, login));
   if (created)
     await runRoleStatement(
       client,
-      `create role ${L} login bypassrls ${passwordClause(opts.password)}`,
+      `create role ${quoteIdent(login)} login bypassrls ${passwordClause(opts.password)}`,
       ALREADY_EXISTS,
     );
   if (!(await roleExists(client, sqlRole)))
     await runRoleStatement(
       client,
-      `create role ${S} login noinherit ${passwordClause(projectSqlPassword(opts.platformKey, opts.ref))}`,
+      `create role ${quoteIdent(sqlRole)} login noinherit ${passwordClause(projectSqlPassword(opts.platformKey, opts.ref))}`,
       ALREADY_EXISTS,
     );
+  return created;
+}
+
+/**
+ * Creates the project's login and internal SQL role when missing and (re)applies their privileges.
+ * `client` is a superuser connection to the project's database. Idempotent.
+ */
+export async function ensureProjectLogin(client: pg.ClientBase, opts: EnsureLoginOptions): Promise<void> {
+  const L = quoteIdent(projectLoginRole(opts.ref));
+  const S = quoteIdent(projectSqlRole(opts.ref));
+  const { rows } = await client.query<{ db: string }>('select current_database() as db');
+  const db = quoteIdent(rows[0]?.db ?? '');
+  const created = await ensureProjectRoles(client, opts);
+
   await client.query(`grant ${PROJECT_LOGIN_GROUP} to ${L}, ${S}`);
   // Member of the API roles as hosted `postgres` is, but without SET (nor INHERIT): those roles are
   // cluster-wide here, and a role may `ALTER ROLE <itself> SET …` — after `SET ROLE anon` that would

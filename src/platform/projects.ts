@@ -182,6 +182,11 @@ export async function defaultProjectRef(db: Queryable): Promise<string | undefin
   return rows[0]?.ref;
 }
 
+/** Points the project at another database server (its database there already holds its data). */
+export async function setProjectServer(db: Queryable, ref: string, serverId: string): Promise<void> {
+  await db.query('update projects set db_server = $2 where ref = $1', [ref, serverId]);
+}
+
 export async function markGoingDown(db: Queryable, ref: string): Promise<void> {
   await db.query(`update projects set status = 'GOING_DOWN' where ref = $1`, [ref]);
 }

@@ -64,6 +64,7 @@ function nodeEnv(opts: {
   dir: string;
   primaryUrl: string;
   secondUrl: string;
+  extraServers: string[];
   s3Endpoint: string;
   bucket: string;
   platformDatabase: string;
@@ -74,7 +75,7 @@ function nodeEnv(opts: {
   const base = deployEnv();
   const local: Record<string, string> = {
     DATABASE_URL: opts.primaryUrl,
-    STRATA_DB_SERVERS: `second=${opts.secondUrl}`,
+    STRATA_DB_SERVERS: [`second=${opts.secondUrl}`, ...opts.extraServers].join(','),
     STRATA_PLATFORM_DATABASE: opts.platformDatabase,
     STRATA_S3_ENDPOINT: opts.s3Endpoint,
     STRATA_S3_BUCKET: opts.bucket,
@@ -121,7 +122,8 @@ async function spawnNode(name: string, env: NodeJS.ProcessEnv, dataDir: string):
   return { name, url, child, output: () => out };
 }
 
-export async function startCluster(): Promise<Cluster> {
+/** `extraServers`: more `id=url` entries for STRATA_DB_SERVERS, after the second embedded server. */
+export async function startCluster(opts: { extraServers?: string[] } = {}): Promise<Cluster> {
   const dir = mkdtempSync(join(tmpdir(), 'strata-cluster-'));
   const suffix = randomBytes(4).toString('hex');
   const cleanups: Array<() => Promise<void>> = [async () => rmSync(dir, { recursive: true, force: true })];
@@ -166,6 +168,7 @@ export async function startCluster(): Promise<Cluster> {
       dir,
       primaryUrl,
       secondUrl: s.superuserUrl('postgres'),
+      extraServers: opts.extraServers ?? [],
       s3Endpoint,
       bucket,
       platformDatabase,

@@ -123,14 +123,38 @@ export async function ensureProjectLogin(client: pg.ClientBase, opts: EnsureLogi
     );
     for (const r of owned.rows) await client.query(`alter ${r.kind} ${r.name} owner to ${L}`);
   }
-  for (const kind of ['tables', 'sequences', 'functions'])
-    await client.query(
-      `alter default privileges for role ${L} in schema public grant all on ${kind} to anon, authenticated, service_role`,
-    );
-  await client.query(`grant usage on schema auth, storage, graphql to ${L}`);
-  await client.query(`grant all on all tables in schema storage to ${L}`);
-  await client.query(`grant all on all sequences in schema storage to ${L}`);
-  await client.query(`grant execute on all functions in schema auth to ${L}`);
+  // The grants below are DDL to the GraphQL schema-version event triggers: each runs only when
+  // something is missing, so loading a project (every node, every start) leaves the version alone.
+  const login = projectLoginRole(opts.ref);
+  const { rows: missing } = await client.query<Record<string, boolean>>(
+    `select
+       (select count(*) from pg_default_acl d join pg_namespace n on n.oid = d.defaclnamespace
+         where d.defaclrole = (select oid from pg_roles where rolname = $1) and n.nspname = 'public' and d.defaclobjtype in ('r', 'S', 'f')) < 3 as defaults,
+       not (has_schema_privilege($1, 'auth', 'usage') and has_schema_privilege($1, 'storage', 'usage')
+            and has_schema_privilege($1, 'graphql', 'usage')) as schemas,
+       exists (select from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                where n.nspname = 'storage'
+                  and case when c.relkind in ('r', 'p', 'v')
+                      then not has_table_privilege($1, c.oid, 'select, insert, update, delete, truncate, references, trigger')
+                      else false end) as tables,
+       exists (select from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                where n.nspname = 'storage'
+                  and case when c.relkind = 'S' then not has_sequence_privilege($1, c.oid, 'usage, select, update')
+                      else false end) as sequences,
+       exists (select from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+                where n.nspname = 'auth' and not has_function_privilege($1, p.oid, 'execute')) as functions`,
+    [login],
+  );
+  const need = missing[0] ?? {};
+  if (created || need.defaults)
+    for (const kind of ['tables', 'sequences', 'functions'])
+      await client.query(
+        `alter default privileges for role ${L} in schema public grant all on ${kind} to anon, authenticated, service_role`,
+      );
+  if (need.schemas) await client.query(`grant usage on schema auth, storage, graphql to ${L}`);
+  if (need.tables) await client.query(`grant all on all tables in schema storage to ${L}`);
+  if (need.sequences) await client.query(`grant all on all sequences in schema storage to ${L}`);
+  if (need.functions) await client.query(`grant execute on all functions in schema auth to ${L}`);
 }
 
 /** Sets (or with `null` removes) the project login's password. `client`: superuser, any database. */

@@ -198,13 +198,13 @@ export async function startCluster(opts: { extraServers?: string[] } = {}): Prom
   }
 }
 
-/** SIGTERM, then SIGKILL after 15 s. */
-export async function stopNode(node: Node, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+/** SIGTERM, then SIGKILL after `killAfterMs` (default 15 s). */
+export async function stopNode(node: Node, killAfterMs = 15_000): Promise<void> {
   const { child } = node;
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  child.kill(signal);
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
   await exited;
   clearTimeout(timer);
 }

@@ -12,6 +12,7 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { signJwt } from '../../src/auth/jwt.js';
 import { withClient, withDatabase } from '../../src/db/pool.js';
 import { type Cluster, type Node, startCluster, stopNode } from './cluster-support.js';
+import { startRetryingProxy } from './retrying-proxy.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 let cluster: Cluster;
@@ -326,6 +327,53 @@ describe('cluster', () => {
     expect(gone.status, gone.text).toBe(404);
     expect(await s3Keys(prefix)).toEqual([]);
     deleted.add(p.ref);
+  });
+
+  it('a rolling restart of both nodes behind a retrying proxy fails no request', async () => {
+    const p = projects[0] as Project;
+    const token = await userToken(p, randomUUID());
+    const proxy = await startRetryingProxy([a.url, b.url]);
+    const viaProxy: Node = { ...a, name: 'proxy', url: proxy.url };
+    let running = true;
+    let n = 0;
+    const acked: string[] = [];
+    const failures: string[] = [];
+    const client = async () => {
+      while (running) {
+        const body = `rolling ${n++}`;
+        const r = await gql(
+          viaProxy,
+          p,
+          token,
+          `mutation { insertIntonotesCollection(objects: [{body: "${body}"}]) { affectedCount } }`,
+        ).catch((err: Error) => ({ status: 0, body: undefined, text: err.message }));
+        if (r.status === 200 && r.body?.data?.insertIntonotesCollection?.affectedCount === 1)
+          acked.push(body);
+        else failures.push(`${r.status} ${r.text}`);
+      }
+    };
+    const load = Promise.all([client(), client(), client(), client()]);
+    try {
+      for (const name of ['a', 'b'] as const) {
+        const old = name === 'a' ? a : b;
+        await stopNode(old, 60_000);
+        expect(old.child.exitCode, old.output()).toBe(0);
+        const fresh = await cluster.startNode(`${name}2`);
+        if (name === 'a') a = fresh;
+        else b = fresh;
+        proxy.setTargets([a.url, b.url]);
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    } finally {
+      running = false;
+      await load;
+      await proxy.close();
+    }
+    expect(failures).toEqual([]);
+    expect(acked.length).toBeGreaterThan(20);
+    const rows = await sql(b, p, `select body from notes where body like 'rolling %'`);
+    const stored = new Set((rows.body as { body: string }[]).map((r) => r.body));
+    expect(acked.filter((w) => !stored.has(w))).toEqual([]);
   });
 
   it('SIGKILL of one node during a burst: the other keeps answering and every acknowledged write is there', async () => {

@@ -3,7 +3,8 @@
  * README "Running as a cluster"): a change made through one process (a project deleted, a
  * function deployed, secrets set, a custom hostname or S3 access key changed) is announced with
  * NOTIFY on the platform database channel `strata_invalidate`; every process LISTENs and drops the
- * named cache entries. A process that lost its listener connection cannot know what it missed: it
+ * named cache entries. The same channel carries requests to let go of a resumable upload's lock
+ * ('tus-release', storage/tus/pg-locker.ts). A process that lost its listener connection cannot know what it missed: it
  * flushes every cache when the connection is back (retried every RECONNECT_MS).
  */
 import { randomUUID } from 'node:crypto';
@@ -14,7 +15,7 @@ const RECONNECT_MS = 2_000;
 
 /** What changed: the kind of cache, the project, and optionally one key within it (slug, hostname, access key). */
 export interface ClusterEvent {
-  kind: 'project' | 'functions' | 'hostname' | 's3-key';
+  kind: 'project' | 'functions' | 'hostname' | 's3-key' | 'tus-release';
   ref: string;
   key?: string;
 }
@@ -123,7 +124,7 @@ export class ClusterEvents {
   }
 }
 
-const KINDS = new Set(['project', 'functions', 'hostname', 's3-key']);
+const KINDS = new Set(['project', 'functions', 'hostname', 's3-key', 'tus-release']);
 
 function parseEvent(payload: string): (ClusterEvent & { origin?: string }) | undefined {
   try {

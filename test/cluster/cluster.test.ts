@@ -235,6 +235,66 @@ describe('cluster', () => {
     }
   });
 
+  it('a resumable upload stalled on one node is taken over at once by the other (its lock is released)', async () => {
+    const p = projects[0] as Project;
+    const auth = { apikey: p.service, authorization: `Bearer ${p.service}`, 'tus-resumable': '1.0.0' };
+    const base = `/project/${p.ref}/storage/v1/upload/resumable`;
+    const bytes = Buffer.from('abcdefghij'.repeat(2000));
+    const b64 = (s: string) => Buffer.from(s).toString('base64');
+    const created = await fetch(`${a.url}${base}`, {
+      method: 'POST',
+      headers: {
+        ...auth,
+        'upload-length': String(bytes.length),
+        'upload-metadata': `bucketName ${b64('docs')},objectName ${b64('stalled.bin')}`,
+      },
+    });
+    expect(created.status, await created.text()).toBe(201);
+    const id = (created.headers.get('location') ?? '').split('/').pop();
+    // A PATCH on a that sends 5,000 bytes and then nothing: it holds the upload's lock.
+    const url = new URL(a.url);
+    const stalled = request({
+      host: url.hostname,
+      port: Number(url.port),
+      method: 'PATCH',
+      path: `${base}/${id}`,
+      headers: {
+        ...auth,
+        'upload-offset': '0',
+        'content-type': 'application/offset+octet-stream',
+        'content-length': bytes.length,
+      },
+    });
+    stalled.on('error', () => {});
+    stalled.write(bytes.subarray(0, 5_000));
+    await new Promise((r) => setTimeout(r, 500));
+    const t0 = Date.now();
+    let status = 0;
+    for (let attempt = 0; attempt < 5 && status !== 204; attempt++) {
+      const head = await fetch(`${b.url}${base}/${id}`, { method: 'HEAD', headers: auth });
+      const offset = Number(head.headers.get('upload-offset'));
+      const patch = await fetch(`${b.url}${base}/${id}`, {
+        method: 'PATCH',
+        headers: {
+          ...auth,
+          'upload-offset': String(offset),
+          'content-type': 'application/offset+octet-stream',
+        },
+        body: new Uint8Array(bytes.subarray(offset)),
+      });
+      status = patch.status;
+      await patch.text();
+    }
+    stalled.destroy();
+    expect(status).toBe(204);
+    // Without the release the lock would be waited for up to 30 s.
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    const got = await fetch(`${a.url}/project/${p.ref}/storage/v1/object/docs/stalled.bin`, {
+      headers: auth,
+    });
+    expect(Buffer.from(await got.arrayBuffer()).equals(bytes)).toBe(true);
+  });
+
   it('a secret set through one node is in the functions served by the other', async () => {
     const p = projects[0] as Project;
     const form = new FormData();

@@ -1,7 +1,7 @@
 /**
  * A minimal load balancer for the cluster test, doing what deploy/haproxy.cfg does: round robin
  * over the current nodes, and a request whose connection failed before any answer (refused, or
- * closed while idle by a stopping node) goes to the next node. An answer, once started, is passed
+ * closed while idle by a stopping node, so the request was never read) goes to the next node. An answer, once started, is passed
  * on as it is.
  */
 import { Agent, type IncomingMessage, type Server, createServer, request } from 'node:http';
@@ -17,7 +17,7 @@ export async function startRetryingProxy(targets: string[]): Promise<RetryingPro
   let current = [...targets];
   let next = 0;
   const agent = new Agent({ keepAlive: true });
-  const forward = (target: string, req: IncomingMessage, body: Buffer) =>
+  const forward = (target: string, req: IncomingMessage, body: Buffer, reuse: boolean) =>
     new Promise<IncomingMessage>((resolve, reject) => {
       const u = new URL(target);
       const out = request(
@@ -27,7 +27,8 @@ export async function startRetryingProxy(targets: string[]): Promise<RetryingPro
           method: req.method,
           path: req.url,
           headers: { ...req.headers, host: u.host },
-          agent,
+          // A retry opens a fresh connection: a kept-alive one may have been closed meanwhile.
+          agent: reuse ? agent : false,
         },
         resolve,
       );
@@ -35,27 +36,27 @@ export async function startRetryingProxy(targets: string[]): Promise<RetryingPro
       out.end(body);
     });
   const server: Server = createServer(async (req, res) => {
-    // Each node once, starting with the next in turn.
+    // Each node twice at most (haproxy.cfg: retries 2, redispatch), starting with the next in turn.
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
-    let lastError: unknown;
-    const nodes = current;
+    const tried: string[] = [];
     const first = next++;
-    for (let attempt = 0; attempt < nodes.length; attempt++) {
-      const target = nodes[(first + attempt) % nodes.length];
+    for (let attempt = 0; attempt < 2 * current.length; attempt++) {
+      // The current list each time: nodes may have been replaced since the request came in.
+      const target = current[(first + attempt) % current.length];
       if (!target) break;
       try {
-        const answer = await forward(target, req, body);
+        const answer = await forward(target, req, body, attempt === 0);
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
         return;
       } catch (err) {
-        lastError = err;
+        tried.push(`${target}: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
     res.writeHead(502, { 'content-type': 'text/plain' });
-    res.end(`no node answered: ${lastError instanceof Error ? lastError.message : String(lastError)}`);
+    res.end(`no node answered: ${tried.join('; ')}`);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const addr = server.address();

@@ -357,6 +357,7 @@ export class Platform {
     await dropProjectDatabase(this.servers.get(project.dbServer).url, project.dbName, ref);
     await removeProjectBytes(this.config, ref, this.filesDirOf(ref));
     await this.pool.query('delete from project_secrets where project_ref = $1', [ref]);
+    await this.pool.query('delete from function_logs where project_ref = $1', [ref]);
     await markRemoved(this.pool, ref);
     await this.forget(ref);
     await this.events.publish({ kind: 'project', ref });

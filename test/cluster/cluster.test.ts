@@ -332,6 +332,19 @@ describe('cluster', () => {
         ),
       ).toBe(value);
     }
+    // The invocations b served are in the logs, read through a (b writes them within 0.1 s).
+    const invocations = await eventually(
+      async () => {
+        const logs = await mgmt(a, 'GET', `/projects/${p.ref}/functions/greet/logs`);
+        expect(logs.status, logs.text).toBe(200);
+        return (logs.body.result as { type: string; status?: number }[]).filter(
+          (e) => e.type === 'invocation',
+        );
+      },
+      (list) => list.length >= 3,
+    );
+    expect(invocations.length).toBeGreaterThanOrEqual(3);
+    expect(invocations.every((e) => e.status === 200)).toBe(true);
   });
 
   it('a network ban applied through one node is enforced by the other', async () => {

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { configFromEnv, type StrataConfig } from './config.js';
+import { configFromEnv, parseDbServers, type StrataConfig } from './config.js';
 import { pidAlive, sameProcessAlive } from './db/pid.js';
 import { InstanceLock, InstanceRunningError, runningInstance } from './platform/instance-lock.js';
 import { INTROSPECTION_HINT } from './graphql/extension/local-introspection.js';
@@ -11,12 +11,15 @@ const HELP = `strata: GraphQL, Storage and Management APIs over PostgreSQL
 
 Usage:
   strata start  [--data-dir DIR] [--port N] [--host H] [--db-port N] [--database-url URL]
+                [--db-servers id=URL,...] [--storage-backend file|s3]   (cluster: README "Running as a cluster")
   strata status [--json] [--data-dir DIR]   (exits 1 when not running or its database is down)
   strata stop   [--data-dir DIR]
   strata serve  --database-url URL --jwt-secret SECRET [--port N] [--host H]
   strata sdl    --database-url URL [--role ROLE (default: the connecting role)] [--schemas public,other]
   strata users  add|list|remove ...   organization members (strata users --help)
   strata tokens create|list|revoke ... personal access tokens (strata tokens --help)
+  strata servers list|drain|undrain ... database servers new projects go to (strata servers --help)
+  strata projects move REF --to SERVER  move a project to another database server (strata projects --help)
   strata logs functions SLUG [--project-ref REF] [--limit N] [--json] [--data-dir DIR]
 
 Environment: STRATA_DATA_DIR, STRATA_PORT, STRATA_HOST, STRATA_DB_PORT, DATABASE_URL, and the
@@ -55,6 +58,10 @@ export async function main(argv: string[]): Promise<void> {
       return (await import('./management/cli-users.js')).tokensCommand(rest);
     case 'logs':
       return logsCommand(rest);
+    case 'projects':
+      return (await import('./platform/cli-projects.js')).projectsCommand(rest);
+    case 'servers':
+      return (await import('./platform/cli-servers.js')).serversCommand(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -72,6 +79,8 @@ function configWith(flags: {
   host?: string;
   'db-port'?: string;
   'database-url'?: string;
+  'db-servers'?: string;
+  'storage-backend'?: string;
 }): StrataConfig {
   const config = configFromEnv();
   if (flags['data-dir']) config.dataDir = resolve(flags['data-dir']);
@@ -79,6 +88,12 @@ function configWith(flags: {
   if (flags.host) config.host = flags.host;
   if (flags['db-port']) config.dbPort = Number(flags['db-port']);
   if (flags['database-url']) config.databaseUrl = flags['database-url'];
+  if (flags['db-servers']) config.extraDbServers = parseDbServers(flags['db-servers']);
+  const backend = flags['storage-backend'];
+  if (backend !== undefined) {
+    if (backend !== 'file' && backend !== 's3') throw new Error('--storage-backend must be "file" or "s3"');
+    config.storageBackend = backend;
+  }
   return config;
 }
 
@@ -96,6 +111,8 @@ async function startCommand(args: string[]): Promise<void> {
       host: { type: 'string' },
       'db-port': { type: 'string' },
       'database-url': { type: 'string' },
+      'db-servers': { type: 'string' },
+      'storage-backend': { type: 'string' },
       verbose: { type: 'boolean' },
     },
   });
@@ -130,7 +147,8 @@ async function startCommand(args: string[]): Promise<void> {
     console.log(`\n${signal}: stopping...`);
     rmSync(statusFile(config.dataDir), { force: true });
     const running = await starting.catch(() => undefined);
-    await running?.close();
+    // SIGTERM (a supervisor, a rolling restart): in-flight requests finish first.
+    await running?.close({ graceMs: signal === 'SIGTERM' ? config.shutdownGraceMs : 0 });
     lock.unlock();
     console.log('Strata stopped.');
     process.exit(0);

@@ -1,4 +1,5 @@
 /** Platform configuration: defaults, then environment variables, then command-line flags. */
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_SELECTIONS } from './graphql/http/options.js';
 
@@ -20,6 +21,19 @@ export interface StrataConfig {
   databaseUrl?: string;
   /** Extra PostgreSQL servers projects may be placed on (id=url,...). */
   extraDbServers: DbServerConfig[];
+  /**
+   * Secrets every node of a cluster must share (README "Running as a cluster"); unset: generated
+   * once and kept in <dataDir>/state.json. platformKey: STRATA_PLATFORM_KEY (64 hex digits) or
+   * the file named by STRATA_PLATFORM_KEY_FILE; authenticatorPassword: STRATA_AUTHENTICATOR_PASSWORD;
+   * accessToken (the default user's, `sbp_...`): STRATA_ACCESS_TOKEN.
+   */
+  shared: { platformKey?: string; authenticatorPassword?: string; accessToken?: string };
+  /** Graceful shutdown: how long in-flight requests may take to finish after SIGTERM (STRATA_SHUTDOWN_GRACE_MS, default 30 s). */
+  shutdownGraceMs: number;
+  /** Folder of pg_dump / pg_restore for `strata projects move` (STRATA_PG_BIN_DIR); default: PATH. */
+  pgBinDir?: string;
+  /** Name of the platform's metadata database on the primary server (STRATA_PLATFORM_DATABASE, default strata_platform). */
+  platformDatabase?: string;
   /** Largest accepted request body for JSON APIs, in bytes. */
   bodyLimit: number;
   /** Global storage upload limit in bytes. */
@@ -164,6 +178,18 @@ export function parseDbServers(v: string | undefined): DbServerConfig[] {
     });
 }
 
+/** STRATA_PLATFORM_KEY, else the contents of STRATA_PLATFORM_KEY_FILE; checked to be 32 bytes of hex. */
+function platformKeyFrom(env: NodeJS.ProcessEnv): string | undefined {
+  const file = env.STRATA_PLATFORM_KEY_FILE;
+  const key = (env.STRATA_PLATFORM_KEY || (file ? readFileSync(file, 'utf8') : '')).trim();
+  if (!key) return undefined;
+  if (!/^[0-9a-fA-F]{64}$/.test(key))
+    throw new Error(
+      'STRATA_PLATFORM_KEY(_FILE) must be 64 hex digits (32 bytes), e.g. `openssl rand -hex 32`',
+    );
+  return key.toLowerCase();
+}
+
 /** What `strata serve` / `strata sdl` take from the environment when no flag gives it (raw text: the commands check it). */
 export interface StandaloneEnv {
   databaseUrl?: string;
@@ -191,6 +217,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
     dbPort: num(env.STRATA_DB_PORT, 54322),
     databaseUrl: env.DATABASE_URL || undefined,
     extraDbServers: parseDbServers(env.STRATA_DB_SERVERS),
+    shared: {
+      platformKey: platformKeyFrom(env),
+      authenticatorPassword: env.STRATA_AUTHENTICATOR_PASSWORD || undefined,
+      accessToken: env.STRATA_ACCESS_TOKEN || undefined,
+    },
+    shutdownGraceMs: num(env.STRATA_SHUTDOWN_GRACE_MS, 30_000),
+    platformDatabase: env.STRATA_PLATFORM_DATABASE || undefined,
+    pgBinDir: env.STRATA_PG_BIN_DIR || undefined,
     bodyLimit: num(env.STRATA_BODY_LIMIT, 1024 * 1024),
     storageFileSizeLimit: num(env.STRATA_STORAGE_FILE_SIZE_LIMIT, 50 * 1024 * 1024 * 1024),
     rateLimitMax: num(env.STRATA_RATE_LIMIT_MAX, 120),

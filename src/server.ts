@@ -21,6 +21,9 @@ import { registerFunctions } from './functions/index.js';
 import { startPooler } from './platform/pooler.js';
 import { consoleRoutes } from './console/plugin.js';
 import { consoleLoginTokensOf } from './console/login-tokens.js';
+import { registerNodeLifecycle, type NodeLifecycle } from './platform/node-lifecycle.js';
+
+const lifecycles = new WeakMap<FastifyInstance, NodeLifecycle>();
 
 export async function buildServer(platform: Platform): Promise<FastifyInstance> {
   const app = Fastify({
@@ -49,6 +52,7 @@ export async function buildServer(platform: Platform): Promise<FastifyInstance> 
       .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
       .send({ status: 'unavailable', database: 'down', message: DATABASE_UNAVAILABLE_MESSAGE });
   });
+  lifecycles.set(app, registerNodeLifecycle(app, platform));
   await app.register(graphqlRoutes, { platform });
   await app.register(storageRoutes, { platform, prefix: '/storage/v1' });
   await app.register(managementRoutes, { platform, prefix: '/v1' });
@@ -65,7 +69,11 @@ export interface RunningPlatform {
   port: number;
   /** The console's address with a fresh one-time login token for `accessToken` (not the token itself). */
   consoleLoginUrl(accessToken: string): string;
-  close(): Promise<void>;
+  /**
+   * Stops the node. With `graceMs` (SIGTERM): /ready answers 503, no new connections are accepted,
+   * and in-flight requests get up to `graceMs` to finish before the rest is closed.
+   */
+  close(opts?: { graceMs?: number }): Promise<void>;
 }
 
 /** Starts the database side and the HTTP server; `close()` stops both. */
@@ -94,9 +102,10 @@ export async function startPlatform(
     port,
     consoleLoginUrl: (accessToken) =>
       `http://${host}:${port}/#login=${consoleLoginTokensOf(app).issue(accessToken)}`,
-    async close() {
+    async close(opts = {}) {
       if (closed) return;
       closed = true;
+      if (opts.graceMs) await lifecycles.get(app)?.drain(opts.graceMs);
       await pooler?.close();
       await app.close().catch(() => {});
       await platform.close();

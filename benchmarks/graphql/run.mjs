@@ -34,6 +34,14 @@ import {
 import { post, startServer } from './servers/spawn.mjs';
 import { firstDiff, jsonEqual, log, memoryOf } from './util.mjs';
 
+// `--nodes N`: cluster throughput, N nodes against one (nodes.mjs), instead of the engine comparison.
+const nodesFlag = process.argv.indexOf('--nodes');
+if (nodesFlag > 0) {
+  const { benchNodes } = await import('./nodes.mjs');
+  await benchNodes(Number(process.argv[nodesFlag + 1] ?? 2));
+  process.exit(0);
+}
+
 const env = process.env;
 const QUICK = env.BENCH_QUICK === '1';
 const cfg = {

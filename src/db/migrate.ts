@@ -52,14 +52,18 @@ export async function migrate(
   const lockNs = hashKey(`${opts.schema ?? 'strata_meta'}.${opts.table ?? 'migrations'}`);
   await client.query('select pg_advisory_lock($1, $2)', [LOCK_KEY, lockNs]);
   try {
-    await client.query(`create schema if not exists ${schema}`);
-    await client.query(
-      `create table if not exists ${table} (
+    // Only when missing: even a no-op CREATE ... IF NOT EXISTS is DDL to event triggers (it would
+    // bump a project's GraphQL schema version on every start of every node).
+    const { rows: found } = await client.query<{ t: string | null }>('select to_regclass($1) as t', [table]);
+    if (!found[0]?.t) await client.query(`create schema if not exists ${schema}`);
+    if (!found[0]?.t)
+      await client.query(
+        `create table if not exists ${table} (
          version text primary key,
          name text not null,
          checksum text not null,
          applied_at timestamptz not null default now())`,
-    );
+      );
     const done = new Set(
       (await client.query<{ version: string }>(`select version from ${table}`)).rows.map((r) => r.version),
     );

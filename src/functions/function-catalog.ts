@@ -167,6 +167,12 @@ export class FunctionCatalog {
       );
   }
 
+  /** Every project's entries (another process's changes may have been missed). */
+  invalidateAll(): void {
+    const refs = new Set([...this.entries.keys()].map((k) => k.slice(0, k.indexOf('/'))));
+    for (const ref of refs) this.invalidate(ref);
+  }
+
   private async prewarm(ref: string, slug: string): Promise<void> {
     const base = this.apiUrls.get(ref);
     const server = this.serverUrl();

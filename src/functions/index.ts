@@ -19,7 +19,7 @@ export async function registerFunctions(app: FastifyInstance, platform: Platform
     config,
     join(platform.config.dataDir, 'functions'),
     denoBinary(config.denoBin),
-    new FunctionLogs(config.logLimit),
+    new FunctionLogs(config.logLimit, platform.pool),
   );
   const catalog = new FunctionCatalog(platform, runtime, () => {
     const a = app.server.address();
@@ -30,6 +30,7 @@ export async function registerFunctions(app: FastifyInstance, platform: Platform
   registerFunctionCatalog(platform, catalog);
   app.addHook('onClose', async () => {
     await runtime.close();
+    await runtime.logs.close();
   });
   await app.register(functionsInvokeRoutes, { platform, catalog });
 }

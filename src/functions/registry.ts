@@ -9,6 +9,11 @@ const catalogs = new WeakMap<Platform, FunctionCatalog>();
 
 export function registerFunctionCatalog(platform: Platform, catalog: FunctionCatalog): void {
   catalogs.set(platform, catalog);
+  // Another process deployed, updated or deleted a function, or changed the project's secrets.
+  platform.events.subscribe((e) => {
+    if (!e) catalog.invalidateAll();
+    else if (e.kind === 'functions') catalog.invalidate(e.ref, e.key);
+  });
 }
 
 export function functionCatalogOf(platform: Platform): FunctionCatalog | undefined {
@@ -18,6 +23,7 @@ export function functionCatalogOf(platform: Platform): FunctionCatalog | undefin
 /** After a function's code/metadata or (without slug) the project's secrets changed. */
 export function functionsChanged(platform: Platform, ref: string, slug?: string): void {
   catalogs.get(platform)?.invalidate(ref, slug);
+  void platform.events.publish({ kind: 'functions', ref, key: slug });
 }
 
 /** The project is being deleted: its function workers stop and its functions' files go. */

@@ -39,7 +39,7 @@ export const USERS_HELP = `Usage:
 Common options: --data-dir DIR (of a running \`strata start\`), --database-url URL (the PostgreSQL
 server of \`strata serve\` / DATABASE_URL), --platform-database NAME (default ${DEFAULT_PLATFORM_DATABASE}).`;
 
-const COMMON = {
+export const COMMON = {
   'data-dir': { type: 'string' },
   'database-url': { type: 'string' },
   'platform-database': { type: 'string' },
@@ -47,7 +47,7 @@ const COMMON = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-interface CommonFlags {
+export interface CommonFlags {
   'data-dir'?: string;
   'database-url'?: string;
   'platform-database'?: string;
@@ -56,7 +56,7 @@ interface CommonFlags {
 /** The platform database's URL for these flags; throws with what to do when there is none. */
 function platformDatabaseUrl(flags: CommonFlags): string {
   const config = configFromEnv();
-  const database = flags['platform-database'] ?? DEFAULT_PLATFORM_DATABASE;
+  const database = flags['platform-database'] ?? config.platformDatabase ?? DEFAULT_PLATFORM_DATABASE;
   const server = flags['database-url'] ?? config.databaseUrl;
   if (server) return withDatabase(server, database);
   const dataDir = flags['data-dir'] ? resolve(flags['data-dir']) : config.dataDir;
@@ -71,7 +71,7 @@ function platformDatabaseUrl(flags: CommonFlags): string {
   return withDatabase(info.db_url, database);
 }
 
-async function withPlatformPool<T>(
+export async function withPlatformPool<T>(
   flags: CommonFlags,
   work: (pool: ReturnType<typeof createPool>) => Promise<T>,
 ) {

@@ -8,7 +8,7 @@
  * database: create, bootstrap, drop, with its logins), db-servers.ts (placement).
  */
 import type pg from 'pg';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StrataConfig } from '../config.js';
 import { startEmbedded } from '../db/embedded.js';
@@ -21,6 +21,9 @@ import { DbServers, type DbServer } from './db-servers.js';
 import type { ProjectContext } from './project-context.js';
 import { newProjectRef } from './refs.js';
 import { DatabaseHealth } from './db-health.js';
+import { ClusterEvents } from './cluster-events.js';
+import { withStartupLock } from './startup-lock.js';
+import { removeProjectBytes } from '../storage/backend/index.js';
 import { sha256Hex } from './sha256.js';
 import {
   DEFAULT_ORGANIZATION_ID,
@@ -36,6 +39,7 @@ import {
 } from './project-database.js';
 import {
   defaultProjectRef,
+  drainingServers,
   findLiveProject,
   insertProject,
   liveProjectCountByServer,
@@ -65,6 +69,8 @@ export class Platform {
   readonly pool: pg.Pool;
   /** Whether each database server answers (health endpoints, `strata status`). */
   readonly health: DatabaseHealth;
+  /** Cache invalidation between the processes sharing this platform database (cluster-events.ts). */
+  readonly events: ClusterEvents;
   private readonly cache = new Map<string, Promise<ProjectContext | undefined>>();
   private readonly hostResolvers: Array<(host: string) => Promise<string | undefined>> = [];
   defaultRef = '';
@@ -87,13 +93,27 @@ export class Platform {
       timeoutMs: config.dbHealthTimeoutMs,
       cacheMs: HEALTH_CACHE_MS,
     });
+    this.events = new ClusterEvents(
+      withDatabase(servers.primary.url, platformDatabase),
+      this.pool,
+      options.notice ?? ((l) => console.error(`[strata] ${l}`)),
+    );
+    this.events.subscribe((e) => {
+      if (!e) for (const ref of [...this.cache.keys()]) void this.revalidate(ref);
+      else if (e.kind === 'project') void this.revalidate(e.ref);
+    });
   }
 
   static async start(config: StrataConfig, options: PlatformOptions = {}): Promise<Platform> {
     const log = options.log ?? (() => {});
     mkdirSync(config.dataDir, { recursive: true });
     const state = loadLocalState(config.dataDir);
-    if (options.authenticatorPassword) state.authenticatorPassword = options.authenticatorPassword;
+    // Cluster nodes share these (config.shared); a single process keeps its own in state.json.
+    const shared = config.shared ?? {};
+    if (shared.platformKey) state.platformKey = shared.platformKey;
+    if (shared.accessToken) state.defaultAccessToken = shared.accessToken;
+    const authenticatorPassword = options.authenticatorPassword ?? shared.authenticatorPassword;
+    if (authenticatorPassword) state.authenticatorPassword = authenticatorPassword;
     let primary: DbServer;
     if (config.databaseUrl) {
       primary = { id: 'primary', url: config.databaseUrl, managed: false };
@@ -109,16 +129,23 @@ export class Platform {
       primary = { id: 'primary', url: embedded.superuserUrl('postgres'), managed: true, embedded };
     }
     const servers = new DbServers(primary, config.extraDbServers);
-    const platformDatabase = options.platformDatabase ?? 'strata_platform';
+    const platformDatabase = options.platformDatabase ?? config.platformDatabase ?? 'strata_platform';
+    let platform: Platform | undefined;
     try {
-      for (const s of servers.all())
-        await withClient(s.url, (c) => ensureClusterRoles(c, state.authenticatorPassword));
-      await createPlatformDatabase(primary.url, platformDatabase);
-      const platform = new Platform(config, state, servers, platformDatabase, options);
-      await migratePlatformDatabase(platform.pool, servers.all());
-      await platform.ensureDefaults(options.defaultProjectDatabase ?? defaultProjectDbName(primary.url));
+      // Nodes of a cluster may start at once: one at a time creates, migrates and seeds.
+      await withStartupLock(primary.url, platformDatabase, async () => {
+        for (const s of servers.all())
+          await withClient(s.url, (c) => ensureClusterRoles(c, state.authenticatorPassword));
+        await createPlatformDatabase(primary.url, platformDatabase);
+        platform = new Platform(config, state, servers, platformDatabase, options);
+        await migratePlatformDatabase(platform.pool, servers.all());
+        await platform.ensureDefaults(options.defaultProjectDatabase ?? defaultProjectDbName(primary.url));
+      });
+      if (!platform) throw new Error('the platform did not start');
+      await platform.events.start();
       return platform;
     } catch (err) {
+      await platform?.pool.end().catch(() => {});
       await primary.embedded?.stop();
       throw err;
     }
@@ -194,6 +221,28 @@ export class Platform {
     this.cache.delete(ref);
     const ctx = await p?.catch(() => undefined);
     await ctx?.pool.end().catch(() => {});
+  }
+
+  /**
+   * After another process changed a project (deleted it, moved it, new keys): drops the cached
+   * context when its registry row no longer matches (gone, other server, database or JWT secret).
+   */
+  async revalidate(ref: string): Promise<void> {
+    const cached = this.cache.get(ref);
+    if (!cached) return;
+    const ctx = await cached.catch(() => undefined);
+    const now = await findLiveProject(this.pool, ref).catch(() => 'unknown' as const);
+    if (now === 'unknown') return;
+    if (
+      !ctx ||
+      !now ||
+      now.dbServer !== ctx.dbServer ||
+      now.dbName !== ctx.dbName ||
+      now.jwtSecret !== ctx.jwtSecret ||
+      now.status !== ctx.status
+    ) {
+      if (this.cache.get(ref) === cached) await this.forget(ref);
+    }
   }
 
   /** How a project's database is brought up to date (migrations, hooks, its logins). */
@@ -275,15 +324,21 @@ export class Platform {
     return ctx;
   }
 
-  /** Where a new project goes when the caller does not say: the server holding the fewest live projects (the primary on ties). */
+  /**
+   * Where a new project goes when the caller does not say: the server with the most headroom, i.e.
+   * holding the fewest live projects (the primary on ties), among those not draining.
+   */
   private async leastLoadedServer(): Promise<DbServer> {
     const all = this.servers.all();
     const [primary] = all;
     if (!primary) throw new Error('no database server is configured');
     if (all.length === 1) return primary;
     const load = await liveProjectCountByServer(this.pool);
-    let best = primary;
-    for (const s of all) if ((load.get(s.id) ?? 0) < (load.get(best.id) ?? 0)) best = s;
+    const draining = await drainingServers(this.pool);
+    let best: DbServer | undefined;
+    for (const s of all)
+      if (!draining.has(s.id) && (!best || (load.get(s.id) ?? 0) < (load.get(best.id) ?? 0))) best = s;
+    if (!best) throw new Error('every database server is draining: undrain one (strata servers undrain ID)');
     return best;
   }
 
@@ -298,15 +353,19 @@ export class Platform {
     if (project.isDefault) throw new Error('the default project cannot be deleted');
     await markGoingDown(this.pool, ref);
     await this.forget(ref);
+    await this.events.publish({ kind: 'project', ref });
     await dropProjectDatabase(this.servers.get(project.dbServer).url, project.dbName, ref);
-    rmSync(this.filesDirOf(ref), { recursive: true, force: true });
+    await removeProjectBytes(this.config, ref, this.filesDirOf(ref));
     await this.pool.query('delete from project_secrets where project_ref = $1', [ref]);
+    await this.pool.query('delete from function_logs where project_ref = $1', [ref]);
     await markRemoved(this.pool, ref);
     await this.forget(ref);
+    await this.events.publish({ kind: 'project', ref });
     return true;
   }
 
   async close(): Promise<void> {
+    await this.events.close();
     for (const ref of [...this.cache.keys()]) await this.forget(ref);
     await this.pool.end().catch(() => {});
     await this.servers.primary.embedded?.stop();

@@ -83,39 +83,49 @@ export interface EnsureLoginOptions {
 }
 
 /**
- * Creates the project's login and internal SQL role when missing and (re)applies their privileges.
- * `client` is a superuser connection to the project's database. Idempotent.
+ * Creates the project's login and internal roles when missing (cluster-wide roles, no
+ * privileges yet); returns true when the login was created now. `client`: superuser, any database.
  */
-export async function ensureProjectLogin(client: pg.ClientBase, opts: EnsureLoginOptions): Promise<void> {
+export async function ensureProjectRoles(client: pg.ClientBase, opts: EnsureLoginOptions): Promise<boolean> {
   const login = projectLoginRole(opts.ref);
   const sqlRole = projectSqlRole(opts.ref);
-  const fnRole = projectFunctionRole(opts.ref);
-  const L = quoteIdent(login);
-  const S = quoteIdent(sqlRole);
-  const F = quoteIdent(fnRole);
-  const { rows } = await client.query<{ db: string }>('select current_database() as db');
-  const db = quoteIdent(rows[0]?.db ?? '');
   if (!(await roleExists(client, PROJECT_LOGIN_GROUP)))
     await runRoleStatement(client, `create role ${PROJECT_LOGIN_GROUP} nologin`, ALREADY_EXISTS);
   const created = !(await roleExists(client, login));
   if (created)
     await runRoleStatement(
       client,
-      `create role ${L} login bypassrls ${passwordClause(opts.password)}`,
+      `create role ${quoteIdent(login)} login bypassrls ${passwordClause(opts.password)}`,
       ALREADY_EXISTS,
     );
   if (!(await roleExists(client, sqlRole)))
     await runRoleStatement(
       client,
-      `create role ${S} login noinherit ${passwordClause(projectSqlPassword(opts.platformKey, opts.ref))}`,
+      `create role ${quoteIdent(sqlRole)} login noinherit ${passwordClause(projectSqlPassword(opts.platformKey, opts.ref))}`,
       ALREADY_EXISTS,
     );
+  const fnRole = projectFunctionRole(opts.ref);
   if (!(await roleExists(client, fnRole)))
     await runRoleStatement(
       client,
-      `create role ${F} login noinherit ${passwordClause(projectFunctionPassword(opts.platformKey, opts.ref))}`,
+      `create role ${quoteIdent(fnRole)} login noinherit ${passwordClause(projectFunctionPassword(opts.platformKey, opts.ref))}`,
       ALREADY_EXISTS,
     );
+  return created;
+}
+
+/**
+ * Creates the project's login and internal SQL role when missing and (re)applies their privileges.
+ * `client` is a superuser connection to the project's database. Idempotent.
+ */
+export async function ensureProjectLogin(client: pg.ClientBase, opts: EnsureLoginOptions): Promise<void> {
+  const L = quoteIdent(projectLoginRole(opts.ref));
+  const S = quoteIdent(projectSqlRole(opts.ref));
+  const F = quoteIdent(projectFunctionRole(opts.ref));
+  const { rows } = await client.query<{ db: string }>('select current_database() as db');
+  const db = quoteIdent(rows[0]?.db ?? '');
+  const created = await ensureProjectRoles(client, opts);
+
   await client.query(`grant ${PROJECT_LOGIN_GROUP} to ${L}, ${S}, ${F}`);
   // Member of the API roles as hosted `postgres` is, but without SET (nor INHERIT): those roles are
   // cluster-wide here, and a role may `ALTER ROLE <itself> SET …` — after `SET ROLE anon` that would
@@ -133,7 +143,7 @@ export async function ensureProjectLogin(client: pg.ClientBase, opts: EnsureLogi
       ? `grant ${L}, anon, authenticated, service_role to ${F} with inherit false, set true`
       : `grant ${L}, anon, authenticated, service_role to ${F}`,
   );
-  await client.query(`alter role ${F} set role = ${quoteLiteral(login)}`);
+  await client.query(`alter role ${F} set role = ${quoteLiteral(projectLoginRole(opts.ref))}`);
   await client.query(`revoke connect, temporary on database ${db} from public`);
   await client.query(`grant connect, create, temporary on database ${db} to ${L}`);
   await client.query(`grant connect on database ${db} to ${S}, ${F}`);
@@ -150,14 +160,38 @@ export async function ensureProjectLogin(client: pg.ClientBase, opts: EnsureLogi
     );
     for (const r of owned.rows) await client.query(`alter ${r.kind} ${r.name} owner to ${L}`);
   }
-  for (const kind of ['tables', 'sequences', 'functions'])
-    await client.query(
-      `alter default privileges for role ${L} in schema public grant all on ${kind} to anon, authenticated, service_role`,
-    );
-  await client.query(`grant usage on schema auth, storage, graphql to ${L}`);
-  await client.query(`grant all on all tables in schema storage to ${L}`);
-  await client.query(`grant all on all sequences in schema storage to ${L}`);
-  await client.query(`grant execute on all functions in schema auth to ${L}`);
+  // The grants below are DDL to the GraphQL schema-version event triggers: each runs only when
+  // something is missing, so loading a project (every node, every start) leaves the version alone.
+  const login = projectLoginRole(opts.ref);
+  const { rows: missing } = await client.query<Record<string, boolean>>(
+    `select
+       (select count(*) from pg_default_acl d join pg_namespace n on n.oid = d.defaclnamespace
+         where d.defaclrole = (select oid from pg_roles where rolname = $1) and n.nspname = 'public' and d.defaclobjtype in ('r', 'S', 'f')) < 3 as defaults,
+       not (has_schema_privilege($1, 'auth', 'usage') and has_schema_privilege($1, 'storage', 'usage')
+            and has_schema_privilege($1, 'graphql', 'usage')) as schemas,
+       exists (select from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                where n.nspname = 'storage'
+                  and case when c.relkind in ('r', 'p', 'v')
+                      then not has_table_privilege($1, c.oid, 'select, insert, update, delete, truncate, references, trigger')
+                      else false end) as tables,
+       exists (select from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                where n.nspname = 'storage'
+                  and case when c.relkind = 'S' then not has_sequence_privilege($1, c.oid, 'usage, select, update')
+                      else false end) as sequences,
+       exists (select from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+                where n.nspname = 'auth' and not has_function_privilege($1, p.oid, 'execute')) as functions`,
+    [login],
+  );
+  const need = missing[0] ?? {};
+  if (created || need.defaults)
+    for (const kind of ['tables', 'sequences', 'functions'])
+      await client.query(
+        `alter default privileges for role ${L} in schema public grant all on ${kind} to anon, authenticated, service_role`,
+      );
+  if (need.schemas) await client.query(`grant usage on schema auth, storage, graphql to ${L}`);
+  if (need.tables) await client.query(`grant all on all tables in schema storage to ${L}`);
+  if (need.sequences) await client.query(`grant all on all sequences in schema storage to ${L}`);
+  if (need.functions) await client.query(`grant execute on all functions in schema auth to ${L}`);
 }
 
 /** Sets (or with `null` removes) the project login's password. `client`: superuser, any database. */

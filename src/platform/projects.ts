@@ -171,9 +171,20 @@ export async function liveProjectCountByServer(db: Queryable): Promise<Map<strin
   return new Map(rows.map((r) => [r.db_server, Number(r.n)]));
 }
 
+/** The ids of the database servers taking no new projects. */
+export async function drainingServers(db: Queryable): Promise<Set<string>> {
+  const { rows } = await db.query<{ id: string }>('select id from db_servers where draining');
+  return new Set(rows.map((r) => r.id));
+}
+
 export async function defaultProjectRef(db: Queryable): Promise<string | undefined> {
   const { rows } = await db.query<{ ref: string }>('select p.ref from projects p where p.is_default');
   return rows[0]?.ref;
+}
+
+/** Points the project at another database server (its database there already holds its data). */
+export async function setProjectServer(db: Queryable, ref: string, serverId: string): Promise<void> {
+  await db.query('update projects set db_server = $2 where ref = $1', [ref, serverId]);
 }
 
 export async function markGoingDown(db: Queryable, ref: string): Promise<void> {

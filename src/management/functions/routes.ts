@@ -223,7 +223,7 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
     },
   );
 
-  // Non-spec: the function's recent invocations and console output (bounded, in memory).
+  // Non-spec: the function's recent invocations and console output (bounded; platform database).
   app.get(
     '/projects/:ref/functions/:function_slug/logs',
     {
@@ -234,7 +234,7 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
       const ref = projectOf(req).ref;
       const slug = req.params.function_slug;
       const { limit } = req.query;
-      return { result: functionCatalogOf(platform)?.runtime.logs.read(ref, slug, limit) ?? [] };
+      return { result: (await functionCatalogOf(platform)?.runtime.logs.read(ref, slug, limit)) ?? [] };
     },
   );
 };

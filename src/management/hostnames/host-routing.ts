@@ -1,7 +1,8 @@
 /**
  * Routes requests whose Host is an active custom hostname to its project: a resolver registered
  * with platform.addHostResolver (consulted by platform/routing.ts), cached for a few seconds per
- * hostname in each process; changes made by this process are visible at once.
+ * hostname in each process; changes are visible at once in the process that made them and, through
+ * the platform's cluster invalidation (platform/cluster-events.ts), in the others.
  */
 import type { Platform } from '../../platform/platform.js';
 import { activeRefForHostname } from './hostname-store.js';
@@ -25,6 +26,10 @@ export class HostnameRouter {
   forget(host: string): void {
     this.cache.delete(host);
   }
+
+  clear(): void {
+    this.cache.clear();
+  }
 }
 
 const routers = new WeakMap<Platform, HostnameRouter>();
@@ -35,6 +40,10 @@ export function hostnameRouter(platform: Platform): HostnameRouter {
   if (!r) {
     const router = new HostnameRouter(platform);
     platform.addHostResolver((host) => router.resolve(host));
+    platform.events.subscribe((e) => {
+      if (!e) router.clear();
+      else if (e.kind === 'hostname' && e.key) router.forget(e.key);
+    });
     routers.set(platform, router);
     r = router;
   }

@@ -69,11 +69,14 @@ export async function activateHostname(platform: Platform, ref: string): Promise
   if (next === r.status) return r;
   const updated = await updateHostnameStatus(platform, ref, r.status, next, []);
   hostnameRouter(platform).forget(r.hostname);
+  await platform.events.publish({ kind: 'hostname', ref, key: r.hostname });
   return updated ?? getConfig(platform, ref);
 }
 
 export async function removeHostname(platform: Platform, ref: string): Promise<void> {
   const r = await getHostname(platform, ref);
   await deleteHostname(platform, ref);
-  if (r) hostnameRouter(platform).forget(r.hostname);
+  if (!r) return;
+  hostnameRouter(platform).forget(r.hostname);
+  await platform.events.publish({ kind: 'hostname', ref, key: r.hostname });
 }

@@ -1,4 +1,5 @@
 /** The backend of a project, from the platform's configuration (one S3 client per process). */
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { StrataConfig } from '../../config.js';
@@ -39,5 +40,20 @@ export class Backends {
   close(): void {
     this.s3?.destroy();
     this.byProject.clear();
+  }
+}
+
+/**
+ * Removes all of a deleted project's bytes: its files folder (file backend, TUS uploads on the file
+ * backend, function bundles' cache) and, on the S3 backend, every key under `<ref>/` in the bucket.
+ */
+export async function removeProjectBytes(config: StrataConfig, ref: string, filesDir: string): Promise<void> {
+  await rm(filesDir, { recursive: true, force: true });
+  if (config.storageBackend !== 's3' || !config.s3) return;
+  const client = createS3Client(config.s3);
+  try {
+    await new S3Backend(client, config.s3.bucket, `${ref}/`).removeAll();
+  } finally {
+    client.destroy();
   }
 }

@@ -255,6 +255,36 @@ export class S3Backend implements StorageBackend {
     }
   }
 
+  /** Removes every key under this project's prefix, unfinished uploads included (the project is deleted). */
+  async removeAll(): Promise<void> {
+    let keyMarker: string | undefined;
+    for (;;) {
+      const page = await this.client
+        .send(
+          new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: this.prefix, KeyMarker: keyMarker }),
+        )
+        .catch(() => undefined); // not every S3-compatible store lists uploads
+      for (const u of page?.Uploads ?? [])
+        if (u.Key && u.UploadId)
+          await this.client
+            .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: u.Key, UploadId: u.UploadId }))
+            .catch(() => {});
+      if (!page?.IsTruncated || !page.NextKeyMarker) break;
+      keyMarker = page.NextKeyMarker;
+    }
+    for (;;) {
+      // Deleting changes the listing: always read the first page again until it is empty.
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix }),
+      );
+      const keys = (page.Contents ?? []).flatMap((o) => (o.Key ? [{ Key: o.Key }] : []));
+      if (keys.length === 0) break;
+      await this.client.send(
+        new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys, Quiet: true } }),
+      );
+    }
+  }
+
   async close(): Promise<void> {}
 }
 

@@ -3,7 +3,7 @@
  * service role on its project's storage, as the reference's default credential claims do. The
  * secret is generated here, shown once, and kept encrypted with the platform key (SigV4 needs it in
  * the clear to recompute signatures); a short-lived in-memory cache keeps the hot path off the
- * platform database.
+ * platform database; a key deleted through another process leaves it at once (cluster invalidation).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Platform } from '../../platform/platform.js';
@@ -69,13 +69,28 @@ export async function listAccessKeys(platform: Platform, ref: string): Promise<A
   return rows.map(infoOf);
 }
 
+const listening = new WeakSet<Platform>();
+
+/** Keys deleted through another process leave this process's cache at once (cluster-events.ts). */
+function listenForDeletions(platform: Platform): void {
+  if (listening.has(platform)) return;
+  listening.add(platform);
+  platform.events.subscribe((e) => {
+    if (!e) cache.clear();
+    else if (e.kind === 's3-key' && e.key) cache.delete(e.key);
+  });
+}
+
 /** True when a key was deleted. */
 export async function deleteAccessKey(platform: Platform, ref: string, id: string): Promise<boolean> {
   const { rows } = await platform.pool.query<{ access_key_id: string }>(
     'delete from storage_s3_access_keys where project_ref = $1 and id = $2 returning access_key_id',
     [ref, id],
   );
-  for (const r of rows) cache.delete(r.access_key_id);
+  for (const r of rows) {
+    cache.delete(r.access_key_id);
+    await platform.events.publish({ kind: 's3-key', ref, key: r.access_key_id });
+  }
   return rows.length > 0;
 }
 
@@ -85,6 +100,7 @@ export async function accessKeySecret(
   ref: string,
   accessKey: string,
 ): Promise<string | undefined> {
+  listenForDeletions(platform);
   const hit = cache.get(accessKey);
   if (hit && Date.now() - hit.at < CACHE_MS) return hit.ref === ref ? hit.secret : undefined;
   const { rows } = await platform.pool.query<{ project_ref: string; secret_encrypted: Buffer }>(

@@ -2,24 +2,50 @@
  * One lock per resumable upload id, shared through PostgreSQL: a session advisory lock on a
  * connection of a small dedicated pool, held from `lock` to `unlock` (which @tus/server calls in a
  * `finally`). Several Strata nodes on one database therefore never write one upload at once.
- * Within this process, a request that wants a lock another request holds asks the holder to let go
- * (tus's `requestRelease`: the holder stops reading its body, keeps what it wrote, and unlocks), so
- * a client that reconnects after a dropped connection resumes at once instead of waiting.
+ * A request that wants a lock another request holds asks the holder to let go (tus's
+ * `requestRelease`: the holder stops reading its body, keeps what it wrote, and unlocks), so a
+ * client that reconnects after a dropped connection resumes at once instead of waiting: directly
+ * within this process, and through the platform's cluster invalidation channel (NOTIFY, event kind
+ * 'tus-release') when another node holds it.
  */
 import type pg from 'pg';
+import type { ClusterEvents } from '../../platform/cluster-events.js';
 import { leasePooledClient, type PooledClientLease } from '../../db/pooled-client.js';
 import { ERRORS, type Lock, type Locker, type RequestRelease } from '@tus/utils';
 
 const RETRY_MS = 50;
+const RELEASE_ASK_MS = 1_000;
 
 export class PgLocker implements Locker {
   /** Locks held in this process, by upload id. */
   readonly held = new Map<string, { release: RequestRelease }>();
 
+  private readonly unsubscribe?: () => void;
+
   constructor(
     readonly pool: pg.Pool,
     readonly timeoutMs = 30_000,
-  ) {}
+    /** The platform's cluster channel and this project's ref: other nodes' holders are asked too. */
+    readonly cluster?: { events: ClusterEvents; ref: string },
+  ) {
+    if (cluster)
+      this.unsubscribe = cluster.events.subscribe((e) => {
+        if (e?.kind !== 'tus-release' || e.ref !== cluster.ref || !e.key) return;
+        void this.held.get(e.key)?.release();
+      });
+  }
+
+  /** Asks whichever other node holds `id` to let go. */
+  askOthers(id: string): Promise<void> {
+    return (
+      this.cluster?.events.publish({ kind: 'tus-release', ref: this.cluster.ref, key: id }) ??
+      Promise.resolve()
+    );
+  }
+
+  close(): void {
+    this.unsubscribe?.();
+  }
 
   newLock(id: string): Lock {
     return new PgLock(id, this);
@@ -39,6 +65,7 @@ class PgLock implements Lock {
 
   async lock(signal: AbortSignal, requestRelease: RequestRelease): Promise<void> {
     const deadline = Date.now() + this.locker.timeoutMs;
+    let askedAt = 0;
     for (;;) {
       if (signal.aborted || Date.now() > deadline) throw ERRORS.ERR_LOCK_TIMEOUT;
       const holder = this.locker.held.get(this.id);
@@ -66,7 +93,12 @@ class PgLock implements Lock {
         }
       }
       if (got) return;
-      await sleep(RETRY_MS * 4); // held by another node
+      // Held by another node: ask it to let go, as a request of this process would be asked.
+      if (Date.now() - askedAt >= RELEASE_ASK_MS) {
+        askedAt = Date.now();
+        await this.locker.askOthers(this.id);
+      }
+      await sleep(RETRY_MS * 4);
     }
   }
 

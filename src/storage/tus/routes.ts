@@ -70,6 +70,7 @@ interface ProjectTus {
   server: Server;
   store: ResumableStore;
   lockPool: pg.Pool;
+  locker: PgLocker;
 }
 
 function storeFor(deps: StorageDeps, project: ProjectContext): ResumableStore {
@@ -134,7 +135,7 @@ function userMetadataOf(text: string | null | undefined): Record<string, unknown
 function createServer(deps: StorageDeps, project: ProjectContext): ProjectTus {
   const store = storeFor(deps, project);
   const lockPool = createPool(project.apiUrl, { max: 20, applicationName: `strata-${project.ref}-tus` });
-  const locker = new PgLocker(lockPool);
+  const locker = new PgLocker(lockPool, undefined, { events: deps.platform.events, ref: project.ref });
   const server = new Server({
     path: '/upload/resumable',
     datastore: store,
@@ -206,7 +207,7 @@ function createServer(deps: StorageDeps, project: ProjectContext): ProjectTus {
   server.on(EVENTS.POST_FINISH, (_req: IncomingMessage, _res: ServerResponse, upload: Upload) => {
     void store.forget(upload.id).catch(() => {});
   });
-  return { server, store, lockPool };
+  return { server, store, lockPool, locker };
 }
 
 /**
@@ -269,6 +270,7 @@ export class TusServers {
     const all = [...this.byProject.values()];
     this.byProject.clear();
     this.stores.clear();
+    for (const t of all) t.locker.close();
     await Promise.all(all.map((t) => t.lockPool.end().catch(() => {})));
   }
 }

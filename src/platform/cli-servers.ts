@@ -1,0 +1,56 @@
+/**
+ * `strata servers list|drain|undrain`: the PostgreSQL servers projects are placed on (README
+ * "Running as a cluster"). A draining server takes no new projects; the others share them by
+ * headroom. Runs against the platform database (DATABASE_URL / --database-url, as `strata users`).
+ */
+import { parseArgs } from 'node:util';
+import { COMMON, type CommonFlags, withPlatformPool } from '../management/cli-users.js';
+
+export const SERVERS_HELP = `Usage:
+  strata servers list [--json]      servers, their live projects, and whether they are draining
+  strata servers drain ID           take no new projects on server ID
+  strata servers undrain ID         take new projects on server ID again
+
+Options: --database-url URL (the platform's primary server; default DATABASE_URL),
+--platform-database NAME (default STRATA_PLATFORM_DATABASE or strata_platform).`;
+
+export async function serversCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args, options: COMMON, allowPositionals: true });
+  const [action, id] = positionals;
+  if (values.help || !action) {
+    console.log(SERVERS_HELP);
+    return;
+  }
+  const flags: CommonFlags = values;
+  if (action === 'list') {
+    const rows = await withPlatformPool(flags, async (pool) => {
+      const { rows } = await pool.query<{ id: string; draining: boolean; projects: string }>(
+        `select s.id, s.draining,
+                (select count(*) from projects p where p.db_server = s.id and p.status <> 'REMOVED') as projects
+         from db_servers s order by s.id`,
+      );
+      return rows.map((r) => ({ id: r.id, projects: Number(r.projects), draining: r.draining }));
+    });
+    if (values.json) console.log(JSON.stringify(rows, null, 2));
+    else
+      for (const r of rows)
+        console.log(
+          `${r.id.padEnd(20)} ${String(r.projects).padStart(6)} projects${r.draining ? '  (draining)' : ''}`,
+        );
+    return;
+  }
+  if (action !== 'drain' && action !== 'undrain')
+    throw new Error(`unknown servers action "${action}"\n\n${SERVERS_HELP}`);
+  if (!id) throw new Error(`strata servers ${action} needs a server ID\n\n${SERVERS_HELP}`);
+  const found = await withPlatformPool(flags, async (pool) => {
+    const { rowCount } = await pool.query('update db_servers set draining = $2 where id = $1', [
+      id,
+      action === 'drain',
+    ]);
+    return (rowCount ?? 0) > 0;
+  });
+  if (!found) throw new Error(`no database server "${id}" (see strata servers list)`);
+  console.log(
+    action === 'drain' ? `Server ${id} takes no new projects.` : `Server ${id} takes new projects again.`,
+  );
+}

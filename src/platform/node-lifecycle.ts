@@ -1,0 +1,94 @@
+/**
+ * A node's life as a load balancer sees it (README "Running as a cluster"):
+ * - GET /ready: 200 while the platform database (the primary server) and, with the S3 backend, the
+ *   bucket answer; 503 once shutdown began or while either does not. A balancer stops sending new
+ *   requests on 503. The other database servers are reported but do not make a node unready: one
+ *   down affects only its projects (which answer 503), on every node alike.
+ *   (GET /health stays the platform database's health.)
+ * - drain(): stops accepting connections, closes idle keep-alive ones, and waits until in-flight
+ *   requests (uploads included) have finished or `graceMs` passed; the caller then closes the app.
+ */
+import { HeadBucketCommand } from '@aws-sdk/client-s3';
+import type { FastifyInstance } from 'fastify';
+import { createS3Client } from '../storage/backend/s3.js';
+import type { Platform } from './platform.js';
+
+const S3_PROBE_CACHE_MS = 500;
+
+export interface NodeLifecycle {
+  readonly draining: boolean;
+  drain(graceMs: number): Promise<void>;
+}
+
+export function registerNodeLifecycle(app: FastifyInstance, platform: Platform): NodeLifecycle {
+  const inFlight = new Set<object>();
+  let draining = false;
+  app.addHook('onRequest', async (req) => {
+    inFlight.add(req.raw);
+  });
+  app.addHook('onResponse', async (req) => {
+    inFlight.delete(req.raw);
+  });
+  app.addHook('onRequestAbort', async (req) => {
+    inFlight.delete(req.raw);
+  });
+
+  const storageUp = s3Probe(platform);
+  app.get('/ready', async (_req, reply) => {
+    if (draining) return reply.code(503).send({ status: 'draining' });
+    const ids = platform.servers.all().map((s) => s.id);
+    const [dbs, storage] = await Promise.all([
+      Promise.all(ids.map((id) => platform.health.isUp(id))),
+      storageUp(),
+    ]);
+    const databases = Object.fromEntries(ids.map((id, i) => [id, dbs[i] ? 'up' : 'down']));
+    const ok = databases[platform.servers.primary.id] === 'up' && storage !== 'down';
+    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'unavailable', databases, storage });
+  });
+
+  return {
+    get draining() {
+      return draining;
+    },
+    async drain(graceMs: number) {
+      draining = true;
+      if (!app.server.listening) return;
+      app.server.close();
+      app.server.closeIdleConnections();
+      const until = Date.now() + graceMs;
+      // The /ready answers and this request's own count settle within a tick; wait for the rest.
+      while (inFlight.size > 0 && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 25));
+        app.server.closeIdleConnections();
+      }
+    },
+  };
+}
+
+/** 'up' / 'down' of the S3 bucket (HeadBucket, shared for a moment), or 'none' on the file backend. */
+function s3Probe(platform: Platform): () => Promise<'up' | 'down' | 'none'> {
+  const s3 = platform.config.storageBackend === 's3' ? platform.config.s3 : undefined;
+  if (!s3) return async () => 'none';
+  const client = createS3Client(s3);
+  let last: { at: number; up: boolean } | undefined;
+  let pending: Promise<boolean> | undefined;
+  const probe = async () => {
+    try {
+      await client.send(new HeadBucketCommand({ Bucket: s3.bucket }), {
+        abortSignal: AbortSignal.timeout(platform.config.dbHealthTimeoutMs),
+      });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return async () => {
+    if (last && Date.now() - last.at < S3_PROBE_CACHE_MS) return last.up ? 'up' : 'down';
+    pending ??= probe().then((up) => {
+      last = { at: Date.now(), up };
+      pending = undefined;
+      return up;
+    });
+    return (await pending) ? 'up' : 'down';
+  };
+}

@@ -1,11 +1,16 @@
-/** The backend of a project, from the platform's configuration (one S3 client per process). */
+/**
+ * The backend of a project, from the platform's configuration (one S3 client per process). The S3
+ * backend's module (the AWS SDK, about 10 MiB of the process) is imported only when it is the
+ * configured backend: `Backends.load`.
+ */
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { StrataConfig } from '../../config.js';
 import type { ProjectContext } from '../../platform/project-context.js';
 import { FileBackend } from './file.js';
-import { S3Backend, createS3Client } from './s3.js';
 import type { StorageBackend } from './interface.js';
+
+type S3Module = typeof import('./s3.js');
 
 export type { StorageBackend } from './interface.js';
 
@@ -15,7 +20,15 @@ export class Backends {
   private readonly s3Settings: NonNullable<StrataConfig['s3']> | undefined;
   private readonly byProject = new Map<string, StorageBackend>();
 
-  constructor(private readonly config: StrataConfig) {
+  /** The backends of `config`, with the S3 backend's module loaded when S3 is the backend. */
+  static async load(config: StrataConfig): Promise<Backends> {
+    return new Backends(config, config.storageBackend === 's3' ? await import('./s3.js') : undefined);
+  }
+
+  private constructor(
+    private readonly config: StrataConfig,
+    private readonly s3Module: S3Module | undefined,
+  ) {
     if (config.storageBackend === 's3') {
       if (!config.s3) throw new Error('storageBackend "s3" needs the s3 settings (STRATA_S3_BUCKET, ...)');
       this.s3Settings = config.s3;
@@ -26,9 +39,9 @@ export class Backends {
     const cached = this.byProject.get(project.ref);
     if (cached) return cached;
     let backend: StorageBackend;
-    if (this.s3Settings) {
-      this.s3 ??= createS3Client(this.s3Settings);
-      backend = new S3Backend(this.s3, this.s3Settings.bucket, `${project.ref}/`);
+    if (this.s3Settings && this.s3Module) {
+      this.s3 ??= this.s3Module.createS3Client(this.s3Settings);
+      backend = new this.s3Module.S3Backend(this.s3, this.s3Settings.bucket, `${project.ref}/`);
     } else {
       backend = new FileBackend(join(project.filesDir, 'storage'), { fsync: this.config.storageFsync });
     }

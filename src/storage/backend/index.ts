@@ -43,7 +43,10 @@ export class Backends {
       this.s3 ??= this.s3Module.createS3Client(this.s3Settings);
       backend = new this.s3Module.S3Backend(this.s3, this.s3Settings.bucket, `${project.ref}/`);
     } else {
-      backend = new FileBackend(join(project.filesDir, 'storage'), { fsync: this.config.storageFsync });
+      backend = new FileBackend(join(project.filesDir, 'storage'), {
+        fsync: this.config.storageFsync,
+        eTag: this.config.storageEtagAlgorithm,
+      });
     }
     this.byProject.set(project.ref, backend);
     return backend;

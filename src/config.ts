@@ -51,6 +51,12 @@ export interface StrataConfig {
   /** fsync uploaded bytes before publishing them (STRATA_STORAGE_FSYNC=0 skips it, for disposable data). */
   storageFsync: boolean;
   /**
+   * ETag of objects on the file backend: `md5` (the default, S3's and the reference's: the MD5 of
+   * the bytes, hashed while they stream in) or `mtime` (the reference's alternative: modification
+   * time and size in hex, no hashing; STRATA_STORAGE_ETAG_ALGORITHM=mtime).
+   */
+  storageEtagAlgorithm: 'md5' | 'mtime';
+  /**
    * Storage reconciliation (on start, then every `storageSweepIntervalMs`; 0 = only on start):
    * temporary files, abandoned resumable uploads and object bytes no committed row references are
    * removed once older than `storageSweepGraceMs` (STRATA_STORAGE_SWEEP_GRACE_MS, default 15 min;
@@ -160,6 +166,12 @@ export interface FunctionsConfig {
   prewarm?: boolean;
 }
 
+function etagAlgorithm(v: string | undefined): 'md5' | 'mtime' {
+  if (v === undefined || v === '' || v === 'md5') return 'md5';
+  if (v === 'mtime') return 'mtime';
+  throw new Error(`STRATA_STORAGE_ETAG_ALGORITHM must be "md5" or "mtime" (got "${v}")`);
+}
+
 function num(v: string | undefined, d: number): number {
   const n = v === undefined || v === '' ? NaN : Number(v);
   return Number.isFinite(n) ? n : d;
@@ -234,6 +246,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
     dnsResolver: env.STRATA_DNS_RESOLVER || undefined,
     storageBackend: env.STRATA_STORAGE_BACKEND === 's3' ? 's3' : 'file',
     storageFsync: env.STRATA_STORAGE_FSYNC !== '0',
+    storageEtagAlgorithm: etagAlgorithm(env.STRATA_STORAGE_ETAG_ALGORITHM),
     storageSweepGraceMs: num(env.STRATA_STORAGE_SWEEP_GRACE_MS, 15 * 60_000),
     storageSweepIntervalMs: num(env.STRATA_STORAGE_SWEEP_INTERVAL_MS, 10 * 60_000),
     storageTusExpiryMs: num(env.STRATA_STORAGE_TUS_EXPIRY_MS, 24 * 60 * 60_000),

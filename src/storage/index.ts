@@ -89,7 +89,7 @@ export async function storageRoutes(app: FastifyInstance, opts: { platform: Plat
 }
 
 async function storageApi(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {
-  const deps: StorageDeps = { platform: opts.platform, backends: new Backends(opts.platform.config) };
+  const deps: StorageDeps = { platform: opts.platform, backends: await Backends.load(opts.platform.config) };
   const tus = new TusServers(deps);
   const janitor = new StorageJanitor(opts.platform, deps.backends, app.log);
   janitor.also((project, before) => tus.sweep(project, before));

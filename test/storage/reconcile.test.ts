@@ -23,7 +23,7 @@ describe.each(['file', 's3'] as const)('reconciliation (%s backend)', (kind) => 
 
   beforeAll(async () => {
     h = await startStorage(kind, { storageSweepIntervalMs: 0, storageTusExpiryMs: 500 });
-    backends = new Backends(h.tp.config);
+    backends = await Backends.load(h.tp.config);
     backend = backends.for(h.project);
     b = bucketName('rec');
     await h.service.createBucket(b, { public: false });

@@ -1,5 +1,6 @@
 /** Signed URLs, limits, concurrency, aborted uploads and a large streamed object, per backend. */
 import { describe, expect, it } from 'vitest';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -296,6 +297,50 @@ export function streamingSuite(get: () => StorageHarness): void {
       });
       expect(ranged.status).toBe(206);
       expect((await ranged.arrayBuffer()).byteLength).toBe(10);
+    }, 120_000);
+
+    it('a download the client cuts off mid-stream releases the file; the next download is whole', async () => {
+      const { h, b, files } = await setup();
+      const size = 32 * 1024 * 1024;
+      const expected = await md5Of(bytes(size, 7));
+      expect(
+        (
+          await files.upload('cut/32.bin', bytes(size, 7) as never, {
+            contentType: 'application/octet-stream',
+          })
+        ).error,
+      ).toBeNull();
+      // Files of this bucket the test process (which runs the server) holds open.
+      const openFiles = () =>
+        readdirSync('/proc/self/fd').filter((fd) => {
+          try {
+            return readlinkSync(`/proc/self/fd/${fd}`).includes(`/${b}/`);
+          } catch {
+            return false;
+          }
+        }).length;
+      await new Promise<void>((resolve, reject) => {
+        const req = request(new URL(`${h.base}/object/${b}/cut/32.bin`), {
+          headers: { authorization: `Bearer ${h.project.serviceRoleKey}` },
+        });
+        req.on('response', (res) => {
+          let got = 0;
+          res.on('data', (c: Buffer) => {
+            got += c.length;
+            if (got >= 2 * 1024 * 1024) {
+              res.destroy();
+              req.destroy();
+              resolve();
+            }
+          });
+        });
+        req.on('error', () => resolve());
+        setTimeout(() => reject(new Error('no bytes arrived')), 30_000);
+        req.end();
+      });
+      expect(await until(async () => openFiles() === 0)).toBe(true);
+      const res = await h.api(`/object/${b}/cut/32.bin`, { token: h.project.serviceRoleKey });
+      expect(await md5Of(res.body as unknown as AsyncIterable<Uint8Array>)).toEqual(expected);
     }, 120_000);
   });
 }

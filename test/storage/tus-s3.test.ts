@@ -222,7 +222,7 @@ describe('TUS on the s3 backend', () => {
       'tus-info',
       'tus-part',
     ]);
-    const backends = new Backends(h.tp.config);
+    const backends = await Backends.load(h.tp.config);
     try {
       const backend = backends.for(h.project) as S3Backend;
       const strayKey = `${backend.prefix}${b}/raw/stray.bin/${crypto.randomUUID()}.tus-part`;

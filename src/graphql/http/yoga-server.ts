@@ -1,7 +1,5 @@
 /** The graphql-yoga server behind every serving form (Node http, Express, Fastify). */
-import { createYoga, createSchema, type YogaServerInstance } from 'graphql-yoga';
-// GraphiQL's page with its scripts and styles inlined (from npm): it works with no internet.
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { createYoga, createSchema, type GraphiQLOptions, type YogaServerInstance } from 'graphql-yoga';
 import { useStrataEngine, type StrataServerContext } from './engine-plugin.js';
 import { limitsOf, type GraphQLHandlerOptions } from './options.js';
 import { INTROSPECTION_HINT } from '../extension/local-introspection.js';
@@ -23,6 +21,16 @@ const DEFAULT_GRAPHIQL_QUERY = `# Strata GraphQL (pg_graphql compatible).
   __typename
 }
 `;
+
+/**
+ * GraphiQL's page with its scripts and styles inlined (from npm): it works with no internet. The
+ * module is a 9 MB script (about 45 MiB of the process once loaded), so it is imported on the first
+ * page asked for, not at start.
+ */
+async function renderGraphiQL(options: GraphiQLOptions): Promise<string> {
+  const page = await import('@graphql-yoga/render-graphiql');
+  return page.renderGraphiQL(options);
+}
 
 export function createStrataYoga(endpoint: string, opts: GraphQLHandlerOptions): StrataYoga {
   const graphiql = opts.graphiql === undefined ? true : opts.graphiql;

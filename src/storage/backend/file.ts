@@ -11,6 +11,7 @@ import { join, resolve, sep, dirname } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
+import { FileBody } from './file-body.js';
 import { MeteredStream, STREAM_BUFFER, digestStream } from './metered-stream.js';
 import type {
   ByteRange,
@@ -51,6 +52,13 @@ export interface FileBackendOptions {
    * uploads, for disposable data.
    */
   fsync: boolean;
+  /** The ETag: MD5 of the bytes, or (no hashing) `"<mtime ms hex>-<size hex>"` as the reference's `mtime`. */
+  eTag: 'md5' | 'mtime';
+}
+
+/** The reference's `mtime` ETag: modification time (ms) and size, in hex. */
+function mtimeETag(s: { mtimeMs: number; size: number }): string {
+  return `"${s.mtimeMs.toString(16)}-${s.size.toString(16)}"`;
 }
 
 export class FileBackend implements StorageBackend {
@@ -62,7 +70,7 @@ export class FileBackend implements StorageBackend {
 
   constructor(
     root: string,
-    private readonly opts: FileBackendOptions = { fsync: true },
+    private readonly opts: FileBackendOptions = { fsync: true, eTag: 'md5' },
   ) {
     this.objectsRoot = resolve(root, 'buckets');
     this.tmpRoot = resolve(root, '.tmp');
@@ -87,7 +95,7 @@ export class FileBackend implements StorageBackend {
     return this.writeVersion(
       body,
       this.pathOf(loc),
-      new MeteredStream(opts.maxBytes, opts.limitError),
+      new MeteredStream(opts.maxBytes, opts.limitError, { hash: this.opts.eTag === 'md5' }),
       opts.signal,
     );
   }
@@ -102,7 +110,7 @@ export class FileBackend implements StorageBackend {
     await mkdir(this.tmpRoot, { recursive: true });
     const tmp = join(this.tmpRoot, randomUUID());
     this.active.add(tmp);
-    let eTag: string;
+    let eTag: string | undefined;
     try {
       await pipeline(
         source,
@@ -111,8 +119,8 @@ export class FileBackend implements StorageBackend {
         signal ? { signal } : {},
       );
       // The worker finishes the hash while the file is fsynced.
-      const digest = meter.eTag();
-      digest.catch(() => {});
+      const digest = this.opts.eTag === 'md5' ? meter.eTag() : undefined;
+      digest?.catch(() => {});
       if (this.opts.fsync) await syncPath(tmp);
       eTag = await digest;
       await this.moveIntoPlace(tmp, target);
@@ -124,7 +132,7 @@ export class FileBackend implements StorageBackend {
       this.active.delete(tmp);
     }
     const s = await stat(target);
-    return { eTag, size: meter.bytes, lastModified: s.mtime };
+    return { eTag: eTag ?? mtimeETag(s), size: meter.bytes, lastModified: s.mtime };
   }
 
   /**
@@ -138,6 +146,14 @@ export class FileBackend implements StorageBackend {
     opts: Pick<PutOptions, 'maxBytes' | 'limitError'>,
   ): Promise<StoredObject> {
     const target = this.pathOf(loc);
+    if (this.opts.eTag === 'mtime') {
+      const size = (await stat(source)).size;
+      if (size > opts.maxBytes) throw opts.limitError();
+      await this.moveIntoPlace(source, target);
+      if (this.opts.fsync) await syncPath(dirname(target));
+      const s = await stat(target);
+      return { eTag: mtimeETag(s), size, lastModified: s.mtime };
+    }
     const { eTag, size } = await digestStream(
       createReadStream(source, { highWaterMark: READ_CHUNK }),
       opts.maxBytes,
@@ -174,11 +190,13 @@ export class FileBackend implements StorageBackend {
         return undefined;
       throw err;
     }
-    return fh.createReadStream(
-      range
-        ? { start: range.start, end: range.end, highWaterMark: 256 * 1024 }
-        : { highWaterMark: 256 * 1024 },
-    );
+    try {
+      const last = range ? range.end : (await fh.stat()).size - 1;
+      return new FileBody(fh, range ? range.start : 0, last);
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
   }
 
   async copy(from: ObjectLocation, to: ObjectLocation): Promise<StoredObject> {
@@ -187,7 +205,9 @@ export class FileBackend implements StorageBackend {
     return this.writeVersion(
       createReadStream(src),
       target,
-      new MeteredStream(Number.MAX_SAFE_INTEGER, () => new Error('unreachable')),
+      new MeteredStream(Number.MAX_SAFE_INTEGER, () => new Error('unreachable'), {
+        hash: this.opts.eTag === 'md5',
+      }),
     );
   }
 

@@ -1,12 +1,17 @@
-/** The backend of a project, from the platform's configuration (one S3 client per process). */
+/**
+ * The backend of a project, from the platform's configuration (one S3 client per process). The S3
+ * backend's module (the AWS SDK, about 10 MiB of the process) is imported only when it is the
+ * configured backend: `Backends.load`.
+ */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { StrataConfig } from '../../config.js';
 import type { ProjectContext } from '../../platform/project-context.js';
 import { FileBackend } from './file.js';
-import { S3Backend, createS3Client } from './s3.js';
 import type { StorageBackend } from './interface.js';
+
+type S3Module = typeof import('./s3.js');
 
 export type { StorageBackend } from './interface.js';
 
@@ -16,7 +21,15 @@ export class Backends {
   private readonly s3Settings: NonNullable<StrataConfig['s3']> | undefined;
   private readonly byProject = new Map<string, StorageBackend>();
 
-  constructor(private readonly config: StrataConfig) {
+  /** The backends of `config`, with the S3 backend's module loaded when S3 is the backend. */
+  static async load(config: StrataConfig): Promise<Backends> {
+    return new Backends(config, config.storageBackend === 's3' ? await import('./s3.js') : undefined);
+  }
+
+  private constructor(
+    private readonly config: StrataConfig,
+    private readonly s3Module: S3Module | undefined,
+  ) {
     if (config.storageBackend === 's3') {
       if (!config.s3) throw new Error('storageBackend "s3" needs the s3 settings (STRATA_S3_BUCKET, ...)');
       this.s3Settings = config.s3;
@@ -27,11 +40,14 @@ export class Backends {
     const cached = this.byProject.get(project.ref);
     if (cached) return cached;
     let backend: StorageBackend;
-    if (this.s3Settings) {
-      this.s3 ??= createS3Client(this.s3Settings);
-      backend = new S3Backend(this.s3, this.s3Settings.bucket, `${project.ref}/`);
+    if (this.s3Settings && this.s3Module) {
+      this.s3 ??= this.s3Module.createS3Client(this.s3Settings);
+      backend = new this.s3Module.S3Backend(this.s3, this.s3Settings.bucket, `${project.ref}/`);
     } else {
-      backend = new FileBackend(join(project.filesDir, 'storage'), { fsync: this.config.storageFsync });
+      backend = new FileBackend(join(project.filesDir, 'storage'), {
+        fsync: this.config.storageFsync,
+        eTag: this.config.storageEtagAlgorithm,
+      });
     }
     this.byProject.set(project.ref, backend);
     return backend;
@@ -50,6 +66,7 @@ export class Backends {
 export async function removeProjectBytes(config: StrataConfig, ref: string, filesDir: string): Promise<void> {
   await rm(filesDir, { recursive: true, force: true });
   if (config.storageBackend !== 's3' || !config.s3) return;
+  const { createS3Client, S3Backend } = await import('./s3.js');
   const client = createS3Client(config.s3);
   try {
     await new S3Backend(client, config.s3.bucket, `${ref}/`).removeAll();

@@ -12,13 +12,16 @@ export const STREAM_BUFFER = 1024 * 1024;
 
 export class MeteredStream extends Transform {
   bytes = 0;
-  private readonly hash = new WorkerMd5();
+  /** Absent when the caller does not want the MD5 (`hash: false`). */
+  private readonly hash?: WorkerMd5;
 
   constructor(
     private readonly maxBytes: number,
     private readonly limitError: () => Error,
+    opts: { hash: boolean } = { hash: true },
   ) {
     super({ highWaterMark: STREAM_BUFFER });
+    if (opts.hash) this.hash = new WorkerMd5();
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
@@ -29,7 +32,7 @@ export class MeteredStream extends Transform {
     }
     let wait: Promise<void> | undefined;
     try {
-      wait = this.hash.update(chunk);
+      wait = this.hash?.update(chunk);
     } catch (err) {
       cb(err as Error);
       return;
@@ -40,17 +43,18 @@ export class MeteredStream extends Transform {
   }
 
   override _destroy(err: Error | null, cb: (error?: Error | null) => void): void {
-    if (err) this.hash.discard();
+    if (err) this.hash?.discard();
     cb(err);
   }
 
   /** Drops the hash of a write that failed without this stream failing. */
   discard(): void {
-    this.hash.discard();
+    this.hash?.discard();
   }
 
-  /** Quoted hex MD5 of everything that passed; call once, after the end. */
+  /** Quoted hex MD5 of everything that passed; call once, after the end (only with `hash`). */
   async eTag(): Promise<string> {
+    if (!this.hash) throw new Error('this stream computes no MD5');
     return `"${await this.hash.digest()}"`;
   }
 }

@@ -6,12 +6,25 @@
  * allows it (imgproxy's WebP detection), else the source's. SVG is passed through unchanged, as
  * the reference's render path does.
  */
-import sharp, { type Metadata } from 'sharp';
+import type { Metadata, Sharp, SharpOptions } from 'sharp';
 import { imageErrors } from './errors.js';
 import type { FormatOption, ResizeMode, TransformOptions } from './options.js';
 
-// Rendered variants are cached by us; libvips' own operation cache would only hold memory.
-sharp.cache(false);
+type SharpFactory = (input: Buffer, options: SharpOptions) => Sharp;
+let loading: Promise<SharpFactory> | undefined;
+
+/**
+ * sharp (libvips, about 20 MiB of the process once loaded) is imported on the first render, not at
+ * start: most servers never render an image.
+ */
+function loadSharp(): Promise<SharpFactory> {
+  loading ??= import('sharp').then(({ default: sharp }) => {
+    // Rendered variants are cached by us; libvips' own operation cache would only hold memory.
+    sharp.cache(false);
+    return sharp;
+  });
+  return loading;
+}
 
 export type OutputFormat = 'jpeg' | 'png' | 'webp' | 'avif' | 'gif';
 
@@ -58,6 +71,7 @@ export interface SourceInfo {
 
 /** Reads the header only; anything libvips cannot identify as an image is the reference's 400. */
 export async function probe(input: Buffer, maxPixels: number): Promise<SourceInfo> {
+  const sharp = await loadSharp();
   let meta: Metadata;
   try {
     meta = await sharp(input, { limitInputPixels: false }).metadata();
@@ -77,6 +91,7 @@ export async function transform(
   maxPixels: number,
 ): Promise<Rendered> {
   if (source.format === 'svg') return { body: input, contentType: 'image/svg+xml' };
+  const sharp = await loadSharp();
   try {
     let img = sharp(input, { limitInputPixels: maxPixels, failOn: 'error' }).rotate();
     if (o.width || o.height) {

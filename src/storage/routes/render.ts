@@ -4,6 +4,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import parseRange from 'range-parser';
+import { FileBody } from '../backend/file-body.js';
 import type { StorageBackend } from '../backend/interface.js';
 import { errors } from '../errors.js';
 import type { ObjectRow, SystemMetadata } from '../service/objects.js';
@@ -119,6 +120,15 @@ export async function renderObject(
   } else {
     reply.code(200);
     reply.header('content-length', String(size));
+  }
+  if (stream instanceof FileBody && stream.unread) {
+    // Written by the file itself through reused buffers (file-body.ts); the head is the one set here.
+    reply.hijack();
+    for (const [name, value] of Object.entries(reply.getHeaders()))
+      if (value !== undefined) reply.raw.setHeader(name, typeof value === 'number' ? String(value) : value);
+    reply.raw.writeHead(reply.statusCode);
+    await stream.sendTo(reply.raw);
+    return reply;
   }
   return reply.send(stream);
 }

@@ -30,8 +30,8 @@ import { uploadObject } from '../service/uploads.js';
 import { verifyUrlToken } from '../signing.js';
 import { scopeOf, type StorageDeps } from '../routes/context.js';
 import { TusFileStore } from './file-store.js';
-import { TusS3Store } from './s3-store.js';
-import { S3Backend } from '../backend/s3.js';
+import type { TusS3Store } from './s3-store.js';
+import type { S3Backend } from '../backend/s3.js';
 import { FileBackend } from '../backend/file.js';
 import { PgLocker } from './pg-locker.js';
 import { formatUploadId, fromUrlSegment, parseUploadId, toUrlSegment } from './upload-id.js';
@@ -73,10 +73,14 @@ interface ProjectTus {
   locker: PgLocker;
 }
 
-function storeFor(deps: StorageDeps, project: ProjectContext): ResumableStore {
+/** The S3 store (and with it the AWS SDK) is imported only when the backend is S3. */
+async function storeFor(deps: StorageDeps, project: ProjectContext): Promise<ResumableStore> {
   const config = deps.platform.config;
   const backend = deps.backends.for(project);
-  if (backend instanceof S3Backend) return new TusS3Store(backend, config.storageTusExpiryMs);
+  if (backend.kind === 's3') {
+    const { TusS3Store } = await import('./s3-store.js');
+    return new TusS3Store(backend as S3Backend, config.storageTusExpiryMs);
+  }
   if (backend instanceof FileBackend)
     return new TusFileStore(
       join(project.filesDir, 'storage', '.tus'),
@@ -132,8 +136,8 @@ function userMetadataOf(text: string | null | undefined): Record<string, unknown
   }
 }
 
-function createServer(deps: StorageDeps, project: ProjectContext): ProjectTus {
-  const store = storeFor(deps, project);
+async function createServer(deps: StorageDeps, project: ProjectContext): Promise<ProjectTus> {
+  const store = await storeFor(deps, project);
   const lockPool = createPool(project.apiUrl, { max: 20, applicationName: `strata-${project.ref}-tus` });
   const locker = new PgLocker(lockPool, undefined, { events: deps.platform.events, ref: project.ref });
   const server = new Server({
@@ -242,36 +246,50 @@ async function finish(ctx: TusRequest, store: ResumableStore, upload: Upload): P
 }
 
 export class TusServers {
-  private readonly byProject = new Map<string, ProjectTus>();
-  private readonly stores = new Map<string, ResumableStore>();
+  /** One server per project, made on its first request (concurrent first requests share it). */
+  private readonly byProject = new Map<string, Promise<ProjectTus>>();
+  private readonly stores = new Map<string, Promise<ResumableStore>>();
 
   constructor(private readonly deps: StorageDeps) {}
 
-  for(project: ProjectContext): ProjectTus {
+  for(project: ProjectContext): Promise<ProjectTus> {
     let t = this.byProject.get(project.ref);
     if (!t) {
       t = createServer(this.deps, project);
       this.byProject.set(project.ref, t);
+      // A failed creation is not kept: the next request tries again.
+      t.catch(() => this.byProject.delete(project.ref));
     }
     return t;
   }
 
   /** Expired uploads (created before now - expiry) and stray files older than `before`. */
   async sweep(project: ProjectContext, before: number): Promise<number> {
-    let store = this.byProject.get(project.ref)?.store ?? this.stores.get(project.ref);
+    const server = this.byProject.get(project.ref);
+    let store = server ? server.then((t) => t.store) : this.stores.get(project.ref);
     if (!store) {
       store = storeFor(this.deps, project);
       this.stores.set(project.ref, store);
+      store.catch(() => this.stores.delete(project.ref));
     }
-    return store.sweep(Date.now() - store.getExpiration(), before);
+    const s = await store;
+    return s.sweep(Date.now() - s.getExpiration(), before);
   }
 
   async close(): Promise<void> {
     const all = [...this.byProject.values()];
     this.byProject.clear();
     this.stores.clear();
-    for (const t of all) t.locker.close();
-    await Promise.all(all.map((t) => t.lockPool.end().catch(() => {})));
+    await Promise.all(
+      all.map((t) =>
+        t
+          .then((x) => {
+            x.locker.close();
+            return x.lockPool.end();
+          })
+          .catch(() => {}),
+      ),
+    );
   }
 }
 
@@ -292,7 +310,7 @@ export async function tusRoutes(
       basePath: `${path.slice(0, at)}/upload/resumable${signed ? '/sign' : ''}`,
     };
     if (!signed && req.method !== 'OPTIONS') ctx.caller = await requireCaller(req, scope.project);
-    const tus = opts.tus.for(scope.project);
+    const tus = await opts.tus.for(scope.project);
     requests.set(req.raw, ctx);
     reply.hijack();
     await tus.server.handle(req.raw, reply.raw as ServerResponse);

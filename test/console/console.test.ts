@@ -290,11 +290,12 @@ select id, title from todos order by id`,
 
   it('creates a bucket, uploads with a progress bar, downloads byte-exact', async () => {
     await tab('Storage').click();
-    await page.getByLabel('Name').fill('Bad/Name');
-    await page.getByRole('button', { name: 'Create bucket' }).click();
+    const bucketForm = page.locator('.bucket-form');
+    await bucketForm.getByLabel('Name').fill('Bad/Name');
+    await bucketForm.getByRole('button', { name: 'Create bucket' }).click();
     await page.locator('.bucket-form [role=alert]').waitFor();
-    await page.getByLabel('Name').fill('docs');
-    await page.getByRole('button', { name: 'Create bucket' }).click();
+    await bucketForm.getByLabel('Name').fill('docs');
+    await bucketForm.getByRole('button', { name: 'Create bucket' }).click();
     await page.locator('.objects').waitFor();
     const bytes = randomBytes(3 * 1024 * 1024 + 17);
     await page
@@ -355,9 +356,12 @@ select id, title from todos order by id`,
 
   it('shows settings sections', async () => {
     await tab('Settings').click();
-    await page.getByLabel('Name').fill('CONSOLE_SECRET');
-    await page.getByLabel('Value').fill('s3cret');
-    await page.getByRole('button', { name: 'Set secret' }).click();
+    // Scoped to the Secrets card: until Settings has rendered, the previous tab's form (a bucket
+    // "Name") may still be on the page.
+    const secrets = page.locator('section.card', { has: page.getByRole('heading', { name: 'Secrets' }) });
+    await secrets.getByLabel('Name').fill('CONSOLE_SECRET');
+    await secrets.getByLabel('Value').fill('s3cret');
+    await secrets.getByRole('button', { name: 'Set secret' }).click();
     await page.locator('.secrets code', { hasText: 'CONSOLE_SECRET' }).waitFor();
     await page.getByRole('heading', { name: 'Encryption root key' }).waitFor();
     await page.getByText('No banned addresses.').waitFor();

@@ -4,7 +4,12 @@
  */
 import type { Relationship, Table } from '../introspect/model.js';
 import { insertInputType } from '../introspect/naming.js';
-import { insertableColumns, NESTED_INSERT_DEPTH_LIMIT, nestedInsertFields } from '../introspect/rules.js';
+import {
+  insertableColumns,
+  NESTED_INSERT_DEPTH_LIMIT,
+  NESTED_INSERT_STATEMENT_LIMIT,
+  nestedInsertFields,
+} from '../introspect/rules.js';
 import { fail } from './errors.js';
 import type { InsertRowPlan } from './plan-types.js';
 import { isPlainObject, valueParam } from './values.js';
@@ -16,7 +21,31 @@ export function usesNestedInsert(table: Table, objects: unknown[]): boolean {
 }
 
 export function nestedInsertRows(table: Table, objects: unknown[]): InsertRowPlan[] {
-  return objects.map((o) => rowPlan(table, o, undefined, 0));
+  const rows = objects.map((o) => rowPlan(table, o, undefined, 0));
+  let n = 0;
+  for (const r of rows) n += statementsOf(r);
+  if (n > NESTED_INSERT_STATEMENT_LIMIT)
+    fail(
+      `Insert needs ${n} insert statements, more than the limit of ${NESTED_INSERT_STATEMENT_LIMIT}: send its records in smaller batches`,
+    );
+  return rows;
+}
+
+const isLeaf = (r: InsertRowPlan) => !r.parents.length && !r.children.length;
+
+/**
+ * The INSERTs the transpiler emits for `row` (transpile/nested-insert.ts): one per record, except
+ * that sibling leaf records (two or more) share one.
+ */
+function statementsOf(row: InsertRowPlan): number {
+  let n = 1;
+  for (const p of row.parents) n += statementsOf(p.row);
+  for (const c of row.children) {
+    const leaves = c.rows.filter(isLeaf).length;
+    if (leaves > 1) n += 1;
+    for (const child of c.rows) if (leaves <= 1 || !isLeaf(child)) n += statementsOf(child);
+  }
+  return n;
 }
 
 /**

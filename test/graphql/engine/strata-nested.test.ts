@@ -542,6 +542,26 @@ describe('bad input (GraphQL errors, nothing written)', () => {
     expect(chain.rows[0].path).toBe('c8>c7>c6>c5>c4>c3>c2>c1>root');
   });
 
+  it('service_role: at most 1,000 insert statements per mutation (sibling leaves share one)', async () => {
+    await as('service_role');
+    const q = 'mutation($o: [PostInsertInput!]!) { insertIntoPostCollection(objects: $o) { affectedCount } }';
+    // Each post: its account's INSERT, its own, and one for its two comments.
+    const posts = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        title: `t${i}`,
+        account: { name: `a${i}` },
+        commentCollection: [{ body: 'x' }, { body: 'y' }],
+      }));
+    const before = await counts();
+    expect(await failing(q, { o: posts(334) })).toBe(
+      'Insert needs 1002 insert statements, more than the limit of 1000: send its records in smaller batches',
+    );
+    expect(await counts()).toEqual(before);
+    expect(await env.gql(q, { o: posts(333) })).toEqual({
+      data: { insertIntoPostCollection: { affectedCount: 333 } },
+    });
+  });
+
   it('onConflict with nested records', async () => {
     await as('service_role');
     expect(

@@ -68,25 +68,22 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
     table: visible,
     func: (f) => shown(f.schema) && (!f.returnTable || visible(f.returnTable)),
   });
+  /** Root fields in name order (pg_graphql lists them so). */
   const fieldsOf = (map: Map<string, RootField>) => {
     const out: GraphQLFieldConfigMap<unknown, unknown> = {};
-    for (const [name, rf] of map) out[name] = rootFieldConfig(reg, rf);
+    for (const name of [...map.keys()].sort()) out[name] = rootFieldConfig(reg, map.get(name) as RootField);
     return out;
   };
-  const q = fieldsOf(roots.query);
-  const m = fieldsOf(roots.mutation);
-  const sorted = (o: GraphQLFieldConfigMap<unknown, unknown>) =>
-    Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   const query = new GraphQLObjectType({
     name: 'Query',
     description: 'The root type for querying data',
-    fields: sorted(q),
+    fields: fieldsOf(roots.query),
   });
-  const mutation = Object.keys(m).length
+  const mutation = roots.mutation.size
     ? new GraphQLObjectType({
         name: 'Mutation',
         description: 'The root type for creating and mutating data',
-        fields: sorted(m),
+        fields: fieldsOf(roots.mutation),
       })
     : undefined;
 

@@ -9,19 +9,23 @@ import { jsonEqual } from './util.mjs';
 
 const LIT = String.raw`(?:\s?E?'(?:[^']|'')*')`;
 // Either db/with-role.ts form: `set local role` + a claims select, or one select setting both
-// (roleSelectPrelude), which may also evaluate the schema-version guard (group 2).
+// (rolePreludeStatement, prepared: expanded by expandPrelude first), which may also evaluate the
+// schema-version guard (group 2).
 const PRELUDE = new RegExp(
-  String.raw`^\s*begin\s*;\s*(?:set local role ("(?:[^"]|"")*"|\w+)\s*;\s*select set_config\('request\.jwt\.claims',\s*${LIT},\s*true\)|select set_config\('role',\s*${LIT},\s*true\),\s*set_config\('request\.jwt\.claims',\s*${LIT},\s*true\)(?:,\s*(graphql\.\w+\(\s*'?\d*'?(?:::int)?\s*\)))?)\s*;?\s*`,
+  String.raw`^\s*begin\s*;\s*(?:set local role ("(?:[^"]|"")*"|\w+)\s*;\s*select set_config\('request\.jwt\.claims',\s*${LIT},\s*true\)|select set_config\('role',\s*${LIT},\s*true\),\s*set_config\('request\.jwt\.claims',\s*${LIT},\s*true\)(?:,\s*([^;]+))?)\s*;?\s*`,
   'i',
 );
+// `begin; execute <prelude>(<args>)`: Strata's prepared prelude.
+const PRELUDE_EXECUTE = /^\s*begin\s*;\s*execute\s+(\w+)\s*\(((?:[^')]|'(?:[^']|'')*')*)\)\s*;\s*/i;
 const TRAILER = /;\s*commit\s*;?\s*$/i;
 // Strata's schema-version guard (select graphql.strata_assert_schema_version('N'::int)): part of its
 // cache design, not of the request's work; kept out of the floor's SQL and listed in otherStatements.
-const GUARD = /^\s*(select\s+graphql\.\w+\(\s*'?\d*'?(?:::int)?\s*\))\s*;\s*/i;
+const GUARD =
+  /^\s*(select\s+(?:graphql\.\w+\(\s*'?\d*'?(?:::int)?\s*\)|case\s+when\s+pg_sequence_last_value\([^;]*?\bend))\s*;\s*/i;
 const CONTROL = /^\s*(begin|commit|rollback|set local role|select set_config\()/i;
 
 // Strata's prepared-statement form: `prepare <name> as <sql>; ...; begin; ...; execute <name>('lit', ...); commit`.
-const PRELUDE_START = /(?:^|;\s*)(?=begin\s*;\s*(?:set local role\b|select set_config\('role'))/i;
+const PRELUDE_START = /(?:^|;\s*)(?=begin\s*;\s*(?:set local role\b|select set_config\('role'|execute\s))/i;
 const PREPARE = /^\s*prepare\s+(\w+)\s+as\s+([\s\S]*?)\s*;?\s*$/i;
 const EXECUTE = /^\s*execute\s+(\w+)\s*(?:\(([\s\S]*)\))?\s*$/i;
 
@@ -69,6 +73,15 @@ function executeArgs(list) {
   return out;
 }
 
+/** `begin; execute <prelude>(args); ...` → `begin; <the prelude's select, args inlined>; ...`. */
+function expandPrelude(text, prepared) {
+  const m = PRELUDE_EXECUTE.exec(text);
+  if (!m || !prepared.has(m[1]) || !/^\s*select set_config\('role'/i.test(prepared.get(m[1]))) return text;
+  const args = executeArgs(m[2]);
+  const select = prepared.get(m[1]).replace(/\$(\d+)(?:::int)?/g, (whole, n) => args[Number(n) - 1] ?? whole);
+  return `begin; ${select}; ${text.slice(m[0].length)}`;
+}
+
 /**
  * Recorded round trips → candidate statements, in order: { sql } with values inlined, plus
  * { prepared: { text, args } } when Strata ran it as `execute <name>(<args>)` of a prepared statement.
@@ -80,7 +93,7 @@ export async function statementsOf(roundTrips, preparingMessages = []) {
   const out = [];
   for (const rt of roundTrips) {
     if (rt.kind === 'simple') {
-      let text = preparedIn(rt.text, prepared);
+      let text = expandPrelude(preparedIn(rt.text, prepared), prepared);
       const m = PRELUDE.exec(text);
       if (m) text = text.slice(m[0].length);
       if (m?.[2]) out.push({ sql: `select ${m[2]}` });

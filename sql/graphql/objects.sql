@@ -79,6 +79,9 @@ grant select on graphql.strata_schema_state to public;
 grant usage on schema graphql to public;
 grant execute on function graphql.exception(text), graphql.comment_directive(text),
   graphql.get_schema_version(), graphql.strata_assert_schema_version(int) to public;
+-- The request prelude's guard reads the version with pg_sequence_last_value, as whichever role the
+-- request runs as: reading a DDL counter is harmless; USAGE (nextval) stays with the owner.
+grant select on sequence graphql.seq_schema_version to public;
 
 -- The API roles (those of them this cluster has: a bare database may have none) read the version.
 do $$
@@ -86,7 +89,8 @@ declare r name;
 begin
   for r in select rolname from pg_roles where rolname in ('anon', 'authenticated', 'service_role') loop
     execute format('grant usage on schema graphql to %I', r);
-    execute format('grant usage, select on sequence graphql.seq_schema_version to %I', r);
+    -- SELECT only (from PUBLIC, above): nextval by an API role would drop every API process's cached schema.
+    execute format('revoke usage on sequence graphql.seq_schema_version from %I', r);
     execute format('grant execute on function graphql.get_schema_version() to %I', r);
   end loop;
 end

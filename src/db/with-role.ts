@@ -20,13 +20,18 @@ export function rolePrelude(p: Principal): string {
 }
 
 /**
- * rolePrelude as two statements: `begin` and one select setting the role (set_config('role', …,
- * true) is what SET LOCAL ROLE does, with the same membership check and error) and the claims,
- * then evaluating `also` (e.g. a guard that raises) in the same select. One statement fewer for
- * PostgreSQL to parse, plan and answer on the hot path; its result is the second.
+ * rolePrelude's work as one select to prepare once per connection (PostgreSQL then parses and plans
+ * it once). set_config('role', …, true) is what SET LOCAL ROLE does, with the same membership
+ * check and error. `$1` is the role, `$2` the claims (rolePreludeParams), then the `also`
+ * expressions (e.g. a guard that raises), which may use `$3` and on.
  */
-export function roleSelectPrelude(p: Principal, also: readonly string[] = []): string {
-  return `begin; select set_config('role', ${quoteLiteral(p.role)}, true), set_config('request.jwt.claims', ${quoteLiteral(JSON.stringify(p.claims))}, true)${also.map((x) => `, ${x}`).join('')}`;
+export function rolePreludeStatement(also: readonly string[] = []): string {
+  return `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true)${also.map((x) => `, ${x}`).join('')}`;
+}
+
+/** The first two parameters of rolePreludeStatement. */
+export function rolePreludeParams(p: Principal): [string, string] {
+  return [p.role, JSON.stringify(p.claims)];
 }
 
 /** Runs `work` in one transaction as `principal`; commits on success, rolls back on error. */

@@ -22,6 +22,8 @@ const PER_CONNECTION_MAX = 200;
 export interface StatementBatch {
   /** Statements to run before `begin` (deallocate/prepare). */
   before: string[];
+  /** The prelude's `execute ...`, to run right after `begin`. */
+  prelude: string;
   /** One statement per item, in order: `execute ...` or the SQL with inlined literals. */
   statements: string[];
   /** Call after the message succeeded. */
@@ -55,16 +57,24 @@ function preparedSet(client: pg.ClientBase): Set<string> {
   return set;
 }
 
-export function batchFor(
-  client: pg.ClientBase,
-  items: ReadonlyArray<{ sql: string; params: readonly (string | null)[] }>,
-): StatementBatch {
+type Item = { sql: string; params: readonly (string | null)[] };
+
+/**
+ * The message's statements for `client`: `prelude` (run once per request, so prepared at once) and
+ * the items (prepared from their second sighting).
+ */
+export function batchFor(client: pg.ClientBase, prelude: Item, items: ReadonlyArray<Item>): StatementBatch {
   const set = preparedSet(client);
   const before: string[] = [];
   const added: string[] = [];
   if (set.size >= PER_CONNECTION_MAX) {
     before.push('deallocate all');
     set.clear();
+  }
+  const p = track(prelude.sql);
+  if (!set.has(p.name)) {
+    before.push(`prepare ${p.name} as ${prelude.sql}`);
+    added.push(p.name);
   }
   const statements = items.map(({ sql, params }) => {
     const t = track(sql);
@@ -78,6 +88,7 @@ export function batchFor(
   });
   return {
     before,
+    prelude: executeSql(p.name, prelude.params),
     statements,
     commit: () => {
       for (const n of added) set.add(n);

@@ -1,14 +1,14 @@
 /**
  * resolveWithPool: one simple-protocol message per request —
- * `begin; select set_config(role), set_config(claims), <version guard>; <statements>; commit`.
+ * `begin; execute <prelude>(role, claims, version); <statements>; commit`, the prelude being one
+ * select prepared once per connection that sets the role and claims and evaluates the version guard.
  * The guard raises (SQLSTATE GQLSV) before any statement runs when the schema version is not the
  * cached one; the catalog is then reloaded (one more round trip) and the request retried once.
  */
 import type pg from 'pg';
-import { rolePrelude, roleSelectPrelude, type Principal } from '../../db/with-role.js';
+import { rolePrelude, rolePreludeParams, rolePreludeStatement, type Principal } from '../../db/with-role.js';
 import { firstRow } from '../../db/first-row.js';
 import { discardClient, withPooledClient } from '../../db/pooled-client.js';
-import { quoteLiteral } from '../../db/sql-text.js';
 import { CATALOG_SQL } from '../introspect/catalog-sql.js';
 import { buildCatalog } from '../introspect/load.js';
 import { JSON_AS_TEXT, jsonTextOf, parseJsonText } from './json-text.js';
@@ -26,6 +26,32 @@ interface PoolState {
 
 const states = new WeakMap<pg.Pool, Map<string, PoolState>>();
 
+/**
+ * The schema-version guard ($3: the version the plan was compiled for). The fast path reads the
+ * sequence with the built-in pg_sequence_last_value (SELECT on it is granted to PUBLIC); only when
+ * that differs (or is null: the sequence never advanced) does the security-definer
+ * graphql.strata_assert_schema_version decide, raising GQLSV on a real change.
+ */
+const VERSION_GUARD = `case when pg_sequence_last_value('graphql.seq_schema_version'::regclass) = $3::int then $3::int
+  else graphql.strata_assert_schema_version($3::int) end`;
+const PRELUDE_SQL = rolePreludeStatement([VERSION_GUARD]);
+
+function isVersionChange(e: unknown): boolean {
+  return (e as { code?: string }).code === 'GQLSV';
+}
+
+/**
+ * The engine's objects were replaced (extension upgrade: drop + create) while the transaction ran:
+ * the prepared guard still named the dropped sequence. Deallocated with the failed message's
+ * statements; the retry prepares it afresh.
+ */
+function isStaleGuard(e: unknown): boolean {
+  return (
+    (e as { code?: string }).code === 'XX000' &&
+    /could not open relation with OID/.test(String((e as Error).message))
+  );
+}
+
 const CONFIG_SQL = `select current_user::text as role, current_schemas(false)::text as search_path,
   (select oid::text from pg_database where datname = current_database()) || ':' || current_database() as db,
   graphql.get_schema_version()::int as version`;
@@ -41,11 +67,12 @@ async function multi(pool: pg.Pool, sql: string): Promise<pg.QueryResult[]> {
 /** One message built for the connection it runs on (prepared statements are per connection). */
 function runPrepared(
   pool: pg.Pool,
+  prelude: { sql: string; params: readonly (string | null)[] },
   items: ReadonlyArray<{ sql: string; params: readonly (string | null)[] }>,
   build: (batch: ReturnType<typeof batchFor>) => string,
 ): Promise<pg.QueryResult[]> {
   return withPooledClient(pool, async (client) => {
-    const batch = batchFor(client, items);
+    const batch = batchFor(client, prelude, items);
     try {
       // The statements' JSON stays text (json-text.ts): it is parsed only if an object is asked for.
       const res = (await client.query({ text: build(batch), types: JSON_AS_TEXT })) as unknown as
@@ -121,13 +148,13 @@ async function run(pool: pg.Pool, principal: Principal, req: Request, compact: b
     const unfit = textParamsError(items);
     if (unfit) return object(sqlErrorResponse(unfit));
     // The version guard is evaluated in the select that sets the role and claims.
-    const guard = `graphql.strata_assert_schema_version(${quoteLiteral(String(state.version))}::int)`;
+    const prelude = { sql: PRELUDE_SQL, params: [...rolePreludeParams(principal), String(state.version)] };
     try {
       const results = await runPrepared(
         pool,
+        prelude,
         items.map((it) => it.compiled),
-        (batch) =>
-          [...batch.before, roleSelectPrelude(principal, [guard]), ...batch.statements, 'commit'].join('; '),
+        (batch) => [...batch.before, 'begin', batch.prelude, ...batch.statements, 'commit'].join('; '),
       );
       // The items' results come last, before commit's.
       const first = results.length - 1 - items.length;
@@ -138,7 +165,7 @@ async function run(pool: pg.Pool, principal: Principal, req: Request, compact: b
         entry,
       };
     } catch (e) {
-      if ((e as { code?: string }).code === 'GQLSV' && attempt === 0) {
+      if (attempt === 0 && (isVersionChange(e) || isStaleGuard(e))) {
         state = undefined;
         continue;
       }

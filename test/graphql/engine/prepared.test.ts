@@ -120,4 +120,55 @@ describe('prepared statements on the fast path', () => {
       ),
     ).toEqual([]);
   });
+
+  it('prepares the prelude (role, claims, schema-version guard) once per connection', async () => {
+    await resolveWithPool(pool, service, { ...byName, variables: { n: 'one' } });
+    const c = await pool.connect();
+    try {
+      // The prelude: the one statement taking (role, claims, version).
+      const { rows } = await c.query<{ n: number }>(
+        "select count(*)::int as n from pg_prepared_statements where parameter_types = '{text,text,integer}'::regtype[]",
+      );
+      expect(rows[0]!.n).toBe(1);
+    } finally {
+      c.release();
+    }
+  });
+
+  it('the guard sees DDL on the next request, for a role with no grant of its own on the version sequence', async () => {
+    await env.client.query(`
+      create role strata_reporting nologin;
+      grant strata_reporting to current_user;
+      grant select on item to strata_reporting;
+      create policy reporting on item for select to strata_reporting using (true);
+    `);
+    const reporter = { role: 'strata_reporting', claims: { role: 'strata_reporting' } };
+    const q = {
+      query: '{ itemCollection(first: 1, orderBy: [{id: AscNullsLast}]) { edges { node { name } } } }',
+    };
+    expect(names(await resolveWithPool(pool, reporter, q))).toEqual(['one']);
+    await env.client.query('alter table item add column rank int default 7');
+    const r = await resolveWithPool(pool, reporter, {
+      query: '{ itemCollection(first: 1, orderBy: [{id: AscNullsLast}]) { edges { node { name rank } } } }',
+    });
+    expect(r).toEqual({ data: { itemCollection: { edges: [{ node: { name: 'one', rank: 7 } }] } } });
+  });
+
+  it('API roles read the schema version but cannot advance it', async () => {
+    const c = await pool.connect();
+    try {
+      await c.query('begin');
+      await c.query('set local role anon');
+      const { rows } = await c.query<{ v: string | null }>(
+        "select pg_sequence_last_value('graphql.seq_schema_version'::regclass)::text as v",
+      );
+      expect(Number(rows[0]!.v)).toBeGreaterThan(0);
+      await expect(c.query("select nextval('graphql.seq_schema_version')")).rejects.toThrow(
+        /permission denied/,
+      );
+    } finally {
+      await c.query('rollback');
+      c.release();
+    }
+  });
 });

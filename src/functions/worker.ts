@@ -7,7 +7,7 @@ import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_p
 import type { Readable, Writable } from 'node:stream';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
 import { READY_MARKER } from './worker-bootstrap.js';
 
 /** Why a worker stopped: a limit (cpu, memory, timeout), a crash, or the platform's choice. */
@@ -35,6 +35,13 @@ export type LogSink = (level: 'info' | 'error', line: string) => void;
 const CLK_TCK = 100;
 /** Connections Node keeps to one worker (a new one only when all are busy). */
 const MAX_CONNECTIONS = 256;
+
+/** undici, imported when the first worker starts (while Deno boots), not with the server. */
+let undici: Promise<{ Pool: typeof Pool }> | undefined;
+function loadUndici(): Promise<{ Pool: typeof Pool }> {
+  undici ??= import('undici').then((m) => ({ Pool: m.Pool }));
+  return undici;
+}
 
 /** Total CPU time (user + system, all threads) of a live process in ms; undefined when gone. */
 export function processCpuMs(pid: number): number | undefined {
@@ -96,6 +103,7 @@ export class FunctionWorker {
     readonly spec: WorkerSpec,
     onLog: LogSink,
   ) {
+    void loadUndici().catch(() => {});
     this.child = spawn(spec.denoBin, denoArgs(spec), {
       cwd: spec.tmpDir,
       env: {
@@ -138,16 +146,20 @@ export class FunctionWorker {
       out.on('line', (line) => {
         if (this.port === 0 && this.alive && line.startsWith(READY_MARKER)) {
           this.port = Number(line.slice(READY_MARKER.length + 1));
-          // No client-side timeouts: the runtime's wall-clock limit ends requests (worker killed).
-          this.pool = new Pool(`http://127.0.0.1:${this.port}`, {
-            connections: MAX_CONNECTIONS,
-            pipelining: 1,
-            headersTimeout: 0,
-            bodyTimeout: 0,
-          });
-          this.isReady = true;
-          clearTimeout(timer);
-          resolve();
+          loadUndici().then(({ Pool }) => {
+            // Exited meanwhile: `exited` has rejected `ready` already.
+            if (!this.alive) return;
+            // No client-side timeouts: the runtime's wall-clock limit ends requests (worker killed).
+            this.pool = new Pool(`http://127.0.0.1:${this.port}`, {
+              connections: MAX_CONNECTIONS,
+              pipelining: 1,
+              headersTimeout: 0,
+              bodyTimeout: 0,
+            });
+            this.isReady = true;
+            clearTimeout(timer);
+            resolve();
+          }, reject);
         } else onLog('info', line);
       });
       createInterface({ input: stderr }).on('line', (line) => onLog('error', line));

@@ -8,9 +8,8 @@
  * - drain(): stops accepting connections, closes idle keep-alive ones, and waits until in-flight
  *   requests (uploads included) have finished or `graceMs` passed; the caller then closes the app.
  */
-import { HeadBucketCommand } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { FastifyInstance } from 'fastify';
-import { createS3Client } from '../storage/backend/s3.js';
 import type { Platform } from './platform.js';
 
 const S3_PROBE_CACHE_MS = 500;
@@ -69,11 +68,17 @@ export function registerNodeLifecycle(app: FastifyInstance, platform: Platform):
 function s3Probe(platform: Platform): () => Promise<'up' | 'down' | 'none'> {
   const s3 = platform.config.storageBackend === 's3' ? platform.config.s3 : undefined;
   if (!s3) return async () => 'none';
-  const client = createS3Client(s3);
+  // The AWS SDK is loaded by the first probe, not with the server.
+  let client: S3Client | undefined;
   let last: { at: number; up: boolean } | undefined;
   let pending: Promise<boolean> | undefined;
   const probe = async () => {
     try {
+      const [{ HeadBucketCommand }, { createS3Client }] = await Promise.all([
+        import('@aws-sdk/client-s3'),
+        import('../storage/backend/s3.js'),
+      ]);
+      client ??= createS3Client(s3);
       await client.send(new HeadBucketCommand({ Bucket: s3.bucket }), {
         abortSignal: AbortSignal.timeout(platform.config.dbHealthTimeoutMs),
       });

@@ -8,7 +8,6 @@
  * (15 minutes for header auth, `X-Amz-Expires` for presigned URLs, at most 7 days).
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { SignatureV4, getSigningKey } from '@smithy/signature-v4';
 import type { FastifyRequest } from 'fastify';
 import { s3Errors } from './errors.js';
 
@@ -175,6 +174,8 @@ export async function signatureMatches(
   const generated = ['x-amz-date', 'x-amz-security-token', 'x-amz-content-sha256'];
   const unsignable = new Set(generated.filter((h) => !signed.has(h)));
   headers['x-amz-content-sha256'] = sig.contentSha ?? 'UNSIGNED-PAYLOAD';
+  // The signer is imported by the first S3 request, not with the server.
+  const { SignatureV4 } = await import('@smithy/signature-v4');
   const signer = new SignatureV4({
     credentials: { accessKeyId: sig.accessKey, secretAccessKey: secret, sessionToken: sig.sessionToken },
     region: sig.region,
@@ -234,6 +235,7 @@ const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b78
 
 /** The verifier of STREAMING-AWS4-HMAC-SHA256-PAYLOAD frames for a request signed with `secret`. */
 export async function chunkVerifier(sig: ClientSignature, secret: string): Promise<ChunkVerifier> {
+  const { getSigningKey } = await import('@smithy/signature-v4');
   const key = await getSigningKey(
     NodeSha256,
     { accessKeyId: sig.accessKey, secretAccessKey: secret, sessionToken: sig.sessionToken },

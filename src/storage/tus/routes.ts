@@ -13,8 +13,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Server } from '@tus/server';
-import { EVENTS, type Upload } from '@tus/utils';
+import type { Server } from '@tus/server';
+import type { Upload } from '@tus/utils';
 import { createPool } from '../../db/pool.js';
 import type pg from 'pg';
 import type { ProjectContext } from '../../platform/project-context.js';
@@ -29,11 +29,11 @@ import { dryRunWrite } from '../service/object-writes.js';
 import { uploadObject } from '../service/uploads.js';
 import { verifyUrlToken } from '../signing.js';
 import { scopeOf, type StorageDeps } from '../routes/context.js';
-import { TusFileStore } from './file-store.js';
+import type { TusFileStore } from './file-store.js';
 import type { TusS3Store } from './s3-store.js';
 import type { S3Backend } from '../backend/s3.js';
 import { FileBackend } from '../backend/file.js';
-import { PgLocker } from './pg-locker.js';
+import type { PgLocker } from './pg-locker.js';
 import { formatUploadId, fromUrlSegment, parseUploadId, toUrlSegment } from './upload-id.js';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -73,7 +73,10 @@ interface ProjectTus {
   locker: PgLocker;
 }
 
-/** The S3 store (and with it the AWS SDK) is imported only when the backend is S3. */
+/**
+ * The tus modules (@tus/server, @tus/utils, and the AWS SDK for the S3 store) are imported by the
+ * first resumable upload (or sweep), not with the server.
+ */
 async function storeFor(deps: StorageDeps, project: ProjectContext): Promise<ResumableStore> {
   const config = deps.platform.config;
   const backend = deps.backends.for(project);
@@ -81,13 +84,15 @@ async function storeFor(deps: StorageDeps, project: ProjectContext): Promise<Res
     const { TusS3Store } = await import('./s3-store.js');
     return new TusS3Store(backend as S3Backend, config.storageTusExpiryMs);
   }
-  if (backend instanceof FileBackend)
+  if (backend instanceof FileBackend) {
+    const { TusFileStore } = await import('./file-store.js');
     return new TusFileStore(
       join(project.filesDir, 'storage', '.tus'),
       config.storageTusExpiryMs,
       config.storageFsync,
       backend,
     );
+  }
   throw new Error('resumable uploads need the file or the s3 backend');
 }
 
@@ -137,6 +142,11 @@ function userMetadataOf(text: string | null | undefined): Record<string, unknown
 }
 
 async function createServer(deps: StorageDeps, project: ProjectContext): Promise<ProjectTus> {
+  const [{ Server }, { EVENTS }, { PgLocker }] = await Promise.all([
+    import('@tus/server'),
+    import('@tus/utils'),
+    import('./pg-locker.js'),
+  ]);
   const store = await storeFor(deps, project);
   const lockPool = createPool(project.apiUrl, { max: 20, applicationName: `strata-${project.ref}-tus` });
   const locker = new PgLocker(lockPool, undefined, { events: deps.platform.events, ref: project.ref });

@@ -11,6 +11,25 @@ import type pg from 'pg';
 import { quoteLiteral } from '../../db/sql-text.js';
 import { inlineParams } from '../transpile/sql-text.js';
 
+/**
+ * Pools whose connections do not keep session state from one transaction to the next (a
+ * transaction-mode pooler such as PgBouncer or Supavisor on port 6543 between Strata and
+ * PostgreSQL): a prepared statement seen missing, or already there, says so. Their requests run
+ * with every value inlined, nothing prepared.
+ */
+const unprepared = new WeakSet<object>();
+
+/** SQLSTATEs of a prepared statement the session does not have (26000) or already has (42P05). */
+export function isPreparedStateLost(e: unknown): boolean {
+  const code = (e as { code?: string }).code;
+  return code === '26000' || code === '42P05';
+}
+
+/** From now on, `pool`'s requests prepare nothing (see `unprepared`). */
+export function stopPreparing(pool: object): void {
+  unprepared.add(pool);
+}
+
 /** Per connection: the statement names prepared on it. */
 const preparedOn = new WeakMap<pg.ClientBase, Set<string>>();
 /** Statement text → [name, times seen]; bounded. */
@@ -63,7 +82,19 @@ type Item = { sql: string; params: readonly (string | null)[] };
  * The message's statements for `client`: `prelude` (run once per request, so prepared at once) and
  * the items (prepared from their second sighting).
  */
-export function batchFor(client: pg.ClientBase, prelude: Item, items: ReadonlyArray<Item>): StatementBatch {
+export function batchFor(
+  pool: object,
+  client: pg.ClientBase,
+  prelude: Item,
+  items: ReadonlyArray<Item>,
+): StatementBatch {
+  if (unprepared.has(pool))
+    return {
+      before: [],
+      prelude: inlineParams(prelude.sql, prelude.params),
+      statements: items.map(({ sql, params }) => inlineParams(sql, params)),
+      commit: () => {},
+    };
   const set = preparedSet(client);
   const before: string[] = [];
   const added: string[] = [];

@@ -12,7 +12,7 @@ import { discardClient, withPooledClient } from '../../db/pooled-client.js';
 import { CATALOG_SQL } from '../introspect/catalog-sql.js';
 import { buildCatalog } from '../introspect/load.js';
 import { JSON_AS_TEXT, jsonTextOf, parseJsonText } from './json-text.js';
-import { batchFor, forgetPrepared } from './prepared.js';
+import { batchFor, forgetPrepared, isPreparedStateLost, stopPreparing } from './prepared.js';
 import { catalogKey, getEntry, planFor, putEntry, schemaOf, type CatalogEntry } from './cache.js';
 import type { Plan, Request } from './plan.js';
 import { variablesError } from './request-input.js';
@@ -72,7 +72,7 @@ function runPrepared(
   build: (batch: ReturnType<typeof batchFor>) => string,
 ): Promise<pg.QueryResult[]> {
   return withPooledClient(pool, async (client) => {
-    const batch = batchFor(client, prelude, items);
+    const batch = batchFor(pool, client, prelude, items);
     try {
       // The statements' JSON stays text (json-text.ts): it is parsed only if an object is asked for.
       const res = (await client.query({ text: build(batch), types: JSON_AS_TEXT })) as unknown as
@@ -165,6 +165,11 @@ async function run(pool: pg.Pool, principal: Principal, req: Request, compact: b
         entry,
       };
     } catch (e) {
+      // Prepared statements do not survive between transactions here: retry with none.
+      if (attempt === 0 && isPreparedStateLost(e)) {
+        stopPreparing(pool);
+        continue;
+      }
       if (attempt === 0 && (isVersionChange(e) || isStaleGuard(e))) {
         state = undefined;
         continue;

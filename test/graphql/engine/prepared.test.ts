@@ -171,4 +171,55 @@ describe('prepared statements on the fast path', () => {
       c.release();
     }
   });
+
+  it('behind a transaction-mode pooler (prepared statements lost between transactions) answers right and stops preparing', async () => {
+    const own = new pg.Pool({ connectionString: env.db.url, max: 1 });
+    try {
+      const q = { query: '{ itemCollection(orderBy: [{id: AscNullsLast}]) { edges { node { name } } } }' };
+      for (let i = 0; i < 3; i++)
+        expect(names(await resolveWithPool(own, service, q))).toEqual(['one', 'two', 'three']);
+      // What a pooler does when the next transaction lands on another server connection.
+      const c = await own.connect();
+      await c.query('deallocate all');
+      c.release();
+      for (let i = 0; i < 3; i++)
+        expect(names(await resolveWithPool(own, service, q))).toEqual(['one', 'two', 'three']);
+      const c2 = await own.connect();
+      try {
+        expect((await c2.query('select count(*)::int as n from pg_prepared_statements')).rows[0].n).toBe(0);
+      } finally {
+        c2.release();
+      }
+      // RLS still follows each request's role and claims.
+      expect(names(await resolveWithPool(own, user('u2'), q))).toEqual(['two']);
+    } finally {
+      await own.end();
+    }
+  });
+
+  it('a statement name already taken on the session (another client of a transaction-mode pooler) is no error either', async () => {
+    const c = await pool.connect();
+    let name: string;
+    try {
+      name = (
+        await c.query<{ name: string }>(
+          "select name from pg_prepared_statements where parameter_types = '{text,text,integer}'::regtype[]",
+        )
+      ).rows[0]!.name;
+    } finally {
+      c.release();
+    }
+    const own = new pg.Pool({ connectionString: env.db.url, max: 1 });
+    // The server connection already has a statement of that name, which this pool did not prepare.
+    own.on('connect', (client) => {
+      void client.query(`prepare ${name} as select 1`);
+    });
+    try {
+      const q = { query: '{ itemCollection(orderBy: [{id: AscNullsLast}]) { edges { node { name } } } }' };
+      for (let i = 0; i < 3; i++)
+        expect(names(await resolveWithPool(own, service, q))).toEqual(['one', 'two', 'three']);
+    } finally {
+      await own.end();
+    }
+  });
 });

@@ -41,7 +41,11 @@ export function buildFilter(table: Table, value: unknown, depth = 0): FilterPlan
   );
   if (extra.length) fail(`Input for type ${typeName} contains extra keys ${debugList(extra)}`);
   const parts: FilterPlan[] = [];
-  for (const [key, v] of Object.entries(obj)) {
+  // In the filter type's field order, as pg_graphql validates an input object: with several bad
+  // fields, the first of them in the type is the one reported.
+  for (const key of new Set([...cols.keys(), 'nodeId', 'and', 'or', 'not', ...related.keys()])) {
+    if (!Object.hasOwn(obj, key)) continue;
+    const v = obj[key];
     const filterable = cols.get(key);
     const rel = related.get(key);
     if (filterable) {
@@ -121,7 +125,10 @@ function columnFilter(c: Column, ft: string, v: unknown): FilterPlan[] {
   const el = { ...c.type, isArray: false };
   const cast = elementCast(c.type);
   const out: FilterPlan[] = [];
-  for (const [op, x] of Object.entries(o)) {
+  // In the filter type's field order (see buildFilter).
+  for (const op of ops) {
+    if (!Object.hasOwn(o, op)) continue;
+    const x = o[op];
     if (op === 'is') {
       if (x === null) fail('Error transpiling Is filter value type');
       const name = x instanceof EnumLiteral ? x.name : typeof x === 'string' ? x : undefined;

@@ -61,11 +61,18 @@ export function insertPlan(ctx: Ctx, table: Table, field: Field): RootPlan {
   }
   const typeName = insertInputType(table.typeName);
   const cols = new Map(insertableColumns(table).map((c) => [c.fieldName, c]));
-  // `[<Type>InsertInput!]!`: a missing element is refused as pg_graphql does.
-  const input = list.map((v) =>
-    v === null || v === undefined ? fail('Invalid input for NonNull type') : checkInput(typeName, v, cols),
-  );
-  let columns = [...cols.values()].filter((c) => input.some((r) => r[c.fieldName] !== undefined));
+  // `[<Type>InsertInput!]!`: a missing element is refused as pg_graphql does. Each record is
+  // checked whole (extra keys, then its values in the type's field order) before the next one, as
+  // pg_graphql validates the argument: the first bad record, and its first bad field, is reported.
+  const input = list.map((v) => {
+    if (v === null || v === undefined) fail('Invalid input for NonNull type');
+    const r = checkInput(typeName, v, cols);
+    const values = new Map<Column, ReturnType<typeof valueParam>>();
+    for (const c of cols.values())
+      if (r[c.fieldName] !== undefined) values.set(c, valueParam(c.type, r[c.fieldName]));
+    return values;
+  });
+  let columns = [...cols.values()].filter((c) => input.some((r) => r.has(c)));
   if (!columns.length) {
     // No row names a column: insert defaults through the first one (the insert field exists only
     // when the table has an insertable column).
@@ -73,9 +80,7 @@ export function insertPlan(ctx: Ctx, table: Table, field: Field): RootPlan {
     if (first.done) throw new Error(`internal error: ${typeName} has no column`);
     columns = [first.value];
   }
-  const rows = input.map((r) =>
-    columns.map((c) => (r[c.fieldName] === undefined ? 'default' : valueParam(c.type, r[c.fieldName]))),
-  );
+  const rows = input.map((r) => columns.map((c) => r.get(c) ?? 'default'));
   const plan: RootPlan = {
     kind: 'insert',
     table,
@@ -126,14 +131,12 @@ export function updatePlan(ctx: Ctx, table: Table, field: Field): RootPlan {
   const typeName = updateInputType(table.typeName);
   if (args.set === undefined || args.set === null) fail('Invalid input for NonNull type');
   const cols = new Map(updatableColumns(table).map((c) => [c.fieldName, c]));
-  const entries = Object.entries(checkInput(typeName, args.set, cols));
-  if (!entries.length) fail('At least one mapping must be provided to set argument');
+  const o = checkInput(typeName, args.set, cols);
+  // In the type's field order (see insertPlan).
+  const columns = [...cols.values()].filter((c) => Object.hasOwn(o, c.fieldName));
+  if (!columns.length) fail('At least one mapping must be provided to set argument');
   const atMost = atMostOf(args);
-  const set = entries.map(([k, v]) => {
-    const column = cols.get(k);
-    if (!column) throw new Error(`internal error: ${typeName} key "${k}" passed checkInput`);
-    return { column, value: valueParam(column.type, v) };
-  });
+  const set = columns.map((column) => ({ column, value: valueParam(column.type, o[column.fieldName]) }));
   const filter = buildFilter(table, args.filter);
   return { kind: 'update', table, set, filter, atMost, response: response(ctx, table, field, 'Update') };
 }

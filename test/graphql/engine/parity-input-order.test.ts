@@ -1,0 +1,77 @@
+/**
+ * pg_graphql parity (issue 13, class 11): the order in which an input object's fields are checked.
+ * pg_graphql validates an argument before building anything (parser_util.rs
+ * validate_arg_from_input_object): extra keys first, then each field in the order of the input
+ * TYPE's fields, not the order the client wrote them; a list is checked element after element, each
+ * element whole. So with several bad fields, the error is the one of the field first in the type.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setupEnv, type Env } from './harness.js';
+
+let env: Env;
+beforeAll(async () => {
+  env = await setupEnv();
+});
+afterAll(() => env?.close());
+
+const errorOf = async (query: string, variables?: Record<string, unknown>) => {
+  const r = await env.gql(query, variables ?? null);
+  return (r.errors as { message: string }[] | undefined)?.[0]?.message;
+};
+
+describe('filters', () => {
+  it('two bad column filters: the column first in the type is reported, whatever the written order', async () => {
+    // Type order: id (Int) before email (String).
+    const q = 'query($f: AccountFilter) { accountCollection(filter: $f) { edges { node { id } } } }';
+    expect(await errorOf(q, { f: { email: { eq: 1 }, id: { eq: 'x' } } })).toBe('Invalid input for Int type');
+    expect(await errorOf(q, { f: { id: { eq: 'x' }, email: { eq: 1 } } })).toBe('Invalid input for Int type');
+  });
+
+  it('two bad operators of one column: the operator first in the filter type is reported', async () => {
+    // StringFilter's fields are sorted: eq before is.
+    const q = 'query($f: AccountFilter) { accountCollection(filter: $f) { edges { node { id } } } }';
+    expect(await errorOf(q, { f: { email: { is: 'BAD', eq: 1 } } })).toBe('Invalid input for String type');
+  });
+
+  it('a bad column filter comes before a bad `and` entry (columns precede and/or/not in the type)', async () => {
+    const q = 'query($f: AccountFilter) { accountCollection(filter: $f) { edges { node { id } } } }';
+    expect(await errorOf(q, { f: { and: [{ id: { eq: 'x' } }], email: { eq: 1 } } })).toBe(
+      'Invalid input for String type',
+    );
+  });
+
+  it('good filters still give the same rows in any written order', async () => {
+    const q = 'query($f: AccountFilter) { accountCollection(filter: $f) { edges { node { email } } } }';
+    for (const f of [
+      { isAdmin: { eq: false }, email: { startsWith: 'b' } },
+      { email: { startsWith: 'b' }, isAdmin: { eq: false } },
+    ]) {
+      const r = await env.gql(q, { f });
+      expect(r).toEqual({ data: { accountCollection: { edges: [{ node: { email: 'b@x.com' } }] } } });
+    }
+  });
+});
+
+describe('mutations', () => {
+  it('insert: the first bad record is reported whole before a later record is looked at', async () => {
+    const q = `mutation($o: [PostInsertInput!]!) { insertIntoPostCollection(objects: $o) { affectedCount } }`;
+    // The first record's value is wrong, the second has an extra key: pg_graphql reports the first.
+    expect(await errorOf(q, { o: [{ blogId: 1, title: 5 }, { bogus: 1 }] })).toBe(
+      'Invalid input for String type',
+    );
+    // Within one record, the field first in the type (blogId before title).
+    expect(await errorOf(q, { o: [{ title: 5, blogId: 'x' }] })).toBe('Invalid input for Int type');
+    const { rows } = await env.client.query('select count(*)::int as n from post');
+    expect(rows[0].n).toBe(3);
+  });
+
+  it('update set: the field first in the type is reported, and good sets apply in any order', async () => {
+    const q = `mutation($s: PostUpdateInput!) {
+      updatePostCollection(set: $s, filter: {id: {eq: 1}}) { records { title blogId } }
+    }`;
+    expect(await errorOf(q, { s: { title: 5, blogId: 'x' } })).toBe('Invalid input for Int type');
+    const r = await env.gql(q, { s: { title: 'renamed', blogId: 1 } });
+    expect(r).toEqual({ data: { updatePostCollection: { records: [{ title: 'renamed', blogId: 1 }] } } });
+    await env.client.query("update post set title = 'p1' where id = 1");
+  });
+});

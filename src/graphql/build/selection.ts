@@ -20,7 +20,8 @@ export interface Field {
 }
 
 export interface Ctx {
-  fragments: Map<string, FragmentDefinitionNode>;
+  /** Every definition of each fragment name, in document order. */
+  fragments: Map<string, FragmentDefinitionNode[]>;
   vars: Vars;
 }
 
@@ -120,9 +121,10 @@ export function collectFields(sets: SelectionSetNode[], typeName: string, ctx: C
         if (cond === undefined || cond === typeName) visit(sel.selectionSet, seen);
       } else {
         const name = sel.name.value;
-        const frag = ctx.fragments.get(name);
-        if (frag?.typeCondition.name.value !== typeName)
-          fail(`no fragment named ${name} on type ${typeName}`);
+        // pg_graphql (parser_util.rs normalize_selection): the first definition of that name on
+        // this type; names may repeat across (or within) types.
+        const frag = ctx.fragments.get(name)?.find((f) => f.typeCondition.name.value === typeName);
+        if (!frag) fail(`no fragment named ${name} on type ${typeName}`);
         if (seen.has(name)) throw new GraphQLEngineError('Found a cycle between fragments', true);
         visit(frag.selectionSet, new Set([...seen, name]));
       }

@@ -1,5 +1,11 @@
 /** Parsing (cached, once per request) and operation selection with pg_graphql's request-level errors. */
-import { Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
+import {
+  Kind,
+  type DefinitionNode,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type OperationDefinitionNode,
+} from 'graphql';
 import { GraphQLEngineError } from '../build/errors.js';
 import { DEFAULTED, inputValue, type Vars } from '../build/values.js';
 import { checkFragmentCycles } from './fragment-cycles.js';
@@ -32,9 +38,24 @@ export function parseRequestDocument(query: string): ParsedDocument {
   return hit;
 }
 
+/** Every definition of each fragment name, in document order (names may repeat, on different types). */
+export function fragmentsByName(
+  definitions: readonly DefinitionNode[],
+): Map<string, FragmentDefinitionNode[]> {
+  const fragments = new Map<string, FragmentDefinitionNode[]>();
+  for (const d of definitions) {
+    if (d.kind !== Kind.FRAGMENT_DEFINITION) continue;
+    const same = fragments.get(d.name.value);
+    if (same) same.push(d);
+    else fragments.set(d.name.value, [d]);
+  }
+  return fragments;
+}
+
 export interface Operation {
   op: OperationDefinitionNode;
-  fragments: Map<string, FragmentDefinitionNode>;
+  /** Every definition of each fragment name, in document order (a spread uses the first on its type). */
+  fragments: Map<string, FragmentDefinitionNode[]>;
   vars: Vars;
 }
 
@@ -56,8 +77,7 @@ export function selectOperation(
   const fragmentDefs = doc.definitions.filter(
     (d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION,
   );
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const d of fragmentDefs) fragments.set(d.name.value, d);
+  const fragments = fragmentsByName(fragmentDefs);
   // pg_graphql's checks, in its order (resolve.rs `resolve_inner`). A subscription counts as
   // unnamed there (only queries and mutations have their names read).
   const names = ops.map((o) => (o.operation === 'subscription' ? undefined : o.name?.value));

@@ -1,5 +1,12 @@
 /** `__schema` / `__type` root fields, executed by graphql-js against the reflected schema. */
-import { execute, Kind, type DocumentNode, type FieldNode, type GraphQLSchema } from 'graphql';
+import {
+  execute,
+  Kind,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+} from 'graphql';
 import { toPgGraphqlDialect } from './introspection-dialect.js';
 import { restoreSchemaTypename, rewriteIntrospectionTypename } from './introspection-typename.js';
 import type { Operation } from './document.js';
@@ -18,7 +25,8 @@ export async function runIntrospectionField(
         operation: 'query' as never,
         selectionSet: { kind: Kind.SELECTION_SET, selections: [node] },
       },
-      ...operation.fragments.values(),
+      // graphql-js knows one definition per name: the first, as a spread here finds it first.
+      ...[...operation.fragments.values()].map((defs) => defs[0] as FragmentDefinitionNode),
     ],
   };
   const result = await execute({

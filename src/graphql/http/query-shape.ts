@@ -12,6 +12,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { fragmentsByName } from '../execute/document.js';
 
 export interface QueryShape {
   /** Deepest field nesting of the selected operation (fragments inlined; introspection subtrees count as one level). */
@@ -62,7 +63,7 @@ class Measurer {
   private readonly done = new Map<string, Measure>();
   private readonly visiting = new Set<string>();
 
-  constructor(private readonly fragments: Map<string, FragmentDefinitionNode>) {}
+  constructor(private readonly fragments: Map<string, FragmentDefinitionNode[]>) {}
 
   set(set: SelectionSetNode): Measure {
     let depth = 0;
@@ -96,10 +97,20 @@ class Measurer {
   private fragment(name: string): Measure {
     const known = this.done.get(name);
     if (known) return known;
-    const frag = this.fragments.get(name);
-    if (!frag || this.visiting.has(name)) return EMPTY;
+    const defs = this.fragments.get(name);
+    if (!defs || this.visiting.has(name)) return EMPTY;
     this.visiting.add(name);
-    const m = this.set(frag.selectionSet);
+    // A name may have several definitions (one per type; the engine picks by type): the largest counts.
+    let m = EMPTY;
+    for (const d of defs) {
+      const x = this.set(d.selectionSet);
+      m = {
+        depth: Math.max(m.depth, x.depth),
+        selections: Math.max(m.selections, x.selections),
+        lists: Math.max(m.lists, x.lists),
+        introspectionLists: Math.max(m.introspectionLists, x.introspectionLists),
+      };
+    }
     this.visiting.delete(name);
     this.done.set(name, m);
     return m;
@@ -118,8 +129,7 @@ function chooseOperation(
 }
 
 function shapeOf(doc: DocumentNode, operationName: string | null | undefined): QueryShape {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const fragments = fragmentsByName(doc.definitions);
   const op = chooseOperation(doc, operationName);
   // Without a chosen operation (the engine will say why), the largest one counts.
   const ops = op

@@ -4,8 +4,12 @@
  * validate_arg_from_input_object): extra keys first, then each field in the order of the input
  * TYPE's fields, not the order the client wrote them; a list is checked element after element, each
  * element whole. So with several bad fields, the error is the one of the field first in the type.
+ * Also fragments whose names repeat: a spread takes the first definition of that name on its type
+ * (parser_util.rs normalize_selection), and the HTTP limits measure the largest of them.
  */
+import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryShape } from '../../../src/graphql/http/query-shape.js';
 import { setupEnv, type Env } from './harness.js';
 
 let env: Env;
@@ -73,5 +77,38 @@ describe('mutations', () => {
     const r = await env.gql(q, { s: { title: 'renamed', blogId: 1 } });
     expect(r).toEqual({ data: { updatePostCollection: { records: [{ title: 'renamed', blogId: 1 }] } } });
     await env.client.query("update post set title = 'p1' where id = 1");
+  });
+});
+
+describe('fragments of one name', () => {
+  it('one name on two types: each spread takes the definition on its own type', async () => {
+    const r = await env.gql(`{
+      accountCollection(first: 1) { edges { node { ...F } } }
+      blogCollection(first: 1) { edges { node { ...F } } }
+    }
+    fragment F on Account { email }
+    fragment F on Blog { name }`);
+    expect(r).toEqual({
+      data: {
+        accountCollection: { edges: [{ node: { email: 'a@x.com' } }] },
+        blogCollection: { edges: [{ node: { name: 'alpha' } }] },
+      },
+    });
+  });
+
+  it('one name twice on the same type: the first definition is used', async () => {
+    const r = await env.gql(`{ accountCollection(first: 1) { edges { node { ...F } } } }
+    fragment F on Account { email }
+    fragment F on Account { id }`);
+    expect(r).toEqual({ data: { accountCollection: { edges: [{ node: { email: 'a@x.com' } }] } } });
+  });
+
+  it('the depth and width limits see the largest definition, so a small twin cannot hide a big one', () => {
+    const doc = parse(`{ accountCollection { edges { node { ...F } } } }
+    fragment F on Account { blogCollection { edges { node { postCollection { edges { node { id title } } } } } } }
+    fragment F on Blog { id }`);
+    const shape = queryShape(doc, undefined);
+    expect(shape.depth).toBeGreaterThanOrEqual(9);
+    expect(shape.selections).toBeGreaterThanOrEqual(10);
   });
 });

@@ -40,10 +40,13 @@ function response(ctx: Ctx, table: Table, field: Field, kind: MutationKind): Mut
   return { kind, table, fields };
 }
 
+/**
+ * `atMost: Int! = 1`, read as pg_graphql reads it (builder.rs read_argument_at_most): a value that
+ * fails that type (null, a string, a float, a list...) is not an error, it is the default, 1.
+ */
 function atMostOf(args: Record<string, unknown>): number {
-  const v = args.atMost ?? 1;
-  if (typeof v !== 'number' || !Number.isInteger(v)) fail('Invalid input for Int type');
-  return v as number;
+  const v = args.atMost;
+  return typeof v === 'number' && Number.isInteger(v) && Math.abs(v) <= 2 ** 63 ? v : 1;
 }
 
 export function insertPlan(ctx: Ctx, table: Table, field: Field): RootPlan {

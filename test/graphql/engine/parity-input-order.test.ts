@@ -112,3 +112,34 @@ describe('fragments of one name', () => {
     expect(shape.selections).toBeGreaterThanOrEqual(10);
   });
 });
+
+describe('atMost', () => {
+  // pg_graphql reads `atMost: Int! = 1` and takes 1 for any value that fails Int! (read_argument_at_most).
+  const del = (atMost: string) =>
+    `mutation($m: Int) { deleteFromPostCollection(filter: {blogId: {eq: 1}}, atMost: ${atMost}) { affectedCount } }`;
+
+  it('null, a string, a float: the default 1, so deleting two records is refused', async () => {
+    for (const [atMost, variables] of [
+      ['null', undefined],
+      ['$m', { m: '5' }],
+      ['2.5', undefined],
+      ['$m', { m: null }],
+    ] as const) {
+      const r = await env.gql(del(atMost), variables ?? null);
+      expect(r, atMost).toEqual({ data: null, errors: [{ message: 'delete impacts too many records' }] });
+    }
+    const { rows } = await env.client.query('select count(*)::int as n from post where blog_id = 1');
+    expect(rows[0].n).toBe(2);
+  });
+
+  it('an integer is taken as it is: 2 allows two records, -1 refuses even none', async () => {
+    const upd = `mutation { updatePostCollection(set: {title: "t"}, filter: {blogId: {eq: 1}}, atMost: 2) { affectedCount } }`;
+    expect(await env.gql(upd)).toEqual({ data: { updatePostCollection: { affectedCount: 2 } } });
+    await env.client.query("update post set title = 'p' || id where blog_id = 1");
+    const none = `mutation { deleteFromPostCollection(filter: {id: {eq: -7}}, atMost: -1) { affectedCount } }`;
+    expect(await env.gql(none)).toEqual({
+      data: null,
+      errors: [{ message: 'delete impacts too many records' }],
+    });
+  });
+});

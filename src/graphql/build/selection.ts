@@ -20,8 +20,8 @@ export interface Field {
 }
 
 export interface Ctx {
-  /** Every definition of each fragment name, in document order. */
-  fragments: Map<string, FragmentDefinitionNode[]>;
+  /** Fragment name → type condition → the definition a spread uses (execute/document.ts). */
+  fragments: Map<string, Map<string, FragmentDefinitionNode>>;
   vars: Vars;
 }
 
@@ -123,7 +123,7 @@ export function collectFields(sets: SelectionSetNode[], typeName: string, ctx: C
         const name = sel.name.value;
         // pg_graphql (parser_util.rs normalize_selection): the first definition of that name on
         // this type; names may repeat across (or within) types.
-        const frag = ctx.fragments.get(name)?.find((f) => f.typeCondition.name.value === typeName);
+        const frag = ctx.fragments.get(name)?.get(typeName);
         if (!frag) fail(`no fragment named ${name} on type ${typeName}`);
         if (seen.has(name)) throw new GraphQLEngineError('Found a cycle between fragments', true);
         visit(frag.selectionSet, new Set([...seen, name]));

@@ -38,24 +38,30 @@ export function parseRequestDocument(query: string): ParsedDocument {
   return hit;
 }
 
-/** Every definition of each fragment name, in document order (names may repeat, on different types). */
-export function fragmentsByName(
-  definitions: readonly DefinitionNode[],
-): Map<string, FragmentDefinitionNode[]> {
-  const fragments = new Map<string, FragmentDefinitionNode[]>();
+/**
+ * Fragment name → type condition → the first definition of that name on that type, the one a
+ * spread uses (pg_graphql's normalize_selection); names may repeat, on different types or the
+ * same one. Inner maps keep document order.
+ */
+export type Fragments = Map<string, Map<string, FragmentDefinitionNode>>;
+
+export function fragmentsByName(definitions: readonly DefinitionNode[]): Fragments {
+  const fragments: Fragments = new Map();
   for (const d of definitions) {
     if (d.kind !== Kind.FRAGMENT_DEFINITION) continue;
-    const same = fragments.get(d.name.value);
-    if (same) same.push(d);
-    else fragments.set(d.name.value, [d]);
+    let byType = fragments.get(d.name.value);
+    if (!byType) {
+      byType = new Map();
+      fragments.set(d.name.value, byType);
+    }
+    if (!byType.has(d.typeCondition.name.value)) byType.set(d.typeCondition.name.value, d);
   }
   return fragments;
 }
 
 export interface Operation {
   op: OperationDefinitionNode;
-  /** Every definition of each fragment name, in document order (a spread uses the first on its type). */
-  fragments: Map<string, FragmentDefinitionNode[]>;
+  fragments: Fragments;
   vars: Vars;
 }
 

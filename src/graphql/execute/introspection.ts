@@ -25,8 +25,10 @@ export async function runIntrospectionField(
         operation: 'query' as never,
         selectionSet: { kind: Kind.SELECTION_SET, selections: [node] },
       },
-      // graphql-js knows one definition per name: the first, as a spread here finds it first.
-      ...[...operation.fragments.values()].map((defs) => defs[0] as FragmentDefinitionNode),
+      // graphql-js knows one definition per name: the first in the document.
+      ...[...operation.fragments.values()].map(
+        (byType) => byType.values().next().value as FragmentDefinitionNode,
+      ),
     ],
   };
   const result = await execute({

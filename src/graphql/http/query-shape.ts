@@ -5,14 +5,8 @@
  * (execute/document.ts), which is then handed to the engine; parse failures are left to the
  * engine, which reports them in its own words.
  */
-import {
-  Kind,
-  type DocumentNode,
-  type FragmentDefinitionNode,
-  type OperationDefinitionNode,
-  type SelectionSetNode,
-} from 'graphql';
-import { fragmentsByName } from '../execute/document.js';
+import { Kind, type DocumentNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import { fragmentsByName, type Fragments } from '../execute/document.js';
 
 export interface QueryShape {
   /** Deepest field nesting of the selected operation (fragments inlined; introspection subtrees count as one level). */
@@ -63,7 +57,7 @@ class Measurer {
   private readonly done = new Map<string, Measure>();
   private readonly visiting = new Set<string>();
 
-  constructor(private readonly fragments: Map<string, FragmentDefinitionNode[]>) {}
+  constructor(private readonly fragments: Fragments) {}
 
   set(set: SelectionSetNode): Measure {
     let depth = 0;
@@ -100,9 +94,9 @@ class Measurer {
     const defs = this.fragments.get(name);
     if (!defs || this.visiting.has(name)) return EMPTY;
     this.visiting.add(name);
-    // A name may have several definitions (one per type; the engine picks by type): the largest counts.
+    // A name may have a definition per type (the engine picks by type): the largest counts.
     let m = EMPTY;
-    for (const d of defs) {
+    for (const d of defs.values()) {
       const x = this.set(d.selectionSet);
       m = {
         depth: Math.max(m.depth, x.depth),

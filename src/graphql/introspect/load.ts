@@ -395,6 +395,10 @@ function build(raw: Raw): Catalog {
       continue;
     }
     if (f.overloaded) continue;
+    // A Query or Mutation field may only return an entity the schema has a type for, so one
+    // returning a row of an entity without a primary key is left out (pg_graphql #483). A computed
+    // field returning such a row stays (issue_511).
+    if (fn.returnTable && !fn.returnTable.primaryKey.length) continue;
     if (
       args.some(
         (a) =>

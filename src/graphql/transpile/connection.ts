@@ -54,7 +54,7 @@ export function connectionSql(sql: SqlBuilder, c: ConnectionPlan, src: Source): 
   const otherSide = () => {
     if (!cursor) return 'false';
     const b = sql.alias();
-    return `exists (select 1 from ${src.from} as ${b} where ${where(b, false)} and not ${cursorCondition(sql, keys, cursor, b)})`;
+    return `exists (select 1 from ${src.from} as ${b} where ${where(b, false)} and ${cursorCondition(sql, keys, cursor, b)} is not true)`;
   };
   /**
    * A row beyond the page in query order: the rows CTE then reads one row more than the page

@@ -89,7 +89,10 @@ function beyond(
   const greater = k.desc !== after ? '>' : '<';
   const nullsComeAfter = after ? !k.nullsFirst : k.nullsFirst;
   if (v === null || v === undefined) return nullsComeAfter ? 'false' : `${c} is not null`;
-  // Against a non-null cursor value pg_graphql compares plainly: rows whose key is NULL are not
-  // on either side of it.
+  // Against a non-null cursor value pg_graphql 1.6 compares plainly: rows whose key is NULL are
+  // on neither side of it (shared case resolve_connection_pagination_args, "Last before w/ complex
+  // order"). Later pg_graphql puts them on their NULLS FIRST/LAST side; Strata keeps 1.6's rule.
+  // The hasPreviousPage probe counts them as behind the cursor (`is not true`), as pg_graphql's
+  // "first row not on the page" does.
   return `${c} ${greater} ${value}`;
 }

@@ -49,6 +49,8 @@ ${[0, 1, 2]
   .join('\n')}
 create table pair (a int, b text, v int, primary key (a, b));
 insert into pair values (1, 'x', 1), (1, 'y', 1), (2, 'x', 2), (2, 'y', 2);
+create table scored (id int primary key, score int);
+insert into scored values (1, null), (2, null), (4, 20);
 `;
 
 let env: Env;
@@ -127,6 +129,26 @@ describe('cursor round trip for every orderable type', () => {
       }
     });
   }
+});
+
+describe('rows whose order key is NULL, against a non-null cursor', () => {
+  // pg_graphql 1.6 compares the cursor plainly (NULL keys are on neither side), while its
+  // hasPreviousPage asks whether the first row of the whole order is off the page.
+  it('are not paged past, and count as rows before the page for hasPreviousPage', async () => {
+    // cursor [10, 3]: a row that was deleted; the NULL rows 1 and 2 sort first
+    const after = Buffer.from('[10, 3]').toString('base64');
+    const res = await env.gql(
+      `{ scoredCollection(first: 5, after: "${after}", orderBy: [{score: AscNullsFirst}]) { pageInfo { hasPreviousPage hasNextPage } edges { node { id } } } }`,
+    );
+    expect(res).toEqual({
+      data: {
+        scoredCollection: {
+          pageInfo: { hasPreviousPage: true, hasNextPage: false },
+          edges: [{ node: { id: 4 } }],
+        },
+      },
+    });
+  });
 });
 
 describe('hostile cursors', () => {

@@ -6,7 +6,7 @@
 // in the same run (the floor). Goals: warm >= 0.7 of the floor, cold start < 300 ms.
 // BENCH_QUICK=1 runs shorter. Prints a table and writes benchmarks/results/functions-<timestamp>.json.
 import { fork } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,6 +83,42 @@ async function bareDeno() {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+/** CPU ms (user + system) of process `pid` and all its descendants (the server and its Deno workers). */
+function treeCpuMs(pid) {
+  const { processCpuMs } = workerModule;
+  const children = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {}
+  }
+  let below = 0;
+  const walk = (p) => {
+    below += processCpuMs(p) ?? 0;
+    for (const c of children.get(p) ?? []) walk(c);
+  };
+  for (const c of children.get(pid) ?? []) walk(c);
+  return { own: processCpuMs(pid) ?? 0, below };
+}
+
+/** Runs the load against `url` and measures the CPU the processes under `pid` spent per request. */
+async function loadWithCpu(url, headers, pid) {
+  const before = treeCpuMs(pid);
+  const run = await load(url, headers);
+  const after = treeCpuMs(pid);
+  const us = (ms) => (ms * 1000) / run.requests.total;
+  return {
+    run,
+    cpuUsPerRequest: us(after.own + after.below - before.own - before.below),
+    ownUs: us(after.own - before.own),
+    belowUs: us(after.below - before.below),
+  };
+}
+
+const workerModule = await import('../../dist/functions/worker.js');
 const IDLE_MS = 1500;
 const platform = await start('server.mjs', {
   BENCH_DATA_DIR: join(work, 'data'),
@@ -121,10 +157,15 @@ try {
   for (let i = 0; i < COLD_RUNS; i++) bare.push(await bareDeno());
 
   // The floor first: the function's worker must not sit idle (reaped) between warm-up and load.
-  const floorRun = await load(floor.info.url, {});
+  const { run: floorRun, cpuUsPerRequest: floorCpu } = await loadWithCpu(floor.info.url, {}, floor.child.pid);
   await deploy(info, 'hello');
   for (let i = 0; i < 50; i++) await (await fetch(fnUrl('hello'), { headers: auth })).text();
-  const fnRun = await load(fnUrl('hello'), auth);
+  const {
+    run: fnRun,
+    cpuUsPerRequest: fnCpu,
+    ownUs: serverCpu,
+    belowUs: workerCpu,
+  } = await loadWithCpu(fnUrl('hello'), auth, platform.child.pid);
 
   const result = {
     when: new Date().toISOString(),
@@ -142,6 +183,12 @@ try {
       function_p99_ms: fnRun.latency.p99,
       floor_p50_ms: floorRun.latency.p50,
       floor_p99_ms: floorRun.latency.p99,
+      // CPU per request (server + its Deno workers vs the floor's process): what the load costs,
+      // which a busy machine disturbs far less than req/s.
+      function_cpu_us_per_request: Math.round(fnCpu),
+      function_cpu_us_per_request_server: Math.round(serverCpu),
+      function_cpu_us_per_request_worker: Math.round(workerCpu),
+      floor_cpu_us_per_request: Math.round(floorCpu),
     },
     goals: { warm_ratio: 0.7, cold_start_ms: 300 },
   };
@@ -165,6 +212,9 @@ try {
     `  floor node:http ${result.warm.floor_rps} req/s   p50 ${result.warm.floor_p50_ms} ms   p99 ${result.warm.floor_p99_ms} ms`,
   );
   console.log(`  warm ratio      ${result.warm.ratio} of the floor   (goal >= 0.7)`);
+  console.log(
+    `  CPU per request ${result.warm.function_cpu_us_per_request} µs (server ${result.warm.function_cpu_us_per_request_server} + worker ${result.warm.function_cpu_us_per_request_worker}) vs ${result.warm.floor_cpu_us_per_request} µs (floor)`,
+  );
   const out = join(here, '..', 'results');
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, `functions-${Date.now()}.json`), `${JSON.stringify(result, null, 2)}\n`);

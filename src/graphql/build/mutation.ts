@@ -77,11 +77,12 @@ export function insertPlan(ctx: Ctx, table: Table, field: Field): RootPlan {
   });
   let columns = [...cols.values()].filter((c) => input.some((r) => r.has(c)));
   if (!columns.length) {
-    // No row names a column: insert defaults through the first one (the insert field exists only
-    // when the table has an insertable column).
-    const first = cols.values().next();
-    if (first.done) throw new Error(`internal error: ${typeName} has no column`);
-    columns = [first.value];
+    // No row names a column: insert defaults through the first insertable one, a serial key when
+    // that is all the input type leaves out (the insert field exists only when the role may insert
+    // some column).
+    const first = cols.values().next().value ?? table.columns.find((c) => c.canInsert);
+    if (!first) throw new Error(`internal error: ${typeName} has no column`);
+    columns = [first];
   }
   const rows = input.map((r) => columns.map((c) => r.get(c) ?? 'default'));
   const plan: RootPlan = {

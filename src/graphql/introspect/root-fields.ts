@@ -4,7 +4,7 @@
  */
 import type { Catalog, Func, Table } from './model.js';
 import { byPkField, collectionField, deleteField, insertField, updateField } from './naming.js';
-import { hasByPk, insertableColumns, isQueryFunction, updatableColumns } from './rules.js';
+import { hasByPk, hasInsertMutation, hasUpdateMutation, isQueryFunction } from './rules.js';
 
 export type RootField =
   | { kind: 'collection'; table: Table }
@@ -41,8 +41,8 @@ export function rootFields(catalog: Catalog, visible?: RootFilter): RootFields {
     if (!t.primaryKey.length || (visible && !visible.table(t))) continue;
     query.set(collectionField(t.typeName), { kind: 'collection', table: t });
     if (hasByPk(t)) query.set(byPkField(t.typeName), { kind: 'byPk', table: t });
-    if (insertableColumns(t).length) mutation.set(insertField(t.typeName), { kind: 'insert', table: t });
-    if (updatableColumns(t).length) mutation.set(updateField(t.typeName), { kind: 'update', table: t });
+    if (hasInsertMutation(t)) mutation.set(insertField(t.typeName), { kind: 'insert', table: t });
+    if (hasUpdateMutation(t)) mutation.set(updateField(t.typeName), { kind: 'update', table: t });
     if (t.canDelete) mutation.set(deleteField(t.typeName), { kind: 'delete', table: t });
   }
   for (const f of catalog.functions) {

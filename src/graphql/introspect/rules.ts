@@ -73,10 +73,27 @@ export function insertableColumns(t: Table): Column[] {
   );
 }
 
+/**
+ * The fields of `<Type>UpdateInput`: as `<Type>InsertInput`'s, without generated and serial
+ * columns (pg_graphql graphql.rs UpdateInputType::input_fields filters `is_serial` too).
+ */
 export function updatableColumns(t: Table): Column[] {
   return t.columns.filter(
-    (c) => c.canUpdate && !c.generated && !c.identityAlways && c.type.compositeRelid === undefined,
+    (c) => c.canUpdate && !c.generated && !c.isSerial && c.type.compositeRelid === undefined,
   );
+}
+
+/**
+ * Whether the table has an insert (update) mutation: the role may insert (update) some column,
+ * whatever the input type then holds (pg_graphql's is_any_column_insertable/_updatable), so a
+ * table whose only insertable column is serial still has one, with an input type of no fields.
+ */
+export function hasInsertMutation(t: Table): boolean {
+  return t.columns.some((c) => c.canInsert);
+}
+
+export function hasUpdateMutation(t: Table): boolean {
+  return t.columns.some((c) => c.canUpdate);
 }
 
 const PK_TYPES = new Set(['int2', 'int4', 'int8', 'text', 'varchar', 'bpchar', 'citext', 'uuid']);

@@ -8,6 +8,7 @@ import {
   GraphQLNonNull,
   GraphQLObjectType,
   GraphQLSchema,
+  isInputObjectType,
   DirectiveLocation,
   introspectionTypes,
   type GraphQLFieldConfig,
@@ -100,6 +101,9 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
       return true;
     })
     .sort(byName);
+  // pg_graphql gives a table whose only insertable (updatable) columns are serial an insert (update)
+  // mutation whose input type has no fields, which graphql-js' schema validation refuses.
+  const emptyInput = unique.some((t) => isInputObjectType(t) && Object.keys(t.getFields()).length === 0);
   const schema = new GraphQLSchema({
     query,
     mutation,
@@ -109,7 +113,8 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
     // An enum value named as pg_graphql names it (`PG-13`) is not a GraphQL name: graphql-js'
     // schema validation would refuse every request, so a schema showing one skips it.
     assumeValid:
-      !opts.omitInvalidEnumValues && [...reg.enums.keys()].some((e) => hasInvalidEnumValueNames(e)),
+      emptyInput ||
+      (!opts.omitInvalidEnumValues && [...reg.enums.keys()].some((e) => hasInvalidEnumValueNames(e))),
   });
   return sortTypeMap(schema);
 }

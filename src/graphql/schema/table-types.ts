@@ -35,6 +35,8 @@ import {
 import type { Catalog, EnumType, Func, SqlType, Table } from '../introspect/model.js';
 import {
   filterTypeOf,
+  hasInsertMutation,
+  hasUpdateMutation,
   insertableColumns,
   isOrderable,
   minMaxColumns,
@@ -274,7 +276,7 @@ export class TypeRegistry {
       });
     if (!table.primaryKey.length) return out;
     const ins = insertableColumns(table);
-    if (ins.length) {
+    if (hasInsertMutation(table)) {
       const insertFields = (): GraphQLInputFieldConfigMap => {
         const f: GraphQLInputFieldConfigMap = {};
         for (const c of ins) f[c.fieldName] = { type: this.inputOf(c.type) };
@@ -323,7 +325,7 @@ export class TypeRegistry {
       }
     }
     const upd = updatableColumns(table);
-    if (upd.length) {
+    if (hasUpdateMutation(table)) {
       const f: GraphQLInputFieldConfigMap = {};
       for (const c of upd) f[c.fieldName] = { type: this.inputOf(c.type) };
       out.updateInput = new GraphQLInputObjectType({ name: updateInputType(n), fields: f });

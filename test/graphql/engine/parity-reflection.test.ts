@@ -67,6 +67,10 @@ create function halve(n posint) returns posint stable language sql as $$ select 
 create type rating as enum ('G', 'PG-13', 'NC 17');
 create table film (id int primary key, rating rating);
 insert into film values (1, 'PG-13'), (2, 'G');
+
+-- serial columns: never in an insert or update input; a table of nothing else keeps its mutations
+create table counter (id serial primary key);
+create table ticket (id serial primary key, seat text);
 `;
 
 let env: Env;
@@ -249,5 +253,47 @@ describe('enum labels that are not GraphQL names', () => {
         },
       ),
     ).toEqual({ data: { filmCollection: { edges: [{ node: { id: 1 } }] } } });
+  });
+});
+
+describe('serial columns in mutation inputs', () => {
+  const inputFields = async (type: string) => {
+    const r = (await env.gql(`{ __type(name: "${type}") { inputFields { name } } }`)) as {
+      data: { __type: { inputFields: { name: string }[] } | null };
+    };
+    return r.data.__type?.inputFields.map((f) => f.name) ?? null;
+  };
+
+  it('are in neither InsertInput nor UpdateInput; a key that is not serial is in both', async () => {
+    expect(await inputFields('TicketInsertInput')).toEqual(['seat']);
+    expect(await inputFields('TicketUpdateInput')).toEqual(['seat']);
+    expect(await inputFields('BookInsertInput')).toEqual(['id', 'authorId', 'title']);
+    expect(await inputFields('BookUpdateInput')).toEqual(['id', 'authorId', 'title']);
+    expect(await env.gql('mutation { updateTicketCollection(set: {id: 5}) { affectedCount } }')).toEqual({
+      data: null,
+      errors: [{ message: 'Input for type TicketUpdateInput contains extra keys ["id"]' }],
+    });
+  });
+
+  it('a table whose only column is serial keeps its insert and update mutations, with inputs of no fields', async () => {
+    const r = (await env.gql('{ __type(name: "Mutation") { fields { name } } }')) as {
+      data: { __type: { fields: { name: string }[] } };
+    };
+    const names = r.data.__type.fields.map((f) => f.name);
+    expect(names).toContain('insertIntoCounterCollection');
+    expect(names).toContain('updateCounterCollection');
+    expect(await inputFields('CounterInsertInput')).toEqual([]);
+    expect(await inputFields('CounterUpdateInput')).toEqual([]);
+    expect(
+      await env.gql(
+        'mutation { insertIntoCounterCollection(objects: [{}, {}]) { affectedCount records { id } } }',
+      ),
+    ).toEqual({
+      data: { insertIntoCounterCollection: { affectedCount: 2, records: [{ id: 1 }, { id: 2 }] } },
+    });
+    expect(await env.gql('mutation { updateCounterCollection(set: {}) { affectedCount } }')).toEqual({
+      data: null,
+      errors: [{ message: 'At least one mapping must be provided to set argument' }],
+    });
   });
 });

@@ -31,8 +31,8 @@ interface RawOpts {
   body?: string;
 }
 
-/** A request signed with the test access key over exactly the path given (no normalisation). */
-async function signed(path: string, o: RawOpts = {}): Promise<Response> {
+/** Headers signed with the test access key for exactly the path given (no normalisation). */
+async function signedHeaders(path: string, o: RawOpts = {}): Promise<Record<string, string>> {
   const url = new URL(env.endpoint);
   const signer = new SignatureV4({
     credentials: { accessKeyId: env.keys.access_key, secretAccessKey: env.keys.secret_key },
@@ -50,6 +50,13 @@ async function signed(path: string, o: RawOpts = {}): Promise<Response> {
     query: o.query ?? {},
     headers: { host: url.host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', ...o.headers },
   });
+  return req.headers;
+}
+
+/** A request signed with the test access key over exactly the path given (no normalisation). */
+async function signed(path: string, o: RawOpts = {}): Promise<Response> {
+  const url = new URL(env.endpoint);
+  const headers = await signedHeaders(path, o);
   const qs = new URLSearchParams(o.query ?? {}).toString();
   // node:http sends the path as given (fetch would resolve `%2E%2E` segments before sending).
   return new Promise<Response>((resolve, reject) => {
@@ -59,7 +66,7 @@ async function signed(path: string, o: RawOpts = {}): Promise<Response> {
         port: url.port,
         method: o.method ?? 'GET',
         path: `${url.pathname}${path}${qs ? `?${qs}` : ''}`,
-        headers: req.headers,
+        headers,
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -89,6 +96,16 @@ async function xmlError(res: Response): Promise<{ status: number; code: string; 
 }
 
 const amzDate = (d = new Date()) => d.toISOString().replace(/[-:]|\.\d{3}/g, '');
+
+const complete = (key: string, id: string, parts: Array<{ PartNumber: number; ETag: string }>) =>
+  env.s3.send(
+    new CompleteMultipartUploadCommand({
+      Bucket: b,
+      Key: key,
+      UploadId: id,
+      MultipartUpload: { Parts: parts },
+    }),
+  );
 
 let b: string;
 beforeAll(async () => {
@@ -239,15 +256,6 @@ describe('multipart sequences', () => {
     }
     return { id, etags };
   }
-  const complete = (key: string, id: string, parts: Array<{ PartNumber: number; ETag: string }>) =>
-    env.s3.send(
-      new CompleteMultipartUploadCommand({
-        Bucket: b,
-        Key: key,
-        UploadId: id,
-        MultipartUpload: { Parts: parts },
-      }),
-    );
 
   it('complete with missing, unordered, duplicated, wrong-ETag or out-of-range parts is refused; the upload stays usable', async () => {
     const key = 'mp/hostile.bin';
@@ -340,6 +348,56 @@ describe('multipart sequences', () => {
       [id],
     );
     expect(rows[0]?.n).toBe(0);
+  });
+});
+
+/** Sends `sent` of the `declared` bytes of a signed PUT, then drops the connection. */
+async function cutPut(path: string, query: Record<string, string>, declared: number, sent: number) {
+  const url = new URL(env.endpoint);
+  const headers = await signedHeaders(path, {
+    method: 'PUT',
+    query,
+    headers: { 'content-length': String(declared) },
+  });
+  const qs = new URLSearchParams(query).toString();
+  await new Promise<void>((resolve) => {
+    const req = request({
+      host: url.hostname,
+      port: url.port,
+      method: 'PUT',
+      path: `${url.pathname}${path}${qs ? `?${qs}` : ''}`,
+      headers,
+    });
+    req.on('error', () => resolve());
+    req.on('close', () => resolve());
+    req.write(Buffer.alloc(sent, 7), () => setTimeout(() => req.destroy(), 200));
+  });
+}
+
+describe('clients that go away', () => {
+  it('PutObject and UploadPart cut mid-body leave no row, no part, no temporary file; the upload goes on', async () => {
+    await cutPut(`/${b}/cut.bin`, {}, 1 << 20, 100_000);
+    const up = await env.s3.send(new CreateMultipartUploadCommand({ Bucket: b, Key: 'cut-mp.bin' }));
+    const id = must(up.UploadId);
+    await cutPut(`/${b}/cut-mp.bin`, { partNumber: '1', uploadId: id }, 1 << 20, 100_000);
+    const tmp = async () => (await env.h.storedKeys()).filter((k) => k.startsWith('.tmp/'));
+    for (let i = 0; i < 40 && (await tmp()).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await tmp()).toEqual([]);
+    expect(
+      await env.h.sql('select 1 from storage.objects where bucket_id = $1 and name = $2', [b, 'cut.bin']),
+    ).toEqual([]);
+    expect(
+      await env.h.sql('select 1 from storage.s3_multipart_uploads_parts where upload_id = $1', [id]),
+    ).toEqual([]);
+    const part = await env.s3.send(
+      new UploadPartCommand({ Bucket: b, Key: 'cut-mp.bin', UploadId: id, PartNumber: 1, Body: 'whole' }),
+    );
+    await complete('cut-mp.bin', id, [{ PartNumber: 1, ETag: must(part.ETag) }]);
+    const got = await env.s3.send(new GetObjectCommand({ Bucket: b, Key: 'cut-mp.bin' }));
+    expect(await got.Body?.transformToString()).toBe('whole');
+    const stored = await env.h.storedKeys();
+    expect(stored.filter((k) => k.includes(`${b}/cut.bin`))).toEqual([]);
+    expect(stored.filter((k) => k.includes(`${b}/cut-mp.bin`))).toHaveLength(1);
   });
 });
 

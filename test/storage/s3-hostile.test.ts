@@ -457,6 +457,37 @@ describe('copy, delete, range', () => {
     expect(dst.map((r) => r.name)).not.toContain('stolen.txt');
   });
 
+  it('CopyObject REPLACE: a malformed or bucket-disallowed Content-Type is refused as PutObject refuses it', async () => {
+    const typed = bucketName('s3typed');
+    await env.h.service.createBucket(typed, { public: false, allowedMimeTypes: ['text/plain'] });
+    await env.s3.send(
+      new PutObjectCommand({ Bucket: typed, Key: 'a.txt', Body: 'text', ContentType: 'text/plain' }),
+    );
+    // Malformed: Fastify's media-type check (415); not allowed by the bucket: InvalidMimeType.
+    for (const ContentType of ['not a mime type', 'image/png']) {
+      const put = await s3Error(
+        env.s3.send(new PutObjectCommand({ Bucket: typed, Key: 'p.txt', Body: 'x', ContentType })),
+      );
+      const copy = await s3Error(
+        env.s3.send(
+          new CopyObjectCommand({
+            Bucket: typed,
+            Key: 'b.txt',
+            CopySource: `${typed}/a.txt`,
+            MetadataDirective: 'REPLACE',
+            ContentType,
+          }),
+        ),
+      );
+      expect([copy.name, copy.$metadata.httpStatusCode]).toEqual([put.name, put.$metadata.httpStatusCode]);
+      expect(copy.message).toBe(put.message);
+    }
+    const rows = await env.h.sql('select name from storage.objects where bucket_id = $1 order by name', [
+      typed,
+    ]);
+    expect(rows.map((r) => r.name)).toEqual(['a.txt']);
+  });
+
   it('DeleteObjects: malformed XML, no keys, 1001 keys are MalformedXML; nothing is deleted', async () => {
     const bodies = [
       '<Delete><Object><Key>ten.txt</Key></Object>',

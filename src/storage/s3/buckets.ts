@@ -56,8 +56,11 @@ export async function headBucket(r: S3Request): Promise<unknown> {
 }
 
 function decodeToken(t: string): string {
-  const s = Buffer.from(t, 'base64url').toString('utf8');
-  if (!s.startsWith('v1:')) throw s3Errors.invalidArgument('The continuation token provided is incorrect');
+  const bytes = Buffer.from(t, 'base64url');
+  const s = bytes.toString('utf8');
+  // Only what encodeToken makes: valid UTF-8 (round-trips), no NUL (PostgreSQL text cannot hold one).
+  if (!s.startsWith('v1:') || s.includes('\u0000') || !Buffer.from(s, 'utf8').equals(bytes))
+    throw s3Errors.invalidArgument('The continuation token provided is incorrect');
   return s.slice(3);
 }
 

@@ -6,8 +6,10 @@
 import type { Readable } from 'node:stream';
 import { SERVICE, ownerUuid } from '../auth.js';
 import { errors, StorageError } from '../errors.js';
-import { assertKey, isValidKey } from '../keys.js';
+import { assertBucketName, assertKey, isValidKey } from '../keys.js';
+import { checkMimeType } from '../limits.js';
 import { renderObject } from '../routes/render.js';
+import { bucketLimits } from '../service/buckets.js';
 import { deleteObject, deleteObjects, findObject, requireObject } from '../service/objects.js';
 import { copyObject } from '../service/transfers.js';
 import { uploadObject } from '../service/uploads.js';
@@ -124,9 +126,14 @@ export async function deleteMany(r: S3Request): Promise<unknown> {
   );
 }
 
-/** `x-amz-copy-source`: "[/]bucket/key[?versionId=…]", URL-encoded. */
+/**
+ * `x-amz-copy-source`: "[/]bucket/key[?versionId=…]", URL-encoded. Only a trailing `?versionId=`
+ * is cut off (as the reference does): a raw `?` is a valid key character. The bucket name is checked
+ * as a path's is, so that a source cannot name `..` or another invalid bucket.
+ */
 export function parseCopySource(v: string): { bucket: string; key: string } {
-  const path = (v.split('?')[0] ?? '').replace(/^\//, '');
+  const version = v.lastIndexOf('?versionId=');
+  const path = (version < 0 ? v : v.slice(0, version)).replace(/^\//, '');
   let decoded: string;
   try {
     decoded = decodeURIComponent(path);
@@ -135,7 +142,9 @@ export function parseCopySource(v: string): { bucket: string; key: string } {
   }
   const i = decoded.indexOf('/');
   if (i <= 0 || i === decoded.length - 1) throw s3Errors.invalidArgument('Invalid copy source object key');
-  return { bucket: decoded.slice(0, i), key: decoded.slice(i + 1) };
+  const bucket = decoded.slice(0, i);
+  assertBucketName(bucket);
+  return { bucket, key: decoded.slice(i + 1) };
 }
 
 export async function copyOne(r: S3Request, source: string): Promise<unknown> {
@@ -143,6 +152,10 @@ export async function copyOne(r: S3Request, source: string): Promise<unknown> {
   const src = parseCopySource(source);
   assertKey(src.key);
   const replace = h(r, 'x-amz-metadata-directive')?.toUpperCase() === 'REPLACE';
+  // A replaced Content-Type meets the destination bucket's MIME rules, as a PutObject's does.
+  const mimetype = replace ? contentTypeOf(r) : undefined;
+  if (mimetype !== undefined)
+    checkMimeType((await bucketLimits(r.project, r.bucket)).allowedMimeTypes, mimetype);
   const row = await copyObject(
     {
       project: r.project,
@@ -157,7 +170,7 @@ export async function copyOne(r: S3Request, source: string): Promise<unknown> {
       ? {
           upsert: true,
           copyMetadata: false,
-          mimetype: h(r, 'content-type') ?? 'application/octet-stream',
+          mimetype,
           cacheControl: h(r, 'cache-control') ?? 'no-cache',
           userMetadata: userMetadataOf(r),
         }

@@ -86,9 +86,12 @@ export function rawQuery(req: FastifyRequest): Record<string, string | string[]>
 /** Reads the client's signature; undefined when the request carries none. */
 export function parseClientSignature(req: FastifyRequest): ClientSignature | undefined {
   const auth = one(req.headers.authorization);
-  if (auth?.startsWith('AWS4-HMAC-SHA256 ')) {
+  if (auth) {
+    // Any other scheme (AWS v2, another algorithm, a bearer token) is refused, not taken as unsigned.
+    if (!/^AWS4-HMAC-SHA256(?:\s|$)/.test(auth))
+      throw s3Errors.invalidSignature('Unsupported authorization type');
     const params = new Map<string, string>();
-    for (const part of auth.slice('AWS4-HMAC-SHA256 '.length).split(',')) {
+    for (const part of auth.slice('AWS4-HMAC-SHA256'.length).split(',')) {
       const i = part.indexOf('=');
       if (i > 0) params.set(part.slice(0, i).trim(), part.slice(i + 1).trim());
     }
@@ -108,7 +111,6 @@ export function parseClientSignature(req: FastifyRequest): ClientSignature | und
       contentSha: one(req.headers['x-amz-content-sha256']),
     };
   }
-  if (auth?.startsWith('AWS ')) throw s3Errors.invalidSignature('Unsupported authorization type');
   const q = rawQuery(req);
   const credential = one(q['X-Amz-Credential']);
   if (credential === undefined) return undefined;
@@ -118,7 +120,7 @@ export function parseClientSignature(req: FastifyRequest): ClientSignature | und
   const expires = one(q['X-Amz-Expires']);
   if (!signedHeaders || !signature || !longDate || one(q['X-Amz-Algorithm']) !== 'AWS4-HMAC-SHA256')
     throw s3Errors.invalidSignature('Invalid signature format');
-  const exp = expires === undefined ? NaN : Number(expires);
+  const exp = expires !== undefined && /^\d{1,7}$/.test(expires) ? Number(expires) : NaN;
   if (!Number.isInteger(exp) || exp < 1 || exp > MAX_PRESIGNED_TTL)
     throw s3Errors.invalidSignature('Invalid expiration');
   return {

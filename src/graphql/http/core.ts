@@ -3,7 +3,7 @@
  * its project), one answer out. The direct POST path serves the common request; yoga the rest.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { answerDirect, directParams, type HttpAnswer } from './direct-post.js';
+import { answerDirect, directGetParams, directParams, type HttpAnswer } from './direct-post.js';
 import type { StrataServerContext } from './engine-plugin.js';
 import { fetchRequest } from './fetch-exchange.js';
 import {
@@ -50,14 +50,21 @@ export class GraphQLCore {
     body: Buffer | string | undefined,
     target: TargetResolver,
   ): Promise<HttpAnswer> {
-    const params = directParams(method, headers, body);
+    const post = directParams(method, headers, body);
+    const params = post ?? directGetParams(method, url, headers);
     if (params) {
-      return answerDirect(params, headers, target, {
-        limits: this.limits,
-        onUnexpectedError: (err) => {
-          if (this.logErrors) console.error('[strata graphql]', err);
+      return answerDirect(
+        params,
+        headers,
+        target,
+        {
+          limits: this.limits,
+          onUnexpectedError: (err) => {
+            if (this.logErrors) console.error('[strata graphql]', err);
+          },
         },
-      });
+        post ? 'POST' : 'GET',
+      );
     }
     const ctx: StrataServerContext = { strataTarget: target };
     const yoga = await this.yoga();

@@ -39,6 +39,51 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/**
+ * A GET query (`?query=…[&variables=…][&operationName=…][&extensions=…]`, each at most once,
+ * nothing else) that takes JSON and comes from no browser page (no `Origin`; an Accept without
+ * `text/html`, which asks for GraphiQL): its parameters, else undefined (yoga answers it).
+ * A mutation still reaches runEngineRequest, which refuses it over GET (405).
+ */
+export function directGetParams(
+  method: string,
+  url: string | undefined,
+  headers: IncomingHttpHeaders,
+): GraphQLRequestBody | undefined {
+  if (method !== 'GET' || url === undefined || headers.origin !== undefined) return undefined;
+  const accept = header(headers, 'accept');
+  if (!acceptsJson(accept) || accept?.toLowerCase().includes('text/html')) return undefined;
+  const q = url.indexOf('?');
+  if (q < 0) return undefined;
+  let search: URLSearchParams;
+  try {
+    search = new URLSearchParams(url.slice(q + 1));
+  } catch {
+    return undefined;
+  }
+  const seen = new Set<string>();
+  for (const k of search.keys()) {
+    if (!PARAMS.has(k) || seen.has(k)) return undefined;
+    seen.add(k);
+  }
+  const query = search.get('query');
+  if (!query) return undefined;
+  const object = (name: string): Record<string, unknown> | null | undefined => {
+    const text = search.get(name);
+    if (text === null || text === '') return null;
+    try {
+      const v: unknown = JSON.parse(text);
+      return v === null ? null : isPlainObject(v) ? v : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const variables = object('variables');
+  if (variables === undefined || object('extensions') === undefined) return undefined;
+  const operationName = search.get('operationName');
+  return { query, variables, operationName: operationName === '' ? null : operationName };
+}
+
 /** The request's GraphQL parameters when the direct path may serve it, else undefined. */
 export function directParams(
   method: string,
@@ -83,6 +128,7 @@ export async function answerDirect(
   headers: IncomingHttpHeaders,
   resolveTarget: () => GraphQLTarget | undefined | Promise<GraphQLTarget | undefined>,
   opts: DirectPostOptions,
+  method: 'GET' | 'POST' = 'POST',
 ): Promise<HttpAnswer> {
   const target = await resolveTarget();
   if (!target) return json(404, jsonErrorBody('Project not found'));
@@ -94,7 +140,7 @@ export async function answerDirect(
     throw err;
   }
   try {
-    return json(200, await runEngineRequest({ pool: target.pool, principal }, params, 'POST', opts.limits));
+    return json(200, await runEngineRequest({ pool: target.pool, principal }, params, method, opts.limits));
   } catch (err) {
     if (err instanceof HttpGraphQLError)
       return json(err.status, JSON.stringify({ errors: [{ message: err.message }] }), err.headers);

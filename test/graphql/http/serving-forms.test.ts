@@ -122,6 +122,36 @@ describe.each(['node', 'express', 'express+json', 'fastify'])('%s', (form) => {
     expect(r.text).toBe(await engineBytes(TODOS_QUERY));
   });
 
+  it('GET is answered as yoga answers it, with or without the direct path (an Origin sends it through yoga)', async () => {
+    const variants: Record<string, string>[] = [
+      { query: TODOS_QUERY },
+      {
+        query: 'query Q($id: Int) { todoCollection(filter: {id: {eq: $id}}) { edges { node { title } } } }',
+        variables: '{"id":2}',
+        operationName: 'Q',
+      },
+      { query: 'query A { __typename } query B { __typename }' },
+      { query: 'query A { __typename }', operationName: 'Z' },
+      { query: 'mutation { __typename }' },
+      { query: '{ todoCollection ' },
+      { query: '{ nope }' },
+      { query: '' },
+      { query: '{ __typename }', variables: 'null', extensions: '{}' },
+      { query: '{ __typename }', variables: '[1]' },
+      { query: `{ __typename }${'\u0000'}` },
+    ];
+    for (const v of variants) {
+      const target = `${url()}?${new URLSearchParams(v)}`;
+      const direct = await http(target, { headers: anon() });
+      const viaYoga = await http(target, { headers: { ...anon(), origin: 'http://example.test' } });
+      expect({ status: direct.status, allow: direct.headers.get('allow'), body: direct.text }).toEqual({
+        status: viaYoga.status,
+        allow: viaYoga.headers.get('allow'),
+        body: viaYoga.text,
+      });
+    }
+  });
+
   it('GET refuses mutations (405), POST runs them', async () => {
     const m = 'mutation { insertIntotodoCollection(objects: [{title: "via GET"}]) { affectedCount } }';
     const viaGet = await getGraphQL(url(), { query: m }, anon());

@@ -2,6 +2,7 @@
 import { createYoga, createSchema, type GraphiQLOptions, type YogaServerInstance } from 'graphql-yoga';
 import { useStrataEngine, type StrataServerContext } from './engine-plugin.js';
 import { limitsOf, type GraphQLHandlerOptions } from './options.js';
+import { useQueryStringJson } from './query-string-json.js';
 import { INTROSPECTION_HINT } from '../extension/local-introspection.js';
 
 export type StrataYoga = YogaServerInstance<StrataServerContext, object>;
@@ -61,6 +62,6 @@ export function createStrataYoga(endpoint: string, opts: GraphQLHandlerOptions):
             shouldPersistHeaders: true,
           },
     renderGraphiQL,
-    plugins: [useStrataEngine({ limits: limitsOf(opts) })],
+    plugins: [useQueryStringJson(), useStrataEngine({ limits: limitsOf(opts) })],
   });
 }

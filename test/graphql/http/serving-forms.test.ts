@@ -152,6 +152,25 @@ describe.each(['node', 'express', 'express+json', 'fastify'])('%s', (form) => {
     }
   });
 
+  it('GET with variables or extensions that are not JSON is 400 BAD_REQUEST, not 500', async () => {
+    for (const bad of [{ variables: '{' }, { extensions: 'nope' }]) {
+      for (const headers of [anon(), { ...anon(), origin: 'http://example.test' }]) {
+        const r = await http(`${url()}?${new URLSearchParams({ query: '{ __typename }', ...bad })}`, {
+          headers,
+        });
+        expect(r.status).toBe(400);
+        expect(r.json).toEqual({
+          errors: [
+            {
+              message: 'The "variables" and "extensions" query string parameters must be JSON.',
+              extensions: { code: 'BAD_REQUEST' },
+            },
+          ],
+        });
+      }
+    }
+  });
+
   it('GET refuses mutations (405), POST runs them', async () => {
     const m = 'mutation { insertIntotodoCollection(objects: [{title: "via GET"}]) { affectedCount } }';
     const viaGet = await getGraphQL(url(), { query: m }, anon());

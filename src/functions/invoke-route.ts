@@ -61,6 +61,17 @@ function errorFor(why: WorkerEnd): errors.PlatformError {
   return errors.WORKER_ERROR;
 }
 
+/** The function slug of an invocation URL (first segment after the prefix, decoded); undefined if malformed. */
+function slugOf(url: string): string | undefined {
+  const rest = url.slice(url.indexOf(PREFIX) + PREFIX.length + 1);
+  const end = rest.search(/[/?#]/);
+  try {
+    return decodeURIComponent(end === -1 ? rest : rest.slice(0, end));
+  } catch {
+    return undefined;
+  }
+}
+
 /** The URL a function reaches its own project's APIs at (the address this request came in on). */
 function apiUrlOf(req: FastifyRequest, ref: string): string {
   const addr = req.socket.localAddress ?? '127.0.0.1';
@@ -80,8 +91,9 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
   const logs = runtime.logs;
 
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
-    const slug = (req.params as { slug: string }).slug;
-    if (slug.length > 128 || !PATH_SLUG.test(slug)) return reject(reply, errors.INVALID_SLUG);
+    const slug = slugOf(req.url);
+    if (slug === undefined || slug.length > 128 || !PATH_SLUG.test(slug))
+      return reject(reply, errors.INVALID_SLUG);
     const ctx = req.project;
     if (!ctx) return reject(reply, errors.NOT_FOUND);
     const record = await catalog.record(ctx.ref, slug);
@@ -267,6 +279,7 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
     });
   }
 
-  for (const url of [`${PREFIX}/:slug`, `${PREFIX}/:slug/*`])
-    app.route({ method: [...METHODS], url, handler });
+  // One wildcard route, the slug read from the URL here: a `:slug` parameter would be cut off at
+  // the router's parameter length (100, answered 414) below the 128 characters a slug may have.
+  app.route({ method: [...METHODS], url: `${PREFIX}/*`, handler });
 };

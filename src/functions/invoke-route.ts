@@ -30,6 +30,11 @@ const HOP_BY_HOP = new Set([
   'expect',
 ]);
 const PREFIX = '/functions/v1';
+/**
+ * Header fields a request may bring: a worker's HTTP server (Deno) refuses more than 128 with a
+ * bare 400, and the hop adds a few of its own (host, connection, content-length).
+ */
+const MAX_REQUEST_HEADERS = 100;
 
 function sendError(res: ServerResponse, e: errors.PlatformError): void {
   const body = JSON.stringify(e.body);
@@ -94,6 +99,10 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
     const slug = slugOf(req.url);
     if (slug === undefined || slug.length > 128 || !PATH_SLUG.test(slug))
       return reject(reply, errors.INVALID_SLUG);
+    if (req.raw.rawHeaders.length / 2 > MAX_REQUEST_HEADERS) {
+      reply.header('connection', 'close');
+      return reject(reply, errors.TOO_MANY_HEADERS);
+    }
     const ctx = req.project;
     if (!ctx) return reject(reply, errors.NOT_FOUND);
     const record = await catalog.record(ctx.ref, slug);

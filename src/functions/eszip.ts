@@ -78,7 +78,7 @@ function localModules(raw: Uint8Array): Promise<[string, string][]> {
 }
 
 export async function unpackEszip(bytes: Buffer, entrypointPath: string | null): Promise<Bundle> {
-  const { BundleError, findFile, safeRelPath } = await import('./bundle.js');
+  const { BundleError, checkLayout, findFile, safeRelPath } = await import('./bundle.js');
   let raw: Uint8Array = bytes;
   if (bytes.subarray(0, 4).equals(EZBR)) {
     try {
@@ -98,10 +98,17 @@ export async function unpackEszip(bytes: Buffer, entrypointPath: string | null):
   const files = new Map<string, Buffer>();
   let first: string | undefined;
   for (const [specifier, source] of modules) {
-    const rel = safeRelPath(decodeURIComponent(new URL(specifier).pathname));
+    let path: string;
+    try {
+      path = decodeURIComponent(new URL(specifier).pathname);
+    } catch {
+      throw new BundleError(`eszip body: invalid module specifier ${JSON.stringify(specifier.slice(0, 300))}`);
+    }
+    const rel = safeRelPath(path);
     first ??= rel;
     files.set(rel, Buffer.from(source, 'utf8'));
   }
+  checkLayout(files);
   const entry = (entrypointPath ? findFile(files, entrypointPath) : undefined) ?? first;
   if (!entry) throw new BundleError('eszip body holds no local modules');
   return { files, entry };

@@ -197,6 +197,19 @@ export class FunctionsRuntime {
     return false;
   }
 
+  /** Live workers and the invocations in flight on them (all functions). */
+  stats(): { workers: number; inflight: number } {
+    let workers = 0;
+    let inflight = 0;
+    for (const pool of this.pools.values())
+      for (const w of pool)
+        if (w.alive) {
+          workers++;
+          inflight += w.inflight;
+        }
+    return { workers, inflight };
+  }
+
   private liveCount(): number {
     let n = 0;
     for (const pool of this.pools.values()) for (const w of pool) if (w.alive) n++;

@@ -1,0 +1,385 @@
+/**
+ * Hostile or broken input at the Edge Functions routes: odd slugs and sub-paths, odd headers,
+ * oversized or abandoned bodies, misbehaving functions, malformed deploy uploads. Each ends in the
+ * documented error shape, and no worker lease, connection or file is left behind.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect } from 'node:net';
+import { request } from 'node:http';
+import { configFromEnv } from '../../src/config.js';
+import { functionCatalogOf } from '../../src/functions/registry.js';
+import type { ProjectContext } from '../../src/platform/project-context.js';
+import { startTestPlatform, type TestPlatform } from '../support/platform.js';
+import { deploy, deployOne } from './support.js';
+
+let tp: TestPlatform;
+let ctx: ProjectContext;
+let base: string;
+
+const ECHO = `
+Deno.serve(async (req) => {
+  const url = new URL(req.url);
+  const body = await req.text();
+  return Response.json({ path: url.pathname, size: body.length, headers: [...req.headers].length });
+});`;
+
+const STREAM = `
+Deno.serve((req) => {
+  const fail = new URL(req.url).searchParams.has('fail');
+  let i = 0;
+  const body = new ReadableStream({
+    async pull(c) {
+      await new Promise((r) => setTimeout(r, 30));
+      if (fail && i === 3) { c.error(new Error('broke mid-stream')); return; }
+      if (i === 1000) return c.close();
+      c.enqueue(new TextEncoder().encode('chunk ' + i++ + '\\n'));
+    },
+  });
+  return new Response(body, { headers: { 'content-type': 'text/plain' } });
+});`;
+
+const HUGE_HEADER = `Deno.serve(() => new Response('x', { headers: { 'x-huge': 'a'.repeat(128 * 1024) } }));`;
+
+function stats(): { workers: number; inflight: number } {
+  const catalog = functionCatalogOf(tp.platform);
+  if (!catalog) throw new Error('no functions runtime');
+  return catalog.runtime.stats();
+}
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return check();
+}
+
+/** Sends raw bytes on a fresh connection; the whole answer (until the server closes, or ms). */
+function rawExchange(bytes: string | Buffer, ms = 5_000): Promise<string> {
+  const u = new URL(tp.url);
+  return new Promise((resolve) => {
+    const s = connect(Number(u.port), u.hostname);
+    const got: Buffer[] = [];
+    const done = () => {
+      clearTimeout(timer);
+      s.destroy();
+      resolve(Buffer.concat(got).toString('latin1'));
+    };
+    const timer = setTimeout(done, ms);
+    s.on('data', (d) => got.push(d));
+    s.on('close', done);
+    s.on('error', done);
+    s.write(bytes);
+  });
+}
+
+function statusOf(answer: string): number {
+  return Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0);
+}
+
+function bodyOf(answer: string): string {
+  return answer.slice(answer.indexOf('\r\n\r\n') + 4);
+}
+
+const auth = (): Record<string, string> => ({ authorization: `Bearer ${ctx.anonKey}` });
+
+function fnPath(rest: string): string {
+  return `/project/${ctx.ref}/functions/v1/${rest}`;
+}
+
+beforeAll(async () => {
+  tp = await startTestPlatform({
+    functions: {
+      ...configFromEnv({}).functions,
+      requestTimeoutMs: 3_000,
+      bodyLimit: 256 * 1024,
+      poolSize: 2,
+      workerConcurrency: 4,
+    },
+  });
+  ctx = await tp.platform.defaultProject();
+  base = `${tp.url}/project/${ctx.ref}`;
+  const deployed = await Promise.all([
+    deployOne(tp, ctx.ref, 'echo', ECHO, { verify_jwt: false }),
+    deployOne(tp, ctx.ref, 'stream', STREAM, { verify_jwt: false }),
+    deployOne(tp, ctx.ref, 'hugeheader', HUGE_HEADER, { verify_jwt: false }),
+  ]);
+  for (const d of deployed) expect(d.status, JSON.stringify(d.body)).toBe(201);
+});
+
+afterAll(async () => {
+  await tp?.close();
+});
+
+describe('invocation: slug and sub-path', () => {
+  it('answers 400 in the platform shape for NUL, dot-dot, bad escapes and over-long slugs', async () => {
+    // Raw requests: fetch would resolve %2e%2e itself.
+    for (const slug of ['ec%00ho', '%2e%2e', '%2E%2e%2Fecho', 'a'.repeat(129), 'a'.repeat(5000)]) {
+      const answer = await rawExchange(`GET ${fnPath(slug)}/x HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`);
+      expect(statusOf(answer), slug.slice(0, 20)).toBe(400);
+      expect(JSON.parse(bodyOf(answer)), slug.slice(0, 20)).toEqual({
+        code: 'BAD_REQUEST',
+        message: 'Invalid function slug',
+      });
+    }
+    // A malformed escape (or invalid UTF-8) anywhere in the path is refused by the router itself
+    // (400, Fastify's shape).
+    for (const path of [fnPath('%zz'), fnPath('ec%C0ho'), fnPath('echo/a%zzb')])
+      expect(statusOf(await rawExchange(`GET ${path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`))).toBe(400);
+  });
+
+  it('reaches a function whose slug is 128 characters long', async () => {
+    const slug = `s${'x'.repeat(127)}`;
+    expect((await deployOne(tp, ctx.ref, slug, ECHO, { verify_jwt: false })).status).toBe(201);
+    const res = await fetch(`${base}/functions/v1/${slug}/sub`);
+    expect(res.status).toBe(200);
+    expect((await res.json()).path).toBe(`/${slug}/sub`);
+  });
+
+  it('forwards odd sub-paths (NUL, %2e%2e, long segments) to the function as sent', async () => {
+    for (const sub of ['a%00b', '%2e%2e/%2e%2e/x', 'x'.repeat(8000), '..%2f..%2fx']) {
+      const answer = await rawExchange(`GET ${fnPath(`echo/${sub}`)} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`);
+      expect(statusOf(answer), sub.slice(0, 20)).toBe(200);
+      expect(typeof JSON.parse(bodyOf(answer)).path).toBe('string');
+    }
+    expect(stats().inflight).toBe(0);
+  });
+});
+
+describe('invocation: headers', () => {
+  it('forwards header values with obs-text bytes', async () => {
+    const answer = await rawExchange(
+      Buffer.concat([
+        Buffer.from(`GET ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\nx-odd: `),
+        Buffer.from([0xc3, 0xa9, 0xff, 0x80]),
+        Buffer.from('\r\nconnection: close\r\n\r\n'),
+      ]),
+    );
+    expect(statusOf(answer)).toBe(200);
+  });
+
+  it('answers 431 to more request headers than a worker accepts, and keeps serving', async () => {
+    const head = (n: number) =>
+      `GET ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\n${Array.from({ length: n }, (_, i) => `x-h${i}: v\r\n`).join('')}connection: close\r\n\r\n`;
+    const ok = await rawExchange(head(98));
+    expect(statusOf(ok)).toBe(200);
+    expect(JSON.parse(bodyOf(ok)).headers).toBeGreaterThanOrEqual(98);
+    for (const n of [99, 130, 1500]) {
+      const answer = await rawExchange(head(n));
+      expect(statusOf(answer), String(n)).toBe(431);
+      expect(JSON.parse(bodyOf(answer))).toEqual({
+        code: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
+        message: 'Request has too many header fields',
+      });
+    }
+    expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
+    expect(stats().inflight).toBe(0);
+  });
+});
+
+describe('invocation: bodies and disconnects', () => {
+  it('a chunked body over the limit gets 413 and the lease is released', async () => {
+    const chunk = 'a'.repeat(16 * 1024);
+    let req = `POST ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n`;
+    for (let i = 0; i < 40; i++) req += `${chunk.length.toString(16)}\r\n${chunk}\r\n`;
+    req += '0\r\n\r\n';
+    const answer = await rawExchange(req);
+    expect(statusOf(answer)).toBe(413);
+    expect(JSON.parse(bodyOf(answer))).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    expect((await fetch(`${base}/functions/v1/echo`, { method: 'POST', body: 'ok' })).status).toBe(200);
+  });
+
+  it('a client that leaves mid-request-body releases its lease; the next request is served', async () => {
+    const u = new URL(tp.url);
+    await new Promise<void>((resolve) => {
+      const s = connect(Number(u.port), u.hostname, () => {
+        s.write(`POST ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\ncontent-length: 100000\r\n\r\n${'a'.repeat(1000)}`);
+        setTimeout(() => {
+          s.destroy();
+          resolve();
+        }, 300);
+      });
+    });
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    const res = await fetch(`${base}/functions/v1/echo`, { method: 'POST', body: 'x' });
+    expect(res.status).toBe(200);
+  });
+
+  it('a client that leaves mid-response-stream releases its lease', async () => {
+    await new Promise<void>((resolve, reject) => {
+      const r = request(`${base}/functions/v1/stream`, (res) => {
+        res.once('data', () => {
+          r.destroy();
+          resolve();
+        });
+      });
+      r.on('error', () => {});
+      r.on('timeout', reject);
+      r.end();
+    });
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    const res = await fetch(`${base}/functions/v1/echo`);
+    expect(res.status).toBe(200);
+  });
+
+  it('a function that errors mid-stream cuts the response off, and keeps serving', async () => {
+    const res = await fetch(`${base}/functions/v1/stream?fail=1`);
+    expect(res.status).toBe(200);
+    const text = await res.text().catch((e: Error) => `cut: ${e.message}`);
+    expect(text).not.toContain('chunk 5');
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
+  });
+
+  it('a function that writes a huge header gets a platform error, not a hang', async () => {
+    const started = Date.now();
+    const res = await fetch(`${base}/functions/v1/hugeheader`);
+    expect(res.status).toBeGreaterThanOrEqual(500);
+    console.log('huge header:', res.status, await res.text());
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+  });
+
+  it('many concurrent first requests to a cold function: bounded workers, all answered', async () => {
+    expect((await deployOne(tp, ctx.ref, 'cold', ECHO, { verify_jwt: false })).status).toBe(201);
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () => fetch(`${base}/functions/v1/cold`).then((r) => r.status)),
+    );
+    expect(answers.every((s) => s === 200)).toBe(true);
+    expect(stats().workers).toBeLessThanOrEqual(tp.config.functions.maxWorkers);
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+  });
+});
+
+describe('deploy: malformed uploads', () => {
+  const url = () => `${tp.url}/v1/projects/${ctx.ref}/functions/deploy`;
+  const mgmt = () => ({ authorization: `Bearer ${tp.platform.defaultAccessToken}` });
+
+  async function post(slug: string, form: FormData): Promise<{ status: number; body: any }> {
+    const res = await fetch(`${url()}?slug=${slug}`, { method: 'POST', headers: mgmt(), body: form });
+    const text = await res.text();
+    return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : text };
+  }
+
+  function form(meta: unknown, files: [string, string][]): FormData {
+    const f = new FormData();
+    if (meta !== undefined) f.append('metadata', typeof meta === 'string' ? meta : JSON.stringify(meta));
+    for (const [name, src] of files) f.append('file', new Blob([src]), name);
+    return f;
+  }
+
+  const SRC = `Deno.serve(() => new Response('ok'));`;
+
+  it('answers 400 with a message for metadata that is missing, not JSON or of the wrong types', async () => {
+    const cases: [string, FormData][] = [
+      ['no metadata', form(undefined, [['index.ts', SRC]])],
+      ['not json', form('{nope', [['index.ts', SRC]])],
+      ['array', form('[]', [['index.ts', SRC]])],
+      ['entry number', form({ entrypoint_path: 5 }, [['index.ts', SRC]])],
+      ['verify_jwt string', form({ entrypoint_path: 'index.ts', verify_jwt: 'yes' }, [['index.ts', SRC]])],
+      ['name object', form({ entrypoint_path: 'index.ts', name: {} }, [['index.ts', SRC]])],
+      ['import map array', form({ entrypoint_path: 'index.ts', import_map_path: [] }, [['index.ts', SRC]])],
+      ['entry elsewhere', form({ entrypoint_path: 'main.ts' }, [['index.ts', SRC]])],
+      ['no files', form({ entrypoint_path: 'index.ts' }, [])],
+    ];
+    for (const [label, f] of cases) {
+      const res = await post('malformed', f);
+      expect(res.status, label).toBe(400);
+      expect(typeof res.body.message, label).toBe('string');
+    }
+  });
+
+  it('refuses file names that climb out, hold NUL or backslashes, or cannot be written', async () => {
+    const names = [
+      '../index.ts',
+      'a/../../index.ts',
+      'a\\index.ts',
+      'a\u0000b/index.ts',
+      `${'d'.repeat(300)}/index.ts`,
+    ];
+    for (const name of names) {
+      const res = await post('badnames', form({ entrypoint_path: 'index.ts' }, [['index.ts', SRC], [name, '']]));
+      expect(res.status, JSON.stringify(name.slice(0, 30))).toBe(400);
+      expect(typeof res.body.message).toBe('string');
+    }
+    // A file that is also a folder of another file.
+    const clash = await post(
+      'badnames',
+      form({ entrypoint_path: 'index.ts' }, [
+        ['index.ts', SRC],
+        ['lib', 'x'],
+        ['lib/a.ts', 'x'],
+      ]),
+    );
+    expect(clash.status).toBe(400);
+  });
+
+  it('takes absolute paths as relative, a zero-byte file, and duplicate names (last wins)', async () => {
+    const res = await post(
+      'oddfiles',
+      form({ entrypoint_path: '/abs/index.ts' }, [
+        ['/abs/index.ts', `Deno.serve(() => new Response('first'));`],
+        ['/abs/empty.ts', ''],
+        ['/abs/index.ts', `import './empty.ts';\nDeno.serve(() => new Response('second'));`],
+      ]),
+    );
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const out = await fetch(`${base}/functions/v1/oddfiles`, { headers: auth() });
+    expect(await out.text()).toBe('second');
+  });
+
+  it('deploys thousands of tiny files', async () => {
+    const files: [string, string][] = [['index.ts', `import './f/0.ts';\nDeno.serve(() => new Response('many'));`]];
+    for (let i = 0; i < 3000; i++) files.push([`f/${i}.ts`, `export const v${i} = ${i};`]);
+    const started = Date.now();
+    const res = await post('manyfiles', form({ entrypoint_path: 'index.ts' }, files));
+    console.log('3000 files deployed in', Date.now() - started, 'ms');
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(await (await fetch(`${base}/functions/v1/manyfiles`, { headers: auth() })).text()).toBe('many');
+  });
+
+  it('an empty entrypoint deploys and answers BOOT_ERROR', async () => {
+    const res = await post('emptyentry', form({ entrypoint_path: 'index.ts' }, [['index.ts', '']]));
+    expect(res.status).toBe(201);
+    const out = await fetch(`${base}/functions/v1/emptyentry`, { headers: auth() });
+    expect(out.status).toBe(500);
+    expect(out.headers.get('sb-error-code')).toBe('BOOT_ERROR');
+  });
+
+  it('refuses slugs that are too long or have invalid characters', async () => {
+    for (const slug of ['a'.repeat(129), 'a%00b', 'a.b', 'a%20b', '%2e%2e']) {
+      const res = await post(slug, form({ entrypoint_path: 'index.ts' }, [['index.ts', SRC]]));
+      expect(res.status, slug.slice(0, 20)).toBe(400);
+    }
+  });
+
+  it('garbage or truncated eszip bodies are refused with 400 and nothing is stored', async () => {
+    for (const [label, bytes] of [
+      ['garbage', Buffer.from('not an eszip at all')],
+      ['ezbr garbage', Buffer.concat([Buffer.from('EZBR'), Buffer.from('junkjunk')])],
+      ['eszip magic only', Buffer.from('ESZIP_V2.2')],
+    ] as [string, Buffer][]) {
+      const res = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions?slug=zip${label.length}`, {
+        method: 'POST',
+        headers: { ...mgmt(), 'content-type': 'application/vnd.denoland.eszip' },
+        body: new Uint8Array(bytes),
+      });
+      expect(res.status, label).toBe(400);
+      const got = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/zip${label.length}`, { headers: mgmt() });
+      expect(got.status, label).toBe(404);
+    }
+    // An update with a broken body leaves the function as it was.
+    expect((await deployOne(tp, ctx.ref, 'zipkeep', `Deno.serve(() => new Response('kept'));`)).status).toBe(201);
+    const patched = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/zipkeep`, {
+      method: 'PATCH',
+      headers: { ...mgmt(), 'content-type': 'application/vnd.denoland.eszip' },
+      body: new Uint8Array(Buffer.from('ESZIP_V2.2truncated')),
+    });
+    expect(patched.status).toBe(400);
+    const got = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/zipkeep`, { headers: mgmt() });
+    expect((await got.json()).version).toBe(1);
+    expect(await (await fetch(`${base}/functions/v1/zipkeep`, { headers: auth() })).text()).toBe('kept');
+  });
+});

@@ -192,6 +192,12 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
     const lost = () => setTimeout(() => fail(errorFor(worker.ended ?? 'crash')), worker.ended ? 0 : 200);
     const timer = setTimeout(() => void worker.kill('timeout'), limits.requestTimeoutMs);
     lease.ended.catch((why: WorkerEnd) => fail(errorFor(why)));
+    // The client left while the function was looked up or its worker started: its 'close' has
+    // fired already (the listener below would never run), so nothing is sent upstream.
+    if (res.destroyed) {
+      finish(499);
+      return;
+    }
     if (!pool) {
       lost();
       return;

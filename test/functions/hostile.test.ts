@@ -96,6 +96,8 @@ beforeAll(async () => {
       bodyLimit: 256 * 1024,
       poolSize: 2,
       workerConcurrency: 4,
+      // Workers start on the first request, so "cold" means cold.
+      prewarm: false,
     },
   });
   ctx = await tp.platform.defaultProject();
@@ -224,6 +226,31 @@ describe('invocation: bodies and disconnects', () => {
     expect(res.status).toBe(200);
   });
 
+  it('a client that leaves while a cold worker boots releases its lease once the worker is up', async () => {
+    // Leave at several moments of the first request: record lookup, bundle write, worker boot.
+    for (const [i, ms] of [1, 5, 15, 30, 60].entries()) {
+      const slug = `coldstream${i}`;
+      expect((await deployOne(tp, ctx.ref, slug, STREAM, { verify_jwt: false })).status).toBe(201);
+      await rawExchange(`GET ${fnPath(slug)} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`, ms);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await until(() => stats().inflight === 0, 1_500), `left after ${ms} ms`).toBe(true);
+    }
+    expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
+  });
+
+  it('answers HEAD without a body, and a WebSocket upgrade request does not hang', async () => {
+    const head = await rawExchange(`HEAD ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`);
+    expect(statusOf(head)).toBe(200);
+    expect(bodyOf(head)).toBe('');
+    // Not upgraded (no WebSocket support): the function answers it as a plain request.
+    const upgrade = await rawExchange(
+      `GET ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\nconnection: Upgrade\r\nupgrade: websocket\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+      1_000,
+    );
+    expect(statusOf(upgrade)).toBe(200);
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+  });
+
   it('a function that errors mid-stream cuts the response off, and keeps serving', async () => {
     const res = await fetch(`${base}/functions/v1/stream?fail=1`);
     expect(res.status).toBe(200);
@@ -338,6 +365,56 @@ describe('deploy: malformed uploads', () => {
     console.log('3000 files deployed in', Date.now() - started, 'ms');
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(await (await fetch(`${base}/functions/v1/manyfiles`, { headers: auth() })).text()).toBe('many');
+  });
+
+  it('answers 400 to a truncated form, a form without boundary, and an import map that is not JSON', async () => {
+    const res1 = await fetch(`${url()}?slug=trunc`, {
+      method: 'POST',
+      headers: { ...mgmt(), 'content-type': 'multipart/form-data; boundary=XX' },
+      body: '--XX\r\ncontent-disposition: form-data; name="metadata"\r\n\r\n{"entrypoint_path":"index.ts"}\r\n--XX\r\ncontent-disposition: form-data; name="file"; filename="index.ts"\r\n\r\nDeno.se',
+    });
+    expect(res1.status).toBe(400);
+    const res2 = await fetch(`${url()}?slug=trunc`, {
+      method: 'POST',
+      headers: { ...mgmt(), 'content-type': 'multipart/form-data;' },
+      body: 'whatever',
+    });
+    expect(res2.status).toBe(400);
+    const res3 = await post(
+      'badmap',
+      form({ entrypoint_path: 'index.ts', import_map_path: 'map.json' }, [
+        ['index.ts', SRC],
+        ['map.json', '{not json'],
+      ]),
+    );
+    expect(res3.status, JSON.stringify(res3.body)).toBe(400);
+    for (const slug of ['trunc', 'badmap'])
+      expect((await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/${slug}`, { headers: mgmt() })).status).toBe(404);
+  });
+
+  it('answers 413 to a deploy over the upload limit', async () => {
+    const res = await post('toolarge', form({ entrypoint_path: 'index.ts' }, [['index.ts', 'x'.repeat(21 * 1024 * 1024)]]));
+    expect(res.status).toBe(413);
+  });
+
+  it('redeploying while the function is being invoked: every call answers one version', async () => {
+    const version = (v: number) => `Deno.serve(async () => { await new Promise((r) => setTimeout(r, 20)); return new Response('v${v}'); });`;
+    expect((await deployOne(tp, ctx.ref, 'busy', version(0), { verify_jwt: false })).status).toBe(201);
+    let stop = false;
+    const answers: string[] = [];
+    const callers = Array.from({ length: 4 }, async () => {
+      while (!stop) {
+        const r = await fetch(`${base}/functions/v1/busy`);
+        answers.push(`${r.status} ${await r.text()}`);
+      }
+    });
+    for (let v = 1; v <= 3; v++) expect((await deployOne(tp, ctx.ref, 'busy', version(v), { verify_jwt: false })).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 300));
+    stop = true;
+    await Promise.all(callers);
+    expect(answers.filter((a) => !/^200 v[0-3]$/.test(a))).toEqual([]);
+    expect(answers.at(-1)).toBe('200 v3');
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
   });
 
   it('an empty entrypoint deploys and answers BOOT_ERROR', async () => {

@@ -297,4 +297,12 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
   // One wildcard route, the slug read from the URL here: a `:slug` parameter would be cut off at
   // the router's parameter length (100, answered 414) below the 128 characters a slug may have.
   app.route({ method: [...METHODS], url: `${PREFIX}/*`, handler });
+  // The router's other methods (TRACE, …) get the platform's 405, not a route-not-found 404.
+  const others = app.supportedMethods.filter((m) => !(METHODS as readonly string[]).includes(m));
+  if (others.length)
+    app.route({
+      method: others,
+      url: `${PREFIX}/*`,
+      handler: (_req, reply) => reject(reply.header('allow', METHODS.join(', ')), errors.METHOD_NOT_ALLOWED),
+    });
 };

@@ -180,6 +180,14 @@ describe('invocation: headers', () => {
   });
 });
 
+describe('invocation: methods', () => {
+  it('answers 405 in the platform shape to a method functions do not take', async () => {
+    const answer = await rawExchange(`TRACE ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`);
+    expect(statusOf(answer)).toBe(405);
+    expect(JSON.parse(bodyOf(answer))).toEqual({ code: 'METHOD_NOT_ALLOWED', message: 'Method not allowed' });
+  });
+});
+
 describe('invocation: bodies and disconnects', () => {
   it('a chunked body over the limit gets 413 and the lease is released', async () => {
     const chunk = 'a'.repeat(16 * 1024);

@@ -156,7 +156,9 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
       return reject(reply, e);
     }
     reply.hijack();
-    proxy(req, reply.raw, lease, log);
+    const note = (message: string) =>
+      logs.add(ctx.ref, { function_slug: slug, type: 'log', level: 'error', message });
+    proxy(req, reply.raw, lease, log, note);
   };
 
   function proxy(
@@ -164,6 +166,7 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
     res: ServerResponse,
     lease: Lease,
     log: (status: number, errorCode?: string) => void,
+    note: (message: string) => void,
   ): void {
     const { worker } = lease;
     const pool = worker.pool;
@@ -243,9 +246,12 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
           abort = abortFn;
           if (aborted || done) abortFn(new Error('aborted'));
         },
-        onError() {
+        onError(err) {
           clearTimeout(early);
-          if (!done) lost();
+          if (done) return;
+          // Not our own abort, a client that left, nor a worker that ended: say what went wrong (e.g. headers too large).
+          if (!aborted && !res.destroyed && worker.alive) note(`invocation failed: ${err.message}`);
+          lost();
         },
         onHeaders(statusCode, rawHeaders, resume) {
           if (done) return false;

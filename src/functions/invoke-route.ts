@@ -220,7 +220,8 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
           for await (const chunk of raw as AsyncIterable<Buffer>) {
             received += chunk.length;
             if (received > limits.bodyLimit) {
-              res.setHeader('connection', 'close');
+              // (Once the function's answer has started, it is cut off instead.)
+              if (!res.headersSent) res.setHeader('connection', 'close');
               fail(errors.TOO_LARGE);
               return;
             }

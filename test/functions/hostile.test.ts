@@ -201,6 +201,44 @@ describe('invocation: bodies and disconnects', () => {
     expect((await fetch(`${base}/functions/v1/echo`, { method: 'POST', body: 'ok' })).status).toBe(200);
   });
 
+  it('a body over the limit still arriving after the function answered: no crash, lease released', async () => {
+    expect((await deployOne(tp, ctx.ref, 'early', `Deno.serve(() => new Response('early'));`, { verify_jwt: false })).status).toBe(201);
+    expect((await deployOne(tp, ctx.ref, 'earlystream', STREAM, { verify_jwt: false })).status).toBe(201);
+    for (const slug of ['early', 'earlystream']) {
+      const u = new URL(tp.url);
+      const answer = await new Promise<string>((resolve) => {
+        const s = connect(Number(u.port), u.hostname);
+        let got = '';
+        s.on('data', (d) => {
+          got += d.toString('latin1');
+        });
+        s.on('close', () => resolve(got));
+        s.on('error', () => resolve(got));
+        s.write(`POST ${fnPath(slug)} HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n`);
+        const chunk = 'a'.repeat(32 * 1024);
+        let n = 0;
+        const timer = setInterval(() => {
+          if (n++ >= 20 || s.destroyed) {
+            clearInterval(timer);
+            if (!s.destroyed) s.end('0\r\n\r\n');
+            return;
+          }
+          s.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+        }, 40);
+      });
+      expect(statusOf(answer), slug).toBeGreaterThan(0);
+      expect(await until(() => stats().inflight === 0, 2_000), slug).toBe(true);
+    }
+    // The streaming one was cut off at the limit: logged as 413, with no error of the platform's own.
+    await new Promise((r) => setTimeout(r, 300));
+    const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/earlystream/logs`, {
+      headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}` },
+    }).then((r) => r.json());
+    expect(logs.result).toContainEqual(expect.objectContaining({ type: 'invocation', status: 413 }));
+    expect(JSON.stringify(logs.result)).not.toContain('invocation failed');
+    expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
+  });
+
   it('a client that leaves mid-request-body releases its lease; the next request is served', async () => {
     const u = new URL(tp.url);
     await new Promise<void>((resolve) => {

@@ -6,7 +6,6 @@
 import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import type { Pool } from 'undici';
 import { READY_MARKER } from './worker-bootstrap.js';
 
@@ -35,6 +34,47 @@ export type LogSink = (level: 'info' | 'error', line: string) => void;
 const CLK_TCK = 100;
 /** Connections Node keeps to one worker (a new one only when all are busy). */
 const MAX_CONNECTIONS = 256;
+
+/**
+ * Longest console line kept, in bytes (the logs keep 8192 characters of it): the rest of a longer
+ * line is dropped as it arrives, so a function writing without newlines cannot grow the platform.
+ */
+const MAX_LINE_BYTES = 32 * 1024;
+
+/** Calls `onLine` for each line of `input` (without its `\n` / `\r\n`), each cut at MAX_LINE_BYTES. */
+export function readLines(input: Readable, onLine: (line: string) => void): void {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let cut = false;
+  const emit = () => {
+    let line = Buffer.concat(parts, size).toString('utf8');
+    if (line.endsWith('\r')) line = line.slice(0, -1);
+    parts = [];
+    size = 0;
+    if (cut) line += '…';
+    cut = false;
+    onLine(line);
+  };
+  input.on('data', (chunk: Buffer) => {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, start);
+      const end = nl === -1 ? chunk.length : nl;
+      const take = Math.min(end - start, MAX_LINE_BYTES - size);
+      if (take > 0) {
+        parts.push(Buffer.from(chunk.subarray(start, start + take)));
+        size += take;
+      }
+      if (take < end - start) cut = true;
+      if (nl === -1) return;
+      emit();
+      start = nl + 1;
+    }
+  });
+  input.on('end', () => {
+    if (size > 0 || cut) emit();
+  });
+}
 
 /** undici, imported when the first worker starts (while Deno boots), not with the server. */
 let undici: Promise<{ Pool: typeof Pool }> | undefined;
@@ -142,8 +182,7 @@ export class FunctionWorker {
         reject(new Error('worker exited before it was ready'));
       });
       const { stdout, stderr } = this.child as ChildProcessByStdio<Writable, Readable, Readable>;
-      const out = createInterface({ input: stdout });
-      out.on('line', (line) => {
+      readLines(stdout, (line) => {
         if (this.port === 0 && this.alive && line.startsWith(READY_MARKER)) {
           this.port = Number(line.slice(READY_MARKER.length + 1));
           loadUndici().then(({ Pool }) => {
@@ -162,7 +201,7 @@ export class FunctionWorker {
           }, reject);
         } else onLog('info', line);
       });
-      createInterface({ input: stderr }).on('line', (line) => onLog('error', line));
+      readLines(stderr, (line) => onLog('error', line));
     });
     this.ready.catch(() => {});
   }

@@ -321,6 +321,20 @@ describe('invocation: bodies and disconnects', () => {
     expect(JSON.stringify(logs.result)).toMatch(/invocation failed: .*[Hh]eader/);
   });
 
+  it('a function that writes a huge line without a newline does not grow the platform', async () => {
+    const FLOOD = `Deno.serve(async () => {
+  const chunk = new TextEncoder().encode('a'.repeat(64 * 1024));
+  for (let i = 0; i < 3200; i++) await Deno.stdout.write(chunk);
+  return new Response('flooded');
+});`;
+    expect((await deployOne(tp, ctx.ref, 'flood', FLOOD, { verify_jwt: false })).status).toBe(201);
+    const before = process.memoryUsage().heapUsed;
+    const res = await fetch(`${base}/functions/v1/flood`);
+    expect(await res.text()).toBe('flooded');
+    // 200 MB written; the platform keeps the start of the line only.
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(64 * 1024 * 1024);
+  });
+
   it('many concurrent first requests to a cold function: bounded workers, all answered', async () => {
     expect((await deployOne(tp, ctx.ref, 'cold', ECHO, { verify_jwt: false })).status).toBe(201);
     const answers = await Promise.all(

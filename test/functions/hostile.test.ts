@@ -335,6 +335,24 @@ describe('invocation: bodies and disconnects', () => {
     expect(process.memoryUsage().heapUsed - before).toBeLessThan(64 * 1024 * 1024);
   });
 
+  it('a function printing a million lines is rate-limited: the platform stays responsive', async () => {
+    const LINES = `Deno.serve(async () => {
+  const lines = new TextEncoder().encode('x\\n'.repeat(32 * 1024));
+  for (let i = 0; i < 30; i++) await Deno.stdout.write(lines);
+  return new Response('lines');
+});`;
+    expect((await deployOne(tp, ctx.ref, 'lines', LINES, { verify_jwt: false })).status).toBe(201);
+    const started = Date.now();
+    expect(await (await fetch(`${base}/functions/v1/lines`)).text()).toBe('lines');
+    // Reading and logging ~1M lines one by one kept the event loop busy for over 10 s.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await new Promise((r) => setTimeout(r, 300));
+    const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/lines/logs?limit=1000`, {
+      headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}` },
+    }).then((r) => r.json());
+    expect(JSON.stringify(logs.result)).toMatch(/console output over 1000 lines per second/);
+  });
+
   it('many concurrent first requests to a cold function: bounded workers, all answered', async () => {
     expect((await deployOne(tp, ctx.ref, 'cold', ECHO, { verify_jwt: false })).status).toBe(201);
     const answers = await Promise.all(

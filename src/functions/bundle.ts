@@ -48,7 +48,9 @@ export function checkLayout(files: Map<string, Buffer>): void {
   for (const path of files.keys())
     for (let i = path.indexOf('/'); i !== -1; i = path.indexOf('/', i + 1))
       if (files.has(path.slice(0, i)))
-        throw new BundleError(`Invalid file path: ${JSON.stringify(path.slice(0, i))} is both a file and a folder`);
+        throw new BundleError(
+          `Invalid file path: ${JSON.stringify(path.slice(0, i))} is both a file and a folder`,
+        );
 }
 
 /** The uploaded file a path names: the same relative path, or the one it ends with (absolute vs relative paths). */

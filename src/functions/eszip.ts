@@ -102,7 +102,9 @@ export async function unpackEszip(bytes: Buffer, entrypointPath: string | null):
     try {
       path = decodeURIComponent(new URL(specifier).pathname);
     } catch {
-      throw new BundleError(`eszip body: invalid module specifier ${JSON.stringify(specifier.slice(0, 300))}`);
+      throw new BundleError(
+        `eszip body: invalid module specifier ${JSON.stringify(specifier.slice(0, 300))}`,
+      );
     }
     const rel = safeRelPath(path);
     first ??= rel;

@@ -10,7 +10,7 @@ import { configFromEnv } from '../../src/config.js';
 import { functionCatalogOf } from '../../src/functions/registry.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { deploy, deployOne } from './support.js';
+import { type DeployAnswer, deployOne } from './support.js';
 
 let tp: TestPlatform;
 let ctx: ProjectContext;
@@ -118,7 +118,9 @@ describe('invocation: slug and sub-path', () => {
   it('answers 400 in the platform shape for NUL, dot-dot, bad escapes and over-long slugs', async () => {
     // Raw requests: fetch would resolve %2e%2e itself.
     for (const slug of ['ec%00ho', '%2e%2e', '%2E%2e%2Fecho', 'a'.repeat(129), 'a'.repeat(5000)]) {
-      const answer = await rawExchange(`GET ${fnPath(slug)}/x HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`);
+      const answer = await rawExchange(
+        `GET ${fnPath(slug)}/x HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`,
+      );
       expect(statusOf(answer), slug.slice(0, 20)).toBe(400);
       expect(JSON.parse(bodyOf(answer)), slug.slice(0, 20)).toEqual({
         code: 'BAD_REQUEST',
@@ -128,7 +130,9 @@ describe('invocation: slug and sub-path', () => {
     // A malformed escape (or invalid UTF-8) anywhere in the path is refused by the router itself
     // (400, Fastify's shape).
     for (const path of [fnPath('%zz'), fnPath('ec%C0ho'), fnPath('echo/a%zzb')])
-      expect(statusOf(await rawExchange(`GET ${path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`))).toBe(400);
+      expect(
+        statusOf(await rawExchange(`GET ${path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`)),
+      ).toBe(400);
   });
 
   it('reaches a function whose slug is 128 characters long', async () => {
@@ -141,7 +145,9 @@ describe('invocation: slug and sub-path', () => {
 
   it('forwards odd sub-paths (NUL, %2e%2e, long segments) to the function as sent', async () => {
     for (const sub of ['a%00b', '%2e%2e/%2e%2e/x', 'x'.repeat(8000), '..%2f..%2fx']) {
-      const answer = await rawExchange(`GET ${fnPath(`echo/${sub}`)} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`);
+      const answer = await rawExchange(
+        `GET ${fnPath(`echo/${sub}`)} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`,
+      );
       expect(statusOf(answer), sub.slice(0, 20)).toBe(200);
       expect(typeof JSON.parse(bodyOf(answer)).path).toBe('string');
     }
@@ -182,7 +188,9 @@ describe('invocation: headers', () => {
 
 describe('invocation: methods', () => {
   it('answers 405 in the platform shape to a method functions do not take', async () => {
-    const answer = await rawExchange(`TRACE ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`);
+    const answer = await rawExchange(
+      `TRACE ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`,
+    );
     expect(statusOf(answer)).toBe(405);
     expect(JSON.parse(bodyOf(answer))).toEqual({ code: 'METHOD_NOT_ALLOWED', message: 'Method not allowed' });
   });
@@ -202,7 +210,13 @@ describe('invocation: bodies and disconnects', () => {
   });
 
   it('a body over the limit still arriving after the function answered: no crash, lease released', async () => {
-    expect((await deployOne(tp, ctx.ref, 'early', `Deno.serve(() => new Response('early'));`, { verify_jwt: false })).status).toBe(201);
+    expect(
+      (
+        await deployOne(tp, ctx.ref, 'early', `Deno.serve(() => new Response('early'));`, {
+          verify_jwt: false,
+        })
+      ).status,
+    ).toBe(201);
     expect((await deployOne(tp, ctx.ref, 'earlystream', STREAM, { verify_jwt: false })).status).toBe(201);
     for (const slug of ['early', 'earlystream']) {
       const u = new URL(tp.url);
@@ -214,7 +228,9 @@ describe('invocation: bodies and disconnects', () => {
         });
         s.on('close', () => resolve(got));
         s.on('error', () => resolve(got));
-        s.write(`POST ${fnPath(slug)} HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n`);
+        s.write(
+          `POST ${fnPath(slug)} HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n`,
+        );
         const chunk = 'a'.repeat(32 * 1024);
         let n = 0;
         const timer = setInterval(() => {
@@ -243,7 +259,9 @@ describe('invocation: bodies and disconnects', () => {
     const u = new URL(tp.url);
     await new Promise<void>((resolve) => {
       const s = connect(Number(u.port), u.hostname, () => {
-        s.write(`POST ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\ncontent-length: 100000\r\n\r\n${'a'.repeat(1000)}`);
+        s.write(
+          `POST ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\ncontent-length: 100000\r\n\r\n${'a'.repeat(1000)}`,
+        );
         setTimeout(() => {
           s.destroy();
           resolve();
@@ -368,7 +386,7 @@ describe('deploy: malformed uploads', () => {
   const url = () => `${tp.url}/v1/projects/${ctx.ref}/functions/deploy`;
   const mgmt = () => ({ authorization: `Bearer ${tp.platform.defaultAccessToken}` });
 
-  async function post(slug: string, form: FormData): Promise<{ status: number; body: any }> {
+  async function post(slug: string, form: FormData): Promise<DeployAnswer> {
     const res = await fetch(`${url()}?slug=${slug}`, { method: 'POST', headers: mgmt(), body: form });
     const text = await res.text();
     return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : text };
@@ -413,7 +431,13 @@ describe('deploy: malformed uploads', () => {
       `${'d'.repeat(300)}/index.ts`,
     ];
     for (const name of names) {
-      const res = await post('badnames', form({ entrypoint_path: 'index.ts' }, [['index.ts', SRC], [name, '']]));
+      const res = await post(
+        'badnames',
+        form({ entrypoint_path: 'index.ts' }, [
+          ['index.ts', SRC],
+          [name, ''],
+        ]),
+      );
       expect(res.status, JSON.stringify(name.slice(0, 30))).toBe(400);
       expect(typeof res.body.message).toBe('string');
     }
@@ -444,10 +468,12 @@ describe('deploy: malformed uploads', () => {
   });
 
   it('deploys a thousand tiny files', async () => {
-    const files: [string, string][] = [['index.ts', `import './f/0.ts';\nDeno.serve(() => new Response('many'));`]];
+    const files: [string, string][] = [
+      ['index.ts', `import './f/0.ts';\nDeno.serve(() => new Response('many'));`],
+    ];
     for (let i = 0; i < 1000; i++) files.push([`f/${i}.ts`, `export const v${i} = ${i};`]);
     const res = await post('manyfiles', form({ entrypoint_path: 'index.ts' }, files));
-        expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(await (await fetch(`${base}/functions/v1/manyfiles`, { headers: auth() })).text()).toBe('many');
   });
 
@@ -473,16 +499,22 @@ describe('deploy: malformed uploads', () => {
     );
     expect(res3.status, JSON.stringify(res3.body)).toBe(400);
     for (const slug of ['trunc', 'badmap'])
-      expect((await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/${slug}`, { headers: mgmt() })).status).toBe(404);
+      expect(
+        (await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/${slug}`, { headers: mgmt() })).status,
+      ).toBe(404);
   });
 
   it('answers 413 to a deploy over the upload limit', async () => {
-    const res = await post('toolarge', form({ entrypoint_path: 'index.ts' }, [['index.ts', 'x'.repeat(21 * 1024 * 1024)]]));
+    const res = await post(
+      'toolarge',
+      form({ entrypoint_path: 'index.ts' }, [['index.ts', 'x'.repeat(21 * 1024 * 1024)]]),
+    );
     expect(res.status).toBe(413);
   });
 
   it('redeploying while the function is being invoked: every call answers one version', async () => {
-    const version = (v: number) => `Deno.serve(async () => { await new Promise((r) => setTimeout(r, 20)); return new Response('v${v}'); });`;
+    const version = (v: number) =>
+      `Deno.serve(async () => { await new Promise((r) => setTimeout(r, 20)); return new Response('v${v}'); });`;
     expect((await deployOne(tp, ctx.ref, 'busy', version(0), { verify_jwt: false })).status).toBe(201);
     let stop = false;
     const answers: string[] = [];
@@ -492,7 +524,8 @@ describe('deploy: malformed uploads', () => {
         answers.push(`${r.status} ${await r.text()}`);
       }
     });
-    for (let v = 1; v <= 3; v++) expect((await deployOne(tp, ctx.ref, 'busy', version(v), { verify_jwt: false })).status).toBe(201);
+    for (let v = 1; v <= 3; v++)
+      expect((await deployOne(tp, ctx.ref, 'busy', version(v), { verify_jwt: false })).status).toBe(201);
     await new Promise((r) => setTimeout(r, 300));
     stop = true;
     await Promise.all(callers);
@@ -528,11 +561,15 @@ describe('deploy: malformed uploads', () => {
         body: new Uint8Array(bytes),
       });
       expect(res.status, label).toBe(400);
-      const got = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/zip${label.length}`, { headers: mgmt() });
+      const got = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/zip${label.length}`, {
+        headers: mgmt(),
+      });
       expect(got.status, label).toBe(404);
     }
     // An update with a broken body leaves the function as it was.
-    expect((await deployOne(tp, ctx.ref, 'zipkeep', `Deno.serve(() => new Response('kept'));`)).status).toBe(201);
+    expect((await deployOne(tp, ctx.ref, 'zipkeep', `Deno.serve(() => new Response('kept'));`)).status).toBe(
+      201,
+    );
     const patched = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/zipkeep`, {
       method: 'PATCH',
       headers: { ...mgmt(), 'content-type': 'application/vnd.denoland.eszip' },

@@ -95,7 +95,10 @@ export async function readMultipartBundle(
   const files = new Map<string, Buffer>();
   for (const [name, value] of form.entries()) {
     if (name === 'metadata' || typeof value === 'string') continue;
-    files.set(safeRelPath(value.name || name), Buffer.from(await value.arrayBuffer()));
+    const rel = safeRelPath(value.name || name);
+    // Two parts for one path (also `/a.ts` and `a.ts`): which one was meant is unknowable.
+    if (files.has(rel)) throw new BundleError(`Duplicate file path: ${JSON.stringify(rel)}`);
+    files.set(rel, Buffer.from(await value.arrayBuffer()));
   }
   checkLayout(files);
   return { metadata, files };

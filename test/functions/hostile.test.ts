@@ -453,18 +453,31 @@ describe('deploy: malformed uploads', () => {
     expect(clash.status).toBe(400);
   });
 
-  it('takes absolute paths as relative, a zero-byte file, and duplicate names (last wins)', async () => {
+  it('takes absolute paths as relative and a zero-byte file; refuses two parts for one path', async () => {
     const res = await post(
       'oddfiles',
       form({ entrypoint_path: '/abs/index.ts' }, [
-        ['/abs/index.ts', `Deno.serve(() => new Response('first'));`],
+        ['/abs/index.ts', `import './empty.ts';\nDeno.serve(() => new Response('abs'));`],
         ['/abs/empty.ts', ''],
-        ['/abs/index.ts', `import './empty.ts';\nDeno.serve(() => new Response('second'));`],
       ]),
     );
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     const out = await fetch(`${base}/functions/v1/oddfiles`, { headers: auth() });
-    expect(await out.text()).toBe('second');
+    expect(await out.text()).toBe('abs');
+    for (const second of ['/abs/index.ts', 'abs/index.ts', 'abs//./index.ts']) {
+      const dup = await post(
+        'oddfiles',
+        form({ entrypoint_path: '/abs/index.ts' }, [
+          ['/abs/index.ts', `Deno.serve(() => new Response('first'));`],
+          [second, `Deno.serve(() => new Response('second'));`],
+        ]),
+      );
+      expect(dup.status, second).toBe(400);
+      expect(dup.body.message).toContain('Duplicate file path');
+    }
+    expect(await fetch(`${base}/functions/v1/oddfiles`, { headers: auth() }).then((r) => r.text())).toBe(
+      'abs',
+    );
   });
 
   it('deploys a thousand tiny files', async () => {

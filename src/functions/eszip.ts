@@ -13,13 +13,17 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { brotliDecompressSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliDecompress } from 'node:zlib';
 import type { Bundle } from './bundle.js';
 
 export class EszipError extends Error {}
 
 const EZBR = Buffer.from('EZBR');
 const PARSE_TIMEOUT_MS = 30_000;
+/** Largest eszip an `EZBR` body may decompress to (a few KB of brotli can claim gigabytes). */
+const MAX_ESZIP_BYTES = 128 * 1024 * 1024;
+const decompress = promisify(brotliDecompress);
 
 /** The worker's code (CommonJS, evaluated): the eszip's local modules as [specifier, source]. */
 const WORKER_SOURCE = `
@@ -82,9 +86,14 @@ export async function unpackEszip(bytes: Buffer, entrypointPath: string | null):
   let raw: Uint8Array = bytes;
   if (bytes.subarray(0, 4).equals(EZBR)) {
     try {
-      raw = brotliDecompressSync(bytes.subarray(4));
-    } catch {
-      throw new BundleError('eszip body: brotli data is corrupt');
+      // Off the event loop (zlib's thread pool), and stopped at MAX_ESZIP_BYTES.
+      raw = await decompress(bytes.subarray(4), { maxOutputLength: MAX_ESZIP_BYTES });
+    } catch (err) {
+      throw new BundleError(
+        err instanceof RangeError
+          ? `eszip body: decompresses to more than ${MAX_ESZIP_BYTES / 1024 / 1024} MiB`
+          : 'eszip body: brotli data is corrupt',
+      );
     }
   }
   let modules: [string, string][];

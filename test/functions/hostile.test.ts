@@ -579,6 +579,37 @@ describe('deploy: malformed uploads', () => {
       });
       expect(got.status, label).toBe(404);
     }
+    // A sound EZBR body still goes through.
+    const { build } = await import('@deno/eszip');
+    const eszip = await build(['file:///src/index.ts'], async (specifier: string) =>
+      specifier === 'file:///src/index.ts'
+        ? {
+            kind: 'module',
+            specifier,
+            headers: { 'content-type': 'application/typescript' },
+            content: `Deno.serve(() => new Response('ezbr'));`,
+          }
+        : undefined,
+    );
+    const { brotliCompressSync, constants } = await import('node:zlib');
+    const ezbr = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions?slug=ezbr`, {
+      method: 'POST',
+      headers: { ...mgmt(), 'content-type': 'application/vnd.denoland.eszip' },
+      body: new Uint8Array(Buffer.concat([Buffer.from('EZBR'), brotliCompressSync(eszip)])),
+    });
+    expect(ezbr.status, await ezbr.clone().text()).toBe(201);
+    expect(await (await fetch(`${base}/functions/v1/ezbr`, { headers: auth() })).text()).toBe('ezbr');
+    // A brotli bomb (57 KB that claims 300 MB) is stopped at the size limit, not inflated.
+    const bomb = brotliCompressSync(Buffer.alloc(300 * 1024 * 1024), {
+      params: { [constants.BROTLI_PARAM_QUALITY]: 1 },
+    });
+    const bombed = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions?slug=zipbomb`, {
+      method: 'POST',
+      headers: { ...mgmt(), 'content-type': 'application/vnd.denoland.eszip' },
+      body: new Uint8Array(Buffer.concat([Buffer.from('EZBR'), bomb])),
+    });
+    expect(bombed.status).toBe(400);
+    expect((await bombed.json()).message).toContain('decompresses to more than 128 MiB');
     // An update with a broken body leaves the function as it was.
     expect((await deployOne(tp, ctx.ref, 'zipkeep', `Deno.serve(() => new Response('kept'));`)).status).toBe(
       201,

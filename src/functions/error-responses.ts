@@ -25,6 +25,12 @@ export const TOO_MANY_HEADERS = err(
   'REQUEST_HEADER_FIELDS_TOO_LARGE',
   'Request has too many header fields',
 );
+export const REQUEST_TIMEOUT = err(
+  408,
+  'REQUEST_TIMEOUT',
+  'Request body was not received in time',
+  'REQUEST_TIMEOUT',
+);
 export const TOO_LARGE = err(413, 'PAYLOAD_TOO_LARGE', 'Request body is too large');
 export const THROTTLED = err(503, 'FUNCTION_THROTTLED', 'Function is throttled', 'FUNCTION_THROTTLED');
 export const BOOT_ERROR = err(

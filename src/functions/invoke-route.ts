@@ -193,7 +193,17 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
     };
     // The worker went away: the limit's reason if it was killed, else (after it had time to exit) an error.
     const lost = () => setTimeout(() => fail(errorFor(worker.ended ?? 'crash')), worker.ended ? 0 : 200);
-    const timer = setTimeout(() => void worker.kill('timeout'), limits.requestTimeoutMs);
+    // Wall clock. When it is the client that holds the request up (its body still trickling in, or
+    // the answer not read), only this request ends; otherwise the function is not answering and
+    // its worker is killed (so are the worker's other requests).
+    let waitingOnClient = false;
+    const timer = setTimeout(() => {
+      if (waitingOnClient) {
+        if (!res.headersSent) res.setHeader('connection', 'close');
+        fail(errors.REQUEST_TIMEOUT);
+      } else if (res.writableNeedDrain) fail(errors.TIMEOUT);
+      else void worker.kill('timeout');
+    }, limits.requestTimeoutMs);
     lease.ended.catch((why: WorkerEnd) => fail(errorFor(why)));
     // The client left while the function was looked up or its worker started: its 'close' has
     // fired already (the listener below would never run), so nothing is sent upstream.
@@ -217,7 +227,14 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
       body = Readable.from(
         (async function* () {
           let received = 0;
-          for await (const chunk of raw as AsyncIterable<Buffer>) {
+          const chunks = (raw as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+          for (;;) {
+            waitingOnClient = true;
+            const next = await chunks.next().finally(() => {
+              waitingOnClient = false;
+            });
+            if (next.done) return;
+            const chunk = next.value;
             received += chunk.length;
             if (received > limits.bodyLimit) {
               // (Once the function's answer has started, it is cut off instead.)

@@ -315,6 +315,52 @@ describe('invocation: bodies and disconnects', () => {
     expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
   });
 
+  it('a client too slow to send its body or read the answer is cut off at the wall clock; the worker lives', async () => {
+    const PID = `Deno.serve(async (req) => {
+  const u = new URL(req.url);
+  if (u.searchParams.has('big')) {
+    const chunk = new Uint8Array(64 * 1024);
+    let n = 0;
+    return new Response(new ReadableStream({ pull(c) { if (n++ > 2000) c.close(); else c.enqueue(chunk); } }));
+  }
+  await req.text();
+  return Response.json({ pid: Deno.pid });
+});`;
+    expect((await deployOne(tp, ctx.ref, 'pid', PID, { verify_jwt: false })).status).toBe(201);
+    const pid = async () => ((await (await fetch(`${base}/functions/v1/pid`)).json()) as { pid: number }).pid;
+    const first = await pid();
+    const u = new URL(tp.url);
+    // A body trickling in: 1 byte every 200 ms of a declared 1000.
+    const slowBody = new Promise<string>((resolve) => {
+      const s = connect(Number(u.port), u.hostname);
+      let got = '';
+      const tick = setInterval(() => s.write('a'), 200);
+      const end = () => {
+        clearInterval(tick);
+        s.destroy();
+        resolve(got);
+      };
+      s.on('data', (d) => {
+        got += d.toString('latin1');
+        if (got.includes('\r\n\r\n')) setTimeout(end, 100);
+      });
+      s.on('close', end);
+      s.on('error', end);
+      s.write(`POST ${fnPath('pid')} HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n`);
+    });
+    // An answer nobody reads.
+    const s2 = connect(Number(u.port), u.hostname);
+    s2.on('error', () => {});
+    s2.write(`GET ${fnPath('pid?big=1')} HTTP/1.1\r\nhost: x\r\n\r\n`);
+    s2.pause();
+    const answer = await slowBody;
+    expect(statusOf(answer)).toBe(408);
+    expect(JSON.parse(bodyOf(answer))).toMatchObject({ code: 'REQUEST_TIMEOUT' });
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    s2.destroy();
+    expect(await pid()).toBe(first);
+  });
+
   it('a function that errors mid-stream cuts the response off, and keeps serving', async () => {
     const res = await fetch(`${base}/functions/v1/stream?fail=1`);
     expect(res.status).toBe(200);

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import type { Pool } from 'undici';
 import { READY_MARKER } from './worker-bootstrap.js';
 
@@ -159,8 +160,9 @@ export function denoArgs(spec: WorkerSpec): string[] {
     `--allow-write=${spec.tmpDir}`,
     `--v8-flags=--max-old-space-size=${spec.memoryMb}`,
   ];
-  if (spec.importMapPath) args.push(`--import-map=${spec.importMapPath}`);
-  args.push(spec.bootstrapPath, `file://${spec.entryPath}`);
+  // File URLs, not paths: a `#`, `?` or `%` in a folder or file name is then part of the name.
+  if (spec.importMapPath) args.push(`--import-map=${pathToFileURL(spec.importMapPath).href}`);
+  args.push(spec.bootstrapPath, pathToFileURL(spec.entryPath).href);
   return args;
 }
 

@@ -526,6 +526,18 @@ describe('deploy: malformed uploads', () => {
     );
   });
 
+  it('runs an entrypoint whose path holds URL characters (#, ?, %, space)', async () => {
+    for (const [i, entry] of ['in#dex.ts', 'a?b.ts', '%41.ts', 'my fn/index.ts'].entries()) {
+      const res = await post(
+        `urlish${i}`,
+        form({ entrypoint_path: entry }, [[entry, `Deno.serve(() => new Response('ran ${i}'));`]]),
+      );
+      expect(res.status, entry).toBe(201);
+      const out = await fetch(`${base}/functions/v1/urlish${i}`, { headers: auth() });
+      expect(await out.text(), entry).toBe(`ran ${i}`);
+    }
+  });
+
   it('deploys a thousand tiny files', async () => {
     const files: [string, string][] = [
       ['index.ts', `import './f/0.ts';\nDeno.serve(() => new Response('many'));`],

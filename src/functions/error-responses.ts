@@ -20,6 +20,7 @@ export const INVALID_JWT = err(401, 401, 'Invalid JWT');
 export const NOT_FOUND = err(404, 'NOT_FOUND', 'Requested function was not found');
 export const METHOD_NOT_ALLOWED = err(405, 'METHOD_NOT_ALLOWED', 'Method not allowed');
 export const INVALID_SLUG = err(400, 'BAD_REQUEST', 'Invalid function slug');
+export const INVALID_HOST = err(400, 'BAD_REQUEST', 'Invalid Host header');
 export const TOO_MANY_HEADERS = err(
   431,
   'REQUEST_HEADER_FIELDS_TOO_LARGE',

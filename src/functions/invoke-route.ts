@@ -66,6 +66,20 @@ function errorFor(why: WorkerEnd): errors.PlatformError {
   return errors.WORKER_ERROR;
 }
 
+/** A host name (or IPv4) or a bracketed IPv6 address, and an optional port. */
+const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
+
+/**
+ * The Host the worker is sent (its `req.url` is built from it): the client's when well-formed,
+ * `localhost` when absent or empty, undefined when malformed (`a b`, `x/y`, `x:99999`).
+ */
+function forwardedHost(host: string | undefined): string | undefined {
+  if (!host) return 'localhost';
+  const m = HOST.exec(host);
+  if (!m || (m[1] !== undefined && Number(m[1]) > 65535)) return undefined;
+  return host;
+}
+
 /** The function slug of an invocation URL (first segment after the prefix, decoded); undefined if malformed. */
 function slugOf(url: string): string | undefined {
   const rest = url.slice(url.indexOf(PREFIX) + PREFIX.length + 1);
@@ -99,6 +113,8 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
     const slug = slugOf(req.url);
     if (slug === undefined || slug.length > 128 || !PATH_SLUG.test(slug))
       return reject(reply, errors.INVALID_SLUG);
+    const host = forwardedHost(req.headers.host);
+    if (!host) return reject(reply, errors.INVALID_HOST);
     if (req.raw.rawHeaders.length / 2 > MAX_REQUEST_HEADERS) {
       reply.header('connection', 'close');
       return reject(reply, errors.TOO_MANY_HEADERS);
@@ -158,13 +174,14 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
     reply.hijack();
     const note = (message: string) =>
       logs.add(ctx.ref, { function_slug: slug, type: 'log', level: 'error', message });
-    proxy(req, reply.raw, lease, log, note);
+    proxy(req, reply.raw, lease, host, log, note);
   };
 
   function proxy(
     req: FastifyRequest,
     res: ServerResponse,
     lease: Lease,
+    host: string,
     log: (status: number, errorCode?: string) => void,
     note: (message: string) => void,
   ): void {
@@ -256,7 +273,7 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
       {
         method: req.method as Dispatcher.HttpMethod,
         path: req.url.slice(req.url.indexOf(PREFIX) + PREFIX.length),
-        headers: { ...forwardHeaders(req.headers), host: req.headers.host ?? 'localhost' },
+        headers: { ...forwardHeaders(req.headers), host },
         body,
       },
       {

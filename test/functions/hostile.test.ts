@@ -156,6 +156,24 @@ describe('invocation: slug and sub-path', () => {
 });
 
 describe('invocation: headers', () => {
+  it('answers 400 to a malformed Host header, which the worker would build its request URL from', async () => {
+    for (const host of ['a b', '[::1', 'x:99999', '%00', 'x/y', 'x?y', 'x#y', 'x@y']) {
+      const answer = await rawExchange(
+        `GET ${fnPath('echo')} HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n\r\n`,
+      );
+      expect(statusOf(answer), host).toBe(400);
+      expect(JSON.parse(bodyOf(answer))).toEqual({ code: 'BAD_REQUEST', message: 'Invalid Host header' });
+    }
+    for (const host of ['', 'example.com:8080', '[::1]:54321', '127.0.0.1']) {
+      const answer = await rawExchange(
+        `GET ${fnPath('echo/p')} HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n\r\n`,
+      );
+      expect(statusOf(answer), host).toBe(200);
+      expect(JSON.parse(bodyOf(answer)).path).toBe('/echo/p');
+    }
+    expect(stats().inflight).toBe(0);
+  });
+
   it('forwards header values with obs-text bytes', async () => {
     const answer = await rawExchange(
       Buffer.concat([

@@ -638,25 +638,15 @@ describe('deploy: malformed uploads', () => {
     }
   });
 
-  it('garbage or truncated eszip bodies are refused with 400 and nothing is stored', async () => {
-    for (const [label, bytes] of [
-      ['garbage', Buffer.from('not an eszip at all')],
-      ['ezbr garbage', Buffer.concat([Buffer.from('EZBR'), Buffer.from('junkjunk')])],
-      ['eszip magic only', Buffer.from('ESZIP_V2.2')],
-    ] as [string, Buffer][]) {
-      const res = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions?slug=zip${label.length}`, {
+  it('garbage, truncated or bomb eszip bodies are stored as given and answer 503 BOOT_ERROR, saying why', async () => {
+    const { build } = await import('@deno/eszip');
+    const { brotliCompressSync, constants } = await import('node:zlib');
+    const create = (slug: string, bytes: Buffer) =>
+      fetch(`${tp.url}/v1/projects/${ctx.ref}/functions?slug=${slug}`, {
         method: 'POST',
         headers: { ...mgmt(), 'content-type': 'application/vnd.denoland.eszip' },
         body: new Uint8Array(bytes),
       });
-      expect(res.status, label).toBe(400);
-      const got = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/zip${label.length}`, {
-        headers: mgmt(),
-      });
-      expect(got.status, label).toBe(404);
-    }
-    // A sound EZBR body still goes through.
-    const { build } = await import('@deno/eszip');
     const eszip = await build(['file:///src/index.ts'], async (specifier: string) =>
       specifier === 'file:///src/index.ts'
         ? {
@@ -667,37 +657,30 @@ describe('deploy: malformed uploads', () => {
           }
         : undefined,
     );
-    const { brotliCompressSync, constants } = await import('node:zlib');
-    const ezbr = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions?slug=ezbr`, {
-      method: 'POST',
-      headers: { ...mgmt(), 'content-type': 'application/vnd.denoland.eszip' },
-      body: new Uint8Array(Buffer.concat([Buffer.from('EZBR'), brotliCompressSync(eszip)])),
-    });
-    expect(ezbr.status, await ezbr.clone().text()).toBe(201);
-    expect(await (await fetch(`${base}/functions/v1/ezbr`, { headers: auth() })).text()).toBe('ezbr');
-    // A brotli bomb (57 KB that claims 300 MB) is stopped at the size limit, not inflated.
+    // A brotli bomb: 57 KB that inflate to 300 MB, stopped at 128 MiB.
     const bomb = brotliCompressSync(Buffer.alloc(300 * 1024 * 1024), {
       params: { [constants.BROTLI_PARAM_QUALITY]: 1 },
     });
-    const bombed = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions?slug=zipbomb`, {
-      method: 'POST',
-      headers: { ...mgmt(), 'content-type': 'application/vnd.denoland.eszip' },
-      body: new Uint8Array(Buffer.concat([Buffer.from('EZBR'), bomb])),
-    });
-    expect(bombed.status).toBe(400);
-    expect((await bombed.json()).message).toContain('decompresses to more than 128 MiB');
-    // An update with a broken body leaves the function as it was.
-    expect((await deployOne(tp, ctx.ref, 'zipkeep', `Deno.serve(() => new Response('kept'));`)).status).toBe(
-      201,
-    );
-    const patched = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/zipkeep`, {
-      method: 'PATCH',
-      headers: { ...mgmt(), 'content-type': 'application/vnd.denoland.eszip' },
-      body: new Uint8Array(Buffer.from('ESZIP_V2.2truncated')),
-    });
-    expect(patched.status).toBe(400);
-    const got = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/zipkeep`, { headers: mgmt() });
-    expect((await got.json()).version).toBe(1);
-    expect(await (await fetch(`${base}/functions/v1/zipkeep`, { headers: auth() })).text()).toBe('kept');
+    const cases: [string, Buffer, string][] = [
+      ['zipgarbage', Buffer.from('not an eszip at all'), 'eszip body could not be read'],
+      ['zipezbr', Buffer.concat([Buffer.from('EZBR'), Buffer.from('junkjunk')]), 'brotli data is corrupt'],
+      ['zipcut', Buffer.from(eszip).subarray(0, 40), 'eszip body could not be read'],
+      ['zipbomb', Buffer.concat([Buffer.from('EZBR'), bomb]), 'decompresses to more than 128 MiB'],
+    ];
+    for (const [slug, bytes, why] of cases) {
+      expect((await create(slug, bytes)).status, slug).toBe(201);
+      const out = await fetch(`${base}/functions/v1/${slug}`, { headers: auth() });
+      expect(out.status, slug).toBe(503);
+      expect(out.headers.get('sb-error-code')).toBe('BOOT_ERROR');
+      const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/${slug}/logs`, {
+        headers: mgmt(),
+      }).then((r) => r.json());
+      expect(JSON.stringify(logs.result), slug).toContain(why);
+    }
+    // A sound EZBR body runs.
+    expect(
+      (await create('ezbr', Buffer.concat([Buffer.from('EZBR'), brotliCompressSync(eszip)]))).status,
+    ).toBe(201);
+    expect(await (await fetch(`${base}/functions/v1/ezbr`, { headers: auth() })).text()).toBe('ezbr');
   });
 });

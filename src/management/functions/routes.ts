@@ -29,8 +29,6 @@ import { entrypointFileName, sourceMultipart, wantsMultipart } from './function-
 import { runtimeConfig } from './runtime-config.js';
 import { registerDeployRoute } from './deploy-route.js';
 import { functionCatalogOf, functionsChanged } from '../../functions/registry.js';
-import { BundleError, bundleOf } from '../../functions/bundle.js';
-import type { FunctionBody } from './function-store.js';
 
 export const FUNCTION_NOT_FOUND = 'Function not found';
 /** Function uploads (eszip bundles) may be larger than JSON bodies. */
@@ -55,21 +53,6 @@ function upload(req: FastifyRequest, mode: 'create' | 'update'): Promise<ParsedU
   );
 }
 
-/**
- * Refuses a body the runtime could not unpack (a garbage or truncated eszip, a malformed form, a
- * missing entrypoint): 400 now, rather than a stored function that answers BOOT_ERROR to every call.
- */
-async function checkBody(
-  body: FunctionBody | undefined,
-  entrypointPath: string | null,
-  importMapPath: string | null,
-): Promise<void> {
-  if (!body) return;
-  await badRequestOn([BundleError], () =>
-    bundleOf({ bytes: body.bytes, contentType: body.contentType, entrypointPath, importMapPath }),
-  );
-}
-
 export const functionRoutes: ManagementModule = async (app, { platform }) => {
   // In this scope every body arrives as raw bytes: JSON, eszip and anything else are told apart
   // by parseUpload (supabase-management-js v2 sends JSON without a content type).
@@ -91,7 +74,6 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
       const { slug } = fields;
       if (!slug) throw badRequest('slug is required');
       if (!body) throw badRequest('body is required');
-      await checkBody(body, fields.entrypointPath ?? null, fields.importMapPath ?? null);
       const name = fields.name ?? slug;
       const created = await badRequestOn([DuplicateSlugError], () =>
         insertFunction(platform, project.ref, { ...fields, slug, name }, body),
@@ -131,15 +113,6 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
       const project = projectOf(req);
       const slug = req.params.function_slug;
       const { fields, body } = await upload(req, 'update');
-      if (body) {
-        const current = await getFunction(platform, project.ref, slug);
-        if (!current) throw notFound(FUNCTION_NOT_FOUND);
-        await checkBody(
-          body,
-          fields.entrypointPath ?? current.entrypointPath,
-          fields.importMapPath ?? current.importMapPath,
-        );
-      }
       const updated = await badRequestOn([DuplicateSlugError], () =>
         updateFunction(platform, project.ref, slug, fields, body),
       );

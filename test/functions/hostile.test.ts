@@ -135,6 +135,27 @@ describe('invocation: slug and sub-path', () => {
       ).toBe(400);
   });
 
+  it('unknown slugs answer 404 and are not cached: made-up names cannot grow the platform', async () => {
+    const catalog = functionCatalogOf(tp.platform);
+    const before = catalog?.size ?? 0;
+    const u = new URL(tp.url);
+    // One kept-alive connection, 300 made-up slugs.
+    const answers = await new Promise<string>((resolve) => {
+      const s = connect(Number(u.port), u.hostname);
+      let got = '';
+      s.on('data', (d) => {
+        got += d.toString('latin1');
+        if ((got.match(/HTTP\/1\.1 404/g) ?? []).length === 300) {
+          s.destroy();
+          resolve(got);
+        }
+      });
+      for (let i = 0; i < 300; i++) s.write(`GET ${fnPath(`made-up-${i}`)} HTTP/1.1\r\nhost: x\r\n\r\n`);
+    });
+    expect(answers).toContain('"code":"NOT_FOUND"');
+    expect(catalog?.size).toBe(before);
+  });
+
   it('reaches a function whose slug is 128 characters long', async () => {
     const slug = `s${'x'.repeat(127)}`;
     expect((await deployOne(tp, ctx.ref, slug, ECHO, { verify_jwt: false })).status).toBe(201);

@@ -197,17 +197,19 @@ export class FunctionsRuntime {
     return false;
   }
 
-  /** Live workers and the invocations in flight on them (all functions). */
-  stats(): { workers: number; inflight: number } {
+  /** Live workers, the invocations in flight on them, and the connections open to them (all functions). */
+  stats(): { workers: number; inflight: number; connections: number } {
     let workers = 0;
     let inflight = 0;
+    let connections = 0;
     for (const pool of this.pools.values())
       for (const w of pool)
         if (w.alive) {
           workers++;
           inflight += w.inflight;
+          connections += w.pool?.stats.connected ?? 0;
         }
-    return { workers, inflight };
+    return { workers, inflight, connections };
   }
 
   private liveCount(): number {

@@ -403,6 +403,26 @@ describe('invocation: bodies and disconnects', () => {
     expect(await pid()).toBe(first);
   });
 
+  it('a handler that returns no Response (or a used one) answers 500 WORKER_ERROR, saying why', async () => {
+    const sources = {
+      nrstring: `Deno.serve(() => 'not a response');`,
+      nrundef: `Deno.serve(() => undefined);`,
+      nrused: `Deno.serve(async () => { const r = new Response('x'); await r.text(); return r; });`,
+    };
+    for (const [slug, source] of Object.entries(sources)) {
+      expect((await deployOne(tp, ctx.ref, slug, source, { verify_jwt: false })).status).toBe(201);
+      const res = await fetch(`${base}/functions/v1/${slug}`);
+      expect(res.status, slug).toBe(500);
+      expect(res.headers.get('sb-error-code'), slug).toBe('WORKER_ERROR');
+      expect(await res.json()).toMatchObject({ code: 'WORKER_ERROR' });
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/nrstring/logs`, {
+      headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}` },
+    }).then((r) => r.json());
+    expect(JSON.stringify(logs.result)).toContain('did not return a Response (got string)');
+  });
+
   it('a function that errors mid-stream cuts the response off, and keeps serving', async () => {
     const res = await fetch(`${base}/functions/v1/stream?fail=1`);
     expect(res.status).toBe(200);

@@ -24,6 +24,8 @@ export interface Bundle {
 /** File systems' limits on one name and on a whole path (bytes). */
 const MAX_NAME_BYTES = 255;
 const MAX_PATH_BYTES = 1024;
+/** Files one bundle may have: each is written twice (deploy check, then the bundle folder). */
+export const MAX_FILES = 10_000;
 
 /**
  * A relative path inside a bundle, or an error: no `..`, no NUL, no backslash, and short enough
@@ -98,6 +100,7 @@ export async function readMultipartBundle(
     const rel = safeRelPath(value.name || name);
     // Two parts for one path (also `/a.ts` and `a.ts`): which one was meant is unknowable.
     if (files.has(rel)) throw new BundleError(`Duplicate file path: ${JSON.stringify(rel)}`);
+    if (files.size >= MAX_FILES) throw new BundleError(`A function may have at most ${MAX_FILES} files`);
     files.set(rel, Buffer.from(await value.arrayBuffer()));
   }
   checkLayout(files);

@@ -601,6 +601,14 @@ describe('deploy: malformed uploads', () => {
     }
   });
 
+  it('refuses more than 10000 files with 400, before writing any', async () => {
+    const files: [string, string][] = [['index.ts', SRC]];
+    for (let i = 0; i < 10_000; i++) files.push([`f/${i}.ts`, '']);
+    const res = await post('toomany', form({ entrypoint_path: 'index.ts' }, files));
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe('A function may have at most 10000 files');
+  });
+
   it('deploys a thousand tiny files', async () => {
     const files: [string, string][] = [
       ['index.ts', `import './f/0.ts';\nDeno.serve(() => new Response('many'));`],

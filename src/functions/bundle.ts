@@ -21,16 +21,38 @@ export interface Bundle {
   importMap?: string;
 }
 
-/** A relative path inside a bundle, or an error: no `..`, no NUL, no backslash. */
+/** File systems' limits on one name and on a whole path (bytes). */
+const MAX_NAME_BYTES = 255;
+const MAX_PATH_BYTES = 1024;
+/** Files one bundle may have: each is written twice (deploy check, then the bundle folder). */
+export const MAX_FILES = 10_000;
+
+/**
+ * A relative path inside a bundle, or an error: no `..`, no NUL, no backslash, and short enough
+ * to be written (each name at most 255 bytes, the path at most 1024).
+ */
 export function safeRelPath(p: string): string {
-  if (p.includes('\0') || p.includes('\\')) throw new BundleError(`Invalid file path: ${JSON.stringify(p)}`);
+  const invalid = () => new BundleError(`Invalid file path: ${JSON.stringify(p.slice(0, 300))}`);
+  if (p.includes('\0') || p.includes('\\')) throw invalid();
   const parts = p
     .replace(/^file:\/\//, '')
     .split('/')
     .filter((s) => s !== '' && s !== '.');
-  if (parts.length === 0 || parts.includes('..'))
-    throw new BundleError(`Invalid file path: ${JSON.stringify(p)}`);
-  return parts.join('/');
+  if (parts.length === 0 || parts.includes('..')) throw invalid();
+  const rel = parts.join('/');
+  if (Buffer.byteLength(rel) > MAX_PATH_BYTES || parts.some((s) => Buffer.byteLength(s) > MAX_NAME_BYTES))
+    throw invalid();
+  return rel;
+}
+
+/** Refuses a bundle where one file's path is another file's folder (it could not be written). */
+export function checkLayout(files: Map<string, Buffer>): void {
+  for (const path of files.keys())
+    for (let i = path.indexOf('/'); i !== -1; i = path.indexOf('/', i + 1))
+      if (files.has(path.slice(0, i)))
+        throw new BundleError(
+          `Invalid file path: ${JSON.stringify(path.slice(0, i))} is both a file and a folder`,
+        );
 }
 
 /** The uploaded file a path names: the same relative path, or the one it ends with (absolute vs relative paths). */
@@ -75,8 +97,13 @@ export async function readMultipartBundle(
   const files = new Map<string, Buffer>();
   for (const [name, value] of form.entries()) {
     if (name === 'metadata' || typeof value === 'string') continue;
-    files.set(safeRelPath(value.name || name), Buffer.from(await value.arrayBuffer()));
+    const rel = safeRelPath(value.name || name);
+    // Two parts for one path (also `/a.ts` and `a.ts`): which one was meant is unknowable.
+    if (files.has(rel)) throw new BundleError(`Duplicate file path: ${JSON.stringify(rel)}`);
+    if (files.size >= MAX_FILES) throw new BundleError(`A function may have at most ${MAX_FILES} files`);
+    files.set(rel, Buffer.from(await value.arrayBuffer()));
   }
+  checkLayout(files);
   return { metadata, files };
 }
 

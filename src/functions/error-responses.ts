@@ -20,6 +20,18 @@ export const INVALID_JWT = err(401, 401, 'Invalid JWT');
 export const NOT_FOUND = err(404, 'NOT_FOUND', 'Requested function was not found');
 export const METHOD_NOT_ALLOWED = err(405, 'METHOD_NOT_ALLOWED', 'Method not allowed');
 export const INVALID_SLUG = err(400, 'BAD_REQUEST', 'Invalid function slug');
+export const INVALID_HOST = err(400, 'BAD_REQUEST', 'Invalid Host header');
+export const TOO_MANY_HEADERS = err(
+  431,
+  'REQUEST_HEADER_FIELDS_TOO_LARGE',
+  'Request has too many header fields',
+);
+export const REQUEST_TIMEOUT = err(
+  408,
+  'REQUEST_TIMEOUT',
+  'Request body was not received in time',
+  'REQUEST_TIMEOUT',
+);
 export const TOO_LARGE = err(413, 'PAYLOAD_TOO_LARGE', 'Request body is too large');
 export const THROTTLED = err(503, 'FUNCTION_THROTTLED', 'Function is throttled', 'FUNCTION_THROTTLED');
 export const BOOT_ERROR = err(

@@ -13,13 +13,17 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { brotliDecompressSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliDecompress } from 'node:zlib';
 import type { Bundle } from './bundle.js';
 
 export class EszipError extends Error {}
 
 const EZBR = Buffer.from('EZBR');
 const PARSE_TIMEOUT_MS = 30_000;
+/** Largest eszip an `EZBR` body may decompress to (a few KB of brotli can claim gigabytes). */
+const MAX_ESZIP_BYTES = 128 * 1024 * 1024;
+const decompress = promisify(brotliDecompress);
 
 /** The worker's code (CommonJS, evaluated): the eszip's local modules as [specifier, source]. */
 const WORKER_SOURCE = `
@@ -78,13 +82,18 @@ function localModules(raw: Uint8Array): Promise<[string, string][]> {
 }
 
 export async function unpackEszip(bytes: Buffer, entrypointPath: string | null): Promise<Bundle> {
-  const { BundleError, findFile, safeRelPath } = await import('./bundle.js');
+  const { BundleError, checkLayout, findFile, safeRelPath } = await import('./bundle.js');
   let raw: Uint8Array = bytes;
   if (bytes.subarray(0, 4).equals(EZBR)) {
     try {
-      raw = brotliDecompressSync(bytes.subarray(4));
-    } catch {
-      throw new BundleError('eszip body: brotli data is corrupt');
+      // Off the event loop (zlib's thread pool), and stopped at MAX_ESZIP_BYTES.
+      raw = await decompress(bytes.subarray(4), { maxOutputLength: MAX_ESZIP_BYTES });
+    } catch (err) {
+      throw new BundleError(
+        err instanceof RangeError
+          ? `eszip body: decompresses to more than ${MAX_ESZIP_BYTES / 1024 / 1024} MiB`
+          : 'eszip body: brotli data is corrupt',
+      );
     }
   }
   let modules: [string, string][];
@@ -98,10 +107,19 @@ export async function unpackEszip(bytes: Buffer, entrypointPath: string | null):
   const files = new Map<string, Buffer>();
   let first: string | undefined;
   for (const [specifier, source] of modules) {
-    const rel = safeRelPath(decodeURIComponent(new URL(specifier).pathname));
+    let path: string;
+    try {
+      path = decodeURIComponent(new URL(specifier).pathname);
+    } catch {
+      throw new BundleError(
+        `eszip body: invalid module specifier ${JSON.stringify(specifier.slice(0, 300))}`,
+      );
+    }
+    const rel = safeRelPath(path);
     first ??= rel;
     files.set(rel, Buffer.from(source, 'utf8'));
   }
+  checkLayout(files);
   const entry = (entrypointPath ? findFile(files, entrypointPath) : undefined) ?? first;
   if (!entry) throw new BundleError('eszip body holds no local modules');
   return { files, entry };

@@ -48,11 +48,21 @@ export class FunctionCatalog {
     private readonly serverUrl: () => string | undefined = () => undefined,
   ) {}
 
+  /** Functions cached (records and specs). */
+  get size(): number {
+    return this.entries.size;
+  }
+
   async record(ref: string, slug: string): Promise<FunctionRecord | undefined> {
     const key = `${ref}/${slug}`;
     const hit = this.entries.get(key);
     if (hit && hit.expires > Date.now()) return hit.record;
     const record = await getFunction(this.platform, ref, slug);
+    // A miss is not cached: any client can ask for any number of made-up slugs.
+    if (!record) {
+      if (hit) this.entries.delete(key);
+      return undefined;
+    }
     const keep =
       hit?.record &&
       record &&

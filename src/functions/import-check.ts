@@ -7,6 +7,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { type Bundle, writeBundle } from './bundle.js';
 
 export class UnresolvedImportError extends Error {}
@@ -60,8 +61,9 @@ export async function checkImports(
   try {
     writeBundle(dir, bundle);
     const args = ['info', '--json', '--no-config', '--no-lock'];
-    if (bundle.importMap) args.push(`--import-map=${join(dir, bundle.importMap)}`);
-    args.push(join(dir, bundle.entry));
+    // File URLs, not paths: a `#`, `?` or `%` in a file name is then part of the name.
+    if (bundle.importMap) args.push(`--import-map=${pathToFileURL(join(dir, bundle.importMap)).href}`);
+    args.push(pathToFileURL(join(dir, bundle.entry)).href);
     const { code, stdout, stderr } = await run(
       denoBin,
       args,

@@ -30,6 +30,11 @@ const HOP_BY_HOP = new Set([
   'expect',
 ]);
 const PREFIX = '/functions/v1';
+/**
+ * Header fields a request may bring: a worker's HTTP server (Deno) refuses more than 128 with a
+ * bare 400, and the hop adds a few of its own (host, connection, content-length).
+ */
+const MAX_REQUEST_HEADERS = 100;
 
 function sendError(res: ServerResponse, e: errors.PlatformError): void {
   const body = JSON.stringify(e.body);
@@ -61,6 +66,31 @@ function errorFor(why: WorkerEnd): errors.PlatformError {
   return errors.WORKER_ERROR;
 }
 
+/** A host name (or IPv4) or a bracketed IPv6 address, and an optional port. */
+const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
+
+/**
+ * The Host the worker is sent (its `req.url` is built from it): the client's when well-formed,
+ * `localhost` when absent or empty, undefined when malformed (`a b`, `x/y`, `x:99999`).
+ */
+function forwardedHost(host: string | undefined): string | undefined {
+  if (!host) return 'localhost';
+  const m = HOST.exec(host);
+  if (!m || (m[1] !== undefined && Number(m[1]) > 65535)) return undefined;
+  return host;
+}
+
+/** The function slug of an invocation URL (first segment after the prefix, decoded); undefined if malformed. */
+function slugOf(url: string): string | undefined {
+  const rest = url.slice(url.indexOf(PREFIX) + PREFIX.length + 1);
+  const end = rest.search(/[/?#]/);
+  try {
+    return decodeURIComponent(end === -1 ? rest : rest.slice(0, end));
+  } catch {
+    return undefined;
+  }
+}
+
 /** The URL a function reaches its own project's APIs at (the address this request came in on). */
 function apiUrlOf(req: FastifyRequest, ref: string): string {
   const addr = req.socket.localAddress ?? '127.0.0.1';
@@ -80,8 +110,15 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
   const logs = runtime.logs;
 
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
-    const slug = (req.params as { slug: string }).slug;
-    if (slug.length > 128 || !PATH_SLUG.test(slug)) return reject(reply, errors.INVALID_SLUG);
+    const slug = slugOf(req.url);
+    if (slug === undefined || slug.length > 128 || !PATH_SLUG.test(slug))
+      return reject(reply, errors.INVALID_SLUG);
+    const host = forwardedHost(req.headers.host);
+    if (!host) return reject(reply, errors.INVALID_HOST);
+    if (req.raw.rawHeaders.length / 2 > MAX_REQUEST_HEADERS) {
+      reply.header('connection', 'close');
+      return reject(reply, errors.TOO_MANY_HEADERS);
+    }
     const ctx = req.project;
     if (!ctx) return reject(reply, errors.NOT_FOUND);
     const record = await catalog.record(ctx.ref, slug);
@@ -135,14 +172,18 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
       return reject(reply, e);
     }
     reply.hijack();
-    proxy(req, reply.raw, lease, log);
+    const note = (message: string) =>
+      logs.add(ctx.ref, { function_slug: slug, type: 'log', level: 'error', message });
+    proxy(req, reply.raw, lease, host, log, note);
   };
 
   function proxy(
     req: FastifyRequest,
     res: ServerResponse,
     lease: Lease,
+    host: string,
     log: (status: number, errorCode?: string) => void,
+    note: (message: string) => void,
   ): void {
     const { worker } = lease;
     const pool = worker.pool;
@@ -169,8 +210,24 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
     };
     // The worker went away: the limit's reason if it was killed, else (after it had time to exit) an error.
     const lost = () => setTimeout(() => fail(errorFor(worker.ended ?? 'crash')), worker.ended ? 0 : 200);
-    const timer = setTimeout(() => void worker.kill('timeout'), limits.requestTimeoutMs);
+    // Wall clock. When it is the client that holds the request up (its body still trickling in, or
+    // the answer not read), only this request ends; otherwise the function is not answering and
+    // its worker is killed (so are the worker's other requests).
+    let waitingOnClient = false;
+    const timer = setTimeout(() => {
+      if (waitingOnClient) {
+        if (!res.headersSent) res.setHeader('connection', 'close');
+        fail(errors.REQUEST_TIMEOUT);
+      } else if (res.writableNeedDrain) fail(errors.TIMEOUT);
+      else void worker.kill('timeout');
+    }, limits.requestTimeoutMs);
     lease.ended.catch((why: WorkerEnd) => fail(errorFor(why)));
+    // The client left while the function was looked up or its worker started: its 'close' has
+    // fired already (the listener below would never run), so nothing is sent upstream.
+    if (res.destroyed) {
+      finish(499);
+      return;
+    }
     if (!pool) {
       lost();
       return;
@@ -187,10 +244,18 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
       body = Readable.from(
         (async function* () {
           let received = 0;
-          for await (const chunk of raw as AsyncIterable<Buffer>) {
+          const chunks = (raw as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+          for (;;) {
+            waitingOnClient = true;
+            const next = await chunks.next().finally(() => {
+              waitingOnClient = false;
+            });
+            if (next.done) return;
+            const chunk = next.value;
             received += chunk.length;
             if (received > limits.bodyLimit) {
-              res.setHeader('connection', 'close');
+              // (Once the function's answer has started, it is cut off instead.)
+              if (!res.headersSent) res.setHeader('connection', 'close');
               fail(errors.TOO_LARGE);
               return;
             }
@@ -208,7 +273,7 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
       {
         method: req.method as Dispatcher.HttpMethod,
         path: req.url.slice(req.url.indexOf(PREFIX) + PREFIX.length),
-        headers: { ...forwardHeaders(req.headers), host: req.headers.host ?? 'localhost' },
+        headers: { ...forwardHeaders(req.headers), host },
         body,
       },
       {
@@ -216,9 +281,12 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
           abort = abortFn;
           if (aborted || done) abortFn(new Error('aborted'));
         },
-        onError() {
+        onError(err) {
           clearTimeout(early);
-          if (!done) lost();
+          if (done) return;
+          // Not our own abort, a client that left, nor a worker that ended: say what went wrong (e.g. headers too large).
+          if (!aborted && !res.destroyed && worker.alive) note(`invocation failed: ${err.message}`);
+          lost();
         },
         onHeaders(statusCode, rawHeaders, resume) {
           if (done) return false;
@@ -267,6 +335,15 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
     });
   }
 
-  for (const url of [`${PREFIX}/:slug`, `${PREFIX}/:slug/*`])
-    app.route({ method: [...METHODS], url, handler });
+  // One wildcard route, the slug read from the URL here: a `:slug` parameter would be cut off at
+  // the router's parameter length (100, answered 414) below the 128 characters a slug may have.
+  app.route({ method: [...METHODS], url: `${PREFIX}/*`, handler });
+  // The router's other methods (TRACE, …) get the platform's 405, not a route-not-found 404.
+  const others = app.supportedMethods.filter((m) => !(METHODS as readonly string[]).includes(m));
+  if (others.length)
+    app.route({
+      method: others,
+      url: `${PREFIX}/*`,
+      handler: (_req, reply) => reject(reply.header('allow', METHODS.join(', ')), errors.METHOD_NOT_ALLOWED),
+    });
 };

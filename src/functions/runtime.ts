@@ -197,6 +197,21 @@ export class FunctionsRuntime {
     return false;
   }
 
+  /** Live workers, the invocations in flight on them, and the connections open to them (all functions). */
+  stats(): { workers: number; inflight: number; connections: number } {
+    let workers = 0;
+    let inflight = 0;
+    let connections = 0;
+    for (const pool of this.pools.values())
+      for (const w of pool)
+        if (w.alive) {
+          workers++;
+          inflight += w.inflight;
+          connections += w.pool?.stats.connected ?? 0;
+        }
+    return { workers, inflight, connections };
+  }
+
   private liveCount(): number {
     let n = 0;
     for (const pool of this.pools.values()) for (const w of pool) if (w.alive) n++;

@@ -65,12 +65,22 @@ serve(
     await loaded;
     if (bootError) return json(500, 'BOOT_ERROR', 'Function failed to start (please check logs)');
     if (!handler) return json(500, 'BOOT_ERROR', 'Function did not call Deno.serve (please check logs)');
+    let res;
     try {
-      return await handler(req, info);
+      res = await handler(req, info);
     } catch (e) {
       console.error(e);
       return json(500, 'WORKER_ERROR', 'Function exited due to an error (please check logs)');
     }
+    if (!(res instanceof Response) || res.bodyUsed) {
+      console.error(
+        res instanceof Response
+          ? 'TypeError: the handler returned a Response whose body was already used'
+          : 'TypeError: the handler did not return a Response (got ' + (res === null ? 'null' : typeof res) + ')',
+      );
+      return json(500, 'WORKER_ERROR', 'Function exited due to an error (please check logs)');
+    }
+    return res;
   },
 );
 try {

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import type { Pool } from 'undici';
 import { READY_MARKER } from './worker-bootstrap.js';
 
@@ -35,6 +35,91 @@ export type LogSink = (level: 'info' | 'error', line: string) => void;
 const CLK_TCK = 100;
 /** Connections Node keeps to one worker (a new one only when all are busy). */
 const MAX_CONNECTIONS = 256;
+
+/**
+ * Longest console line kept, in bytes (the logs keep 8192 characters of it): the rest of a longer
+ * line is dropped as it arrives, so a function writing without newlines cannot grow the platform.
+ */
+const MAX_LINE_BYTES = 32 * 1024;
+/**
+ * Console lines a worker may log per second (the logs keep the last 1000 per project anyway): more
+ * are skipped unread and counted, so a function printing in a loop cannot keep the platform busy.
+ */
+const MAX_LINES_PER_SECOND = 1000;
+
+/** Per worker: whether one more console line may be logged now (at most MAX_LINES_PER_SECOND). */
+export class LineBudget {
+  private windowStart = 0;
+  private used = 0;
+  /** Lines skipped in the current second. */
+  skipped = 0;
+
+  take(now = Date.now()): boolean {
+    if (now - this.windowStart >= 1000) {
+      this.windowStart = now;
+      this.used = 0;
+      this.skipped = 0;
+    }
+    if (this.used < MAX_LINES_PER_SECOND) {
+      this.used++;
+      return true;
+    }
+    this.skipped++;
+    return false;
+  }
+}
+
+/**
+ * Calls `onLine` for each line of `input` (without its `\n` / `\r\n`), each cut at
+ * MAX_LINE_BYTES. `accept(firstByte)` (-1 for an empty line) decides, as a line starts, whether it
+ * is read at all.
+ */
+export function readLines(
+  input: Readable,
+  onLine: (line: string) => void,
+  accept: (firstByte: number) => boolean = () => true,
+): void {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let cut = false;
+  /** undefined until the current line's first byte (or its end) is seen. */
+  let reading: boolean | undefined;
+  const emit = () => {
+    if (reading !== false) {
+      let line = Buffer.concat(parts, size).toString('utf8');
+      if (line.endsWith('\r')) line = line.slice(0, -1);
+      if (cut) line += '…';
+      onLine(line);
+    }
+    parts = [];
+    size = 0;
+    cut = false;
+    reading = undefined;
+  };
+  input.on('data', (chunk: Buffer) => {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, start);
+      const end = nl === -1 ? chunk.length : nl;
+      if (reading === undefined && (end > start || nl !== -1))
+        reading = accept(end > start ? (chunk[start] ?? -1) : -1);
+      if (reading) {
+        const take = Math.min(end - start, MAX_LINE_BYTES - size);
+        if (take > 0) {
+          parts.push(Buffer.from(chunk.subarray(start, start + take)));
+          size += take;
+        }
+        if (take < end - start) cut = true;
+      }
+      if (nl === -1) return;
+      emit();
+      start = nl + 1;
+    }
+  });
+  input.on('end', () => {
+    if (reading !== undefined) emit();
+  });
+}
 
 /** undici, imported when the first worker starts (while Deno boots), not with the server. */
 let undici: Promise<{ Pool: typeof Pool }> | undefined;
@@ -75,8 +160,9 @@ export function denoArgs(spec: WorkerSpec): string[] {
     `--allow-write=${spec.tmpDir}`,
     `--v8-flags=--max-old-space-size=${spec.memoryMb}`,
   ];
-  if (spec.importMapPath) args.push(`--import-map=${spec.importMapPath}`);
-  args.push(spec.bootstrapPath, `file://${spec.entryPath}`);
+  // File URLs, not paths: a `#`, `?` or `%` in a folder or file name is then part of the name.
+  if (spec.importMapPath) args.push(`--import-map=${pathToFileURL(spec.importMapPath).href}`);
+  args.push(spec.bootstrapPath, pathToFileURL(spec.entryPath).href);
   return args;
 }
 
@@ -142,27 +228,42 @@ export class FunctionWorker {
         reject(new Error('worker exited before it was ready'));
       });
       const { stdout, stderr } = this.child as ChildProcessByStdio<Writable, Readable, Readable>;
-      const out = createInterface({ input: stdout });
-      out.on('line', (line) => {
-        if (this.port === 0 && this.alive && line.startsWith(READY_MARKER)) {
-          this.port = Number(line.slice(READY_MARKER.length + 1));
-          loadUndici().then(({ Pool }) => {
-            // Exited meanwhile: `exited` has rejected `ready` already.
-            if (!this.alive) return;
-            // No client-side timeouts: the runtime's wall-clock limit ends requests (worker killed).
-            this.pool = new Pool(`http://127.0.0.1:${this.port}`, {
-              connections: MAX_CONNECTIONS,
-              pipelining: 1,
-              headersTimeout: 0,
-              bodyTimeout: 0,
-            });
-            this.isReady = true;
-            clearTimeout(timer);
-            resolve();
-          }, reject);
-        } else onLog('info', line);
-      });
-      createInterface({ input: stderr }).on('line', (line) => onLog('error', line));
+      // The ready marker (it starts with NUL) is always read; other lines within the budget.
+      const budget = new LineBudget();
+      const accept = (first: number) => {
+        if (first === 0 && this.port === 0) return true;
+        const ok = budget.take();
+        if (!ok && budget.skipped === 1)
+          onLog(
+            'error',
+            `(console output over ${MAX_LINES_PER_SECOND} lines per second: the rest of this second's lines are skipped)`,
+          );
+        return ok;
+      };
+      readLines(
+        stdout,
+        (line) => {
+          if (this.port === 0 && this.alive && line.startsWith(READY_MARKER)) {
+            this.port = Number(line.slice(READY_MARKER.length + 1));
+            loadUndici().then(({ Pool }) => {
+              // Exited meanwhile: `exited` has rejected `ready` already.
+              if (!this.alive) return;
+              // No client-side timeouts: the runtime's wall-clock limit ends requests (worker killed).
+              this.pool = new Pool(`http://127.0.0.1:${this.port}`, {
+                connections: MAX_CONNECTIONS,
+                pipelining: 1,
+                headersTimeout: 0,
+                bodyTimeout: 0,
+              });
+              this.isReady = true;
+              clearTimeout(timer);
+              resolve();
+            }, reject);
+          } else onLog('info', line);
+        },
+        accept,
+      );
+      readLines(stderr, (line) => onLog('error', line), accept);
     });
     this.ready.catch(() => {});
   }

@@ -1,0 +1,739 @@
+/**
+ * Hostile or broken input at the Edge Functions routes: odd slugs and sub-paths, odd headers,
+ * oversized or abandoned bodies, misbehaving functions, malformed deploy uploads. Each ends in the
+ * documented error shape, and no worker lease, connection or file is left behind.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect } from 'node:net';
+import { request } from 'node:http';
+import { configFromEnv } from '../../src/config.js';
+import { functionCatalogOf } from '../../src/functions/registry.js';
+import type { ProjectContext } from '../../src/platform/project-context.js';
+import { startTestPlatform, type TestPlatform } from '../support/platform.js';
+import { type DeployAnswer, deployOne } from './support.js';
+
+let tp: TestPlatform;
+let ctx: ProjectContext;
+let base: string;
+
+const ECHO = `
+Deno.serve(async (req) => {
+  const url = new URL(req.url);
+  const body = await req.text();
+  return Response.json({ path: url.pathname, size: body.length, headers: [...req.headers].length });
+});`;
+
+const STREAM = `
+Deno.serve((req) => {
+  const fail = new URL(req.url).searchParams.has('fail');
+  let i = 0;
+  const body = new ReadableStream({
+    async pull(c) {
+      await new Promise((r) => setTimeout(r, 30));
+      if (fail && i === 3) { c.error(new Error('broke mid-stream')); return; }
+      if (i === 1000) return c.close();
+      c.enqueue(new TextEncoder().encode('chunk ' + i++ + '\\n'));
+    },
+  });
+  return new Response(body, { headers: { 'content-type': 'text/plain' } });
+});`;
+
+const HUGE_HEADER = `Deno.serve(() => new Response('x', { headers: { 'x-huge': 'a'.repeat(128 * 1024) } }));`;
+
+function stats(): { workers: number; inflight: number; connections: number } {
+  const catalog = functionCatalogOf(tp.platform);
+  if (!catalog) throw new Error('no functions runtime');
+  return catalog.runtime.stats();
+}
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return check();
+}
+
+/** Sends raw bytes on a fresh connection; the whole answer (until the server closes, or ms). */
+function rawExchange(bytes: string | Buffer, ms = 5_000): Promise<string> {
+  const u = new URL(tp.url);
+  return new Promise((resolve) => {
+    const s = connect(Number(u.port), u.hostname);
+    const got: Buffer[] = [];
+    const done = () => {
+      clearTimeout(timer);
+      s.destroy();
+      resolve(Buffer.concat(got).toString('latin1'));
+    };
+    const timer = setTimeout(done, ms);
+    s.on('data', (d) => got.push(d));
+    s.on('close', done);
+    s.on('error', done);
+    s.write(bytes);
+  });
+}
+
+function statusOf(answer: string): number {
+  return Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0);
+}
+
+function bodyOf(answer: string): string {
+  return answer.slice(answer.indexOf('\r\n\r\n') + 4);
+}
+
+const auth = (): Record<string, string> => ({ authorization: `Bearer ${ctx.anonKey}` });
+
+function fnPath(rest: string): string {
+  return `/project/${ctx.ref}/functions/v1/${rest}`;
+}
+
+beforeAll(async () => {
+  tp = await startTestPlatform({
+    functions: {
+      ...configFromEnv({}).functions,
+      requestTimeoutMs: 3_000,
+      bodyLimit: 256 * 1024,
+      poolSize: 2,
+      workerConcurrency: 4,
+      // Workers start on the first request, so "cold" means cold.
+      prewarm: false,
+    },
+  });
+  ctx = await tp.platform.defaultProject();
+  base = `${tp.url}/project/${ctx.ref}`;
+  const deployed = await Promise.all([
+    deployOne(tp, ctx.ref, 'echo', ECHO, { verify_jwt: false }),
+    deployOne(tp, ctx.ref, 'stream', STREAM, { verify_jwt: false }),
+    deployOne(tp, ctx.ref, 'hugeheader', HUGE_HEADER, { verify_jwt: false }),
+  ]);
+  for (const d of deployed) expect(d.status, JSON.stringify(d.body)).toBe(201);
+});
+
+afterAll(async () => {
+  await tp?.close();
+});
+
+describe('invocation: slug and sub-path', () => {
+  it('answers 400 in the platform shape for NUL, dot-dot, bad escapes and over-long slugs', async () => {
+    // Raw requests: fetch would resolve %2e%2e itself.
+    for (const slug of ['ec%00ho', '%2e%2e', '%2E%2e%2Fecho', 'a'.repeat(129), 'a'.repeat(5000)]) {
+      const answer = await rawExchange(
+        `GET ${fnPath(slug)}/x HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`,
+      );
+      expect(statusOf(answer), slug.slice(0, 20)).toBe(400);
+      expect(JSON.parse(bodyOf(answer)), slug.slice(0, 20)).toEqual({
+        code: 'BAD_REQUEST',
+        message: 'Invalid function slug',
+      });
+    }
+    // A malformed escape (or invalid UTF-8) anywhere in the path is refused by the router itself
+    // (400, Fastify's shape).
+    for (const path of [fnPath('%zz'), fnPath('ec%C0ho'), fnPath('echo/a%zzb')])
+      expect(
+        statusOf(await rawExchange(`GET ${path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`)),
+      ).toBe(400);
+  });
+
+  it('unknown slugs answer 404 and are not cached: made-up names cannot grow the platform', async () => {
+    const catalog = functionCatalogOf(tp.platform);
+    const before = catalog?.size ?? 0;
+    const u = new URL(tp.url);
+    // One kept-alive connection, 300 made-up slugs.
+    const answers = await new Promise<string>((resolve) => {
+      const s = connect(Number(u.port), u.hostname);
+      let got = '';
+      s.on('data', (d) => {
+        got += d.toString('latin1');
+        if ((got.match(/HTTP\/1\.1 404/g) ?? []).length === 300) {
+          s.destroy();
+          resolve(got);
+        }
+      });
+      for (let i = 0; i < 300; i++) s.write(`GET ${fnPath(`made-up-${i}`)} HTTP/1.1\r\nhost: x\r\n\r\n`);
+    });
+    expect(answers).toContain('"code":"NOT_FOUND"');
+    expect(catalog?.size).toBe(before);
+  });
+
+  it('reaches a function whose slug is 128 characters long', async () => {
+    const slug = `s${'x'.repeat(127)}`;
+    expect((await deployOne(tp, ctx.ref, slug, ECHO, { verify_jwt: false })).status).toBe(201);
+    const res = await fetch(`${base}/functions/v1/${slug}/sub`);
+    expect(res.status).toBe(200);
+    expect((await res.json()).path).toBe(`/${slug}/sub`);
+  });
+
+  it('forwards odd sub-paths (NUL, %2e%2e, long segments) to the function as sent', async () => {
+    for (const sub of ['a%00b', '%2e%2e/%2e%2e/x', 'x'.repeat(8000), '..%2f..%2fx']) {
+      const answer = await rawExchange(
+        `GET ${fnPath(`echo/${sub}`)} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`,
+      );
+      expect(statusOf(answer), sub.slice(0, 20)).toBe(200);
+      expect(typeof JSON.parse(bodyOf(answer)).path).toBe('string');
+    }
+    expect(stats().inflight).toBe(0);
+  });
+});
+
+describe('invocation: headers', () => {
+  it('answers 400 to a malformed Host header, which the worker would build its request URL from', async () => {
+    for (const host of ['a b', '[::1', 'x:99999', '%00', 'x/y', 'x?y', 'x#y', 'x@y']) {
+      const answer = await rawExchange(
+        `GET ${fnPath('echo')} HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n\r\n`,
+      );
+      expect(statusOf(answer), host).toBe(400);
+      expect(JSON.parse(bodyOf(answer))).toEqual({ code: 'BAD_REQUEST', message: 'Invalid Host header' });
+    }
+    for (const host of ['', 'example.com:8080', '[::1]:54321', '127.0.0.1']) {
+      const answer = await rawExchange(
+        `GET ${fnPath('echo/p')} HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n\r\n`,
+      );
+      expect(statusOf(answer), host).toBe(200);
+      expect(JSON.parse(bodyOf(answer)).path).toBe('/echo/p');
+    }
+    expect(stats().inflight).toBe(0);
+  });
+
+  it('forwards header values with obs-text bytes', async () => {
+    const answer = await rawExchange(
+      Buffer.concat([
+        Buffer.from(`GET ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\nx-odd: `),
+        Buffer.from([0xc3, 0xa9, 0xff, 0x80]),
+        Buffer.from('\r\nconnection: close\r\n\r\n'),
+      ]),
+    );
+    expect(statusOf(answer)).toBe(200);
+  });
+
+  it('answers 431 to more request headers than a worker accepts, and keeps serving', async () => {
+    const head = (n: number) =>
+      `GET ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\n${Array.from({ length: n }, (_, i) => `x-h${i}: v\r\n`).join('')}connection: close\r\n\r\n`;
+    const ok = await rawExchange(head(98));
+    expect(statusOf(ok)).toBe(200);
+    expect(JSON.parse(bodyOf(ok)).headers).toBeGreaterThanOrEqual(98);
+    for (const n of [99, 130, 1500]) {
+      const answer = await rawExchange(head(n));
+      expect(statusOf(answer), String(n)).toBe(431);
+      expect(JSON.parse(bodyOf(answer))).toEqual({
+        code: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
+        message: 'Request has too many header fields',
+      });
+    }
+    expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
+    expect(stats().inflight).toBe(0);
+  });
+});
+
+describe('invocation: methods', () => {
+  it('answers 405 in the platform shape to a method functions do not take', async () => {
+    const answer = await rawExchange(
+      `TRACE ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`,
+    );
+    expect(statusOf(answer)).toBe(405);
+    expect(JSON.parse(bodyOf(answer))).toEqual({ code: 'METHOD_NOT_ALLOWED', message: 'Method not allowed' });
+  });
+});
+
+describe('invocation: bodies and disconnects', () => {
+  it('a chunked body over the limit gets 413 and the lease is released', async () => {
+    const chunk = 'a'.repeat(16 * 1024);
+    let req = `POST ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n`;
+    for (let i = 0; i < 40; i++) req += `${chunk.length.toString(16)}\r\n${chunk}\r\n`;
+    req += '0\r\n\r\n';
+    const answer = await rawExchange(req);
+    expect(statusOf(answer)).toBe(413);
+    expect(JSON.parse(bodyOf(answer))).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    expect((await fetch(`${base}/functions/v1/echo`, { method: 'POST', body: 'ok' })).status).toBe(200);
+  });
+
+  it('a body over the limit still arriving after the function answered: no crash, lease released', async () => {
+    expect(
+      (
+        await deployOne(tp, ctx.ref, 'early', `Deno.serve(() => new Response('early'));`, {
+          verify_jwt: false,
+        })
+      ).status,
+    ).toBe(201);
+    expect((await deployOne(tp, ctx.ref, 'earlystream', STREAM, { verify_jwt: false })).status).toBe(201);
+    for (const slug of ['early', 'earlystream']) {
+      const u = new URL(tp.url);
+      const answer = await new Promise<string>((resolve) => {
+        const s = connect(Number(u.port), u.hostname);
+        let got = '';
+        s.on('data', (d) => {
+          got += d.toString('latin1');
+        });
+        s.on('close', () => resolve(got));
+        s.on('error', () => resolve(got));
+        s.write(
+          `POST ${fnPath(slug)} HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n`,
+        );
+        const chunk = 'a'.repeat(32 * 1024);
+        let n = 0;
+        const timer = setInterval(() => {
+          if (n++ >= 20 || s.destroyed) {
+            clearInterval(timer);
+            if (!s.destroyed) s.end('0\r\n\r\n');
+            return;
+          }
+          s.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+        }, 40);
+      });
+      expect(statusOf(answer), slug).toBeGreaterThan(0);
+      expect(await until(() => stats().inflight === 0, 2_000), slug).toBe(true);
+    }
+    // The streaming one was cut off at the limit: logged as 413, with no error of the platform's own.
+    await new Promise((r) => setTimeout(r, 300));
+    const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/earlystream/logs`, {
+      headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}` },
+    }).then((r) => r.json());
+    expect(logs.result).toContainEqual(expect.objectContaining({ type: 'invocation', status: 413 }));
+    expect(JSON.stringify(logs.result)).not.toContain('invocation failed');
+    expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
+  });
+
+  it('a client that leaves mid-request-body releases its lease; the next request is served', async () => {
+    const u = new URL(tp.url);
+    await new Promise<void>((resolve) => {
+      const s = connect(Number(u.port), u.hostname, () => {
+        s.write(
+          `POST ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\ncontent-length: 100000\r\n\r\n${'a'.repeat(1000)}`,
+        );
+        setTimeout(() => {
+          s.destroy();
+          resolve();
+        }, 300);
+      });
+    });
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    const res = await fetch(`${base}/functions/v1/echo`, { method: 'POST', body: 'x' });
+    expect(res.status).toBe(200);
+  });
+
+  it('a client that leaves mid-response-stream releases its lease', async () => {
+    const connectionsBefore = stats().connections;
+    for (let i = 0; i < 10; i++)
+      await new Promise<void>((resolve, reject) => {
+        const r = request(`${base}/functions/v1/stream`, (res) => {
+          res.once('data', () => {
+            r.destroy();
+            resolve();
+          });
+        });
+        r.on('error', () => {});
+        r.on('timeout', reject);
+        r.end();
+      });
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    // The aborted requests' connections to the worker are closed, not kept.
+    expect(await until(() => stats().connections <= connectionsBefore + 2, 2_000)).toBe(true);
+    const res = await fetch(`${base}/functions/v1/echo`);
+    expect(res.status).toBe(200);
+  });
+
+  it('a client that leaves while a cold worker boots releases its lease once the worker is up', async () => {
+    // Leave at several moments of the first request: record lookup, bundle write, worker boot.
+    for (const [i, ms] of [1, 5, 15, 30, 60].entries()) {
+      const slug = `coldstream${i}`;
+      expect((await deployOne(tp, ctx.ref, slug, STREAM, { verify_jwt: false })).status).toBe(201);
+      await rawExchange(`GET ${fnPath(slug)} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`, ms);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await until(() => stats().inflight === 0, 1_500), `left after ${ms} ms`).toBe(true);
+    }
+    expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
+  });
+
+  it('answers HEAD without a body, and a WebSocket upgrade request does not hang', async () => {
+    const head = await rawExchange(`HEAD ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`);
+    expect(statusOf(head)).toBe(200);
+    expect(bodyOf(head)).toBe('');
+    // Not upgraded (no WebSocket support): the function answers it as a plain request.
+    const upgrade = await rawExchange(
+      `GET ${fnPath('echo')} HTTP/1.1\r\nhost: x\r\nconnection: Upgrade\r\nupgrade: websocket\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+      1_000,
+    );
+    expect(statusOf(upgrade)).toBe(200);
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+  });
+
+  it('a client too slow to send its body or read the answer is cut off at the wall clock; the worker lives', async () => {
+    const PID = `Deno.serve(async (req) => {
+  const u = new URL(req.url);
+  if (u.searchParams.has('big')) {
+    const chunk = new Uint8Array(64 * 1024);
+    let n = 0;
+    return new Response(new ReadableStream({ pull(c) { if (n++ > 2000) c.close(); else c.enqueue(chunk); } }));
+  }
+  await req.text();
+  return Response.json({ pid: Deno.pid });
+});`;
+    expect((await deployOne(tp, ctx.ref, 'pid', PID, { verify_jwt: false })).status).toBe(201);
+    const pid = async () => ((await (await fetch(`${base}/functions/v1/pid`)).json()) as { pid: number }).pid;
+    const first = await pid();
+    const u = new URL(tp.url);
+    // A body trickling in: 1 byte every 200 ms of a declared 1000.
+    const slowBody = new Promise<string>((resolve) => {
+      const s = connect(Number(u.port), u.hostname);
+      let got = '';
+      const tick = setInterval(() => s.write('a'), 200);
+      const end = () => {
+        clearInterval(tick);
+        s.destroy();
+        resolve(got);
+      };
+      s.on('data', (d) => {
+        got += d.toString('latin1');
+        if (got.includes('\r\n\r\n')) setTimeout(end, 100);
+      });
+      s.on('close', end);
+      s.on('error', end);
+      s.write(`POST ${fnPath('pid')} HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n`);
+    });
+    // An answer nobody reads.
+    const s2 = connect(Number(u.port), u.hostname);
+    s2.on('error', () => {});
+    s2.write(`GET ${fnPath('pid?big=1')} HTTP/1.1\r\nhost: x\r\n\r\n`);
+    s2.pause();
+    const answer = await slowBody;
+    expect(statusOf(answer)).toBe(408);
+    expect(JSON.parse(bodyOf(answer))).toMatchObject({ code: 'REQUEST_TIMEOUT' });
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    s2.destroy();
+    expect(await pid()).toBe(first);
+  });
+
+  it('a handler that returns no Response (or a used one) answers 500 WORKER_ERROR, saying why', async () => {
+    const sources = {
+      nrstring: `Deno.serve(() => 'not a response');`,
+      nrundef: `Deno.serve(() => undefined);`,
+      nrused: `Deno.serve(async () => { const r = new Response('x'); await r.text(); return r; });`,
+    };
+    for (const [slug, source] of Object.entries(sources)) {
+      expect((await deployOne(tp, ctx.ref, slug, source, { verify_jwt: false })).status).toBe(201);
+      const res = await fetch(`${base}/functions/v1/${slug}`);
+      expect(res.status, slug).toBe(500);
+      expect(res.headers.get('sb-error-code'), slug).toBe('WORKER_ERROR');
+      expect(await res.json()).toMatchObject({ code: 'WORKER_ERROR' });
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/nrstring/logs`, {
+      headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}` },
+    }).then((r) => r.json());
+    expect(JSON.stringify(logs.result)).toContain('did not return a Response (got string)');
+  });
+
+  it('a function that errors mid-stream cuts the response off, and keeps serving', async () => {
+    const res = await fetch(`${base}/functions/v1/stream?fail=1`);
+    expect(res.status).toBe(200);
+    const text = await res.text().catch((e: Error) => `cut: ${e.message}`);
+    expect(text).not.toContain('chunk 5');
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
+  });
+
+  it('a function that writes a huge header gets a platform error, not a hang', async () => {
+    const started = Date.now();
+    const res = await fetch(`${base}/functions/v1/hugeheader`);
+    expect(res.status).toBeGreaterThanOrEqual(500);
+    expect(await res.json()).toMatchObject({ code: 'WORKER_ERROR' });
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    // "please check logs": the logs say why.
+    await new Promise((r) => setTimeout(r, 300));
+    const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/hugeheader/logs`, {
+      headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}` },
+    }).then((r) => r.json());
+    expect(JSON.stringify(logs.result)).toMatch(/invocation failed: .*[Hh]eader/);
+  });
+
+  it('a function that writes a huge line without a newline does not grow the platform', async () => {
+    const FLOOD = `Deno.serve(async () => {
+  const chunk = new TextEncoder().encode('a'.repeat(64 * 1024));
+  for (let i = 0; i < 3200; i++) await Deno.stdout.write(chunk);
+  return new Response('flooded');
+});`;
+    expect((await deployOne(tp, ctx.ref, 'flood', FLOOD, { verify_jwt: false })).status).toBe(201);
+    const before = process.memoryUsage().heapUsed;
+    const res = await fetch(`${base}/functions/v1/flood`);
+    expect(await res.text()).toBe('flooded');
+    // 200 MB written; the platform keeps the start of the line only.
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('a function printing a million lines is rate-limited: the platform stays responsive', async () => {
+    const LINES = `Deno.serve(async () => {
+  const lines = new TextEncoder().encode('x\\n'.repeat(32 * 1024));
+  for (let i = 0; i < 30; i++) await Deno.stdout.write(lines);
+  return new Response('lines');
+});`;
+    expect((await deployOne(tp, ctx.ref, 'lines', LINES, { verify_jwt: false })).status).toBe(201);
+    const started = Date.now();
+    expect(await (await fetch(`${base}/functions/v1/lines`)).text()).toBe('lines');
+    // Reading and logging ~1M lines one by one kept the event loop busy for over 10 s.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await new Promise((r) => setTimeout(r, 300));
+    const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/lines/logs?limit=1000`, {
+      headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}` },
+    }).then((r) => r.json());
+    expect(JSON.stringify(logs.result)).toMatch(/console output over 1000 lines per second/);
+  });
+
+  it('many concurrent first requests to a cold function: bounded workers, all answered', async () => {
+    expect((await deployOne(tp, ctx.ref, 'cold', ECHO, { verify_jwt: false })).status).toBe(201);
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () => fetch(`${base}/functions/v1/cold`).then((r) => r.status)),
+    );
+    expect(answers.every((s) => s === 200)).toBe(true);
+    expect(stats().workers).toBeLessThanOrEqual(tp.config.functions.maxWorkers);
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+  });
+});
+
+describe('deploy: malformed uploads', () => {
+  const url = () => `${tp.url}/v1/projects/${ctx.ref}/functions/deploy`;
+  const mgmt = () => ({ authorization: `Bearer ${tp.platform.defaultAccessToken}` });
+
+  async function post(slug: string, form: FormData): Promise<DeployAnswer> {
+    const res = await fetch(`${url()}?slug=${slug}`, { method: 'POST', headers: mgmt(), body: form });
+    const text = await res.text();
+    return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : text };
+  }
+
+  function form(meta: unknown, files: [string, string][]): FormData {
+    const f = new FormData();
+    if (meta !== undefined) f.append('metadata', typeof meta === 'string' ? meta : JSON.stringify(meta));
+    for (const [name, src] of files) f.append('file', new Blob([src]), name);
+    return f;
+  }
+
+  const SRC = `Deno.serve(() => new Response('ok'));`;
+
+  it('answers 400 with a message for metadata that is missing, not JSON or of the wrong types', async () => {
+    const cases: [string, FormData][] = [
+      ['no metadata', form(undefined, [['index.ts', SRC]])],
+      ['not json', form('{nope', [['index.ts', SRC]])],
+      ['array', form('[]', [['index.ts', SRC]])],
+      ['entry number', form({ entrypoint_path: 5 }, [['index.ts', SRC]])],
+      ['verify_jwt string', form({ entrypoint_path: 'index.ts', verify_jwt: 'yes' }, [['index.ts', SRC]])],
+      ['name object', form({ entrypoint_path: 'index.ts', name: {} }, [['index.ts', SRC]])],
+      ['import map array', form({ entrypoint_path: 'index.ts', import_map_path: [] }, [['index.ts', SRC]])],
+      ['name with NUL', form({ entrypoint_path: 'index.ts', name: 'a\u0000b' }, [['index.ts', SRC]])],
+      ['entry with NUL', form({ entrypoint_path: 'index.ts\u0000' }, [['index.ts', SRC]])],
+      ['entry elsewhere', form({ entrypoint_path: 'main.ts' }, [['index.ts', SRC]])],
+      ['no files', form({ entrypoint_path: 'index.ts' }, [])],
+    ];
+    for (const [label, f] of cases) {
+      const res = await post('malformed', f);
+      expect(res.status, label).toBe(400);
+      expect(typeof res.body.message, label).toBe('string');
+    }
+  });
+
+  it('refuses file names that climb out, hold NUL or backslashes, or cannot be written', async () => {
+    const names = [
+      '../index.ts',
+      'a/../../index.ts',
+      'a\\index.ts',
+      'a\u0000b/index.ts',
+      `${'d'.repeat(300)}/index.ts`,
+    ];
+    for (const name of names) {
+      const res = await post(
+        'badnames',
+        form({ entrypoint_path: 'index.ts' }, [
+          ['index.ts', SRC],
+          [name, ''],
+        ]),
+      );
+      expect(res.status, JSON.stringify(name.slice(0, 30))).toBe(400);
+      expect(typeof res.body.message).toBe('string');
+    }
+    // A file that is also a folder of another file.
+    const clash = await post(
+      'badnames',
+      form({ entrypoint_path: 'index.ts' }, [
+        ['index.ts', SRC],
+        ['lib', 'x'],
+        ['lib/a.ts', 'x'],
+      ]),
+    );
+    expect(clash.status).toBe(400);
+  });
+
+  it('takes absolute paths as relative and a zero-byte file; refuses two parts for one path', async () => {
+    const res = await post(
+      'oddfiles',
+      form({ entrypoint_path: '/abs/index.ts' }, [
+        ['/abs/index.ts', `import './empty.ts';\nDeno.serve(() => new Response('abs'));`],
+        ['/abs/empty.ts', ''],
+      ]),
+    );
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const out = await fetch(`${base}/functions/v1/oddfiles`, { headers: auth() });
+    expect(await out.text()).toBe('abs');
+    for (const second of ['/abs/index.ts', 'abs/index.ts', 'abs//./index.ts']) {
+      const dup = await post(
+        'oddfiles',
+        form({ entrypoint_path: '/abs/index.ts' }, [
+          ['/abs/index.ts', `Deno.serve(() => new Response('first'));`],
+          [second, `Deno.serve(() => new Response('second'));`],
+        ]),
+      );
+      expect(dup.status, second).toBe(400);
+      expect(dup.body.message).toContain('Duplicate file path');
+    }
+    expect(await fetch(`${base}/functions/v1/oddfiles`, { headers: auth() }).then((r) => r.text())).toBe(
+      'abs',
+    );
+  });
+
+  it('runs an entrypoint whose path holds URL characters (#, ?, %, space)', async () => {
+    for (const [i, entry] of ['in#dex.ts', 'a?b.ts', '%41.ts', 'my fn/index.ts'].entries()) {
+      const res = await post(
+        `urlish${i}`,
+        form({ entrypoint_path: entry }, [[entry, `Deno.serve(() => new Response('ran ${i}'));`]]),
+      );
+      expect(res.status, entry).toBe(201);
+      const out = await fetch(`${base}/functions/v1/urlish${i}`, { headers: auth() });
+      expect(await out.text(), entry).toBe(`ran ${i}`);
+    }
+  });
+
+  it('refuses more than 10000 files with 400, before writing any', async () => {
+    const files: [string, string][] = [['index.ts', SRC]];
+    for (let i = 0; i < 10_000; i++) files.push([`f/${i}.ts`, '']);
+    const res = await post('toomany', form({ entrypoint_path: 'index.ts' }, files));
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe('A function may have at most 10000 files');
+  });
+
+  it('deploys a thousand tiny files', async () => {
+    const files: [string, string][] = [
+      ['index.ts', `import './f/0.ts';\nDeno.serve(() => new Response('many'));`],
+    ];
+    for (let i = 0; i < 1000; i++) files.push([`f/${i}.ts`, `export const v${i} = ${i};`]);
+    const res = await post('manyfiles', form({ entrypoint_path: 'index.ts' }, files));
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(await (await fetch(`${base}/functions/v1/manyfiles`, { headers: auth() })).text()).toBe('many');
+  });
+
+  it('answers 400 to a truncated form, a form without boundary, and an import map that is not JSON', async () => {
+    const res1 = await fetch(`${url()}?slug=trunc`, {
+      method: 'POST',
+      headers: { ...mgmt(), 'content-type': 'multipart/form-data; boundary=XX' },
+      body: '--XX\r\ncontent-disposition: form-data; name="metadata"\r\n\r\n{"entrypoint_path":"index.ts"}\r\n--XX\r\ncontent-disposition: form-data; name="file"; filename="index.ts"\r\n\r\nDeno.se',
+    });
+    expect(res1.status).toBe(400);
+    const res2 = await fetch(`${url()}?slug=trunc`, {
+      method: 'POST',
+      headers: { ...mgmt(), 'content-type': 'multipart/form-data;' },
+      body: 'whatever',
+    });
+    expect(res2.status).toBe(400);
+    const res3 = await post(
+      'badmap',
+      form({ entrypoint_path: 'index.ts', import_map_path: 'map.json' }, [
+        ['index.ts', SRC],
+        ['map.json', '{not json'],
+      ]),
+    );
+    expect(res3.status, JSON.stringify(res3.body)).toBe(400);
+    for (const slug of ['trunc', 'badmap'])
+      expect(
+        (await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/${slug}`, { headers: mgmt() })).status,
+      ).toBe(404);
+  });
+
+  it('answers 413 to a deploy over the upload limit', async () => {
+    const res = await post(
+      'toolarge',
+      form({ entrypoint_path: 'index.ts' }, [['index.ts', 'x'.repeat(21 * 1024 * 1024)]]),
+    );
+    expect(res.status).toBe(413);
+  });
+
+  it('redeploying while the function is being invoked: every call answers one version', async () => {
+    const version = (v: number) =>
+      `Deno.serve(async () => { await new Promise((r) => setTimeout(r, 20)); return new Response('v${v}'); });`;
+    expect((await deployOne(tp, ctx.ref, 'busy', version(0), { verify_jwt: false })).status).toBe(201);
+    let stop = false;
+    const answers: string[] = [];
+    const callers = Array.from({ length: 4 }, async () => {
+      while (!stop) {
+        const r = await fetch(`${base}/functions/v1/busy`);
+        answers.push(`${r.status} ${await r.text()}`);
+      }
+    });
+    for (let v = 1; v <= 3; v++)
+      expect((await deployOne(tp, ctx.ref, 'busy', version(v), { verify_jwt: false })).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 300));
+    stop = true;
+    await Promise.all(callers);
+    expect(answers.filter((a) => !/^200 v[0-3]$/.test(a))).toEqual([]);
+    expect(answers.at(-1)).toBe('200 v3');
+    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+  });
+
+  it('an empty entrypoint deploys and answers BOOT_ERROR', async () => {
+    const res = await post('emptyentry', form({ entrypoint_path: 'index.ts' }, [['index.ts', '']]));
+    expect(res.status).toBe(201);
+    const out = await fetch(`${base}/functions/v1/emptyentry`, { headers: auth() });
+    expect(out.status).toBe(500);
+    expect(out.headers.get('sb-error-code')).toBe('BOOT_ERROR');
+  });
+
+  it('refuses slugs that are too long or have invalid characters', async () => {
+    for (const slug of ['a'.repeat(129), 'a%00b', 'a.b', 'a%20b', '%2e%2e']) {
+      const res = await post(slug, form({ entrypoint_path: 'index.ts' }, [['index.ts', SRC]]));
+      expect(res.status, slug.slice(0, 20)).toBe(400);
+    }
+  });
+
+  it('garbage, truncated or bomb eszip bodies are stored as given and answer 503 BOOT_ERROR, saying why', async () => {
+    const { build } = await import('@deno/eszip');
+    const { brotliCompressSync, constants } = await import('node:zlib');
+    const create = (slug: string, bytes: Buffer) =>
+      fetch(`${tp.url}/v1/projects/${ctx.ref}/functions?slug=${slug}`, {
+        method: 'POST',
+        headers: { ...mgmt(), 'content-type': 'application/vnd.denoland.eszip' },
+        body: new Uint8Array(bytes),
+      });
+    const eszip = await build(['file:///src/index.ts'], async (specifier: string) =>
+      specifier === 'file:///src/index.ts'
+        ? {
+            kind: 'module',
+            specifier,
+            headers: { 'content-type': 'application/typescript' },
+            content: `Deno.serve(() => new Response('ezbr'));`,
+          }
+        : undefined,
+    );
+    // A brotli bomb: 57 KB that inflate to 300 MB, stopped at 128 MiB.
+    const bomb = brotliCompressSync(Buffer.alloc(300 * 1024 * 1024), {
+      params: { [constants.BROTLI_PARAM_QUALITY]: 1 },
+    });
+    const cases: [string, Buffer, string][] = [
+      ['zipgarbage', Buffer.from('not an eszip at all'), 'eszip body could not be read'],
+      ['zipezbr', Buffer.concat([Buffer.from('EZBR'), Buffer.from('junkjunk')]), 'brotli data is corrupt'],
+      ['zipcut', Buffer.from(eszip).subarray(0, 40), 'eszip body could not be read'],
+      ['zipbomb', Buffer.concat([Buffer.from('EZBR'), bomb]), 'decompresses to more than 128 MiB'],
+    ];
+    for (const [slug, bytes, why] of cases) {
+      expect((await create(slug, bytes)).status, slug).toBe(201);
+      const out = await fetch(`${base}/functions/v1/${slug}`, { headers: auth() });
+      expect(out.status, slug).toBe(503);
+      expect(out.headers.get('sb-error-code')).toBe('BOOT_ERROR');
+      const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/${slug}/logs`, {
+        headers: mgmt(),
+      }).then((r) => r.json());
+      expect(JSON.stringify(logs.result), slug).toContain(why);
+    }
+    // A sound EZBR body runs.
+    expect(
+      (await create('ezbr', Buffer.concat([Buffer.from('EZBR'), brotliCompressSync(eszip)]))).status,
+    ).toBe(201);
+    expect(await (await fetch(`${base}/functions/v1/ezbr`, { headers: auth() })).text()).toBe('ezbr');
+  });
+});

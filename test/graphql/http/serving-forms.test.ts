@@ -153,7 +153,8 @@ describe.each(['node', 'express', 'express+json', 'fastify'])('%s', (form) => {
   });
 
   it('GET with variables or extensions that are not JSON is 400 BAD_REQUEST, not 500', async () => {
-    for (const bad of [{ variables: '{' }, { extensions: 'nope' }]) {
+    const bads: Record<string, string>[] = [{ variables: '{' }, { extensions: 'nope' }];
+    for (const bad of bads) {
       for (const headers of [anon(), { ...anon(), origin: 'http://example.test' }]) {
         const r = await http(`${url()}?${new URLSearchParams({ query: '{ __typename }', ...bad })}`, {
           headers,

@@ -64,14 +64,7 @@ describe('schema', () => {
     await as('service_role');
     expect(await enumValues('StockConstraint')).toEqual(['stock_pkey', 'stock_shop_sku_key']);
     // The UpdateInput's columns: the serial key is not one (pg_graphql's UpdateInputType).
-    expect(await enumValues('StockUpdateColumn')).toEqual([
-      'shop',
-      'sku',
-      'qty',
-      'note',
-      'owner',
-      'locked',
-    ]);
+    expect(await enumValues('StockUpdateColumn')).toEqual(['shop', 'sku', 'qty', 'note', 'owner', 'locked']);
     const args = (await env.gql('{ __type(name: "Mutation") { fields { name args { name } } } }')) as {
       data: { __type: { fields: { name: string; args: { name: string }[] }[] } };
     };

@@ -10,7 +10,7 @@ import { configFromEnv } from '../../src/config.js';
 import { functionCatalogOf } from '../../src/functions/registry.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { type DeployAnswer, deployOne } from './support.js';
+import { type DeployAnswer, deployOne, until } from './support.js';
 
 let tp: TestPlatform;
 let ctx: ProjectContext;
@@ -44,15 +44,6 @@ function stats(): { workers: number; inflight: number; connections: number } {
   const catalog = functionCatalogOf(tp.platform);
   if (!catalog) throw new Error('no functions runtime');
   return catalog.runtime.stats();
-}
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return check();
 }
 
 /** Sends raw bytes on a fresh connection; the whole answer (until the server closes, or ms). */

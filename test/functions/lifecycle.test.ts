@@ -11,7 +11,7 @@ import { configFromEnv } from '../../src/config.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { api } from '../management/api-client.js';
-import { deployOne } from './support.js';
+import { deployOne, until } from './support.js';
 
 let tp: TestPlatform;
 let a: ProjectContext;
@@ -26,15 +26,6 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return check();
 }
 
 async function invoke(ctx: ProjectContext, slug: string, init: RequestInit = {}): Promise<Response> {
@@ -62,7 +53,7 @@ describe('worker lifecycle', () => {
     const first = (await (await invoke(a, 'idle')).json()) as { pid: number };
     expect(alive(first.pid)).toBe(true);
     expect((await (await invoke(a, 'idle')).json()).pid).toBe(first.pid);
-    expect(await until(() => !alive(first.pid), 10_000)).toBe(true);
+    expect(await until(() => !alive(first.pid), 10_000, 100)).toBe(true);
     const second = (await (await invoke(a, 'idle')).json()) as { pid: number };
     expect(second.pid).not.toBe(first.pid);
   });

@@ -46,3 +46,13 @@ export function deployOne(
 ): Promise<DeployAnswer> {
   return deploy(tp, ref, slug, { [`supabase/functions/${slug}/index.ts`]: source }, meta);
 }
+
+/** Polls `check` every `everyMs` until it holds or `ms` have passed; its last answer. */
+export async function until(check: () => boolean, ms: number, everyMs = 50): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  return check();
+}

@@ -11,7 +11,7 @@ import { configFromEnv } from '../../src/config.js';
 import { functionCatalogOf } from '../../src/functions/registry.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { type DeployAnswer, deployOne, until } from './support.js';
+import { deployOne, until } from './support.js';
 
 let tp: TestPlatform;
 let ctx: ProjectContext;
@@ -73,8 +73,6 @@ function statusOf(answer: string): number {
 function bodyOf(answer: string): string {
   return answer.slice(answer.indexOf('\r\n\r\n') + 4);
 }
-
-const auth = (): Record<string, string> => ({ authorization: `Bearer ${ctx.anonKey}` });
 
 function fnPath(rest: string): string {
   return `/project/${ctx.ref}/functions/v1/${rest}`;

@@ -155,6 +155,9 @@ export function denoArgs(spec: WorkerSpec): string[] {
     '--no-lock',
     '--cached-only',
     '--allow-net',
+    // Deno's net permission covers listening as well as connecting: a function may not open a port
+    // on every interface of the host (no outbound connection ever targets these addresses).
+    '--deny-net=0.0.0.0,[::]',
     '--allow-env',
     `--allow-read=${spec.bundleDir},${spec.tmpDir}`,
     `--allow-write=${spec.tmpDir}`,

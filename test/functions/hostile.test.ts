@@ -215,6 +215,21 @@ describe('invocation: headers', () => {
   });
 });
 
+describe('invocation: sandbox', () => {
+  it('a function cannot listen on every interface of the host (loopback stays allowed)', async () => {
+    const src = `Deno.serve(() => {
+      const tries = [{ port: 0 }, { hostname: '0.0.0.0', port: 0 }, { hostname: '::', port: 0 }, { hostname: '127.0.0.1', port: 0 }];
+      return Response.json(tries.map((o) => {
+        try { Deno.listen(o).close(); return 'listened'; } catch (e) { return e.name; }
+      }));
+    });`;
+    expect((await deployOne(tp, ctx.ref, 'listener', src, { verify_jwt: false })).status).toBe(201);
+    const res = await fetch(`${base}/functions/v1/listener`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(['NotCapable', 'NotCapable', 'NotCapable', 'listened']);
+  });
+});
+
 describe('invocation: methods', () => {
   it('answers 405 in the platform shape to a method functions do not take', async () => {
     const answer = await rawExchange(

@@ -6,12 +6,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { build } from '@deno/eszip';
 import { configFromEnv } from '../../src/config.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { api } from '../management/api-client.js';
-import { deployOne, until } from './support.js';
+import { deployOne, eszipOf, until } from './support.js';
 
 let tp: TestPlatform;
 let a: ProjectContext;
@@ -106,22 +105,9 @@ Deno.serve(async (req) => {
   });
 
   it('runs an eszip body created through POST /v1/projects/{ref}/functions', async () => {
-    const eszip = await build(['file:///src/index.ts'], async (specifier: string) => {
-      if (specifier === 'file:///src/index.ts')
-        return {
-          kind: 'module',
-          specifier,
-          headers: { 'content-type': 'application/typescript' },
-          content: `import { word } from './word.ts';\nDeno.serve(() => new Response(word));`,
-        };
-      if (specifier === 'file:///src/word.ts')
-        return {
-          kind: 'module',
-          specifier,
-          headers: { 'content-type': 'application/typescript' },
-          content: `export const word: string = 'from eszip';`,
-        };
-      return undefined;
+    const eszip = await eszipOf({
+      'file:///src/index.ts': `import { word } from './word.ts';\nDeno.serve(() => new Response(word));`,
+      'file:///src/word.ts': `export const word: string = 'from eszip';`,
     });
     const res = await fetch(
       `${tp.url}/v1/projects/${a.ref}/functions?slug=zipped&name=zipped&entrypoint_path=file:///src/index.ts`,
@@ -141,16 +127,9 @@ Deno.serve(async (req) => {
   });
 
   it('a truncated eszip body cannot take the server down: the parser runs in a worker thread', async () => {
-    const eszip = await build(['file:///src/index.ts'], async (specifier: string) =>
-      specifier === 'file:///src/index.ts'
-        ? {
-            kind: 'module',
-            specifier,
-            headers: { 'content-type': 'application/typescript' },
-            content: `Deno.serve(() => new Response('${'x'.repeat(4000)}'));`,
-          }
-        : undefined,
-    );
+    const eszip = await eszipOf({
+      'file:///src/index.ts': `Deno.serve(() => new Response('${'x'.repeat(4000)}'));`,
+    });
     // Cut inside the module sources: @deno/eszip's WebAssembly panics on this from a task of its
     // own (an uncaught RuntimeError in the calling thread).
     const cut = new Uint8Array(eszip).subarray(0, Math.floor(eszip.length * 0.8));

@@ -56,3 +56,19 @@ export async function until(check: () => boolean, ms: number, everyMs = 50): Pro
   }
   return check();
 }
+
+/**
+ * An eszip bundle (as `supabase functions deploy` uploads) of TypeScript modules given by
+ * specifier, the first being the entrypoint: `{ 'file:///src/index.ts': 'Deno.serve(…)' }`.
+ */
+export async function eszipOf(modules: Record<string, string>): Promise<Uint8Array> {
+  const { build } = await import('@deno/eszip');
+  const [entry] = Object.keys(modules);
+  if (entry === undefined) throw new Error('eszipOf needs at least one module');
+  return build([entry], async (specifier: string) => {
+    const content = modules[specifier];
+    return content === undefined
+      ? undefined
+      : { kind: 'module', specifier, headers: { 'content-type': 'application/typescript' }, content };
+  });
+}

@@ -196,7 +196,6 @@ function build(raw: Raw): Catalog {
         isSerial:
           (typeof c.defaultExpr === 'string' && c.defaultExpr.startsWith('nextval(')) || c.identity === 'a',
         generated: c.generated === 's',
-        identityAlways: c.identity === 'a',
         canSelect: c.select,
         canInsert: c.insert,
         canUpdate: c.update,

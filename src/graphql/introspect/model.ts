@@ -70,7 +70,6 @@ export interface Column {
   hasDefault: boolean;
   isSerial: boolean;
   generated: boolean;
-  identityAlways: boolean;
   canSelect: boolean;
   canInsert: boolean;
   canUpdate: boolean;

@@ -14,6 +14,10 @@ search_path_schemas as (
 rels as (
   select c.oid, c.relname, c.relkind, c.relnamespace, n.nspname, c.relrowsecurity,
          ds.description as comment,
+         -- table-level privileges (a column has them all: has_column_privilege is asked only where not)
+         has_table_privilege(c.oid, 'SELECT') as can_select,
+         has_table_privilege(c.oid, 'INSERT') as can_insert,
+         has_table_privilege(c.oid, 'UPDATE') as can_update,
          -- a partition's ancestors, nearest first (Strata partitioned_tables hides them behind the root)
          case when c.relispartition then (
            select json_agg(a.relid::oid::int8 order by a.n)
@@ -27,18 +31,27 @@ rels as (
   -- read too but reflected only with Strata's partitioned_tables switch (load.ts decides).
   where c.relkind in ('r', 'v', 'm', 'f', 'p')
 ),
+-- Sequences owned by a column (serial: dependency 'a'; identity, either kind: 'i'), as
+-- pg_get_serial_sequence finds them: pg_graphql's is_serial.
+owned_seqs as (
+  select distinct dep.refobjid, dep.refobjsubid
+  from pg_depend dep
+  join pg_class s on s.oid = dep.objid and s.relkind = 'S'
+  where dep.classid = 'pg_class'::regclass and dep.refclassid = 'pg_class'::regclass
+    and dep.deptype in ('a', 'i') and dep.refobjsubid > 0
+),
 cols as (
-  select a.attrelid, a.attnum, a.attname, a.atttypid, a.atttypmod, a.attnotnull, a.attidentity, a.attgenerated,
+  select a.attrelid, a.attnum, a.attname, a.atttypid, a.atttypmod, a.attnotnull, a.attgenerated,
          a.atthasdef,
-         pg_get_expr(d.adbin, d.adrelid) as default_expr,
+         os.refobjid is not null as is_serial,
          format_type(a.atttypid, a.atttypmod) as type_format,
          ds.description as comment,
-         has_column_privilege(a.attrelid, a.attnum, 'SELECT') as can_select,
-         has_column_privilege(a.attrelid, a.attnum, 'INSERT') as can_insert,
-         has_column_privilege(a.attrelid, a.attnum, 'UPDATE') as can_update
+         case when r.can_select then true else has_column_privilege(a.attrelid, a.attnum, 'SELECT') end as can_select,
+         case when r.can_insert then true else has_column_privilege(a.attrelid, a.attnum, 'INSERT') end as can_insert,
+         case when r.can_update then true else has_column_privilege(a.attrelid, a.attnum, 'UPDATE') end as can_update
   from pg_attribute a
   join rels r on r.oid = a.attrelid
-  left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+  left join owned_seqs os on os.refobjid = a.attrelid and os.refobjsubid = a.attnum
   left join pg_description ds on ds.objoid = a.attrelid and ds.classoid = 'pg_class'::regclass and ds.objsubid = a.attnum
   where a.attnum > 0 and not a.attisdropped
 ),
@@ -119,7 +132,7 @@ cols_by_rel as (
   select c.attrelid, bool_and(c.can_select) as all_select,
          json_agg(json_build_object(
            'num', c.attnum, 'name', c.attname, 'type', c.atttypid::int8, 'typmod', c.atttypmod, 'notNull', c.attnotnull,
-           'identity', c.attidentity, 'generated', c.attgenerated, 'hasDefault', c.atthasdef, 'defaultExpr', c.default_expr,
+           'generated', c.attgenerated, 'hasDefault', c.atthasdef, 'serial', c.is_serial,
            'typeFormat', c.type_format, 'comment', c.comment,
            'select', c.can_select, 'insert', c.can_insert, 'update', c.can_update) order by c.attnum) as columns
   from cols c group by c.attrelid

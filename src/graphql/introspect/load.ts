@@ -193,8 +193,7 @@ function build(raw: Raw): Catalog {
         type: sqlType(c.type, c.typeFormat),
         notNull: c.notNull,
         hasDefault: c.hasDefault,
-        isSerial:
-          (typeof c.defaultExpr === 'string' && c.defaultExpr.startsWith('nextval(')) || c.identity === 'a',
+        isSerial: c.serial === true,
         generated: c.generated === 's',
         canSelect: c.select,
         canInsert: c.insert,

@@ -68,6 +68,7 @@ export interface Column {
   type: SqlType;
   notNull: boolean;
   hasDefault: boolean;
+  /** Owns a sequence (serial, or identity of either kind): pg_graphql leaves it out of mutation inputs. */
   isSerial: boolean;
   generated: boolean;
   canSelect: boolean;

@@ -57,8 +57,8 @@ export async function respond(
 
 /**
  * The response's JSON text, `texts[i]` being the i-th SQL item's JSON text as PostgreSQL wrote it
- * (compacted, json-text.ts): the same bytes as `JSON.stringify(respond(...))` without parsing the
- * statements' results or stringifying them again.
+ * (json-text.ts): the value of `respond(...)`, without parsing the statements' results or
+ * stringifying them again.
  */
 export async function respondText(
   plan: RunnablePlan,

@@ -117,8 +117,7 @@ type Outcome =
   | { kind: 'object'; response: Record<string, unknown> }
   | { kind: 'texts'; plan: Extract<Plan, { kind: 'plan' }>; texts: string[]; entry: CatalogEntry };
 
-/** `compact`: the texts as JSON.stringify would write them (for a response body), else as PostgreSQL did. */
-async function run(pool: pg.Pool, principal: Principal, req: Request, compact: boolean): Promise<Outcome> {
+async function run(pool: pg.Pool, principal: Principal, req: Request): Promise<Outcome> {
   const object = (response: Record<string, unknown>): Outcome => ({ kind: 'object', response });
   const refused = variablesError(req.variables);
   if (refused) return object(refused);
@@ -161,7 +160,7 @@ async function run(pool: pg.Pool, principal: Principal, req: Request, compact: b
       return {
         kind: 'texts',
         plan,
-        texts: items.map((_, i) => jsonTextOf(results[first + i], compact)),
+        texts: items.map((_, i) => jsonTextOf(results[first + i])),
         entry,
       };
     } catch (e) {
@@ -186,7 +185,7 @@ export async function resolveOnPool(
   principal: Principal,
   req: Request,
 ): Promise<Record<string, unknown>> {
-  const out = await run(pool, principal, req, false);
+  const out = await run(pool, principal, req);
   if (out.kind === 'object') return structuredClone(out.response);
   const values = out.texts.map(parseJsonText);
   return respond(out.plan, values, () => schemaOf(out.entry, true));
@@ -194,7 +193,7 @@ export async function resolveOnPool(
 
 /** The response document as JSON text, the statements' JSON written as PostgreSQL returned it. */
 export async function resolveOnPoolText(pool: pg.Pool, principal: Principal, req: Request): Promise<string> {
-  const out = await run(pool, principal, req, true);
+  const out = await run(pool, principal, req);
   if (out.kind === 'object') return JSON.stringify(out.response);
   return respondText(out.plan, out.texts, () => schemaOf(out.entry, true));
 }

@@ -36,17 +36,15 @@ afterAll(async () => {
 const Q = { query: '{ todoCollection { edges { node { title } } } }' };
 
 describe('platform GraphQL route', () => {
-  it("answers with the engine's bytes for the project's database", async () => {
+  it("answers with the engine's answer for the project's database", async () => {
     const r = await postGraphQL(tp.url + '/graphql/v1', Q, { apikey: project.anonKey });
     expect(r.status).toBe(200);
     const engine = await loadEngine();
-    expect(r.text).toBe(
-      JSON.stringify(
-        await engine.resolveWithPool(
-          project.pool,
-          { role: 'anon', claims: { role: 'anon' } },
-          { ...Q, variables: null, operationName: null },
-        ),
+    expect(JSON.parse(r.text)).toEqual(
+      await engine.resolveWithPool(
+        project.pool,
+        { role: 'anon', claims: { role: 'anon' } },
+        { ...Q, variables: null, operationName: null },
       ),
     );
     expect(r.json).toEqual({

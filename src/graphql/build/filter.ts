@@ -87,13 +87,16 @@ export function buildFilter(table: Table, value: unknown, depth = 0): FilterPlan
     } else if (key === 'and' || key === 'or') {
       if (v === null) continue;
       const list = nonNullItems(Array.isArray(v) ? v : [v]);
-      const inner = list.map((x) => buildFilter(table, x, depth));
+      // pg_graphql (builder.rs create_filters) drops an entry that constrains nothing (`{}`, or
+      // operators whose variables were omitted): `or: [{}, {id: {eq: 2}}]` is `id = 2`, not true.
+      const inner = list.map((x) => buildFilter(table, x, depth)).filter((f) => f.kind !== 'true');
       if (!inner.length) continue;
       parts.push({ kind: 'group', op: key, parts: inner });
     } else if (key === 'not') {
       if (v === null) continue;
       const inner = buildFilter(table, v, depth);
-      if (isPlainObject(v) && Object.keys(v).length === 0) continue;
+      // Nor is a `not` kept around nothing (`not: {}`, `not: {or: [{}]}`).
+      if (inner.kind === 'true') continue;
       parts.push({ kind: 'not', inner });
     }
   }

@@ -27,8 +27,7 @@ export function jsonTextOf(res: pg.QueryResult | undefined): string {
   if (field === undefined) throw new Error('internal error: a statement returned a row without a column');
   const value = row[field.name];
   if (value === null || value === undefined) return 'null';
-  if (field.dataTypeID === JSON_OID || field.dataTypeID === JSONB_OID)
-    return value as string;
+  if (field.dataTypeID === JSON_OID || field.dataTypeID === JSONB_OID) return value as string;
   return JSON.stringify(value);
 }
 

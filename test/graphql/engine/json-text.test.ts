@@ -58,7 +58,9 @@ describe('resolveWithPoolText', () => {
 
   it("writes the statements' JSON as PostgreSQL wrote it: its spacing and numerals, strings escaped", async () => {
     const first = await resolveWithPoolText(pool, anon, requests[0] as { query: string });
-    expect(first.startsWith('{"data":{"readingCollection":{"edges" : [{"node" : {"id" : 1, "label" : ')).toBe(true);
+    expect(first.startsWith('{"data":{"readingCollection":{"edges" : [{"node" : {"id" : 1, "label" : ')).toBe(
+      true,
+    );
     expect(first).toContain('"f8" : 1e+20, "f4" : 1.5, "n" : "1.50", "big" : "9007199254740993"');
     expect(first).toContain('"f8" : 1.5e-07');
     expect(first).toContain('"label" : "tab\\there \\"quoted\\" back\\\\slash \\u0001 é 😀"');

@@ -51,12 +51,20 @@ const KINDS: { body: unknown; expected: unknown }[] = [
   },
   {
     body: {
-      query: `{ ${Array.from({ length: 20_000 }, (_, i) => `a${i}: accountCollection { totalCount }`).join(' ')} }`,
+      query: `{ ${Array.from({ length: 15_000 }, (_, i) => `a${i}: accountCollection { totalCount }`).join(' ')} }`,
     },
     expected: {
       errors: [
-        { message: 'Query selection count 40000 exceeds the maximum allowed selection count of 5000' },
+        { message: 'Query selection count 30000 exceeds the maximum allowed selection count of 5000' },
       ],
+    },
+  },
+  {
+    body: {
+      query: `{ ${Array.from({ length: 20_000 }, (_, i) => `a${i}: accountCollection { totalCount }`).join(' ')} }`,
+    },
+    expected: {
+      errors: [{ message: 'Syntax Error: Document contains more than 100000 tokens. Parsing aborted.' }],
     },
   },
   {

@@ -28,6 +28,24 @@ const accounts = async (filter: string, variables: Record<string, unknown> | nul
   );
 };
 
+/** Runs `body` in a transaction that is rolled back, whatever happens. */
+async function inRollback(body: () => Promise<void>): Promise<void> {
+  await env.client.query('begin');
+  try {
+    await body();
+  } finally {
+    await env.client.query('rollback');
+  }
+}
+
+/** The names of Query's fields, from introspection. */
+async function queryFields(): Promise<string[]> {
+  const r = (await env.gql('{ __schema { queryType { fields { name } } } }')) as {
+    data: { __schema: { queryType: { fields: { name: string }[] } } };
+  };
+  return r.data.__schema.queryType.fields.map((f) => f.name);
+}
+
 describe('filter entries that constrain nothing', () => {
   it('an empty entry beside a real one leaves the real one alone', async () => {
     expect(await accounts('{or: [{}, {id: {eq: 2}}]}')).toEqual([2]);
@@ -50,8 +68,7 @@ describe('filter entries that constrain nothing', () => {
   });
 
   it('the same holds for a mutation filter', async () => {
-    await env.client.query('begin');
-    try {
+    await inRollback(async () => {
       expect(
         await env.gql(
           'mutation { updateAccountCollection(set: {email: "x@x.com"}, filter: {or: [{}]}, atMost: 10) { affectedCount } }',
@@ -62,32 +79,26 @@ describe('filter entries that constrain nothing', () => {
           'mutation { deleteFromAccountCollection(filter: {or: [{}, {id: {eq: 2}}]}) { affectedCount } }',
         ),
       ).toEqual({ data: { deleteFromAccountCollection: { affectedCount: 1 } } });
-    } finally {
-      await env.client.query('rollback');
-    }
+    });
   });
 });
 
 describe('an empty search_path', () => {
   it('answers { __typename } and reflects nothing', async () => {
-    await env.client.query('begin');
-    try {
+    await inRollback(async () => {
       await env.client.query(`set local search_path to ''`);
       expect(await env.gql('{ __typename }')).toEqual({ data: { __typename: 'Query' } });
       expect(await env.gql('{ accountCollection { edges { node { id } } } }')).toEqual({
         data: null,
         errors: [{ message: 'Unknown field "accountCollection" on type Query' }],
       });
-    } finally {
-      await env.client.query('rollback');
-    }
+    });
   });
 });
 
 describe('a function returning a row of a table the role cannot select', () => {
   it('is left out with the type: Query keeps only node', async () => {
-    await env.client.query('begin');
-    try {
+    await inRollback(async () => {
       await env.client.query(`
         comment on schema public is '@graphql({"inflect_names": true, "introspection": true})';
         create function returns_account() returns account language sql stable as $$ select * from account limit 1 $$;
@@ -97,45 +108,30 @@ describe('a function returning a row of a table the role cannot select', () => {
         grant execute on function returns_account() to parity_reader;
         savepoint a;
         set local role parity_reader;`);
-      const fields = async () =>
-        (
-          (await env.gql('{ __schema { queryType { fields { name } } } }')) as {
-            data: { __schema: { queryType: { fields: { name: string }[] } } };
-          }
-        ).data.__schema.queryType.fields.map((f) => f.name);
-      expect(await fields()).toEqual(['accountByPk', 'accountCollection', 'node', 'returnsAccount']);
+      expect(await queryFields()).toEqual(['accountByPk', 'accountCollection', 'node', 'returnsAccount']);
       await env.client.query(
         'rollback to a; revoke select on account from parity_reader; set local role parity_reader',
       );
       expect(await env.gql('{ __type(name: "Account") { __typename } }')).toEqual({ data: { __type: null } });
-      expect(await fields()).toEqual(['node']);
-    } finally {
-      await env.client.query('rollback');
-    }
+      expect(await queryFields()).toEqual(['node']);
+    });
   });
 });
 
 describe('a function returning a row of a view', () => {
   it('exists with the view: keyless, neither is reflected; with primary_key_columns, both are, with ByPk', async () => {
-    await env.client.query('begin');
-    try {
+    await inRollback(async () => {
       await env.client.query(`
         comment on schema public is '@graphql({"inflect_names": true, "introspection": true})';
         create view pair as select 1 as foo, 2 as bar;
         create function returns_pair() returns pair language sql stable as $$ select foo, bar from pair $$;`);
-      const fields = async () =>
-        (
-          (await env.gql('{ __schema { queryType { fields { name } } } }')) as {
-            data: { __schema: { queryType: { fields: { name: string }[] } } };
-          }
-        ).data.__schema.queryType.fields.map((f) => f.name);
       expect(await env.gql('{ __type(name: "Pair") { __typename } }')).toEqual({ data: { __type: null } });
-      expect(await fields()).toEqual(['accountByPk', 'accountCollection', 'node']);
+      expect(await queryFields()).toEqual(['accountByPk', 'accountCollection', 'node']);
       await env.client.query(`comment on view pair is e'@graphql({"primary_key_columns": ["foo"]})'`);
       expect(await env.gql('{ __type(name: "Pair") { __typename } }')).toEqual({
         data: { __type: { __typename: 'Pair' } },
       });
-      expect(await fields()).toEqual([
+      expect(await queryFields()).toEqual([
         'accountByPk',
         'accountCollection',
         'node',
@@ -146,8 +142,6 @@ describe('a function returning a row of a view', () => {
       expect(await env.gql('{ pairByPk(foo: 1) { foo bar } returnsPair { bar } }')).toEqual({
         data: { pairByPk: { foo: 1, bar: 2 }, returnsPair: { bar: 2 } },
       });
-    } finally {
-      await env.client.query('rollback');
-    }
+    });
   });
 });

@@ -3,7 +3,7 @@
  * role and search_path. Only schemas on current_schemas(false) with USAGE are read.
  */
 export const CATALOG_SQL = `
-with
+with recursive
 search_path_schemas as (
   select n.oid, n.nspname, sp.ord
   from unnest(current_schemas(false)) with ordinality sp(name, ord)
@@ -63,6 +63,16 @@ used_types as (
     union all select unnest(p.proallargtypes) from pg_proc p join search_path_schemas n on n.oid = p.pronamespace
   ) x
 ),
+-- Every type a used type leads to through array elements and domain bases, at any depth (a domain
+-- over an array of a domain over int is [Int]).
+type_closure as (
+  select oid from used_types
+  union
+  select x.ref from type_closure c
+  join pg_type t on t.oid = c.oid
+  cross join lateral (values (t.typelem), (t.typbasetype)) x(ref)
+  where x.ref <> 0
+),
 types as (
   select t.oid, t.typname, t.typtype, t.typcategory, t.typelem, t.typbasetype, t.typrelid, t.typnamespace,
          tn.nspname as schema_name,
@@ -74,10 +84,8 @@ types as (
          ) end as enum_labels
   from pg_type t
   join pg_namespace tn on tn.oid = t.typnamespace
-  where t.oid in (select oid from used_types)
+  where t.oid in (select oid from type_closure)
      or (t.typtype = 'e' and t.typnamespace in (select oid from search_path_schemas))
-     or t.oid in (select typelem from pg_type where oid in (select oid from used_types))
-     or t.oid in (select typbasetype from pg_type where oid in (select oid from used_types))
 ),
 funcs as (
   select p.oid, p.proname, n.nspname, p.pronamespace, p.provolatile, p.proretset, p.prorettype, p.prorows,

@@ -58,8 +58,12 @@ create domain tags as text[];
 create domain big as bigint;
 create type mood as enum ('happy', 'sad');
 create domain mood_d as mood;
-create table dom (id posint2 primary key, n posint, t tags, b big, m mood_d);
-insert into dom values (1, 5, '{a,b}', 9007199254740993, 'happy');
+-- a domain over an array of a domain no column uses, and a domain over that one
+create domain dom_int as int;
+create domain dom_int_array as dom_int[];
+create domain dom_int_array2 as dom_int_array;
+create table dom (id posint2 primary key, n posint, t tags, b big, m mood_d, ia dom_int_array, ia2 dom_int_array2);
+insert into dom values (1, 5, '{a,b}', 9007199254740993, 'happy', '{3,4}', '{5}');
 create function _twice(d dom) returns posint stable language sql as $$ select (d.n * 2)::posint $$;
 create function halve(n posint) returns posint stable language sql as $$ select (n / 2)::posint $$;
 
@@ -204,14 +208,18 @@ describe('domains', () => {
     expect(t('t')).toMatchObject({ kind: 'LIST', ofType: { name: 'String' } });
     expect(t('b')).toMatchObject({ kind: 'SCALAR', name: 'BigInt' });
     expect(t('m')).toMatchObject({ kind: 'ENUM', name: 'Mood' });
+    expect(t('ia')).toMatchObject({ kind: 'LIST', ofType: { kind: 'SCALAR', name: 'Int' } });
+    expect(t('ia2')).toMatchObject({ kind: 'LIST', ofType: { kind: 'SCALAR', name: 'Int' } });
     expect(
       await env.gql(
-        '{ domCollection(filter: {n: {gt: 1}, b: {eq: "9007199254740993"}}) { edges { node { id n t b m } } } }',
+        '{ domCollection(filter: {n: {gt: 1}, b: {eq: "9007199254740993"}, ia: {contains: [3]}}) { edges { node { id n t b m ia ia2 } } } }',
       ),
     ).toEqual({
       data: {
         domCollection: {
-          edges: [{ node: { id: 1, n: 5, t: ['a', 'b'], b: '9007199254740993', m: 'happy' } }],
+          edges: [
+            { node: { id: 1, n: 5, t: ['a', 'b'], b: '9007199254740993', m: 'happy', ia: [3, 4], ia2: [5] } },
+          ],
         },
       },
     });

@@ -205,7 +205,12 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
       if (done) return;
       stopUpstream();
       if (!res.headersSent) sendError(res, e);
-      else res.destroy();
+      else {
+        // The answer has started, so it is cut off; its head may still be waiting for the first
+        // body chunk (onHeaders' 20 ms): it leaves first, so the client sees the status it got.
+        res.flushHeaders();
+        setImmediate(() => res.destroy());
+      }
       finish(e.status, e.errorCode);
     };
     // The worker went away: the limit's reason if it was killed, else (after it had time to exit) an error.

@@ -1,6 +1,6 @@
 /** Runs the catalog query and turns its document into the catalog model (names and types decided here). */
 import type pg from 'pg';
-import { CATALOG_SQL } from './catalog-sql.js';
+import { CATALOG_SQL, COLUMN_FIELDS } from './catalog-sql.js';
 import {
   DirectiveError,
   enabled,
@@ -88,7 +88,27 @@ export function buildCatalog(raw: Raw): Catalog {
   }
 }
 
-function build(raw: Raw): Catalog {
+/** A column of the catalog document (a JSON array, see COLUMN_FIELDS) as an object. */
+function namedColumn(values: unknown[]): Raw {
+  const c: Raw = {};
+  for (let i = 0; i < COLUMN_FIELDS.length; i++)
+    c[(COLUMN_FIELDS[i] as (typeof COLUMN_FIELDS)[number])[0]] = values[i];
+  return c;
+}
+
+/** The length limit of a `varchar(n)` / `char(n)` column (or an array of one), from its type modifier. */
+function maxLengthOf(t: Raw | undefined, typmod: number, rawTypes: Map<number, Raw>): number | undefined {
+  const el = t?.category === 'A' ? rawTypes.get(t.elem) : t;
+  if (typmod < 4 || el?.schema !== 'pg_catalog' || (el.name !== 'varchar' && el.name !== 'bpchar'))
+    return undefined;
+  return typmod - 4;
+}
+
+function build(doc: Raw): Catalog {
+  const raw: Raw = {
+    ...doc,
+    rels: (doc.rels as Raw[]).map((r) => ({ ...r, columns: (r.columns as unknown[][]).map(namedColumn) })),
+  };
   const schemas: SchemaInfo[] = raw.schemas.map((s: Raw) => {
     const d = parseDirective(s.comment);
     return {
@@ -138,11 +158,12 @@ function build(raw: Raw): Catalog {
   }
 
   const typeCache = new Map<string, SqlType>();
-  const sqlType = (oid: number, format?: string): SqlType => {
-    const key = `${oid}:${format ?? ''}`;
+  const sqlType = (oid: number, typmod = -1): SqlType => {
+    const key = `${oid}:${typmod}`;
     const hit = typeCache.get(key);
     if (hit) return hit;
     let t = rawTypes.get(oid);
+    const maxLength = maxLengthOf(t, typmod, rawTypes);
     let castName = t ? qualified(t.schema, t.name) : 'text';
     while (t && t.typtype === 'd' && rawTypes.get(t.base)) t = rawTypes.get(t.base);
     let isArray = false;
@@ -167,8 +188,7 @@ function build(raw: Raw): Catalog {
       if (e) out.enumRef = e;
     }
     if (t?.typtype === 'c') out.compositeRelid = t.relid;
-    const m = format && /^(character varying|character)\((\d+)\)/.exec(format);
-    if (m) out.maxLength = Number(m[2]);
+    if (maxLength !== undefined) out.maxLength = maxLength;
     typeCache.set(key, out);
     return out;
   };
@@ -190,7 +210,7 @@ function build(raw: Raw): Catalog {
         sqlName: c.name,
         fieldName: fieldNameFor(c.name, sch.inflect, cd.name),
         description: typeof cd.description === 'string' ? cd.description : null,
-        type: sqlType(c.type, c.typeFormat),
+        type: sqlType(c.type, c.typmod),
         notNull: c.notNull,
         hasDefault: c.hasDefault,
         isSerial: c.serial === true,

@@ -2,6 +2,7 @@
 // schema build time for the 1,000-table schema (Strata in-process, PostGraphile for reference),
 // and Strata's first request against that schema over HTTP.
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { root } from './paths.mjs';
 import { post, startServer } from './servers/spawn.mjs';
@@ -41,15 +42,30 @@ function runChild(file, env, marker) {
   });
 }
 
-export async function strataSchemaBuild(apiUrl, superuserUrl) {
+/**
+ * Strata's build of the wide schema in a fresh process, then its graphql-js floor: the same types,
+ * fields and arguments built by graphql-js from plain configs in another fresh process (no catalog
+ * query, no reflection rules), the baseline the build is compared with.
+ */
+export async function strataSchemaBuild(apiUrl, superuserUrl, workDir) {
   const file = fileURLToPath(new URL('./schema-build.mjs', import.meta.url));
-  return JSON.parse(
+  const shape = join(workDir, 'wide-schema-shape.json');
+  const out = JSON.parse(
     await runChild(
       file,
-      { DATABASE_URL: apiUrl, SUPERUSER_URL: superuserUrl, SCHEMA: 'wide', ROLE: 'authenticated' },
+      {
+        DATABASE_URL: apiUrl,
+        SUPERUSER_URL: superuserUrl,
+        SCHEMA: 'wide',
+        ROLE: 'authenticated',
+        SHAPE_OUT: shape,
+      },
       'SCHEMA_BUILD',
     ),
   );
+  const floor = fileURLToPath(new URL('./schema-floor.mjs', import.meta.url));
+  out.graphqlJsFloor = JSON.parse(await runChild(floor, { SHAPE: shape }, 'SCHEMA_FLOOR'));
+  return out;
 }
 
 export async function postgraphileSchemaBuild(apiUrl, jwtSecret) {

@@ -2,11 +2,14 @@
 // in a fresh process (the first call pays module loading and a cold JIT, as a new server would).
 // Then rebuilds after a schema-version bump (a comment on one table, as the superuser), so the
 // engine's catalog cache misses and the build runs again with a warm JIT.
-// Env: DATABASE_URL (API login role), SUPERUSER_URL, SCHEMA (wide), ROLE (authenticated), REPEAT (2).
+// Env: DATABASE_URL (API login role), SUPERUSER_URL, SCHEMA (wide), ROLE (authenticated), REPEAT (2),
+// SHAPE_OUT (a file for the built schema's shape, which schema-floor.mjs builds with graphql-js alone).
 // Prints one line: SCHEMA_BUILD {"importMs":..,"catalogSqlMs":..,"runsMs":[first, rebuild...],"cpuMs":[..],"types":N,"queryFields":N}
 // (cpuMs: this process's CPU time per run, which a busy machine disturbs less than runsMs).
+import { writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { dist } from './paths.mjs';
+import { schemaShape } from './schema-shape.mjs';
 
 const schemaName = process.env.SCHEMA ?? 'wide';
 const tImport = performance.now();
@@ -48,6 +51,7 @@ try {
   catalogSqlMs = performance.now() - t;
 } catch {}
 if (!schema) throw new Error('no schema was built');
+if (process.env.SHAPE_OUT) writeFileSync(process.env.SHAPE_OUT, JSON.stringify(schemaShape(schema)));
 const types = Object.keys(schema.getTypeMap()).length;
 const queryFields = Object.keys(schema.getQueryType()?.getFields() ?? {}).length;
 await client.end();

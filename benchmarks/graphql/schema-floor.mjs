@@ -30,6 +30,7 @@ const specified = {
 };
 
 function build() {
+  /** @type {Map<string, any>} the named types by name (graphql-js' own scalars first) */
   const named = new Map(Object.entries(specified));
   const ref = (s) => {
     if (s.endsWith('!')) return new GraphQLNonNull(ref(s.slice(0, -1)));
@@ -87,10 +88,11 @@ function build() {
 }
 
 const runsMs = [];
-let schema;
+let types = 0;
 for (let i = 0; i <= Number(process.env.REPEAT ?? 2); i++) {
   const t = performance.now();
-  schema = build();
+  const schema = build();
   runsMs.push(performance.now() - t);
+  types = Object.keys(schema.getTypeMap()).length;
 }
-console.log(`SCHEMA_FLOOR ${JSON.stringify({ runsMs, types: Object.keys(schema.getTypeMap()).length })}`);
+console.log(`SCHEMA_FLOOR ${JSON.stringify({ runsMs, types })}`);

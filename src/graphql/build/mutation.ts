@@ -80,7 +80,10 @@ export function insertPlan(ctx: Ctx, table: Table, field: Field): RootPlan {
     // No row names a column: insert defaults through the first insertable one, a serial key when
     // that is all the input type leaves out (the insert field exists only when the role may insert
     // some column).
-    const first = cols.values().next().value ?? table.columns.find((c) => c.canInsert);
+    const first =
+      cols.values().next().value ??
+      table.columns.find((c) => c.canInsert) ??
+      table.unnamedColumns.find((c) => c.canInsert);
     if (!first) throw new Error(`internal error: ${typeName} has no column`);
     columns = [first];
   }

@@ -203,6 +203,7 @@ function build(doc: Raw): Catalog {
     const sch = schemaNamed(r.schema);
     const d = parseDirective(r.comment);
     const columns: Column[] = [];
+    const unnamedColumns: Column[] = [];
     for (const c of r.columns as Raw[]) {
       const cd = parseDirective(c.comment);
       const col: Column = {
@@ -219,8 +220,8 @@ function build(doc: Raw): Catalog {
         canInsert: c.insert,
         canUpdate: c.update,
       };
-      if (!isValidGraphQLName(col.fieldName)) continue;
-      columns.push(col);
+      // pg_graphql leaves such a column out of every type, not out of the table (omit_weird_names).
+      (isValidGraphQLName(col.fieldName) ? columns : unnamedColumns).push(col);
     }
     const byNum = new Map<number, Raw>((r.columns as Raw[]).map((c: Raw) => [c.num, c]));
     const names = (nums: number[]) => nums.map((n) => byNum.get(n)?.name as string);
@@ -251,6 +252,7 @@ function build(doc: Raw): Catalog {
       rls: r.rls,
       schemaInfo: sch,
       columns,
+      unnamedColumns,
       primaryKey,
       uniques: (r.uniques as Raw[]).filter((u) => !u.partial).map((u) => names(u.cols)),
       conflictTargets: (r.uniques as Raw[])
@@ -265,8 +267,9 @@ function build(doc: Raw): Catalog {
       computed: [],
     };
     rawByOid.set(r.oid, { ...r, directive: d });
-    const selectable = columns.some((c) => c.canSelect);
-    if (!primaryKey.every((n) => columns.some((c) => c.sqlName === n))) t.primaryKey = [];
+    // pg_graphql (graphql.rs graphql_table_select_types_are_valid): a valid type name, a primary
+    // key and any column selectable, whatever the columns' names.
+    const selectable = columns.some((c) => c.canSelect) || unnamedColumns.some((c) => c.canSelect);
     if (!isValidGraphQLName(t.typeName) || !selectable) continue;
     tables.push(t);
     tableByOid.set(t.oid, t);

@@ -102,6 +102,12 @@ export interface Table {
   rls: boolean;
   schemaInfo: SchemaInfo;
   columns: Column[];
+  /**
+   * Columns whose GraphQL names are not valid names: no field anywhere, but a primary key may use
+   * them (nodeId, cursors, ordering), and their privileges count where pg_graphql asks about any
+   * column (is_any_column_selectable / _insertable / _updatable).
+   */
+  unnamedColumns: Column[];
   /** Primary key column SQL names (real or directive), empty when none. */
   primaryKey: string[];
   /** Unique column sets (non-partial), SQL names. */

@@ -89,11 +89,11 @@ export function updatableColumns(t: Table): Column[] {
  * table whose only insertable column is serial still has one, with an input type of no fields.
  */
 export function hasInsertMutation(t: Table): boolean {
-  return t.columns.some((c) => c.canInsert);
+  return t.columns.some((c) => c.canInsert) || t.unnamedColumns.some((c) => c.canInsert);
 }
 
 export function hasUpdateMutation(t: Table): boolean {
-  return t.columns.some((c) => c.canUpdate);
+  return t.columns.some((c) => c.canUpdate) || t.unnamedColumns.some((c) => c.canUpdate);
 }
 
 const PK_TYPES = new Set(['int2', 'int4', 'int8', 'text', 'varchar', 'bpchar', 'citext', 'uuid']);
@@ -108,10 +108,10 @@ export function hasByPk(t: Table): boolean {
   );
 }
 
-/** The primary key's columns (buildCatalog clears a key that names a column the table lacks). */
+/** The primary key's columns, with or without GraphQL names (buildCatalog keeps only keys of existing columns). */
 export function pkColumns(t: Table): Column[] {
   return t.primaryKey.map((n) => {
-    const c = t.columns.find((x) => x.sqlName === n);
+    const c = t.columns.find((x) => x.sqlName === n) ?? t.unnamedColumns.find((x) => x.sqlName === n);
     if (!c) throw new Error(`internal error: primary key column "${n}" is not a column of ${t.sqlName}`);
     return c;
   });

@@ -18,9 +18,12 @@ create view author_nokey as select id, name from author;
 create materialized view author_mat as select id, name from author;
 create view author_keyed as select id, name from author;
 comment on view author_keyed is '@graphql({"primary_key_columns": ["id"]})';
--- a key named by a column whose GraphQL name is invalid
+-- a key named by a column whose GraphQL name is invalid (pg_graphql omit_weird_names): the
+-- column is left out of every type, the entity keeps its key
 create view odd_key as select id as "1st", name from author;
 comment on view odd_key is '@graphql({"primary_key_columns": ["1st"]})';
+create table xyz ("! q" int primary key);
+insert into xyz values (7);
 
 -- a table without a key that a keyed table references through a unique column
 create table tag (code text unique, label text);
@@ -130,8 +133,50 @@ describe('entities without a primary key', () => {
     });
   });
 
-  it('an entity whose key column has no GraphQL name is not a collection', async () => {
-    expect(await queryFields()).not.toContain('oddKeyCollection');
+  it('an entity whose key column has no GraphQL name keeps its key; the column has no field', async () => {
+    // graphql.rs graphql_table_select_types_are_valid: a valid type name, a primary key (sql_types.rs
+    // primary_key: real or primary_key_columns, by SQL name) and any column selectable.
+    const q = await queryFields();
+    expect(q).toContain('oddKeyCollection');
+    expect(q).toContain('xyzCollection');
+    // <T>ByPk needs an argument per key column, named as its field: none here.
+    expect(q).not.toContain('oddKeyByPk');
+    expect((await fieldsOf('Xyz'))?.map((f) => f.name)).toEqual(['nodeId']);
+    expect((await fieldsOf('OddKey'))?.map((f) => f.name)).toEqual(['nodeId', 'name']);
+    const page = (await env.gql(
+      '{ oddKeyCollection(first: 1) { edges { cursor node { nodeId name } } } }',
+    )) as {
+      data: { oddKeyCollection: { edges: { cursor: string; node: { nodeId: string; name: string } }[] } };
+    };
+    const [edge] = page.data.oddKeyCollection.edges;
+    expect(edge?.node.name).toBe('ann');
+    const nodeId = edge?.node.nodeId as string;
+    expect(JSON.parse(Buffer.from(nodeId, 'base64').toString())).toEqual(['public', 'odd_key', 1]);
+    expect(await env.gql(`{ node(nodeId: "${nodeId}") { ... on OddKey { name } } }`)).toEqual({
+      data: { node: { name: 'ann' } },
+    });
+    const next = await env.gql(
+      `{ oddKeyCollection(first: 1, after: "${edge?.cursor}") { edges { node { name } } } }`,
+    );
+    expect(next).toEqual({ data: { oddKeyCollection: { edges: [{ node: { name: 'bob' } }] } } });
+    // Its mutations exist (the role may insert and update a column) with input types of no fields.
+    const m = (await env.gql('{ __type(name: "Mutation") { fields { name } } }')) as {
+      data: { __type: { fields: { name: string }[] } };
+    };
+    expect(m.data.__type.fields.map((f) => f.name)).toContain('insertIntoXyzCollection');
+    expect(
+      await env.gql('mutation { insertIntoXyzCollection(objects: [{}]) { affectedCount } }'),
+    ).toMatchObject({
+      data: null,
+      errors: [{ message: expect.stringContaining('null value in column "! q"') }],
+    });
+    expect(await env.gql('{ xyzCollection { edges { node { nodeId } } } }')).toEqual({
+      data: {
+        xyzCollection: {
+          edges: [{ node: { nodeId: Buffer.from('["public", "xyz", 7]').toString('base64') } }],
+        },
+      },
+    });
   });
 
   it('relationships never lead to an entity without a key', async () => {

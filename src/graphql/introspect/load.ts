@@ -321,15 +321,17 @@ function build(doc: Raw): Catalog {
     }
   }
   for (const fk of fks) {
-    // pg_graphql's relationship fields lead only to entities that are collections: with a primary
-    // key (real or `primary_key_columns`) whose columns all have GraphQL names. Each side's field
-    // is left out when the entity it leads to has none.
-    const lcols = selectableNamed(fk.local, fk.localCols);
-    if (!lcols || !selectableNamed(fk.target, fk.targetCols)) continue;
+    // pg_graphql's relationship fields lead only to entities that are collections (with a primary
+    // key, real or `primary_key_columns`), over key columns the role may select, named or not
+    // (sql_types.rs fkey_is_selectable). Each side's field is left out when the entity it leads to
+    // has no key, and (unlike pg_graphql, whose schema then breaks) when its name is not a GraphQL name.
+    const lcols = selectableColumnsNamed(fk.local, fk.localCols);
+    if (!lcols || !selectableColumnsNamed(fk.target, fk.targetCols)) continue;
     const inflect = fk.local.schemaInfo.inflect;
-    if (fk.target.primaryKey.length)
+    const toOne = fk.foreignName ?? toOneFieldName(fk.localCols, inflect, fk.target.typeName);
+    if (fk.target.primaryKey.length && isValidGraphQLName(toOne))
       fk.local.relationships.push({
-        fieldName: fk.foreignName ?? toOneFieldName(fk.localCols, inflect, fk.target.typeName),
+        fieldName: toOne,
         target: fk.target,
         localColumns: fk.localCols,
         targetColumns: fk.targetCols,
@@ -343,10 +345,11 @@ function build(doc: Raw): Catalog {
     const unique = [fk.local.primaryKey, ...fk.local.uniques].some(
       (u) => u.length > 0 && u.every((x) => set.has(x)),
     );
-    if (fk.local.primaryKey.length)
+    const back =
+      fk.localName ?? (unique ? lowerFirst(fk.local.typeName) : collectionField(fk.local.typeName));
+    if (fk.local.primaryKey.length && isValidGraphQLName(back))
       fk.target.relationships.push({
-        fieldName:
-          fk.localName ?? (unique ? lowerFirst(fk.local.typeName) : collectionField(fk.local.typeName)),
+        fieldName: back,
         target: fk.local,
         localColumns: fk.targetCols,
         targetColumns: fk.localCols,
@@ -456,11 +459,14 @@ function build(doc: Raw): Catalog {
   };
 }
 
-/** The columns of `t` named `names`, in order; undefined when one is missing or not selectable. */
-function selectableNamed(t: Table, names: string[]): Column[] | undefined {
+/**
+ * The columns of `t` whose SQL names are `names`, in order, with or without GraphQL names;
+ * undefined when one is missing or not selectable.
+ */
+function selectableColumnsNamed(t: Table, names: string[]): Column[] | undefined {
   const out: Column[] = [];
   for (const n of names) {
-    const c = t.columns.find((x) => x.sqlName === n);
+    const c = t.columns.find((x) => x.sqlName === n) ?? t.unnamedColumns.find((x) => x.sqlName === n);
     if (!c?.canSelect) return undefined;
     out.push(c);
   }

@@ -24,6 +24,10 @@ create view odd_key as select id as "1st", name from author;
 comment on view odd_key is '@graphql({"primary_key_columns": ["1st"]})';
 create table xyz ("! q" int primary key);
 insert into xyz values (7);
+-- foreign keys over such columns: a relationship when its field name is a GraphQL name
+create table review (id int primary key, "! author" int references author(id), body text);
+insert into review values (1, 2, 'fine');
+create table memo (id int primary key, "x!_id" int references author(id));
 
 -- a table without a key that a keyed table references through a unique column
 create table tag (code text unique, label text);
@@ -177,6 +181,33 @@ describe('entities without a primary key', () => {
         },
       },
     });
+  });
+
+  it('a foreign key over columns without GraphQL names is a relationship, when its own name is one', async () => {
+    // sql_types.rs fkey_is_selectable: the key's columns by SQL name, selectable; the field is named
+    // from the column ("! author" → author); "x!_id" would give "x!", which Strata leaves out.
+    expect((await fieldsOf('Review'))?.map((f) => f.name)).toEqual(['nodeId', 'id', 'body', 'author']);
+    expect((await fieldsOf('Memo'))?.map((f) => f.name)).toEqual(['nodeId', 'id']);
+    expect(
+      await env.gql(
+        '{ reviewCollection { edges { node { body author { name reviewCollection { edges { node { id } } } } } } } }',
+      ),
+    ).toEqual({
+      data: {
+        reviewCollection: {
+          edges: [
+            {
+              node: {
+                body: 'fine',
+                author: { name: 'bob', reviewCollection: { edges: [{ node: { id: 1 } }] } },
+              },
+            },
+          ],
+        },
+      },
+    });
+    const author = (await fieldsOf('Author'))?.map((f) => f.name);
+    expect(author).toContain('memoCollection');
   });
 
   it('relationships never lead to an entity without a key', async () => {

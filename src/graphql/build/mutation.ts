@@ -9,7 +9,7 @@ import {
   updateColumnType,
   updateInputType,
 } from '../introspect/naming.js';
-import { insertableColumns, updatableColumns, upsertOptions } from '../introspect/rules.js';
+import { anyColumn, insertableColumns, updatableColumns, upsertOptions } from '../introspect/rules.js';
 import { debugList, fail } from './errors.js';
 import { buildFilter } from './filter.js';
 import { nestedInsertRows, usesNestedInsert } from './nested-insert.js';
@@ -80,10 +80,7 @@ export function insertPlan(ctx: Ctx, table: Table, field: Field): RootPlan {
     // No row names a column: insert defaults through the first insertable one, a serial key when
     // that is all the input type leaves out (the insert field exists only when the role may insert
     // some column).
-    const first =
-      cols.values().next().value ??
-      table.columns.find((c) => c.canInsert) ??
-      table.unnamedColumns.find((c) => c.canInsert);
+    const first = cols.values().next().value ?? anyColumn(table, (c) => c.canInsert);
     if (!first) throw new Error(`internal error: ${typeName} has no column`);
     columns = [first];
   }

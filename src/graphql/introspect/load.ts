@@ -19,7 +19,7 @@ import {
   toOneFieldName,
   typeNameFor,
 } from './naming.js';
-import { LIST_PAGE_ARGS } from './rules.js';
+import { anyColumn, columnBySqlName, LIST_PAGE_ARGS } from './rules.js';
 import { reflectedRelations, withPartitionKeys } from './partitions.js';
 import type {
   Catalog,
@@ -269,7 +269,7 @@ function build(doc: Raw): Catalog {
     rawByOid.set(r.oid, { ...r, directive: d });
     // pg_graphql (graphql.rs graphql_table_select_types_are_valid): a valid type name, a primary
     // key and any column selectable, whatever the columns' names.
-    const selectable = columns.some((c) => c.canSelect) || unnamedColumns.some((c) => c.canSelect);
+    const selectable = anyColumn(t, (c) => c.canSelect) !== undefined;
     if (!isValidGraphQLName(t.typeName) || !selectable) continue;
     tables.push(t);
     tableByOid.set(t.oid, t);
@@ -466,7 +466,7 @@ function build(doc: Raw): Catalog {
 function selectableColumnsNamed(t: Table, names: string[]): Column[] | undefined {
   const out: Column[] = [];
   for (const n of names) {
-    const c = t.columns.find((x) => x.sqlName === n) ?? t.unnamedColumns.find((x) => x.sqlName === n);
+    const c = columnBySqlName(t, n);
     if (!c?.canSelect) return undefined;
     out.push(c);
   }

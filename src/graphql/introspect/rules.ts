@@ -89,11 +89,24 @@ export function updatableColumns(t: Table): Column[] {
  * table whose only insertable column is serial still has one, with an input type of no fields.
  */
 export function hasInsertMutation(t: Table): boolean {
-  return t.columns.some((c) => c.canInsert) || t.unnamedColumns.some((c) => c.canInsert);
+  return anyColumn(t, (c) => c.canInsert) !== undefined;
 }
 
 export function hasUpdateMutation(t: Table): boolean {
-  return t.columns.some((c) => c.canUpdate) || t.unnamedColumns.some((c) => c.canUpdate);
+  return anyColumn(t, (c) => c.canUpdate) !== undefined;
+}
+
+/**
+ * The first column of `t`, with a GraphQL name or without one (pg_graphql's privilege and key
+ * checks look at every column), for which `test` holds.
+ */
+export function anyColumn(t: Table, test: (c: Column) => boolean): Column | undefined {
+  return t.columns.find(test) ?? t.unnamedColumns.find(test);
+}
+
+/** The column of `t` whose SQL name is `sqlName`, with a GraphQL name or without one. */
+export function columnBySqlName(t: Table, sqlName: string): Column | undefined {
+  return anyColumn(t, (c) => c.sqlName === sqlName);
 }
 
 const PK_TYPES = new Set(['int2', 'int4', 'int8', 'text', 'varchar', 'bpchar', 'citext', 'uuid']);
@@ -111,7 +124,7 @@ export function hasByPk(t: Table): boolean {
 /** The primary key's columns, with or without GraphQL names (buildCatalog keeps only keys of existing columns). */
 export function pkColumns(t: Table): Column[] {
   return t.primaryKey.map((n) => {
-    const c = t.columns.find((x) => x.sqlName === n) ?? t.unnamedColumns.find((x) => x.sqlName === n);
+    const c = columnBySqlName(t, n);
     if (!c) throw new Error(`internal error: primary key column "${n}" is not a column of ${t.sqlName}`);
     return c;
   });

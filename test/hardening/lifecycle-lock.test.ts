@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -164,5 +164,15 @@ describe('the embedded server in a folder', () => {
     } finally {
       await first.stop();
     }
+  });
+
+  it('a PostgreSQL that exits before it is ready is reported with its last line, not as nothing', async () => {
+    const dir = join(freshDir(), 'db');
+    await (await startEmbedded({ dataDir: dir, port: 0, password: 'p' })).stop();
+    appendFileSync(join(dir, 'postgresql.conf'), "\nshared_buffers = 'lots'\n");
+    await expect(startEmbedded({ dataDir: dir, port: 0, password: 'p' })).rejects.toThrow(
+      /^PostgreSQL did not start on .* \(port \d+\): .*shared_buffers/,
+    );
+    expect(existsSync(join(dir, 'postmaster.pid'))).toBe(false);
   });
 });

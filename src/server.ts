@@ -2,7 +2,12 @@
  * The platform's HTTP server: one Fastify app; requests are routed to a project by path prefix or
  * Host (see platform/routing.ts), then to the GraphQL, Storage or Management area.
  */
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import {
   DATABASE_RETRY_AFTER_SECONDS,
   DATABASE_UNAVAILABLE_MESSAGE,
@@ -13,11 +18,11 @@ import type { StrataConfig } from './config.js';
 import { Platform, type PlatformOptions } from './platform/platform.js';
 import { registerProjectRouting, rewriteProjectUrl } from './platform/routing.js';
 import { graphqlRoutes } from './graphql/http/fastify-route.js';
-import { storageRoutes } from './storage/index.js';
-import { managementRoutes } from './management/index.js';
+import { sendStorageFrameworkError, storageRoutes } from './storage/index.js';
+import { managementRoutes, sendManagementFrameworkError } from './management/index.js';
 import { projectBootstrapHooks } from './platform/bootstrap-hooks.js';
 import { registerNetworkGuard } from './platform/network-guard.js';
-import { registerFunctions } from './functions/index.js';
+import { registerFunctions, sendFunctionsFrameworkError } from './functions/index.js';
 import { startPooler } from './platform/pooler.js';
 import { consoleRoutes } from './console/plugin.js';
 import { consoleLoginTokensOf } from './console/login-tokens.js';
@@ -32,6 +37,7 @@ export async function buildServer(platform: Platform): Promise<FastifyInstance> 
     rewriteUrl: (req) => rewriteProjectUrl(req),
     trustProxy: false,
     forceCloseConnections: true,
+    frameworkErrors: sendFrameworkError,
   });
   registerProjectRouting(app, platform);
   registerNetworkGuard(app, platform);
@@ -59,6 +65,26 @@ export async function buildServer(platform: Platform): Promise<FastifyInstance> 
   await registerFunctions(app, platform);
   await app.register(consoleRoutes, { logins: consoleLoginTokensOf(app) });
   return app;
+}
+
+type ErrorSender = (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => FastifyReply;
+
+/** Each area's answer to the errors Fastify raises before routing (its mount prefix, its sender). */
+const FRAMEWORK_ERROR_SENDERS: [RegExp, ErrorSender][] = [
+  [/^\/storage\/v1(?=[/?]|$)/, sendStorageFrameworkError],
+  [/^\/v1(?=[/?]|$)/, sendManagementFrameworkError],
+  [/^\/functions\/v1(?=[/?]|$)/, sendFunctionsFrameworkError],
+];
+
+/**
+ * A path that does not decode (`%zz`, a lone `%`) or a parameter over the router's length is
+ * refused before any route or hook runs: in the shape of the area it was meant for, with Fastify's
+ * status and wording; elsewhere Fastify's own answer.
+ */
+function sendFrameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const send = FRAMEWORK_ERROR_SENDERS.find(([prefix]) => prefix.test(req.url))?.[1];
+  if (send) return send(err, req, reply);
+  return reply.code(err.statusCode ?? 400).send(err);
 }
 
 export interface RunningPlatform {

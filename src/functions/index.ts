@@ -34,3 +34,4 @@ export async function registerFunctions(app: FastifyInstance, platform: Platform
   });
   await app.register(functionsInvokeRoutes, { platform, catalog });
 }
+export { sendFunctionsFrameworkError } from './invoke-route.js';

@@ -7,7 +7,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../platform/platform.js';
 import { bearerOf } from '../auth/request-credentials.js';
 import { verifyJwt } from '../auth/jwt.js';
@@ -50,6 +50,19 @@ function sendError(res: ServerResponse, e: errors.PlatformError): void {
 function reject(reply: FastifyReply, e: errors.PlatformError): FastifyReply {
   if (e.errorCode) reply.header('sb-error-code', e.errorCode);
   return reply.code(e.status).type('application/json').send(JSON.stringify(e.body));
+}
+
+/** Errors Fastify answers before the route runs (an undecodable path): the platform's `{code, message}`. */
+export function sendFunctionsFrameworkError(
+  err: FastifyError,
+  _req: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
+  const status = err.statusCode ?? 400;
+  return reject(reply, {
+    status,
+    body: { code: status === 400 ? 'BAD_REQUEST' : status, message: err.message },
+  });
 }
 
 function forwardHeaders(h: IncomingHttpHeaders): Record<string, string | string[]> {

@@ -69,3 +69,4 @@ export async function managementRoutes(app: FastifyInstance, opts: { platform: P
   registerManagementHttp(app, opts.platform);
   for (const mod of MODULES) await app.register(mod, { platform: opts.platform });
 }
+export { sendManagementFrameworkError } from './http/errors.js';

@@ -17,7 +17,7 @@ import { objectUploadRoutes } from './routes/objects-upload.js';
 import { opsRoutes, registerCors } from './routes/ops.js';
 import { signedRoutes } from './routes/signed.js';
 import { imageRoutes } from './image/routes.js';
-import { s3Routes } from './s3/routes.js';
+import { s3Routes, sendS3Error } from './s3/routes.js';
 import { serializeRequest } from './log-redaction.js';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../db/connection-errors.js';
 import { StorageJanitor } from './reconcile.js';
@@ -45,6 +45,19 @@ function toStorageError(err: FastifyError | Error): StorageError {
   }
   return errors.internal();
 }
+
+/**
+ * Errors Fastify answers before any route runs (an undecodable path, an over-long parameter), in
+ * this surface's shape: S3 XML under /s3, the Storage envelope elsewhere.
+ */
+export function sendStorageFrameworkError(
+  err: FastifyError,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
+  return S3_PATH.test(req.url) ? sendS3Error(err, req, reply) : sendError(err, req, reply);
+}
+const S3_PATH = /^\/storage\/v1\/s3(?=[/?]|$)/;
 
 function sendError(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   const se = toStorageError(err);

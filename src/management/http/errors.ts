@@ -96,6 +96,15 @@ export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
   return reply.code(err.statusCode).type('application/json; charset=utf-8').send({ message: err.message });
 }
 
+/** Errors Fastify answers before any route runs (an undecodable path, an over-long parameter): `{message}`. */
+export function sendManagementFrameworkError(
+  err: FastifyError,
+  _req: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
+  return sendError(reply, new ApiError(err.statusCode ?? 400, err.message));
+}
+
 /**
  * Installs the error and not-found handlers on the management scope. A request that fails its
  * route's schema is a 400 worded by schema-errors.ts. A route may set

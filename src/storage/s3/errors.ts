@@ -50,6 +50,7 @@ export const s3Errors = {
       'The list of parts was not in ascending order. Parts must be ordered by part number.',
     ),
   invalidArgument: (message: string) => e('InvalidArgument', 400, message),
+  invalidUri: () => e('InvalidURI', 400, "Couldn't parse the specified URI."),
   malformedXml: () =>
     e(
       'MalformedXML',

@@ -39,6 +39,7 @@ const S3_DOWNLOAD_HEADERS = [...DOWNLOAD_HEADERS, 'etag', 'cache-control'];
 function toS3Error(err: FastifyError | Error): StorageError {
   if (err instanceof StorageError) return err;
   const e = err as FastifyError;
+  if (e.code === 'FST_ERR_BAD_URL') return s3Errors.invalidUri();
   if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500)
     return new StorageError('InvalidRequest', e.statusCode, 'InvalidRequest', e.message, e.statusCode);
   return errors.internal();
@@ -59,7 +60,11 @@ function resourceOf(req: FastifyRequest): string {
     .join('/');
 }
 
-function sendS3Error(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function sendS3Error(
+  err: FastifyError | Error,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
   const se = toS3Error(err);
   if (se.code === 'InternalError') req.log.error({ err }, 's3 request failed');
   for (const name of S3_DOWNLOAD_HEADERS) reply.removeHeader(name);

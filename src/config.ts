@@ -66,6 +66,11 @@ export interface StrataConfig {
   storageSweepIntervalMs: number;
   /** How long an unfinished resumable (TUS) upload may stay idle before it expires (STRATA_STORAGE_TUS_EXPIRY_MS, default 24 h). */
   storageTusExpiryMs: number;
+  /**
+   * How long a resumable-upload request waits for its upload's lock while another request holds it
+   * and does not let go before it is answered 503 LockTimeout (STRATA_STORAGE_TUS_LOCK_TIMEOUT_MS, default 30 s).
+   */
+  storageTusLockTimeoutMs: number;
   s3?: {
     endpoint?: string;
     region: string;
@@ -250,6 +255,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
     storageSweepGraceMs: num(env.STRATA_STORAGE_SWEEP_GRACE_MS, 15 * 60_000),
     storageSweepIntervalMs: num(env.STRATA_STORAGE_SWEEP_INTERVAL_MS, 10 * 60_000),
     storageTusExpiryMs: num(env.STRATA_STORAGE_TUS_EXPIRY_MS, 24 * 60 * 60_000),
+    storageTusLockTimeoutMs: num(env.STRATA_STORAGE_TUS_LOCK_TIMEOUT_MS, 30_000),
     s3: env.STRATA_S3_BUCKET
       ? {
           endpoint: env.STRATA_S3_ENDPOINT || undefined,

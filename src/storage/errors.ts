@@ -56,6 +56,8 @@ export const errors = {
   invalidSignature: (message = 'Invalid signature') =>
     e('InvalidSignature', 400, 'InvalidSignature', message),
   expiredToken: () => e('ExpiredToken', 400, 'ExpiredToken', 'The provided token has expired.'),
+  /** A resumable upload's lock was not had in time (another request holds it and does not let go). */
+  lockTimeout: () => e('LockTimeout', 503, 'acquiring_lock_timeout', 'acquiring lock timeout'),
   invalidRequest: (message: string) => e('InvalidRequest', 400, 'Error', message),
   noContent: () => e('InvalidRequest', 400, 'InvalidRequest', 'No content provided'),
   invalidFileSize: () =>

@@ -11,7 +11,8 @@
 import type pg from 'pg';
 import type { ClusterEvents } from '../../platform/cluster-events.js';
 import { leasePooledClient, type PooledClientLease } from '../../db/pooled-client.js';
-import { ERRORS, type Lock, type Locker, type RequestRelease } from '@tus/utils';
+import type { Lock, Locker, RequestRelease } from '@tus/utils';
+import { errors } from '../errors.js';
 
 const RETRY_MS = 50;
 const RELEASE_ASK_MS = 1_000;
@@ -67,7 +68,8 @@ class PgLock implements Lock {
     const deadline = Date.now() + this.locker.timeoutMs;
     let askedAt = 0;
     for (;;) {
-      if (signal.aborted || Date.now() > deadline) throw ERRORS.ERR_LOCK_TIMEOUT;
+      // The reference's LockTimeout (503), which tus clients retry; @tus/server's own is a 500.
+      if (signal.aborted || Date.now() > deadline) throw errors.lockTimeout();
       const holder = this.locker.held.get(this.id);
       if (holder) {
         await holder.release();

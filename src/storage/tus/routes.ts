@@ -149,7 +149,10 @@ async function createServer(deps: StorageDeps, project: ProjectContext): Promise
   ]);
   const store = await storeFor(deps, project);
   const lockPool = createPool(project.apiUrl, { max: 20, applicationName: `strata-${project.ref}-tus` });
-  const locker = new PgLocker(lockPool, undefined, { events: deps.platform.events, ref: project.ref });
+  const locker = new PgLocker(lockPool, deps.platform.config.storageTusLockTimeoutMs, {
+    events: deps.platform.events,
+    ref: project.ref,
+  });
   const server = new Server({
     path: '/upload/resumable',
     datastore: store,

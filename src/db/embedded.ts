@@ -9,7 +9,7 @@ import { userInfo } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { findFreePort } from './free-port.js';
-import { parentPid, pidAlive, processCommandLine } from './pid.js';
+import { parentPid, pidAlive, processCommandLine, processCwd, processRunning } from './pid.js';
 
 export interface EmbeddedOptions {
   /** Folder holding the cluster's files. */
@@ -64,11 +64,16 @@ async function clearStaleLock(dataDir: string, log: (line: string) => void): Pro
   if (!existsSync(pidFile)) return;
   const [pidLine, dirLine] = readFileSync(pidFile, 'utf8').split('\n');
   const pid = Number(pidLine);
-  const ours =
-    pid > 0 &&
-    pidAlive(pid) &&
-    processCommandLine(pid).includes('postgres') &&
-    sameFolder(dirLine ?? '', dataDir);
+  // Every process of a PostgreSQL server works in its data folder, so a live pid whose working
+  // folder is another one was reused by an unrelated process (pids wrap quickly on a busy machine)
+  // and is never signalled. Where the folder cannot be read, the command line has to do.
+  const onThisFolder = () => {
+    const cwd = processCwd(pid);
+    return cwd !== undefined
+      ? sameFolder(cwd, dataDir)
+      : processCommandLine(pid).includes('postgres') && sameFolder(dirLine ?? '', dataDir);
+  };
+  const ours = pid > 0 && pidAlive(pid) && onThisFolder();
   if (ours) {
     const parent = parentPid(pid);
     const orphaned = parent !== undefined && (parent <= 1 || !pidAlive(parent));
@@ -81,8 +86,9 @@ async function clearStaleLock(dataDir: string, log: (line: string) => void): Pro
     }
     log(`stopping the orphaned PostgreSQL (pid ${pid}) left by an earlier run`);
     process.kill(pid, 'SIGINT');
-    for (let i = 0; i < 100 && pidAlive(pid); i++) await sleep(100);
-    if (pidAlive(pid)) throw new Error(`an earlier PostgreSQL (pid ${pid}) still holds ${dataDir}`);
+    const holds = () => processRunning(pid) && onThisFolder();
+    for (let i = 0; i < 100 && holds(); i++) await sleep(100);
+    if (holds()) throw new Error(`an earlier PostgreSQL (pid ${pid}) still holds ${dataDir}`);
   }
   if (existsSync(pidFile)) rmSync(pidFile);
 }

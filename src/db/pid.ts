@@ -3,7 +3,7 @@
  * for the process that wrote a lock), and their parent. Linux reads /proc; elsewhere the start
  * time and parent are unknown and only `kill(pid, 0)` is used.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 
 /** Whether a process id names a live process (signal 0 checks existence without touching it). */
 export function pidAlive(pid: number): boolean {
@@ -55,15 +55,29 @@ function isZombie(pid: number): boolean {
   return statFields(pid)?.[0] === 'Z';
 }
 
+/** Whether a process runs: alive and not a zombie (an orphan's parent may be slow to reap it). */
+export function processRunning(pid: number): boolean {
+  return pidAlive(pid) && !isZombie(pid);
+}
+
 /**
  * Whether the process that recorded (pid, startTime) is still running: the pid is alive, is not a
  * zombie, and, when both start times are known, started at the recorded time (else the pid was reused).
  */
 export function sameProcessAlive(pid: number, startTime: string | undefined): boolean {
-  if (!pidAlive(pid) || isZombie(pid)) return false;
+  if (!processRunning(pid)) return false;
   if (!startTime) return true;
   const now = processStartTime(pid);
   return now === undefined || now === startTime;
+}
+
+/** The working folder of a process (/proc/<pid>/cwd); undefined when gone or not readable. */
+export function processCwd(pid: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The command line of a process, arguments joined by spaces; '' when unreadable. */

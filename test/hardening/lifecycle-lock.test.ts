@@ -16,7 +16,7 @@ import {
   lockFile,
   runningInstance,
 } from '../../src/platform/instance-lock.js';
-import { processStartTime } from '../../src/db/pid.js';
+import { parentPid, pidAlive, processStartTime } from '../../src/db/pid.js';
 import { startEmbedded } from '../../src/db/embedded.js';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -174,5 +174,36 @@ describe('the embedded server in a folder', () => {
       /^PostgreSQL did not start on .* \(port \d+\): .*shared_buffers/,
     );
     expect(existsSync(join(dir, 'postmaster.pid'))).toBe(false);
+  });
+
+  it('a postmaster.pid naming a reused pid (an orphaned stranger whose command line says postgres) leaves the stranger alone', async () => {
+    const dir = join(freshDir(), 'db');
+    mkdirSync(dir);
+    // An orphan (its shell has exited) with "postgres" in its command line, working in another folder.
+    const out = execFileSync(
+      'sh',
+      [
+        '-c',
+        `${JSON.stringify(process.execPath)} -e "setTimeout(() => {}, 120000)" postgres >/dev/null 2>&1 & echo $!`,
+      ],
+      {
+        cwd: base,
+      },
+    );
+    const stranger = Number(out.toString().trim());
+    try {
+      for (let i = 0; i < 50 && parentPid(stranger) !== 1 && pidAlive(stranger); i++)
+        await new Promise((r) => setTimeout(r, 20));
+      writeFileSync(join(dir, 'postmaster.pid'), `${stranger}\n${dir}\n`);
+      const server = await startEmbedded({ dataDir: dir, port: 0, password: 'p' });
+      try {
+        expect(pidAlive(stranger)).toBe(true);
+        expect(server.pid).not.toBe(stranger);
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      if (pidAlive(stranger)) process.kill(stranger, 'SIGKILL');
+    }
   });
 });

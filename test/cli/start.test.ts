@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { findFreePort } from '../../src/db/free-port.js';
+import { freeTestPort } from '../support/free-port.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const bin = join(root, 'bin', 'strata.js');
@@ -65,7 +65,7 @@ describe('strata start', () => {
   let first: Record<string, string>;
 
   it('prints the URLs and keys, and status --json gives the same as one object', async () => {
-    port = await findFreePort(0);
+    port = await freeTestPort();
     const s = await start(port);
     for (const label of [
       'API URL',

@@ -8,7 +8,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { isDatabaseUnavailable } from '../../src/db/connection-errors.js';
-import { findFreePort } from '../../src/db/free-port.js';
+import { freeTestPort } from '../support/free-port.js';
 
 const url = inject('databaseUrl');
 
@@ -38,7 +38,7 @@ afterAll(async () => {
 
 describe('isDatabaseUnavailable', () => {
   it('a refused connection (nothing listening)', async () => {
-    const port = await findFreePort(0);
+    const port = await freeTestPort();
     const c = new pg.Client({ connectionString: `postgresql://x:y@127.0.0.1:${port}/postgres` });
     expect(isDatabaseUnavailable(await errorOf(() => c.connect()))).toBe(true);
   });
@@ -71,7 +71,7 @@ describe('isDatabaseUnavailable', () => {
   });
 
   it('a pool whose server went away', async () => {
-    const port = await findFreePort(0);
+    const port = await freeTestPort();
     const pool = new pg.Pool({ connectionString: `postgresql://x:y@127.0.0.1:${port}/postgres` });
     expect(isDatabaseUnavailable(await errorOf(() => pool.query('select 1')))).toBe(true);
     await pool.end();

@@ -9,7 +9,7 @@ import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_pr
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findFreePort } from '../../src/db/free-port.js';
+import { freeTestPort } from '../support/free-port.js';
 import { pidAlive, processCwd, processRunning } from '../../src/db/pid.js';
 import { eventually } from './lifecycle-support.js';
 
@@ -86,12 +86,12 @@ describe('two starts in one data folder', () => {
   let a: Run;
 
   it('the second exits non-zero naming the first (URL and pid); the first keeps answering', async () => {
-    portA = await findFreePort(0);
+    portA = await freeTestPort();
     a = run(portA);
     await started(a);
     const pgPid = postmasterPid();
 
-    const portB = await findFreePort(0);
+    const portB = await freeTestPort();
     const b = run(portB);
     const code = await b.exited;
     expect(code, b.output()).not.toBe(0);

@@ -14,7 +14,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { findFreePort } from '../../src/db/free-port.js';
+import { freeTestPort } from '../support/free-port.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const bin = join(root, 'bin', 'strata.js');
@@ -31,7 +31,7 @@ let current: Server | undefined;
 
 async function start(env: Record<string, string>): Promise<Server> {
   if (current) await stop(current, 'SIGKILL');
-  port = await findFreePort(0);
+  port = await freeTestPort();
   const child = spawn(process.execPath, [bin, 'start', '--port', String(port), '--db-port', '0'], {
     env: { ...process.env, DATABASE_URL: '', STRATA_DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -11,7 +11,7 @@ import {
 } from '../../support/database.js';
 import { serveDatabase } from '../../../src/graphql/http/standalone.js';
 import { verifyJwt } from '../../../src/auth/jwt.js';
-import { findFreePort } from '../../../src/db/free-port.js';
+import { freeTestPort } from '../../support/free-port.js';
 import { http, postGraphQL } from './support.js';
 
 const root = new URL('../../../', import.meta.url).pathname;
@@ -78,7 +78,7 @@ describe('strata serve (CLI)', () => {
   });
 
   it('prints the URL and keys, serves, and stops on SIGTERM', async () => {
-    const port = await findFreePort(0);
+    const port = await freeTestPort();
     const secret = randomBytes(32).toString('hex');
     child = spawn(
       join(root, 'node_modules/.bin/vite-node'),

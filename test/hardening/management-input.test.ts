@@ -151,6 +151,19 @@ describe('malformed, huge and deep bodies', () => {
   });
 });
 
+describe('unpaired surrogates', () => {
+  it('are stored as U+FFFD, and the answer says what was stored', async () => {
+    const created = await api(tp, 'POST', '/v1/organizations', {
+      rawBody: '{"name":"a\\ud800b\\udc00c"}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.name).toBe('a\uFFFDb\uFFFDc');
+    const read = await api(tp, 'GET', `/v1/organizations/${created.body.id}`);
+    expect(read.body.name).toBe(created.body.name);
+  });
+});
+
 describe('200 concurrent hostile requests', () => {
   it('all get a 4xx answer; then a normal request answers (within 5 s) and no pool client is checked out', async () => {
     const hostile: Array<() => Promise<ApiAnswer>> = [];

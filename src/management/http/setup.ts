@@ -88,7 +88,11 @@ export function registerManagementHttp(app: FastifyInstance, platform: Platform)
   });
 }
 
-/** Refuses `__proto__` and `constructor.prototype` keys, as Fastify's own JSON parser does. */
+/**
+ * Refuses `__proto__` and `constructor.prototype` keys, as Fastify's own JSON parser does. A string
+ * with an unpaired surrogate (`"\ud800"` is valid JSON) has it replaced by U+FFFD, as PostgreSQL's
+ * UTF-8 text will hold it, so that an answer echoing the body says what was stored.
+ */
 function safeReviver(key: string, value: unknown): unknown {
   if (
     key === '__proto__' ||
@@ -96,6 +100,7 @@ function safeReviver(key: string, value: unknown): unknown {
   ) {
     throw new ApiError(400, 'Request body contains a forbidden property name');
   }
+  if (typeof value === 'string') return (value as string & { toWellFormed(): string }).toWellFormed();
   return value;
 }
 

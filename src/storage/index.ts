@@ -4,6 +4,7 @@
  * upload routes, whose bodies stay streams whatever their Content-Type (multipart is parsed
  * lazily by @fastify/multipart), and JSON routes.
  */
+import { wellFormedReviver } from '../db/well-formed.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { Platform } from '../platform/platform.js';
@@ -86,7 +87,7 @@ function parseJsonBody(
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body);
+    parsed = JSON.parse(body, wellFormedReviver);
     assertNoNul(parsed, 'body');
   } catch (err) {
     done(err instanceof StorageError ? err : errors.invalidRequest('Body is not valid JSON'));

@@ -214,6 +214,34 @@ describe('NUL bytes', () => {
     expect(rows).toEqual([]);
   });
 
+  it('unpaired surrogates in user metadata (x-metadata, form field, copy): stored as U+FFFD, never a 500', async () => {
+    const lone = '{"k\\ud800":"v\\udc00"}';
+    const raw = await h.api(`/object/${pub}/sur-raw.txt`, {
+      method: 'POST',
+      token: svc,
+      headers: { 'x-metadata': Buffer.from(lone).toString('base64'), 'content-type': 'text/plain' },
+      body: 'x',
+    });
+    expect(raw.status).toBe(200);
+    const form = new FormData();
+    form.append('metadata', lone);
+    form.append('', new Blob(['x'], { type: 'text/plain' }), 'f.txt');
+    const viaForm = await h.api(`/object/${pub}/sur-form.txt`, { method: 'POST', token: svc, body: form });
+    expect(viaForm.status).toBe(200);
+    const copied = await h.api('/object/copy', {
+      ...json({ bucketId: pub, sourceKey: 'sur-raw.txt', destinationKey: 'sur-copy.txt' }, 'POST'),
+      token: svc,
+      headers: { 'content-type': 'application/json', 'x-metadata': Buffer.from(lone).toString('base64') },
+    });
+    expect(copied.status).toBe(200);
+    const rows = await h.sql<{ name: string; user_metadata: unknown }>(
+      `select name, user_metadata from storage.objects where bucket_id = $1 and name like 'sur-%' order by name`,
+      [pub],
+    );
+    expect(rows.map((r) => r.name)).toEqual(['sur-copy.txt', 'sur-form.txt', 'sur-raw.txt']);
+    for (const r of rows) expect(r.user_metadata).toEqual({ 'k\uFFFD': 'v\uFFFD' });
+  });
+
   it('in a header: the HTTP layer refuses it with 400 and the server carries on', async () => {
     const url = new URL(`${h.base}/object/${pub}/x.txt`);
     const status = await new Promise<number | undefined>((resolve) => {

@@ -12,6 +12,7 @@
  *   onSend        → a success of a route that never checked the caller's role becomes a 500
  * A route registered here without a row in permissions.ts stops the server from starting.
  */
+import { wellFormedReviver } from '../../db/well-formed.js';
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../../platform/platform.js';
 import './route-config.js';
@@ -89,9 +90,8 @@ export function registerManagementHttp(app: FastifyInstance, platform: Platform)
 }
 
 /**
- * Refuses `__proto__` and `constructor.prototype` keys, as Fastify's own JSON parser does. A string
- * with an unpaired surrogate (`"\ud800"` is valid JSON) has it replaced by U+FFFD, as PostgreSQL's
- * UTF-8 text will hold it, so that an answer echoing the body says what was stored.
+ * Refuses `__proto__` and `constructor.prototype` keys, as Fastify's own JSON parser does; unpaired
+ * surrogates become U+FFFD (db/well-formed.ts), so that an answer echoing the body says what was stored.
  */
 function safeReviver(key: string, value: unknown): unknown {
   if (
@@ -100,8 +100,7 @@ function safeReviver(key: string, value: unknown): unknown {
   ) {
     throw new ApiError(400, 'Request body contains a forbidden property name');
   }
-  if (typeof value === 'string') return (value as string & { toWellFormed(): string }).toWellFormed();
-  return value;
+  return wellFormedReviver(key, value);
 }
 
 /** JSON bodies as usual, but an empty body (clients that send a content type with no body) is `undefined`. */

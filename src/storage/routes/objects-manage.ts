@@ -1,4 +1,5 @@
 /** JSON object routes: delete one (S7) and many (S11), move (S16), copy (S19), list (S17). */
+import { parseJsonObject } from './upload-body.js';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { requireCaller } from '../auth.js';
@@ -11,15 +12,7 @@ import { headerValue, objectParams, scopeOf, type StorageDeps } from './context.
 import { BucketParams, StringEnum } from './schemas.js';
 
 function userMetadataHeader(v: string | undefined): Record<string, unknown> | undefined {
-  if (v === undefined) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(v, 'base64').toString('utf8'));
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
-      ? (parsed as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
+  return v === undefined ? undefined : parseJsonObject(Buffer.from(v, 'base64').toString('utf8'));
 }
 
 const TransferBody = Type.Object({

@@ -2,6 +2,7 @@
  * The content of an upload request (§1.9 step 3): a raw body streamed as is, or the first file
  * part of a multipart form (fields before it: cacheControl, contentType, metadata/userMetadata).
  */
+import { wellFormedReviver } from '../../db/well-formed.js';
 import type { FastifyRequest } from 'fastify';
 import type {} from '@fastify/multipart';
 import { errors } from '../errors.js';
@@ -19,10 +20,11 @@ function isMultipart(req: FastifyRequest): boolean {
   return /^multipart\/form-data/i.test(header(req, 'content-type') ?? '');
 }
 
-function parseJsonObject(text: string | undefined): Record<string, unknown> | undefined {
+/** A JSON object (user metadata), unpaired surrogates made U+FFFD; undefined for anything else. */
+export function parseJsonObject(text: string | undefined): Record<string, unknown> | undefined {
   if (text === undefined) return undefined;
   try {
-    const v: unknown = JSON.parse(text);
+    const v: unknown = JSON.parse(text, wellFormedReviver);
     return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
   } catch {
     return undefined;

@@ -182,6 +182,17 @@ function num(v: string | undefined, d: number): number {
   return Number.isFinite(n) ? n : d;
 }
 
+/**
+ * A PostgreSQL address as the pg driver takes it (postgresql://user:password@host:port/database, or
+ * socket:/path?db=name); anything else would be read as a relative URL (and end in a DNS error for
+ * the host "base"). The value is not repeated in the error: it may hold a password.
+ */
+export function checkedDatabaseUrl(url: string, what: string): string {
+  if (!/^(postgres|postgresql|socket):/i.test(url.trim()))
+    throw new Error(`${what} must be a postgresql:// URL (postgresql://user:password@host:5432/database)`);
+  return url.trim();
+}
+
 export function parseDbServers(v: string | undefined): DbServerConfig[] {
   if (!v) return [];
   return v
@@ -191,7 +202,10 @@ export function parseDbServers(v: string | undefined): DbServerConfig[] {
     .map((s) => {
       const i = s.indexOf('=');
       if (i <= 0) throw new Error(`STRATA_DB_SERVERS entry "${s}" must be id=postgresql://...`);
-      return { id: s.slice(0, i), url: s.slice(i + 1) };
+      return {
+        id: s.slice(0, i),
+        url: checkedDatabaseUrl(s.slice(i + 1), `STRATA_DB_SERVERS entry "${s.slice(0, i)}"`),
+      };
     });
 }
 

@@ -1,6 +1,6 @@
 /** `strata serve` (one database's GraphQL API, standalone) and `strata sdl` (print its schema). */
 import { parseArgs } from 'node:util';
-import { standaloneEnv } from '../../config.js';
+import { checkedDatabaseUrl, standaloneEnv } from '../../config.js';
 import { printSchemaSdl } from './sdl.js';
 import { serveDatabase } from './standalone.js';
 
@@ -30,6 +30,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const databaseUrl = values['database-url'] ?? env.databaseUrl;
   const jwtSecret = values['jwt-secret'] ?? env.jwtSecret;
   if (!databaseUrl) throw new Error('strata serve: --database-url (or DATABASE_URL) is required');
+  checkedDatabaseUrl(databaseUrl, 'strata serve: --database-url (or DATABASE_URL)');
   if (!jwtSecret) throw new Error('strata serve: --jwt-secret (or STRATA_JWT_SECRET) is required');
   const extDir = values['extension-dir'];
   const maxDepth = positiveInt('max-depth', values['max-depth']);
@@ -79,6 +80,7 @@ export async function sdlCommand(args: string[]): Promise<void> {
   });
   const databaseUrl = values['database-url'] ?? standaloneEnv().databaseUrl;
   if (!databaseUrl) throw new Error('strata sdl: --database-url (or DATABASE_URL) is required');
+  checkedDatabaseUrl(databaseUrl, 'strata sdl: --database-url (or DATABASE_URL)');
   const sdl = await printSchemaSdl(databaseUrl, {
     role: values.role,
     schemas: values.schemas ? values.schemas.split(',') : undefined,

@@ -112,6 +112,13 @@ describe('strata sdl on a database Strata never touched', () => {
     );
   });
 
+  it('a --database-url that is not a postgresql:// URL is said so (without repeating it), exit 1', async () => {
+    const r = await cli(['sdl', '--database-url', 'localhost:5432/secret-pass']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('must be a postgresql:// URL');
+    expect(r.stderr).not.toContain('secret-pass');
+  });
+
   it('the CLI prints the SDL on stdout and the warning on stderr', async () => {
     const r = await cli(['sdl', '--database-url', url]);
     expect(r.code).toBe(0);

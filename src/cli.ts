@@ -2,7 +2,13 @@
 import { parseArgs } from 'node:util';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { checkedDatabaseUrl, configFromEnv, parseDbServers, type StrataConfig } from './config.js';
+import {
+  checkedDatabaseUrl,
+  configFromEnv,
+  parseDbServers,
+  portNumber,
+  type StrataConfig,
+} from './config.js';
 import { pidAlive, sameProcessAlive } from './db/pid.js';
 import { InstanceLock, InstanceRunningError, runningInstance } from './platform/instance-lock.js';
 import { INTROSPECTION_HINT } from './graphql/extension/local-introspection.js';
@@ -84,9 +90,9 @@ function configWith(flags: {
 }): StrataConfig {
   const config = configFromEnv();
   if (flags['data-dir']) config.dataDir = resolve(flags['data-dir']);
-  if (flags.port) config.port = Number(flags.port);
+  if (flags.port !== undefined) config.port = portNumber(flags.port, '--port');
   if (flags.host) config.host = flags.host;
-  if (flags['db-port']) config.dbPort = Number(flags['db-port']);
+  if (flags['db-port'] !== undefined) config.dbPort = portNumber(flags['db-port'], '--db-port');
   if (flags['database-url']) config.databaseUrl = checkedDatabaseUrl(flags['database-url'], '--database-url');
   else if (config.databaseUrl) config.databaseUrl = checkedDatabaseUrl(config.databaseUrl, 'DATABASE_URL');
   if (flags['db-servers']) config.extraDbServers = parseDbServers(flags['db-servers']);

@@ -177,9 +177,26 @@ function etagAlgorithm(v: string | undefined): 'md5' | 'mtime' {
   throw new Error(`STRATA_STORAGE_ETAG_ALGORITHM must be "md5" or "mtime" (got "${v}")`);
 }
 
-function num(v: string | undefined, d: number): number {
-  const n = v === undefined || v === '' ? NaN : Number(v);
-  return Number.isFinite(n) ? n : d;
+/** A numeric setting: its default when unset or empty; anything that is not a number is refused, naming the variable. */
+function num(env: NodeJS.ProcessEnv, name: string, d: number): number {
+  const v = env[name];
+  if (v === undefined || v.trim() === '') return d;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new Error(`${name} must be a number (got "${v}")`);
+  return n;
+}
+
+/** A TCP port given as text (a flag or a variable): a whole number from 0 (any free port) to 65535. */
+export function portNumber(v: string, what: string): number {
+  const n = Number(v);
+  if (!/^\s*\d+\s*$/.test(v) || n > 65_535)
+    throw new Error(`${what} must be a port number, 0 to 65535 (got "${v}")`);
+  return n;
+}
+
+function port(env: NodeJS.ProcessEnv, name: string, d: number): number {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? d : portNumber(v, name);
 }
 
 /**
@@ -244,8 +261,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
   return {
     dataDir: resolve(env.STRATA_DATA_DIR ?? '.strata'),
     host: env.STRATA_HOST ?? '127.0.0.1',
-    port: num(env.STRATA_PORT ?? env.PORT, 54321),
-    dbPort: num(env.STRATA_DB_PORT, 54322),
+    port: port(env, env.STRATA_PORT !== undefined ? 'STRATA_PORT' : 'PORT', 54321),
+    dbPort: port(env, 'STRATA_DB_PORT', 54322),
     databaseUrl: env.DATABASE_URL || undefined,
     extraDbServers: parseDbServers(env.STRATA_DB_SERVERS),
     shared: {
@@ -253,23 +270,23 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
       authenticatorPassword: env.STRATA_AUTHENTICATOR_PASSWORD || undefined,
       accessToken: env.STRATA_ACCESS_TOKEN || undefined,
     },
-    shutdownGraceMs: num(env.STRATA_SHUTDOWN_GRACE_MS, 30_000),
+    shutdownGraceMs: num(env, 'STRATA_SHUTDOWN_GRACE_MS', 30_000),
     platformDatabase: env.STRATA_PLATFORM_DATABASE || undefined,
     pgBinDir: env.STRATA_PG_BIN_DIR || undefined,
-    bodyLimit: num(env.STRATA_BODY_LIMIT, 1024 * 1024),
-    storageFileSizeLimit: num(env.STRATA_STORAGE_FILE_SIZE_LIMIT, 50 * 1024 * 1024 * 1024),
-    rateLimitMax: num(env.STRATA_RATE_LIMIT_MAX, 120),
-    rateLimitWindowMs: num(env.STRATA_RATE_LIMIT_WINDOW_MS, 60_000),
-    banThreshold: num(env.STRATA_BAN_THRESHOLD, 20),
-    banWindowMs: num(env.STRATA_BAN_WINDOW_MS, 60_000),
+    bodyLimit: num(env, 'STRATA_BODY_LIMIT', 1024 * 1024),
+    storageFileSizeLimit: num(env, 'STRATA_STORAGE_FILE_SIZE_LIMIT', 50 * 1024 * 1024 * 1024),
+    rateLimitMax: num(env, 'STRATA_RATE_LIMIT_MAX', 120),
+    rateLimitWindowMs: num(env, 'STRATA_RATE_LIMIT_WINDOW_MS', 60_000),
+    banThreshold: num(env, 'STRATA_BAN_THRESHOLD', 20),
+    banWindowMs: num(env, 'STRATA_BAN_WINDOW_MS', 60_000),
     dnsResolver: env.STRATA_DNS_RESOLVER || undefined,
     storageBackend: env.STRATA_STORAGE_BACKEND === 's3' ? 's3' : 'file',
     storageFsync: env.STRATA_STORAGE_FSYNC !== '0',
     storageEtagAlgorithm: etagAlgorithm(env.STRATA_STORAGE_ETAG_ALGORITHM),
-    storageSweepGraceMs: num(env.STRATA_STORAGE_SWEEP_GRACE_MS, 15 * 60_000),
-    storageSweepIntervalMs: num(env.STRATA_STORAGE_SWEEP_INTERVAL_MS, 10 * 60_000),
-    storageTusExpiryMs: num(env.STRATA_STORAGE_TUS_EXPIRY_MS, 24 * 60 * 60_000),
-    storageTusLockTimeoutMs: num(env.STRATA_STORAGE_TUS_LOCK_TIMEOUT_MS, 30_000),
+    storageSweepGraceMs: num(env, 'STRATA_STORAGE_SWEEP_GRACE_MS', 15 * 60_000),
+    storageSweepIntervalMs: num(env, 'STRATA_STORAGE_SWEEP_INTERVAL_MS', 10 * 60_000),
+    storageTusExpiryMs: num(env, 'STRATA_STORAGE_TUS_EXPIRY_MS', 24 * 60 * 60_000),
+    storageTusLockTimeoutMs: num(env, 'STRATA_STORAGE_TUS_LOCK_TIMEOUT_MS', 30_000),
     s3: env.STRATA_S3_BUCKET
       ? {
           endpoint: env.STRATA_S3_ENDPOINT || undefined,
@@ -281,11 +298,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
         }
       : undefined,
     logRequests: env.STRATA_LOG_REQUESTS === '1',
-    dbHealthTimeoutMs: num(env.STRATA_DB_HEALTH_TIMEOUT_MS, 2_000),
-    dbConnectTimeoutMs: num(env.STRATA_DB_CONNECT_TIMEOUT_MS, 5_000),
+    dbHealthTimeoutMs: num(env, 'STRATA_DB_HEALTH_TIMEOUT_MS', 2_000),
+    dbConnectTimeoutMs: num(env, 'STRATA_DB_CONNECT_TIMEOUT_MS', 5_000),
     poolerHost: env.STRATA_POOLER_HOST || (env.STRATA_HOST ?? '127.0.0.1'),
-    poolerPort: env.STRATA_POOLER_PORT === 'off' ? undefined : num(env.STRATA_POOLER_PORT, 5432),
-    dbQueryTimeoutMs: num(env.STRATA_DB_QUERY_TIMEOUT_MS, 60_000),
+    poolerPort: env.STRATA_POOLER_PORT === 'off' ? undefined : port(env, 'STRATA_POOLER_PORT', 5432),
+    dbQueryTimeoutMs: num(env, 'STRATA_DB_QUERY_TIMEOUT_MS', 60_000),
     graphqlMaxDepth: limit('STRATA_GRAPHQL_MAX_DEPTH', env.STRATA_GRAPHQL_MAX_DEPTH, DEFAULT_MAX_DEPTH),
     graphqlMaxSelections: limit(
       'STRATA_GRAPHQL_MAX_SELECTIONS',
@@ -294,28 +311,28 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
     ),
     image: {
       enabled: env.STRATA_IMAGE_TRANSFORMATION_ENABLED !== 'false',
-      maxSourceBytes: num(env.STRATA_IMAGE_MAX_SOURCE_BYTES, 25 * 1024 * 1024),
-      maxSourcePixels: num(env.STRATA_IMAGE_MAX_SOURCE_PIXELS, 50_000_000),
-      maxDimension: num(env.STRATA_IMAGE_MAX_DIMENSION, 2500),
-      concurrency: Math.max(1, num(env.STRATA_IMAGE_CONCURRENCY, 2)),
-      queueLimit: Math.max(0, num(env.STRATA_IMAGE_QUEUE_LIMIT, 64)),
-      cacheBytes: Math.max(0, num(env.STRATA_IMAGE_CACHE_BYTES, 64 * 1024 * 1024)),
+      maxSourceBytes: num(env, 'STRATA_IMAGE_MAX_SOURCE_BYTES', 25 * 1024 * 1024),
+      maxSourcePixels: num(env, 'STRATA_IMAGE_MAX_SOURCE_PIXELS', 50_000_000),
+      maxDimension: num(env, 'STRATA_IMAGE_MAX_DIMENSION', 2500),
+      concurrency: Math.max(1, num(env, 'STRATA_IMAGE_CONCURRENCY', 2)),
+      queueLimit: Math.max(0, num(env, 'STRATA_IMAGE_QUEUE_LIMIT', 64)),
+      cacheBytes: Math.max(0, num(env, 'STRATA_IMAGE_CACHE_BYTES', 64 * 1024 * 1024)),
     },
     s3Protocol: {
       region: env.STRATA_S3_PROTOCOL_REGION || 'local',
       enforceRegion: env.STRATA_S3_PROTOCOL_ENFORCE_REGION === '1',
-      maxKeys: Math.max(1, num(env.STRATA_S3_PROTOCOL_MAX_KEYS, 1000)),
+      maxKeys: Math.max(1, num(env, 'STRATA_S3_PROTOCOL_MAX_KEYS', 1000)),
     },
     functions: {
-      requestTimeoutMs: num(env.STRATA_FUNCTIONS_TIMEOUT_MS, 150_000),
-      cpuBudgetMs: num(env.STRATA_FUNCTIONS_CPU_MS, 2_000),
-      memoryMb: num(env.STRATA_FUNCTIONS_MEMORY_MB, 150),
-      idleTimeoutMs: num(env.STRATA_FUNCTIONS_IDLE_MS, 60_000),
-      poolSize: Math.max(1, num(env.STRATA_FUNCTIONS_POOL_SIZE, 2)),
-      maxWorkers: Math.max(1, num(env.STRATA_FUNCTIONS_MAX_WORKERS, 16)),
-      workerConcurrency: Math.max(1, num(env.STRATA_FUNCTIONS_WORKER_CONCURRENCY, 16)),
-      bodyLimit: num(env.STRATA_FUNCTIONS_BODY_LIMIT, 20 * 1024 * 1024),
-      logLimit: Math.max(1, num(env.STRATA_FUNCTIONS_LOG_LIMIT, 1000)),
+      requestTimeoutMs: num(env, 'STRATA_FUNCTIONS_TIMEOUT_MS', 150_000),
+      cpuBudgetMs: num(env, 'STRATA_FUNCTIONS_CPU_MS', 2_000),
+      memoryMb: num(env, 'STRATA_FUNCTIONS_MEMORY_MB', 150),
+      idleTimeoutMs: num(env, 'STRATA_FUNCTIONS_IDLE_MS', 60_000),
+      poolSize: Math.max(1, num(env, 'STRATA_FUNCTIONS_POOL_SIZE', 2)),
+      maxWorkers: Math.max(1, num(env, 'STRATA_FUNCTIONS_MAX_WORKERS', 16)),
+      workerConcurrency: Math.max(1, num(env, 'STRATA_FUNCTIONS_WORKER_CONCURRENCY', 16)),
+      bodyLimit: num(env, 'STRATA_FUNCTIONS_BODY_LIMIT', 20 * 1024 * 1024),
+      logLimit: Math.max(1, num(env, 'STRATA_FUNCTIONS_LOG_LIMIT', 1000)),
       denoBin: env.STRATA_DENO_BIN || undefined,
       prewarm: env.STRATA_FUNCTIONS_PREWARM !== '0',
     },

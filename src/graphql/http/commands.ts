@@ -1,6 +1,6 @@
 /** `strata serve` (one database's GraphQL API, standalone) and `strata sdl` (print its schema). */
 import { parseArgs } from 'node:util';
-import { checkedDatabaseUrl, standaloneEnv } from '../../config.js';
+import { checkedDatabaseUrl, portNumber, standaloneEnv } from '../../config.js';
 import { printSchemaSdl } from './sdl.js';
 import { serveDatabase } from './standalone.js';
 
@@ -38,7 +38,12 @@ export async function serveCommand(args: string[]): Promise<void> {
   const running = await serveDatabase({
     databaseUrl,
     jwtSecret,
-    port: positiveInt('port', values.port ?? env.port),
+    port:
+      values.port !== undefined
+        ? portNumber(values.port, '--port')
+        : env.port !== undefined && env.port !== ''
+          ? portNumber(env.port, 'STRATA_PORT')
+          : undefined,
     host: values.host ?? env.host,
     authenticatorPassword: values['authenticator-password'] ?? env.authenticatorPassword,
     extensionDir: extDir === undefined ? 'embedded' : extDir === 'none' ? false : extDir,

@@ -31,6 +31,8 @@ export interface GraphQLRequest {
   operationName?: string | null;
   /** `query` as parseRequestDocument (execute/document.ts) parsed it, when the caller did already. */
   parsed?: ParsedDocument;
+  /** resolveWithPool: aborted when the caller is gone, a query's running statement is cancelled. */
+  signal?: AbortSignal;
 }
 
 /** Installs the engine's database-side objects (idempotent). Needs a superuser (event triggers). */

@@ -24,6 +24,12 @@ export interface Request {
   operationName?: string | null;
   /** `query` already parsed by parseRequestDocument (the HTTP layer's checks parse it first). */
   parsed?: ParsedDocument;
+  /**
+   * Aborted when the caller is gone (the client closed the connection): a query's statement still
+   * running is cancelled, and its connection is not reused. A mutation runs to its end, as it would
+   * behind pg_graphql.
+   */
+  signal?: AbortSignal;
 }
 
 /** The plan of `req`; with `template`, its string and integer variables are read for reuse (plan-template.ts). */

@@ -9,6 +9,7 @@ import type pg from 'pg';
 import { rolePrelude, rolePreludeParams, rolePreludeStatement, type Principal } from '../../db/with-role.js';
 import { firstRow } from '../../db/first-row.js';
 import { discardClient, withPooledClient } from '../../db/pooled-client.js';
+import { sendCancelRequest } from '../../db/cancel-request.js';
 import { CATALOG_SQL } from '../introspect/catalog-sql.js';
 import { buildCatalog } from '../introspect/load.js';
 import { JSON_AS_TEXT, jsonTextOf, parseJsonText } from './json-text.js';
@@ -64,15 +65,26 @@ async function multi(pool: pg.Pool, sql: string): Promise<pg.QueryResult[]> {
   });
 }
 
-/** One message built for the connection it runs on (prepared statements are per connection). */
+/**
+ * One message built for the connection it runs on (prepared statements are per connection). When
+ * `cancelOn` aborts while it runs (the client is gone), the statement is cancelled and the
+ * connection destroyed afterwards (db/cancel-request.ts says why).
+ */
 function runPrepared(
   pool: pg.Pool,
   prelude: { sql: string; params: readonly (string | null)[] },
   items: ReadonlyArray<{ sql: string; params: readonly (string | null)[] }>,
   build: (batch: ReturnType<typeof batchFor>) => string,
+  cancelOn?: AbortSignal,
 ): Promise<pg.QueryResult[]> {
   return withPooledClient(pool, async (client) => {
+    if (cancelOn?.aborted) throw new Error(ABANDONED);
     const batch = batchFor(pool, client, prelude, items);
+    const cancel = () => {
+      discardClient(client, new Error(ABANDONED));
+      void sendCancelRequest(client);
+    };
+    cancelOn?.addEventListener('abort', cancel, { once: true });
     try {
       // The statements' JSON stays text (json-text.ts): it is parsed only if an object is asked for.
       const res = (await client.query({ text: build(batch), types: JSON_AS_TEXT })) as unknown as
@@ -86,9 +98,13 @@ function runPrepared(
       forgetPrepared(client);
       await client.query('rollback; deallocate all').catch((e: unknown) => discardClient(client, e));
       throw err;
+    } finally {
+      cancelOn?.removeEventListener('abort', cancel);
     }
   });
 }
+
+const ABANDONED = 'the request was abandoned by its client; its statement was cancelled';
 
 async function load(pool: pg.Pool, principal: Principal): Promise<PoolState> {
   const results = await multi(pool, `${rolePrelude(principal)}; ${CONFIG_SQL}; ${CATALOG_SQL}; commit`);
@@ -154,6 +170,7 @@ async function run(pool: pg.Pool, principal: Principal, req: Request): Promise<O
         prelude,
         items.map((it) => it.compiled),
         (batch) => [...batch.before, 'begin', batch.prelude, ...batch.statements, 'commit'].join('; '),
+        plan.operation === 'query' ? req.signal : undefined,
       );
       // The items' results come last, before commit's.
       const first = results.length - 1 - items.length;

@@ -2,7 +2,7 @@
  * What every serving form calls: one request in (method, URL, headers, body bytes, how to find
  * its project), one answer out. The direct POST path serves the common request; yoga the rest.
  */
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { answerDirect, directGetParams, directParams, type HttpAnswer } from './direct-post.js';
 import type { StrataServerContext } from './engine-plugin.js';
 import { fetchRequest } from './fetch-exchange.js';
@@ -16,6 +16,15 @@ import {
 import type { StrataYoga } from './yoga-server.js';
 
 export type { HttpAnswer };
+
+/** A signal aborted when `res` closes before its answer was written: the client went away. */
+export function abortedWhenClosed(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
 
 export type TargetResolver = () => GraphQLTarget | undefined | Promise<GraphQLTarget | undefined>;
 
@@ -49,6 +58,8 @@ export class GraphQLCore {
     headers: IncomingHttpHeaders,
     body: Buffer | string | undefined,
     target: TargetResolver,
+    /** Aborted when the client is gone (see `abortedWhenClosed`). */
+    signal?: AbortSignal,
   ): Promise<HttpAnswer> {
     const post = directParams(method, headers, body);
     const params = post ?? directGetParams(method, url, headers);
@@ -64,9 +75,10 @@ export class GraphQLCore {
           },
         },
         post ? 'POST' : 'GET',
+        signal,
       );
     }
-    const ctx: StrataServerContext = { strataTarget: target };
+    const ctx: StrataServerContext = { strataTarget: target, strataSignal: signal };
     const yoga = await this.yoga();
     const response = await yoga.fetch(fetchRequest(yoga, this.endpoint, method, url, headers, body), ctx);
     const out: Record<string, string> = {};

@@ -129,6 +129,7 @@ export async function answerDirect(
   resolveTarget: () => GraphQLTarget | undefined | Promise<GraphQLTarget | undefined>,
   opts: DirectPostOptions,
   method: 'GET' | 'POST' = 'POST',
+  signal?: AbortSignal,
 ): Promise<HttpAnswer> {
   const target = await resolveTarget();
   if (!target) return json(404, jsonErrorBody('Project not found'));
@@ -140,7 +141,10 @@ export async function answerDirect(
     throw err;
   }
   try {
-    return json(200, await runEngineRequest({ pool: target.pool, principal }, params, method, opts.limits));
+    return json(
+      200,
+      await runEngineRequest({ pool: target.pool, principal }, params, method, opts.limits, signal),
+    );
   } catch (err) {
     if (err instanceof HttpGraphQLError)
       return json(err.status, JSON.stringify({ errors: [{ message: err.message }] }), err.headers);

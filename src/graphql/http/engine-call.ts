@@ -41,6 +41,8 @@ export async function runEngineRequest(
   req: GraphQLRequestBody,
   method: string,
   limits: RequestLimits,
+  /** Aborted when the client is gone: a query still running in PostgreSQL is cancelled. */
+  signal?: AbortSignal,
 ): Promise<string> {
   const parsed = parseRequestDocument(req.query);
   const shape = parsed instanceof GraphQLEngineError ? null : queryShape(parsed, req.operationName);
@@ -81,6 +83,7 @@ export async function runEngineRequest(
       variables: req.variables ?? null,
       operationName: req.operationName ?? null,
       parsed,
+      signal,
     });
   } catch (err) {
     const transient = transientFailure(err);

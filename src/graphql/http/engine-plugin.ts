@@ -17,6 +17,8 @@ export interface StrataServerContext {
   strataTarget: () => GraphQLTarget | undefined | Promise<GraphQLTarget | undefined>;
   /** Filled in by the plugin once the request is authenticated. */
   strataRequest?: AuthenticatedRequest;
+  /** Aborted when the client is gone. */
+  strataSignal?: AbortSignal;
 }
 
 export interface EnginePluginOptions {
@@ -81,6 +83,7 @@ export function useStrataEngine(opts: EnginePluginOptions): Plugin<object, Strat
             },
             request.method,
             opts.limits,
+            (context as StrataServerContext).strataSignal,
           );
           return asVerbatim(result);
         } catch (err) {

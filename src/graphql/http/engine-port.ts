@@ -25,13 +25,13 @@ export interface GraphQLEngine {
   resolveWithPool(
     pool: pg.Pool,
     principal: Principal,
-    req: GraphQLRequestBody & { parsed?: ParsedDocument },
+    req: GraphQLRequestBody & { parsed?: ParsedDocument; signal?: AbortSignal },
   ): Promise<Record<string, unknown>>;
   /** The same, as the response body's JSON text (the statements' JSON never parsed). */
   resolveWithPoolText(
     pool: pg.Pool,
     principal: Principal,
-    req: GraphQLRequestBody & { parsed?: ParsedDocument },
+    req: GraphQLRequestBody & { parsed?: ParsedDocument; signal?: AbortSignal },
   ): Promise<string>;
   /** The reflected schema for the client's current role and search_path. */
   buildGraphQLSchema(client: pg.ClientBase): Promise<GraphQLSchema>;

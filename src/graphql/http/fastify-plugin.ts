@@ -1,6 +1,6 @@
 /** The GraphQL endpoint as Fastify routes (GET, POST, OPTIONS), given the core and how to find a request's project. */
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import type { GraphQLCore } from './core.js';
+import { abortedWhenClosed, type GraphQLCore } from './core.js';
 import { JSON_CONTENT_TYPE, jsonErrorBody } from './json-errors.js';
 import {
   DATABASE_RETRY_AFTER_SECONDS,
@@ -49,7 +49,14 @@ export async function registerGraphQLRoutes(
     },
     handler: async (req, reply) => {
       const body = Buffer.isBuffer(req.body) ? req.body : undefined;
-      const answer = await core.answer(req.method, req.url, req.headers, body, () => opts.targetOf(req));
+      const answer = await core.answer(
+        req.method,
+        req.url,
+        req.headers,
+        body,
+        () => opts.targetOf(req),
+        abortedWhenClosed(reply.raw),
+      );
       return reply.status(answer.status).headers(answer.headers).send(answer.body);
     },
   });

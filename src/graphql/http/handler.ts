@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyPluginAsync } from 'fastify';
-import { GraphQLCore } from './core.js';
+import { GraphQLCore, abortedWhenClosed } from './core.js';
 import { bodyOrError, sendAnswer, sendJsonError } from './fetch-exchange.js';
 import { registerGraphQLRoutes } from './fastify-plugin.js';
 import { endpointOf, type GraphQLHandlerOptions, type GraphQLTarget } from './options.js';
@@ -50,7 +50,10 @@ export function createGraphQLHandler(opts: GraphQLHandlerOptions): GraphQLHandle
     const { body, error } = await bodyOrError(req, core.maxBodyBytes);
     if (error) return sendJsonError(res, error.status, error.message);
     const method = req.method ?? 'GET';
-    sendAnswer(res, await core.answer(method, req.url, req.headers, body, () => resolveTarget(req)));
+    sendAnswer(
+      res,
+      await core.answer(method, req.url, req.headers, body, () => resolveTarget(req), abortedWhenClosed(res)),
+    );
   };
 
   const listener = (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): void => {

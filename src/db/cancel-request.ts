@@ -8,6 +8,16 @@
 import { connect, type Socket } from 'node:net';
 import type pg from 'pg';
 
+/**
+ * What cancellation needs of a signal: an AbortSignal is one, and so is the cheaper object of
+ * `abandonedWhenClosed` (an AbortSignal costs several microseconds to create, on every request).
+ */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 const CANCEL_REQUEST_CODE = 80877102;
 const CANCEL_TIMEOUT_MS = 5_000;
 

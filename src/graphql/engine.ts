@@ -15,6 +15,7 @@
  * query on a miss); resolveWithPool() = one message `begin; select set_config(role), claims, version
  * guard; statements; commit` (a changed version makes the guard fail first: reload + retry).
  */
+import type { CancelSignal } from '../db/cancel-request.js';
 import type pg from 'pg';
 import type { GraphQLSchema } from 'graphql';
 import type { ParsedDocument } from './execute/document.js';
@@ -32,7 +33,7 @@ export interface GraphQLRequest {
   /** `query` as parseRequestDocument (execute/document.ts) parsed it, when the caller did already. */
   parsed?: ParsedDocument;
   /** resolveWithPool: aborted when the caller is gone, a query's running statement is cancelled. */
-  signal?: AbortSignal;
+  signal?: CancelSignal;
 }
 
 /** Installs the engine's database-side objects (idempotent). Needs a superuser (event triggers). */

@@ -1,4 +1,5 @@
 /** A request's plan: per top-level field, its SQL statement, a constant, an introspection call or an error. */
+import type { CancelSignal } from '../../db/cancel-request.js';
 import type { FieldNode } from 'graphql';
 import type { Catalog } from '../introspect/model.js';
 import { NulInTextError } from '../../db/sql-text.js';
@@ -29,7 +30,7 @@ export interface Request {
    * running is cancelled, and its connection is not reused. A mutation runs to its end, as it would
    * behind pg_graphql.
    */
-  signal?: AbortSignal;
+  signal?: CancelSignal;
 }
 
 /** The plan of `req`; with `template`, its string and integer variables are read for reuse (plan-template.ts). */

@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { rolePrelude, rolePreludeParams, rolePreludeStatement, type Principal } from '../../db/with-role.js';
 import { firstRow } from '../../db/first-row.js';
 import { discardClient, withPooledClient } from '../../db/pooled-client.js';
-import { sendCancelRequest } from '../../db/cancel-request.js';
+import { sendCancelRequest, type CancelSignal } from '../../db/cancel-request.js';
 import { CATALOG_SQL } from '../introspect/catalog-sql.js';
 import { buildCatalog } from '../introspect/load.js';
 import { JSON_AS_TEXT, jsonTextOf, parseJsonText } from './json-text.js';
@@ -75,7 +75,7 @@ function runPrepared(
   prelude: { sql: string; params: readonly (string | null)[] },
   items: ReadonlyArray<{ sql: string; params: readonly (string | null)[] }>,
   build: (batch: ReturnType<typeof batchFor>) => string,
-  cancelOn?: AbortSignal,
+  cancelOn?: CancelSignal,
 ): Promise<pg.QueryResult[]> {
   return withPooledClient(pool, async (client) => {
     if (cancelOn?.aborted) throw new Error(ABANDONED);

@@ -6,6 +6,7 @@
  * bodies, batches, other media types, browsers) returns undefined and goes through yoga, so every
  * error shape stays yoga's. Saves about half the HTTP layer's CPU per request.
  */
+import type { CancelSignal } from '../../db/cancel-request.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import { HttpGraphQLError, runEngineRequest } from './engine-call.js';
 import type { GraphQLRequestBody } from './engine-port.js';
@@ -129,7 +130,7 @@ export async function answerDirect(
   resolveTarget: () => GraphQLTarget | undefined | Promise<GraphQLTarget | undefined>,
   opts: DirectPostOptions,
   method: 'GET' | 'POST' = 'POST',
-  signal?: AbortSignal,
+  signal?: CancelSignal,
 ): Promise<HttpAnswer> {
   const target = await resolveTarget();
   if (!target) return json(404, jsonErrorBody('Project not found'));

@@ -4,6 +4,7 @@
  * failures as 503. Used by the yoga plugin and by the direct POST path alike. The answer is the
  * response body's JSON text (the statements' JSON is never parsed on the way).
  */
+import type { CancelSignal } from '../../db/cancel-request.js';
 import type pg from 'pg';
 import type { Principal } from '../../db/with-role.js';
 import { loadEngine, type GraphQLRequestBody } from './engine-port.js';
@@ -42,7 +43,7 @@ export async function runEngineRequest(
   method: string,
   limits: RequestLimits,
   /** Aborted when the client is gone: a query still running in PostgreSQL is cancelled. */
-  signal?: AbortSignal,
+  signal?: CancelSignal,
 ): Promise<string> {
   const parsed = parseRequestDocument(req.query);
   const shape = parsed instanceof GraphQLEngineError ? null : queryShape(parsed, req.operationName);

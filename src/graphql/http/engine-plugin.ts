@@ -5,6 +5,7 @@
  * resolveWithPoolText (graphql-js never validates or executes it) and writes the engine's response
  * text as it is. The common POST skips yoga altogether (direct-post.ts) with the same outcome.
  */
+import type { CancelSignal } from '../../db/cancel-request.js';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { HttpGraphQLError, runEngineRequest, type AuthenticatedRequest } from './engine-call.js';
 import { JSON_CONTENT_TYPE, jsonErrorResponse } from './json-errors.js';
@@ -18,7 +19,7 @@ export interface StrataServerContext {
   /** Filled in by the plugin once the request is authenticated. */
   strataRequest?: AuthenticatedRequest;
   /** Aborted when the client is gone. */
-  strataSignal?: AbortSignal;
+  strataSignal?: CancelSignal;
 }
 
 export interface EnginePluginOptions {

@@ -2,6 +2,7 @@
  * The GraphQL engine as the HTTP layer, the CLI and the extension packaging use it
  * (src/graphql/engine.ts), behind one small interface.
  */
+import type { CancelSignal } from '../../db/cancel-request.js';
 import type pg from 'pg';
 import type { GraphQLSchema } from 'graphql';
 import type { Principal } from '../../db/with-role.js';
@@ -25,13 +26,13 @@ export interface GraphQLEngine {
   resolveWithPool(
     pool: pg.Pool,
     principal: Principal,
-    req: GraphQLRequestBody & { parsed?: ParsedDocument; signal?: AbortSignal },
+    req: GraphQLRequestBody & { parsed?: ParsedDocument; signal?: CancelSignal },
   ): Promise<Record<string, unknown>>;
   /** The same, as the response body's JSON text (the statements' JSON never parsed). */
   resolveWithPoolText(
     pool: pg.Pool,
     principal: Principal,
-    req: GraphQLRequestBody & { parsed?: ParsedDocument; signal?: AbortSignal },
+    req: GraphQLRequestBody & { parsed?: ParsedDocument; signal?: CancelSignal },
   ): Promise<string>;
   /** The reflected schema for the client's current role and search_path. */
   buildGraphQLSchema(client: pg.ClientBase): Promise<GraphQLSchema>;

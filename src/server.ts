@@ -22,6 +22,7 @@ import { sendStorageFrameworkError, storageRoutes } from './storage/index.js';
 import { managementRoutes, sendManagementFrameworkError } from './management/index.js';
 import { projectBootstrapHooks } from './platform/bootstrap-hooks.js';
 import { registerNetworkGuard } from './platform/network-guard.js';
+import { registerRestNotServed } from './platform/rest-not-served.js';
 import { registerFunctions, sendFunctionsFrameworkError } from './functions/index.js';
 import { startPooler } from './platform/pooler.js';
 import { consoleRoutes } from './console/plugin.js';
@@ -63,6 +64,7 @@ export async function buildServer(platform: Platform): Promise<FastifyInstance> 
   await app.register(storageRoutes, { platform, prefix: '/storage/v1' });
   await app.register(managementRoutes, { platform, prefix: '/v1' });
   await registerFunctions(app, platform);
+  registerRestNotServed(app);
   await app.register(consoleRoutes, { logins: consoleLoginTokensOf(app) });
   return app;
 }

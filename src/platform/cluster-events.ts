@@ -29,6 +29,8 @@ export class ClusterEvents {
   private client?: pg.Client;
   private timer?: NodeJS.Timeout;
   private closed = false;
+  /** Why the live listener went away, said when the reconnect runs. */
+  private lostWith?: string;
   private everConnected = false;
 
   constructor(
@@ -77,6 +79,8 @@ export class ClusterEvents {
     if (this.closed || this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
+      if (this.lostWith) this.log(`cluster listener: ${this.lostWith}; reconnecting`);
+      this.lostWith = undefined;
       this.connect().catch((err: unknown) => {
         this.log(`cluster listener: ${err instanceof Error ? err.message : String(err)}`);
         this.scheduleReconnect();
@@ -90,7 +94,11 @@ export class ClusterEvents {
       connectionString: this.connectionString,
       application_name: 'strata-invalidate',
     });
-    c.on('error', (err) => this.log(`cluster listener: ${err.message}`));
+    // Said only when the reconnect runs: a server stopping with the platform (Ctrl-C reaches an
+    // embedded server too) is not worth a line, as the platform closes before the retry is due.
+    c.on('error', (err) => {
+      this.lostWith ??= err.message;
+    });
     c.on('end', () => {
       if (this.client === c) this.client = undefined;
       this.scheduleReconnect();

@@ -1,6 +1,10 @@
 /**
  * The Chromium the browser tests drive (playwright-core downloads none): STRATA_CHROMIUM, else a
- * system Chromium (Debian's `chromium` package, which .ci/run installs), else a clear failure.
+ * system Chromium (Debian's `chromium` package, which .ci/run installs), else the Chromium shipped
+ * inside the npm package `@sparticuz/chromium` (a dev dependency: `npm ci` brings it, so `npm test`
+ * needs nothing but Node and npm; its binary is unpacked to the temporary folder on first use).
+ * Only its binary is used, with the flags below (not the package's Lambda flags, which turn off web
+ * security that the origin tests rely on).
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,11 +13,12 @@ import { chromium, type BrowserContext } from 'playwright-core';
 
 const SYSTEM_CHROMIUMS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 
-export const NO_CHROMIUM_MESSAGE = `No Chromium found for the console's browser tests (test/console).
-Install one — Debian/Ubuntu: \`sudo apt-get install -y chromium\` (.ci/run does this when run as root) —
-or set STRATA_CHROMIUM to the path of a Chromium or Chrome binary, then run \`npm test\` again.`;
+export const NO_CHROMIUM_MESSAGE = `No Chromium found for the browser tests (test/console, test/security).
+The npm package @sparticuz/chromium (a dev dependency) should provide one: run \`npm ci\`. Or install one —
+Debian/Ubuntu: \`sudo apt-get install -y chromium\` — or set STRATA_CHROMIUM to the path of a Chromium or
+Chrome binary, then run \`npm test\` again.`;
 
-export function chromiumPath(): string {
+export async function chromiumPath(): Promise<string> {
   const fromEnv = process.env.STRATA_CHROMIUM;
   if (fromEnv) {
     if (!existsSync(fromEnv))
@@ -21,8 +26,13 @@ export function chromiumPath(): string {
     return fromEnv;
   }
   const found = SYSTEM_CHROMIUMS.find((p) => existsSync(p));
-  if (!found) throw new Error(NO_CHROMIUM_MESSAGE);
-  return found;
+  if (found) return found;
+  try {
+    const { default: packaged } = await import('@sparticuz/chromium');
+    return await packaged.executablePath();
+  } catch (err) {
+    throw new Error(`${NO_CHROMIUM_MESSAGE}\n(@sparticuz/chromium: ${(err as Error).message})`);
+  }
 }
 
 /** Where the console tests write their screenshots, when asked to (STRATA_CONSOLE_SCREENSHOTS=dir). */
@@ -37,7 +47,7 @@ export interface Browser {
 
 /** Headless Chromium with a fresh profile, no network of its own (no updates, sync, QUIC). */
 export async function launchChromium(): Promise<Browser> {
-  const executablePath = chromiumPath();
+  const executablePath = await chromiumPath();
   const profile = mkdtempSync(join(tmpdir(), 'strata-chromium-'));
   const context = await chromium
     .launchPersistentContext(profile, {

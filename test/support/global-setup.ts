@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { startEmbedded, type EmbeddedServer } from '../../src/db/embedded.js';
 import { withClient } from '../../src/db/pool.js';
 import { ensureClusterRoles } from '../../src/db/roles.js';
+import { chromiumPath } from './chromium.js';
 
 export const TEST_AUTHENTICATOR_PASSWORD = 'strata-test-authenticator';
 
@@ -24,6 +25,12 @@ export async function setup(project: TestProject): Promise<void> {
     url = embedded.superuserUrl('postgres');
   }
   await withClient(url, (c) => ensureClusterRoles(c, TEST_AUTHENTICATOR_PASSWORD));
+  // The packaged Chromium is unpacked once here, not by several test files at once; the workers
+  // inherit the path.
+  if (!process.env.STRATA_CHROMIUM) {
+    const found = await chromiumPath().catch(() => undefined);
+    if (found) process.env.STRATA_CHROMIUM = found;
+  }
   project.provide('databaseUrl', url);
   project.provide('embeddedDataDir', embedded ? embedded.dataDir : '');
 }

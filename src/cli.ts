@@ -42,6 +42,7 @@ export interface StatusInfo {
   access_token: string;
   db_url: string;
   project_ref: string;
+  project_url: string;
   pid: number;
 }
 
@@ -177,6 +178,8 @@ async function startCommand(args: string[]): Promise<void> {
     access_token: running.platform.defaultAccessToken,
     db_url: project.superuserUrl,
     project_ref: project.ref,
+    // The address form every client resolves (Node does not resolve *.localhost names).
+    project_url: `${running.url}/project/${project.ref}`,
     pid: process.pid,
   };
   writeFileSync(statusFile(config.dataDir), JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
@@ -187,7 +190,7 @@ async function startCommand(args: string[]): Promise<void> {
      Storage URL: ${info.storage_url}
   Management URL: ${info.management_url}  (paths under /v1)
           DB URL: ${info.db_url}
-     Project ref: ${info.project_ref}  (also at http://${info.project_ref}.localhost:${running.port})
+     Project URL: ${info.project_url}  (browsers also: http://${info.project_ref}.localhost:${running.port})
       JWT secret: ${info.jwt_secret}
         anon key: ${info.anon_key}
 service_role key: ${info.service_role_key}

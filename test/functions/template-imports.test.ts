@@ -46,7 +46,7 @@ describe('imports of the CLI templates', { timeout: 120_000 }, () => {
       ctx.ref,
       slug,
       {
-        [`${dir(slug)}/index.ts`]: `import "@supabase/functions-js/edge-runtime.d.ts";\nimport { who } from "@/who.ts";\n${HANDLER.replace('Hello', '${who}')}`,
+        [`${dir(slug)}/index.ts`]: `import "@supabase/functions-js/edge-runtime.d.ts";\nimport { who } from "@/who.ts";\n${HANDLER.replace('Hello', `\${who}`)}`,
         [`${dir(slug)}/lib/who.ts`]: `export const who = "Hi";\n`,
         [`${dir(slug)}/deno.json`]: JSON.stringify({
           imports: { '@supabase/functions-js': 'jsr:@supabase/functions-js@^2', '@/': './lib/' },

@@ -181,6 +181,7 @@ describe('the Supabase CLI workflow of docs/cli.md', { timeout: 600_000 }, () =>
     const file = join(workdir, 'supabase/functions/hello/index.ts');
     writeFileSync(
       file,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the function's source text
       readFileSync(file, 'utf8').replace('`Hello ${name}!`', '`${Deno.env.get("GREETING")} ${name}!`'),
     );
     const deployed = await supabase(['functions', 'deploy', 'hello', '--use-api', '--yes']);

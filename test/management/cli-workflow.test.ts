@@ -13,7 +13,6 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_POOLER_PORT, configFromEnv } from '../../src/config.js';
-import { findFreePort } from '../../src/db/free-port.js';
 import { runSupabase, writeCliProfile, type CliRun as Run } from '../support/supabase-cli.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { freeTestPort } from '../support/free-port.js';
@@ -56,12 +55,14 @@ function listening(port: number): Promise<boolean> {
 }
 
 beforeAll(async () => {
-  // The default pooler port, unless something on this machine has it already.
-  const port =
-    (await findFreePort(DEFAULT_POOLER_PORT)) === DEFAULT_POOLER_PORT
-      ? DEFAULT_POOLER_PORT
-      : await freeTestPort();
-  tp = await startTestPlatform({ poolerHost: configFromEnv({}).poolerHost, poolerPort: port });
+  // The default pooler port, unless something on this machine has it already (another run of
+  // `strata start`: then the pooler is not started, and the platform is started again elsewhere).
+  const poolerHost = configFromEnv({}).poolerHost;
+  tp = await startTestPlatform({ poolerHost, poolerPort: DEFAULT_POOLER_PORT });
+  if (!tp.platform.pooler) {
+    await tp.close();
+    tp = await startTestPlatform({ poolerHost, poolerPort: await freeTestPort() });
+  }
   home = mkdtempSync(join(tmpdir(), 'strata-cli-workflow-'));
   workdir = join(home, 'my-app');
   mkdirSync(workdir);

@@ -12,6 +12,8 @@ import {
 import { pidAlive, sameProcessAlive } from './db/pid.js';
 import { InstanceLock, InstanceRunningError, runningInstance } from './platform/instance-lock.js';
 import { INTROSPECTION_HINT } from './graphql/extension/local-introspection.js';
+import { poolerUrl } from './platform/pooler-url.js';
+import { projectLoginRole } from './platform/project-login.js';
 
 const HELP = `strata: GraphQL, Storage and Management APIs over PostgreSQL
 
@@ -41,6 +43,8 @@ export interface StatusInfo {
   jwt_secret: string;
   access_token: string;
   db_url: string;
+  /** The project login `postgres.<ref>` through the pooler (what the Supabase CLI uses); null when it is not running. */
+  pooler_url: string | null;
   project_ref: string;
   project_url: string;
   pid: number;
@@ -177,6 +181,9 @@ async function startCommand(args: string[]): Promise<void> {
     jwt_secret: project.jwtSecret,
     access_token: running.platform.defaultAccessToken,
     db_url: project.superuserUrl,
+    pooler_url: running.platform.pooler
+      ? poolerUrl(running.platform.pooler, projectLoginRole(project.ref))
+      : null,
     project_ref: project.ref,
     // The address form every client resolves (Node does not resolve *.localhost names).
     project_url: `${running.url}/project/${project.ref}`,
@@ -190,6 +197,7 @@ async function startCommand(args: string[]): Promise<void> {
      Storage URL: ${info.storage_url}
   Management URL: ${info.management_url}  (paths under /v1)
           DB URL: ${info.db_url}
+      Pooler URL: ${info.pooler_url ?? 'not running (see the line above: STRATA_POOLER_PORT)'}
      Project URL: ${info.project_url}  (browsers also: http://${info.project_ref}.localhost:${running.port})
       JWT secret: ${info.jwt_secret}
         anon key: ${info.anon_key}

@@ -3,6 +3,9 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_SELECTIONS } from './graphql/http/options.js';
 
+/** The pooler's port unless STRATA_POOLER_PORT says otherwise: the hosted CLI's local stack uses 54329 too. */
+export const DEFAULT_POOLER_PORT = 54329;
+
 export interface DbServerConfig {
   /** Name recorded on each project placed on this server. */
   id: string;
@@ -86,8 +89,8 @@ export interface StrataConfig {
   dbConnectTimeoutMs: number;
   /**
    * The platform's PostgreSQL router ("pooler"): clients log in as `<role>.<ref>` and reach that
-   * project's database. Port 5432 by default because the Supabase CLI always uses 5432 with the
-   * pooler host it is given; undefined turns it off.
+   * project's database. Port 54329 by default, as the hosted CLI's local stack puts its pooler:
+   * most developers' machines already run a PostgreSQL on 5432. undefined turns it off.
    */
   poolerHost: string;
   poolerPort?: number;
@@ -301,7 +304,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
     dbHealthTimeoutMs: num(env, 'STRATA_DB_HEALTH_TIMEOUT_MS', 2_000),
     dbConnectTimeoutMs: num(env, 'STRATA_DB_CONNECT_TIMEOUT_MS', 5_000),
     poolerHost: env.STRATA_POOLER_HOST || (env.STRATA_HOST ?? '127.0.0.1'),
-    poolerPort: env.STRATA_POOLER_PORT === 'off' ? undefined : port(env, 'STRATA_POOLER_PORT', 5432),
+    poolerPort:
+      env.STRATA_POOLER_PORT === 'off' ? undefined : port(env, 'STRATA_POOLER_PORT', DEFAULT_POOLER_PORT),
     dbQueryTimeoutMs: num(env, 'STRATA_DB_QUERY_TIMEOUT_MS', 60_000),
     graphqlMaxDepth: limit('STRATA_GRAPHQL_MAX_DEPTH', env.STRATA_GRAPHQL_MAX_DEPTH, DEFAULT_MAX_DEPTH),
     graphqlMaxSelections: limit(

@@ -16,6 +16,7 @@ import type { ProjectContext } from '../platform/project-context.js';
 import { getFunction, getFunctionBody, type FunctionRecord } from '../management/functions/function-store.js';
 import { runtimeConfig } from '../management/functions/runtime-config.js';
 import { bundleOf, writeBundle } from './bundle.js';
+import { withPlatformImports } from './platform-imports.js';
 import type { FunctionSpec, FunctionsRuntime } from './runtime.js';
 
 interface Entry {
@@ -99,12 +100,13 @@ export class FunctionCatalog {
     const dir = join(this.runtime.rootDir, 'bundles', ctx.ref, record.slug, record.bodySha256);
     const stored = await getFunctionBody(this.platform, ctx.ref, record.slug);
     if (!stored) throw new Error('function body is gone');
-    const bundle = await bundleOf({
+    const uploaded = await bundleOf({
       bytes: stored.bytes,
       contentType: stored.contentType,
       entrypointPath: stored.record.entrypointPath,
       importMapPath: stored.record.importMapPath,
     });
+    const { bundle, added } = withPlatformImports(uploaded);
     if (!existsSync(dir)) {
       const staging = `${dir}.${process.pid}.${Date.now()}`;
       try {
@@ -115,6 +117,12 @@ export class FunctionCatalog {
         if (!existsSync(dir)) throw err;
       }
       this.pruneBundles(dirname(dir), record.bodySha256);
+    } else if (added.some((rel) => !existsSync(join(dir, rel)))) {
+      // Written by an earlier version, before the platform added its files.
+      writeBundle(dir, {
+        files: new Map(added.map((rel) => [rel, bundle.files.get(rel) as Buffer])),
+        entry: bundle.entry,
+      });
     }
     const config = await runtimeConfig(this.platform, ctx, apiUrl, stored.record);
     const env = { ...config.env, SUPABASE_DB_URL: functionDatabaseUrl(this.platform, ctx) };

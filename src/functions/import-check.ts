@@ -1,14 +1,16 @@
 /**
  * Deploy-time resolution: the uploaded files are written to a scratch folder and `deno info
  * --json` loads the whole module graph from them and the platform's Deno cache (filled from the
- * network only where the network answers). A module that cannot be resolved or loaded fails the
- * deploy (400 naming its specifier), never the first call; at run time workers use --cached-only.
+ * network only where the network answers), with the imports the platform satisfies itself
+ * (platform-imports.ts). An import that cannot be resolved, or a module that cannot be loaded,
+ * fails the deploy (400 naming its specifier), never the first call; workers use --cached-only.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Bundle, writeBundle } from './bundle.js';
+import { withPlatformImports } from './platform-imports.js';
 
 export class UnresolvedImportError extends Error {}
 
@@ -35,9 +37,30 @@ function run(
   });
 }
 
+interface InfoResolved {
+  specifier?: string;
+  error?: string;
+}
+
 interface InfoModule {
   specifier?: string;
   error?: string;
+  /** Each import of the module: where it resolved to, or why it could not be (`code` / `type`). */
+  dependencies?: { specifier?: string; code?: InfoResolved; type?: InfoResolved }[];
+}
+
+/** The first import `deno info` could not resolve, or whose module could not be loaded. */
+function firstFailure(modules: InfoModule[]): { specifier: string; error: string } | undefined {
+  for (const m of modules) {
+    if (m.error) return { specifier: m.specifier ?? '', error: m.error };
+    // An import that resolves nowhere (a bare specifier in no import map) is reported here, on
+    // the importing module, not as a module of its own.
+    for (const d of m.dependencies ?? []) {
+      const failed = d.code?.error ?? d.type?.error;
+      if (failed) return { specifier: d.specifier ?? '', error: failed };
+    }
+  }
+  return undefined;
 }
 
 /** Deno's text with the scratch folder's path taken out (the caller knows its own paths). */
@@ -55,9 +78,11 @@ export async function checkImports(
   denoBin: string,
   denoDir: string,
   scratchRoot: string,
-  bundle: Bundle,
+  uploaded: Bundle,
 ): Promise<void> {
   const dir = mkdtempSync(join(scratchRoot, 'deploy-'));
+  // Checked as the workers will run it (function-catalog.ts).
+  const { bundle } = withPlatformImports(uploaded);
   try {
     writeBundle(dir, bundle);
     const args = ['info', '--json', '--no-config', '--no-lock'];
@@ -76,12 +101,10 @@ export async function checkImports(
     } catch {
       throw new UnresolvedImportError(scrub(stderr, dir) || 'the module graph could not be loaded');
     }
-    const failed = modules.find((m) => m.error);
+    const failed = firstFailure(modules);
     if (failed) {
-      const specifier = scrub(failed.specifier ?? '', dir);
-      throw new UnresolvedImportError(
-        `cannot resolve import "${specifier}": ${scrub(failed.error ?? '', dir)}`,
-      );
+      const specifier = scrub(failed.specifier, dir);
+      throw new UnresolvedImportError(`cannot resolve import "${specifier}": ${scrub(failed.error, dir)}`);
     }
     if (code !== 0)
       throw new UnresolvedImportError(scrub(stderr, dir) || 'the module graph could not be loaded');

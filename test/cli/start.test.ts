@@ -76,6 +76,7 @@ describe('strata start', () => {
       'service_role key',
       'Access token',
       'DB URL',
+      'Pooler URL',
     ]) {
       expect(s.output).toContain(label);
     }
@@ -90,13 +91,23 @@ describe('strata start', () => {
         'graphql_url',
         'jwt_secret',
         'management_url',
+        'pooler_url',
         'project_ref',
+        'project_url',
         'service_role_key',
         'storage_url',
       ].sort(),
     );
     expect(first.graphql_url).toBe(`http://127.0.0.1:${port}/graphql/v1`);
     expect(first.access_token).toMatch(/^sbp_[0-9a-f]{40}$/);
+    // The pooler's default port (54329) is not this machine's PostgreSQL's 5432; null (and a
+    // logged line) only when something else has 54329.
+    if (first.pooler_url !== null)
+      expect(first.pooler_url).toBe(
+        `postgresql://postgres.${first.project_ref}:[YOUR-PASSWORD]@127.0.0.1:54329/postgres?sslmode=disable`,
+      );
+    else expect(s.output).toContain('pooler not started on 127.0.0.1:54329');
+    expect(s.output).toContain(`Pooler URL: ${first.pooler_url ?? 'not running'}`);
     expect(s.output).toContain(first.anon_key);
 
     // apikey checking at the bare address

@@ -341,6 +341,8 @@ describe('invoke', () => {
       'PATH',
       'SUPABASE_ANON_KEY',
       'SUPABASE_DB_URL',
+      'SUPABASE_PUBLISHABLE_KEYS',
+      'SUPABASE_SECRET_KEYS',
       'SUPABASE_SERVICE_ROLE_KEY',
       'SUPABASE_URL',
       'TMPDIR',

@@ -30,7 +30,7 @@ export async function startTestPlatform(
     host: '127.0.0.1',
     port: 0,
     databaseUrl: serverUrl(),
-    // No PostgreSQL router unless a test asks for one (port 5432 is shared by every test file).
+    // No PostgreSQL router unless a test asks for one (its default port would be shared by every test file).
     poolerPort: undefined,
     ...overrides,
   };

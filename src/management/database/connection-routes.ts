@@ -15,6 +15,7 @@ import { projectOf, type ManagedProject } from '../http/project-access.js';
 import { conditional, Optional, Strict } from '../http/schemas.js';
 import type { Platform } from '../../platform/platform.js';
 import { projectLoginRole } from '../../platform/project-login.js';
+import { poolerUrl } from '../../platform/pooler-url.js';
 
 export interface PoolerConfig {
   identifier: string;
@@ -29,10 +30,6 @@ export interface PoolerConfig {
   default_pool_size: number | null;
   max_client_conn: number | null;
   pool_mode: 'session';
-}
-
-function hostForUrl(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
 }
 
 export function poolerConfigOf(platform: Platform, project: ManagedProject): PoolerConfig {
@@ -50,7 +47,7 @@ export function poolerConfigOf(platform: Platform, project: ManagedProject): Poo
     port = Number(u.port || 5432);
     db = project.dbName;
   }
-  const conn = `postgresql://${encodeURIComponent(user)}:[YOUR-PASSWORD]@${hostForUrl(host)}:${port}/${encodeURIComponent(db)}?sslmode=disable`;
+  const conn = poolerUrl({ host, port }, user, db);
   return {
     identifier: project.ref,
     database_type: 'PRIMARY',

@@ -1,7 +1,10 @@
 /**
  * What a function receives when it runs: its entrypoint and flags plus its environment, i.e. the
  * platform-managed variables (SUPABASE_URL, SUPABASE_ANON_KEY, SUPABASE_SERVICE_ROLE_KEY) and the
- * project's secrets (M5–M7), decrypted. Served by the non-spec
+ * project's secrets (M5–M7), decrypted; plus SUPABASE_PUBLISHABLE_KEYS / SUPABASE_SECRET_KEYS as the
+ * hosted runtime sets them (JSON `{"default": key}`), holding the anon and service_role keys: the
+ * CLI 3 function template's `@supabase/server` reads them (even with auth "none") and matches an
+ * `apikey` header against them as plain strings. Served by the non-spec
  * GET /v1/projects/{ref}/functions/{function_slug}/runtime-config.
  */
 import type { Platform } from '../../platform/platform.js';
@@ -26,7 +29,12 @@ export async function runtimeConfig(
   apiUrl: string,
   f: FunctionRecord,
 ): Promise<RuntimeConfig> {
-  const env = { ...(await readProjectSecrets(platform, ctx.ref)), ...managedSecrets(ctx, apiUrl) };
+  const env = {
+    ...(await readProjectSecrets(platform, ctx.ref)),
+    ...managedSecrets(ctx, apiUrl),
+    SUPABASE_PUBLISHABLE_KEYS: JSON.stringify({ default: ctx.anonKey }),
+    SUPABASE_SECRET_KEYS: JSON.stringify({ default: ctx.serviceRoleKey }),
+  };
   return {
     slug: f.slug,
     version: f.version,

@@ -16,9 +16,13 @@ export interface Principal {
   claims: Record<string, unknown>;
 }
 
-/** The statements that open a request's transaction (no round trip of their own when prefixed). */
-export function rolePrelude(p: Principal): string {
-  const timeout = statementTimeoutFor(p.role);
+/**
+ * The statements that open a request's transaction (no round trip of their own when prefixed):
+ * role, claims and the role's limits (role-limits.ts), unless `roleLimits` is false.
+ */
+export function rolePrelude(p: Principal, opts: { roleLimits?: boolean } = {}): string {
+  // Without the role's limits: the session's statement_timeout (the platform's own work as the role).
+  const timeout = opts.roleLimits === false ? null : statementTimeoutFor(p.role);
   return `begin; set local role ${quoteIdent(p.role)}; select set_config('request.jwt.claims', ${quoteLiteral(JSON.stringify(p.claims))}, true), set_config('statement_timeout', ${timeout === null ? 'null' : quoteLiteral(timeout)}, true)`;
 }
 

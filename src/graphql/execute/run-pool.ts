@@ -107,7 +107,10 @@ function runPrepared(
 const ABANDONED = 'the request was abandoned by its client; its statement was cancelled';
 
 async function load(pool: pg.Pool, principal: Principal): Promise<PoolState> {
-  const results = await multi(pool, `${rolePrelude(principal)}; ${CONFIG_SQL}; ${CATALOG_SQL}; commit`);
+  // The catalog load is the platform's work, not the request's: like PostgREST's schema cache
+  // load, it is not cut short by the role's statement_timeout (a large schema may need longer).
+  const opening = rolePrelude(principal, { roleLimits: false });
+  const results = await multi(pool, `${opening}; ${CONFIG_SQL}; ${CATALOG_SQL}; commit`);
   // begin, set role, set_config, then the config and catalog queries.
   const cfg = firstRow(results[3], 'the GraphQL config query');
   const key = catalogKey(cfg.db, cfg.role, cfg.search_path, cfg.version);

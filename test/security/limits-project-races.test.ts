@@ -7,6 +7,7 @@
  * never a 500, and leave nothing behind; a delete racing the create of the same project.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { withClient, withDatabase } from '../../src/db/pool.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { api, createOtherUser } from '../management/api-client.js';
@@ -104,6 +105,34 @@ describe('parallel POST /v1/projects', () => {
     for (const ref of acked) expect(await usable(ref), ref).toBe(true);
     expect(await orphans()).toEqual({ databases: [], roles: [] });
   }, 180_000);
+});
+
+describe('a create that fails after the database was made', () => {
+  it('answers an error and leaves no project, database or login (a retry makes no duplicate)', async () => {
+    // The server's pg_hba.conf gets a line PostgreSQL rejects: the sync after creating fails.
+    const hba = await withClient(
+      tp.platform.servers.primary.url,
+      async (c) => (await c.query<{ f: string }>(`select current_setting('hba_file') as f`)).rows[0]!.f,
+    );
+    const original = readFileSync(hba, 'utf8');
+    writeFileSync(hba, `${original}\nthis is not a pg_hba line\n`);
+    const before = await registry();
+    try {
+      const answer = await create('unlucky');
+      expect(answer.status, answer.text).toBe(500);
+      expect(answer.body.message).toBe('Failed to create project');
+    } finally {
+      writeFileSync(hba, original);
+    }
+    const after = await registry();
+    const added = [...after].filter(([r]) => !before.has(r));
+    // At most a tombstone: nothing live, nothing on the server.
+    for (const [, status] of added) expect(status).toBe('REMOVED');
+    expect(await orphans()).toEqual({ databases: [], roles: [] });
+    const retry = await create('unlucky');
+    expect(retry.status, retry.text).toBe(201);
+    expect(await usable(retry.body.ref)).toBe(true);
+  }, 120_000);
 });
 
 describe('parallel DELETE /v1/projects/{ref}', () => {

@@ -19,6 +19,8 @@ $$;
 alter role service_role bypassrls;
 grant anon, authenticated, service_role to authenticator;
 alter role authenticator with login noinherit password {{authenticator_password}};
--- Calls made as these roles should not run forever.
+-- Calls made as these roles should not run forever. The API applies its own copy of these values
+-- per request (src/db/role-limits.ts) and never reads these back: a role may rewrite its own
+-- settings, and these roles are shared by every project on the server.
 alter role anon set statement_timeout = '3s';
 alter role authenticated set statement_timeout = '8s';

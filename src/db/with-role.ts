@@ -1,11 +1,13 @@
 /**
- * Role-scoped transactions, PostgREST style: `set local role` plus `request.jwt.claims`, then the
- * work, in one transaction. `queryAs` does it in one round trip (one simple-protocol message).
+ * Role-scoped transactions, PostgREST style: `set local role` plus `request.jwt.claims` and the
+ * role's limits (role-limits.ts), then the work, in one transaction. `queryAs` does it in one round
+ * trip (one simple-protocol message).
  */
 import type pg from 'pg';
 import { quoteIdent, quoteLiteral } from './sql-text.js';
 import { withPooledClient } from './pooled-client.js';
 import { withTransaction } from './transaction.js';
+import { statementTimeoutFor } from './role-limits.js';
 
 export interface Principal {
   /** The database role the request runs as (anon, authenticated, service_role, ...). */
@@ -14,24 +16,30 @@ export interface Principal {
   claims: Record<string, unknown>;
 }
 
-/** The statements that open a request's transaction (no round trip of their own when prefixed). */
-export function rolePrelude(p: Principal): string {
-  return `begin; set local role ${quoteIdent(p.role)}; select set_config('request.jwt.claims', ${quoteLiteral(JSON.stringify(p.claims))}, true)`;
+/**
+ * The statements that open a request's transaction (no round trip of their own when prefixed):
+ * role, claims and the role's limits (role-limits.ts), unless `roleLimits` is false.
+ */
+export function rolePrelude(p: Principal, opts: { roleLimits?: boolean } = {}): string {
+  // Without the role's limits: the session's statement_timeout (the platform's own work as the role).
+  const timeout = opts.roleLimits === false ? null : statementTimeoutFor(p.role);
+  return `begin; set local role ${quoteIdent(p.role)}; select set_config('request.jwt.claims', ${quoteLiteral(JSON.stringify(p.claims))}, true), set_config('statement_timeout', ${timeout === null ? 'null' : quoteLiteral(timeout)}, true)`;
 }
 
 /**
  * rolePrelude's work as one select to prepare once per connection (PostgreSQL then parses and plans
  * it once). set_config('role', …, true) is what SET LOCAL ROLE does, with the same membership
- * check and error. `$1` is the role, `$2` the claims (rolePreludeParams), then the `also`
- * expressions (e.g. a guard that raises), which may use `$3` and on.
+ * check and error. `$1` is the role, `$2` the claims, `$3` the role's statement_timeout (null: the
+ * session's) (rolePreludeParams), then the `also` expressions (e.g. a guard that raises), which
+ * may use `$4` and on. The select list is evaluated in order: the role is set before the guard.
  */
 export function rolePreludeStatement(also: readonly string[] = []): string {
-  return `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true)${also.map((x) => `, ${x}`).join('')}`;
+  return `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), set_config('statement_timeout', $3, true)${also.map((x) => `, ${x}`).join('')}`;
 }
 
-/** The first two parameters of rolePreludeStatement. */
-export function rolePreludeParams(p: Principal): [string, string] {
-  return [p.role, JSON.stringify(p.claims)];
+/** The first three parameters of rolePreludeStatement. */
+export function rolePreludeParams(p: Principal): [string, string, string | null] {
+  return [p.role, JSON.stringify(p.claims), statementTimeoutFor(p.role)];
 }
 
 /** Runs `work` in one transaction as `principal`; commits on success, rolls back on error. */

@@ -43,7 +43,8 @@ import {
   findLiveProject,
   insertProject,
   liveProjectCountByServer,
-  markGoingDown,
+  claimRemoval,
+  releaseRemoval,
   markRemoved,
   type Project,
 } from './projects.js';
@@ -346,19 +347,28 @@ export class Platform {
    * Removes the project: its database, files and secrets. The registry row stays as a tombstone
    * (status REMOVED), so the ref is never reused and the Management API can answer "Resource has
    * been removed"; project() no longer finds it. The default project cannot be removed.
+   * False when there is no live project `ref`, or another delete claimed it first (parallel
+   * deletes: one removes it, the others get false). `beforeDrop` runs once the claim is taken
+   * (e.g. stopping the project's function workers). A removal that fails gives its claim back.
    */
-  async deleteProject(ref: string): Promise<boolean> {
+  async deleteProject(ref: string, beforeDrop?: () => Promise<void>): Promise<boolean> {
     const project = await findLiveProject(this.pool, ref);
     if (!project) return false;
     if (project.isDefault) throw new Error('the default project cannot be deleted');
-    await markGoingDown(this.pool, ref);
-    await this.forget(ref);
-    await this.events.publish({ kind: 'project', ref });
-    await dropProjectDatabase(this.servers.get(project.dbServer).url, project.dbName, ref);
-    await removeProjectBytes(this.config, ref, this.filesDirOf(ref));
-    await this.pool.query('delete from project_secrets where project_ref = $1', [ref]);
-    await this.pool.query('delete from function_logs where project_ref = $1', [ref]);
-    await markRemoved(this.pool, ref);
+    if (!(await claimRemoval(this.pool, ref))) return false;
+    try {
+      await this.forget(ref);
+      await this.events.publish({ kind: 'project', ref });
+      await beforeDrop?.();
+      await dropProjectDatabase(this.servers.get(project.dbServer).url, project.dbName, ref);
+      await removeProjectBytes(this.config, ref, this.filesDirOf(ref));
+      await this.pool.query('delete from project_secrets where project_ref = $1', [ref]);
+      await this.pool.query('delete from function_logs where project_ref = $1', [ref]);
+      await markRemoved(this.pool, ref);
+    } catch (err) {
+      await releaseRemoval(this.pool, ref).catch(() => {});
+      throw err;
+    }
     await this.forget(ref);
     await this.events.publish({ kind: 'project', ref });
     return true;

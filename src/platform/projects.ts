@@ -187,8 +187,28 @@ export async function setProjectServer(db: Queryable, ref: string, serverId: str
   await db.query('update projects set db_server = $2 where ref = $1', [ref, serverId]);
 }
 
-export async function markGoingDown(db: Queryable, ref: string): Promise<void> {
-  await db.query(`update projects set status = 'GOING_DOWN' where ref = $1`, [ref]);
+/**
+ * Claims the project's removal: status GOING_DOWN, `removed_at` the time of the claim. Atomic (one
+ * UPDATE; a concurrent one re-reads the row it waited for): of parallel deletes exactly one gets
+ * true. A claim released by a removal that failed (`releaseRemoval`), or older than
+ * REMOVAL_CLAIM_STALE (its process died), can be taken again, so a retried delete resumes.
+ */
+export async function claimRemoval(db: Queryable, ref: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `update projects set status = 'GOING_DOWN', removed_at = now()
+      where ref = $1 and status <> 'REMOVED'
+        and (status <> 'GOING_DOWN' or removed_at is null or removed_at < now() - $2::interval)`,
+    [ref, REMOVAL_CLAIM_STALE],
+  );
+  return rowCount === 1;
+}
+
+/** How long a removal claim holds without its removal finishing. */
+const REMOVAL_CLAIM_STALE = '10 minutes';
+
+/** A removal that failed gives its claim back (the project stays GOING_DOWN). */
+export async function releaseRemoval(db: Queryable, ref: string): Promise<void> {
+  await db.query(`update projects set removed_at = null where ref = $1 and status = 'GOING_DOWN'`, [ref]);
 }
 
 /** Leaves the tombstone: status REMOVED, and no credentials. */

@@ -28,13 +28,13 @@ interface PoolState {
 const states = new WeakMap<pg.Pool, Map<string, PoolState>>();
 
 /**
- * The schema-version guard ($3: the version the plan was compiled for). The fast path reads the
+ * The schema-version guard ($4: the version the plan was compiled for). The fast path reads the
  * sequence with the built-in pg_sequence_last_value (SELECT on it is granted to PUBLIC); only when
  * that differs (or is null: the sequence never advanced) does the security-definer
  * graphql.strata_assert_schema_version decide, raising GQLSV on a real change.
  */
-const VERSION_GUARD = `case when pg_sequence_last_value('graphql.seq_schema_version'::regclass) = $3::int then $3::int
-  else graphql.strata_assert_schema_version($3::int) end`;
+const VERSION_GUARD = `case when pg_sequence_last_value('graphql.seq_schema_version'::regclass) = $4::int then $4::int
+  else graphql.strata_assert_schema_version($4::int) end`;
 const PRELUDE_SQL = rolePreludeStatement([VERSION_GUARD]);
 
 function isVersionChange(e: unknown): boolean {
@@ -107,7 +107,10 @@ function runPrepared(
 const ABANDONED = 'the request was abandoned by its client; its statement was cancelled';
 
 async function load(pool: pg.Pool, principal: Principal): Promise<PoolState> {
-  const results = await multi(pool, `${rolePrelude(principal)}; ${CONFIG_SQL}; ${CATALOG_SQL}; commit`);
+  // The catalog load is the platform's work, not the request's: like PostgREST's schema cache
+  // load, it is not cut short by the role's statement_timeout (a large schema may need longer).
+  const opening = rolePrelude(principal, { roleLimits: false });
+  const results = await multi(pool, `${opening}; ${CONFIG_SQL}; ${CATALOG_SQL}; commit`);
   // begin, set role, set_config, then the config and catalog queries.
   const cfg = firstRow(results[3], 'the GraphQL config query');
   const key = catalogKey(cfg.db, cfg.role, cfg.search_path, cfg.version);

@@ -5,6 +5,7 @@
  * platform cannot manage (DATABASE_URL, STRATA_DB_SERVERS) the config stays `stored`, with a
  * `detail` saying why.
  */
+import type pg from 'pg';
 import { discardClient, withPooledClient } from '../../db/pooled-client.js';
 import type { Platform } from '../../platform/platform.js';
 import { applyPgHba, type DatabaseRestriction, type ProjectLogins } from '../../platform/pg-hba.js';
@@ -93,11 +94,11 @@ function toRestriction(ref: string, dbName: string, c: RestrictionConfig): Datab
 
 /** The applied restrictions of every project on `serverId` (except `exceptRef`), as pg_hba.conf input. */
 async function appliedOnServer(
-  pool: Platform['pool'],
+  db: PlatformDb,
   serverId: string,
   exceptRef: string,
 ): Promise<DatabaseRestriction[]> {
-  const { rows } = await pool.query<{ ref: string; db_name: string; applied_config: RestrictionConfig }>(
+  const { rows } = await db.query<{ ref: string; db_name: string; applied_config: RestrictionConfig }>(
     `select p.ref, p.db_name, r.applied_config from network_restrictions r join projects p on p.ref = r.project_ref
      where p.db_server = $1 and r.applied_config is not null and p.status <> 'REMOVED' and p.ref <> $2`,
     [serverId, exceptRef],
@@ -106,8 +107,8 @@ async function appliedOnServer(
 }
 
 /** The database logins of every live project on `serverId` (pg_hba.conf keeps each in its own database). */
-async function loginsOnServer(pool: Platform['pool'], serverId: string): Promise<ProjectLogins[]> {
-  return (await activeProjectsOnServer(pool, serverId)).map((p) => ({
+async function loginsOnServer(db: PlatformDb, serverId: string): Promise<ProjectLogins[]> {
+  return (await activeProjectsOnServer(db, serverId)).map((p) => ({
     ref: p.ref,
     dbName: p.dbName,
     login: projectLoginRole(p.ref),
@@ -123,12 +124,8 @@ async function loginsOnServer(pool: Platform['pool'], serverId: string): Promise
 export async function syncManagedServer(platform: Platform, serverId: string): Promise<void> {
   const server = platform.servers.get(serverId);
   if (!server.managed || !server.embedded) return;
-  await withServerLock(platform, server.id, async () =>
-    applyPgHba(
-      server.url,
-      await appliedOnServer(platform.pool, server.id, ''),
-      await loginsOnServer(platform.pool, server.id),
-    ),
+  await withServerLock(platform, server.id, async (db) =>
+    applyPgHba(server.url, await appliedOnServer(db, server.id, ''), await loginsOnServer(db, server.id)),
   );
 }
 
@@ -140,12 +137,52 @@ export async function syncManagedServers(platform: Platform): Promise<void> {
   for (const server of platform.servers.all()) await syncManagedServer(platform, server.id);
 }
 
-async function withServerLock<T>(platform: Platform, serverId: string, work: () => Promise<T>): Promise<T> {
+/** The platform database connection that holds a server's lock (all reads under it go through it). */
+type PlatformDb = Pick<pg.ClientBase, 'query'>;
+
+/** Per platform and server: the tail of this process's queue for the server's lock. */
+const lockQueues = new WeakMap<Platform, Map<string, Promise<unknown>>>();
+
+/**
+ * Runs `work` holding the server's pg_hba.conf lock: one writer per server at a time, across API
+ * processes (a session advisory lock) and, within this process, in a queue that waits without a
+ * pooled connection. `work` reads through the connection that holds the lock: a writer waiting
+ * for the lock on a borrowed connection while the holder needs another one from the same small
+ * pool is how parallel project creates once ran the platform pool dry (503 "busy" for projects
+ * that were created).
+ */
+async function withServerLock<T>(
+  platform: Platform,
+  serverId: string,
+  work: (db: PlatformDb) => Promise<T>,
+): Promise<T> {
+  let queues = lockQueues.get(platform);
+  if (!queues) {
+    queues = new Map();
+    lockQueues.set(platform, queues);
+  }
+  const byServer = queues;
+  const previous = byServer.get(serverId) ?? Promise.resolve();
+  const mine = previous.catch(() => {}).then(() => lockedOnServer(platform, serverId, work));
+  const tail = mine.catch(() => {});
+  byServer.set(serverId, tail);
+  try {
+    return await mine;
+  } finally {
+    if (byServer.get(serverId) === tail) byServer.delete(serverId);
+  }
+}
+
+function lockedOnServer<T>(
+  platform: Platform,
+  serverId: string,
+  work: (db: PlatformDb) => Promise<T>,
+): Promise<T> {
   return withPooledClient(platform.pool, async (client) => {
     // One pg_hba.conf writer per server at a time, across API processes.
     await client.query(`select pg_advisory_lock(hashtext('strata-pg-hba:' || $1::text))`, [serverId]);
     try {
-      return await work();
+      return await work(client);
     } finally {
       // A session lock must not outlive the borrow: a client that cannot unlock is not reused.
       await client
@@ -177,11 +214,11 @@ export async function applyRestrictions(
     return toResponse(await readRow(platform, ref));
   }
   try {
-    await withServerLock(platform, server.id, async () => {
-      const all = await appliedOnServer(platform.pool, server.id, ref);
+    await withServerLock(platform, server.id, async (db) => {
+      const all = await appliedOnServer(db, server.id, ref);
       all.push(toRestriction(ref, project.dbName, config));
-      await applyPgHba(server.url, all, await loginsOnServer(platform.pool, server.id));
-      await platform.pool.query(
+      await applyPgHba(server.url, all, await loginsOnServer(db, server.id));
+      await db.query(
         `update network_restrictions set status = 'applied', applied_config = config, applied_at = now(), status_detail = null
          where project_ref = $1 and config = $2::jsonb`,
         [ref, JSON.stringify(config)],

@@ -4,7 +4,7 @@
  */
 import type { ManagementModule } from '../http/module.js';
 import { callerOf } from '../http/auth.js';
-import { badRequest } from '../http/errors.js';
+import { badRequest, RESOURCE_REMOVED } from '../http/errors.js';
 import { authorizeRole, loadManagedOrganization, projectOf } from '../http/project-access.js';
 import { CreateProjectBody, createProjectInput } from './create-body.js';
 import { syncManagedServer } from '../network/restrictions.js';
@@ -52,7 +52,14 @@ export const projectRoutes: ManagementModule = async (app, { platform }) => {
         region: input.region,
         dbPassword: input.dbPass,
       });
-      await syncManagedServer(platform, ctx.dbServer);
+      // Acknowledged means created: a project whose server could not be updated for it is removed
+      // again before the error is answered (a client that retries makes no duplicate).
+      try {
+        await syncManagedServer(platform, ctx.dbServer);
+      } catch (err) {
+        await platform.deleteProject(ctx.ref).catch(() => {});
+        throw err;
+      }
       return reply.code(201).send(projectResponse(ctx));
     },
   );
@@ -64,11 +71,11 @@ export const projectRoutes: ManagementModule = async (app, { platform }) => {
   app.delete('/projects/:ref', { config: { failureMessage: 'Failed to delete project' } }, async (req) => {
     const project = projectOf(req);
     if (project.isDefault) throw badRequest('The default project cannot be deleted');
-    const ctx = await project.context();
-    // Its function workers first: they hold sessions on the database and its functions login.
-    await functionsRemoved(platform, project.ref);
-    await platform.deleteProject(project.ref);
-    await syncManagedServer(platform, ctx.dbServer);
+    // Parallel deletes: one removes it (its function workers first: they hold sessions on the
+    // database and its functions login); the others answer as for a removed project.
+    const removed = await platform.deleteProject(project.ref, () => functionsRemoved(platform, project.ref));
+    if (!removed) throw badRequest(RESOURCE_REMOVED);
+    await syncManagedServer(platform, project.dbServer);
     return { id: project.id, ref: project.ref, name: project.name };
   });
 

@@ -125,9 +125,9 @@ describe('prepared statements on the fast path', () => {
     await resolveWithPool(pool, service, { ...byName, variables: { n: 'one' } });
     const c = await pool.connect();
     try {
-      // The prelude: the one statement taking (role, claims, version).
+      // The prelude: the one statement taking (role, claims, statement_timeout, version).
       const { rows } = await c.query<{ n: number }>(
-        "select count(*)::int as n from pg_prepared_statements where parameter_types = '{text,text,integer}'::regtype[]",
+        "select count(*)::int as n from pg_prepared_statements where parameter_types = '{text,text,text,integer}'::regtype[]",
       );
       expect(rows[0]!.n).toBe(1);
     } finally {
@@ -203,7 +203,7 @@ describe('prepared statements on the fast path', () => {
     try {
       name = (
         await c.query<{ name: string }>(
-          "select name from pg_prepared_statements where parameter_types = '{text,text,integer}'::regtype[]",
+          "select name from pg_prepared_statements where parameter_types = '{text,text,text,integer}'::regtype[]",
         )
       ).rows[0]!.name;
     } finally {

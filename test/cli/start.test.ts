@@ -24,7 +24,7 @@ interface Started {
 }
 
 async function start(port: number): Promise<Started> {
-  const child = spawn(process.execPath, [bin, 'start', '--port', String(port), '--db-port', '0'], {
+  const child = spawn(process.execPath, [bin, 'start', '--port', String(port), '--db-port', '0', '--console-port', '0'], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

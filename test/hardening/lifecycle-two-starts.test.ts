@@ -33,7 +33,7 @@ interface Run {
 }
 
 function run(port: number): Run {
-  const child = spawn(process.execPath, [bin, 'start', '--port', String(port), '--db-port', '0'], {
+  const child = spawn(process.execPath, [bin, 'start', '--port', String(port), '--db-port', '0', '--console-port', '0'], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

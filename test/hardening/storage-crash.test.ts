@@ -32,7 +32,7 @@ let current: Server | undefined;
 async function start(env: Record<string, string>): Promise<Server> {
   if (current) await stop(current, 'SIGKILL');
   port = await freeTestPort();
-  const child = spawn(process.execPath, [bin, 'start', '--port', String(port), '--db-port', '0'], {
+  const child = spawn(process.execPath, [bin, 'start', '--port', String(port), '--db-port', '0', '--console-port', '0'], {
     env: { ...process.env, DATABASE_URL: '', STRATA_DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

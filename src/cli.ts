@@ -209,7 +209,10 @@ Data folder: ${config.dataDir}. Press Ctrl-C to stop.`);
 }
 
 /** The banner's console line: its own origin, with a one-time login (or that it is off). */
-function consoleLine(running: { consoleUrl?: string; consoleLoginUrl(t: string): string }, token: string): string {
+function consoleLine(
+  running: { consoleUrl?: string; consoleLoginUrl(t: string): string },
+  token: string,
+): string {
   if (running.consoleUrl === undefined) return '     Console URL: off (STRATA_CONSOLE_PORT=off)';
   return `     Console URL: ${running.consoleLoginUrl(token)}  (signs you in once; then sign in with the access token)`;
 }

@@ -49,7 +49,10 @@ function jsonInit(method: string, headers: Record<string, string>, body?: unknow
 
 /** Management API call as the signed-in user. */
 export function management<T>(method: string, path: string, body?: unknown): Promise<T> {
-  return call<T>(`${API_ORIGIN}/v1${path}`, jsonInit(method, { authorization: `Bearer ${storedToken() ?? ''}` }, body));
+  return call<T>(
+    `${API_ORIGIN}/v1${path}`,
+    jsonInit(method, { authorization: `Bearer ${storedToken() ?? ''}` }, body),
+  );
 }
 
 export const projectBase = (ref: string): string => `${API_ORIGIN}/project/${ref}`;

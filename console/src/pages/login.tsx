@@ -17,7 +17,9 @@ export function LoginPage({ notice, onSignedIn }: { notice?: string; onSignedIn:
     }
     setBusy(true);
     try {
-      const res = await fetch(`${API_ORIGIN}/v1/organizations`, { headers: { authorization: `Bearer ${t}` } });
+      const res = await fetch(`${API_ORIGIN}/v1/organizations`, {
+        headers: { authorization: `Bearer ${t}` },
+      });
       if (!res.ok)
         throw new ApiError(
           res.status,

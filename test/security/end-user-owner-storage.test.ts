@@ -9,7 +9,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleIsBuilt } from '../../src/console/assets.js';
@@ -144,7 +145,7 @@ describe('end user → owner: no stored object runs script on the API origin', (
     expect(await ownerOpens(page, sink, publicUrl('tus.svg'))).toEqual([]);
   }, 30_000);
 
-  it('an SVG uploaded by the S3 protocol (as the end user, session token), read by REST', async () => {
+  it('an SVG uploaded by the S3 protocol (as the end user, session token), read by REST and by a presigned GetObject', async () => {
     // S3 PutObject overwrites: the bucket's policies let users read and update there too.
     await withClient(project.superuserUrl, async (c) => {
       for (const op of ['select', 'update'])
@@ -166,6 +167,7 @@ describe('end user → owner: no stored object runs script on the API origin', (
       responseChecksumValidation: 'WHEN_REQUIRED',
       maxAttempts: 1,
     });
+    let presigned: string;
     try {
       await s3.send(
         new PutObjectCommand({
@@ -175,9 +177,18 @@ describe('end user → owner: no stored object runs script on the API origin', (
           ContentType: 'image/svg+xml',
         }),
       );
+      // The S3 GetObject door too: a presigned URL the end user hands out.
+      presigned = await getSignedUrl(s3, new GetObjectCommand({ Bucket: BUCKET, Key: 's3.svg' }), {
+        expiresIn: 600,
+      });
     } finally {
       s3.destroy();
     }
     expect(await ownerOpens(page, sink, publicUrl('s3.svg'))).toEqual([]);
+    const direct = await fetch(presigned);
+    expect(direct.status).toBe(200);
+    expect(direct.headers.get('content-security-policy')).toBe('sandbox');
+    await direct.body?.cancel();
+    expect(await ownerOpens(page, sink, presigned)).toEqual([]);
   }, 30_000);
 });

@@ -142,7 +142,12 @@ export async function startPlatform(
     if (config.consolePort !== undefined) {
       const logins = consoleLoginTokensOf(app);
       consoleApp = await buildConsoleServer({ logins, ports, logRequests: config.logRequests });
-      await consoleApp.listen({ host: config.host, port: config.consolePort });
+      await consoleApp.listen({ host: config.host, port: config.consolePort }).catch((err: unknown) => {
+        if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+        throw new Error(
+          `The console's port ${config.consolePort} is in use: choose another with STRATA_CONSOLE_PORT or --console-port (0 = any free port, off = no console)`,
+        );
+      });
       ports.console = listeningPort(consoleApp, config.consolePort);
     }
   } catch (err) {

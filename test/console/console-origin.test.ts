@@ -79,3 +79,12 @@ describe('console origin', () => {
     }
   }, 120_000);
 });
+
+describe('console port taken', () => {
+  it('refuses to start, saying which setting to change', async () => {
+    const taken = new URL(tp.consoleUrl as string).port;
+    await expect(startTestPlatform({ consolePort: Number(taken) })).rejects.toThrow(
+      `The console's port ${taken} is in use: choose another with STRATA_CONSOLE_PORT or --console-port`,
+    );
+  }, 120_000);
+});

@@ -18,7 +18,7 @@ import { projectLoginRole } from './platform/project-login.js';
 const HELP = `strata: GraphQL, Storage and Management APIs over PostgreSQL
 
 Usage:
-  strata start  [--data-dir DIR] [--port N] [--host H] [--db-port N] [--database-url URL]
+  strata start  [--data-dir DIR] [--port N] [--console-port N|off] [--host H] [--db-port N] [--database-url URL]
                 [--db-servers id=URL,...] [--storage-backend file|s3]   (cluster: README "Running as a cluster")
   strata status [--json] [--data-dir DIR]   (exits 1 when not running or its database is down)
   strata stop   [--data-dir DIR]
@@ -30,7 +30,7 @@ Usage:
   strata projects move REF --to SERVER  move a project to another database server (strata projects --help)
   strata logs functions SLUG [--project-ref REF] [--limit N] [--json] [--data-dir DIR]
 
-Environment: STRATA_DATA_DIR, STRATA_PORT, STRATA_HOST, STRATA_DB_PORT, DATABASE_URL, and the
+Environment: STRATA_DATA_DIR, STRATA_PORT, STRATA_CONSOLE_PORT, STRATA_HOST, STRATA_DB_PORT, DATABASE_URL, and the
 others listed in the README.`;
 
 export interface StatusInfo {
@@ -38,6 +38,8 @@ export interface StatusInfo {
   graphql_url: string;
   storage_url: string;
   management_url: string;
+  /** The console's own origin (not the API's), without a login token; absent when it is off. */
+  console_url?: string;
   anon_key: string;
   service_role_key: string;
   jwt_secret: string;
@@ -87,6 +89,7 @@ export async function main(argv: string[]): Promise<void> {
 function configWith(flags: {
   'data-dir'?: string;
   port?: string;
+  'console-port'?: string;
   host?: string;
   'db-port'?: string;
   'database-url'?: string;
@@ -96,6 +99,9 @@ function configWith(flags: {
   const config = configFromEnv();
   if (flags['data-dir']) config.dataDir = resolve(flags['data-dir']);
   if (flags.port !== undefined) config.port = portNumber(flags.port, '--port');
+  const consolePort = flags['console-port'];
+  if (consolePort !== undefined)
+    config.consolePort = consolePort === 'off' ? undefined : portNumber(consolePort, '--console-port');
   if (flags.host) config.host = flags.host;
   if (flags['db-port'] !== undefined) config.dbPort = portNumber(flags['db-port'], '--db-port');
   if (flags['database-url']) config.databaseUrl = checkedDatabaseUrl(flags['database-url'], '--database-url');
@@ -120,6 +126,7 @@ async function startCommand(args: string[]): Promise<void> {
     options: {
       'data-dir': { type: 'string' },
       port: { type: 'string' },
+      'console-port': { type: 'string' },
       host: { type: 'string' },
       'db-port': { type: 'string' },
       'database-url': { type: 'string' },
@@ -176,6 +183,7 @@ async function startCommand(args: string[]): Promise<void> {
     graphql_url: `${running.url}/graphql/v1`,
     storage_url: `${running.url}/storage/v1`,
     management_url: running.url,
+    console_url: running.consoleUrl,
     anon_key: project.anonKey,
     service_role_key: project.serviceRoleKey,
     jwt_secret: project.jwtSecret,
@@ -203,12 +211,21 @@ async function startCommand(args: string[]): Promise<void> {
         anon key: ${info.anon_key}
 service_role key: ${info.service_role_key}
     Access token: ${info.access_token}  (Management API: Authorization: Bearer <token>)
-     Console URL: ${running.consoleLoginUrl(info.access_token)}  (signs you in once; then sign in with the access token)
+${consoleLine(running, info.access_token)}
 
 GraphQL introspection (GraphiQL's docs) is on for the default project's public schema; another
 project or schema answers "Unknown field __schema" until you run: ${INTROSPECTION_HINT}
 
 Data folder: ${config.dataDir}. Press Ctrl-C to stop.`);
+}
+
+/** The banner's console line: its own origin, with a one-time login (or that it is off). */
+function consoleLine(
+  running: { consoleUrl?: string; consoleLoginUrl(t: string): string },
+  token: string,
+): string {
+  if (running.consoleUrl === undefined) return '     Console URL: off (STRATA_CONSOLE_PORT=off)';
+  return `     Console URL: ${running.consoleLoginUrl(token)}  (signs you in once; then sign in with the access token)`;
 }
 
 /** GET <url>/health: 'up', 'down' (it answers, its database does not) or 'unreachable'. */

@@ -18,6 +18,11 @@ export interface StrataConfig {
   dataDir: string;
   host: string;
   port: number;
+  /**
+   * The web console's own port (its own origin, apart from the API origin that serves user
+   * content: docs/security/origins.md); 0 = any free port, undefined = no console.
+   */
+  consolePort?: number;
   /** Preferred port of the embedded PostgreSQL. */
   dbPort: number;
   /** An existing PostgreSQL (superuser URL) instead of the embedded one. */
@@ -266,6 +271,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
     host: env.STRATA_HOST ?? '127.0.0.1',
     port: port(env, env.STRATA_PORT !== undefined ? 'STRATA_PORT' : 'PORT', 54321),
     dbPort: port(env, 'STRATA_DB_PORT', 54322),
+    // 54323: the Supabase CLI's local Studio port, beside API 54321 and DB 54322.
+    consolePort: env.STRATA_CONSOLE_PORT === 'off' ? undefined : port(env, 'STRATA_CONSOLE_PORT', 54323),
     databaseUrl: env.DATABASE_URL || undefined,
     extraDbServers: parseDbServers(env.STRATA_DB_SERVERS),
     shared: {

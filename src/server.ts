@@ -25,13 +25,22 @@ import { registerNetworkGuard } from './platform/network-guard.js';
 import { registerRestNotServed } from './platform/rest-not-served.js';
 import { registerFunctions, sendFunctionsFrameworkError } from './functions/index.js';
 import { startPooler } from './platform/pooler.js';
-import { consoleRoutes } from './console/plugin.js';
 import { consoleLoginTokensOf } from './console/login-tokens.js';
+import { buildConsoleServer } from './console/server.js';
+import { registerManagementCors } from './console/management-cors.js';
+import { consoleOriginFor, originOn, type PlatformPorts } from './console/origins.js';
 import { registerNodeLifecycle, type NodeLifecycle } from './platform/node-lifecycle.js';
 
 const lifecycles = new WeakMap<FastifyInstance, NodeLifecycle>();
 
-export async function buildServer(platform: Platform): Promise<FastifyInstance> {
+/**
+ * The API server. The console is not on it (its own origin: console/server.ts); `ports` says where
+ * it is, for the Management API's CORS and the redirect of `GET /` (none: no console).
+ */
+export async function buildServer(
+  platform: Platform,
+  ports: PlatformPorts = { api: platform.config.port },
+): Promise<FastifyInstance> {
   const app = Fastify({
     logger: platform.config.logRequests ? { level: 'info' } : false,
     bodyLimit: platform.config.bodyLimit,
@@ -42,6 +51,7 @@ export async function buildServer(platform: Platform): Promise<FastifyInstance> 
   });
   registerProjectRouting(app, platform);
   registerNetworkGuard(app, platform);
+  registerManagementCors(app, ports);
   // Errors of routes with no handler of their own (this /health, unknown paths): an unreachable
   // database is a 503 `{message}`, never the driver's text; anything else keeps Fastify's answer.
   app.setErrorHandler((err: FastifyError, _req, reply) => {
@@ -65,8 +75,18 @@ export async function buildServer(platform: Platform): Promise<FastifyInstance> 
   await app.register(managementRoutes, { platform, prefix: '/v1' });
   await registerFunctions(app, platform);
   registerRestNotServed(app);
-  await app.register(consoleRoutes, { logins: consoleLoginTokensOf(app) });
+  // The console used to be here: its address now leads to the console's own origin.
+  app.get('/', async (req, reply) => {
+    const consoleOrigin = consoleOriginFor(ports, req.headers.host);
+    if (consoleOrigin === undefined) return reply.code(404).send({ message: 'No console on this server' });
+    return reply.redirect(`${consoleOrigin}/`, 302);
+  });
   return app;
+}
+
+function listeningPort(server: FastifyInstance, asked: number): number {
+  const addr = server.server.address();
+  return typeof addr === 'object' && addr ? addr.port : asked;
 }
 
 type ErrorSender = (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => FastifyReply;
@@ -95,6 +115,8 @@ export interface RunningPlatform {
   /** http://host:port of the HTTP server. */
   url: string;
   port: number;
+  /** http://host:port of the console (its own origin), or undefined when it is off. */
+  consoleUrl: string | undefined;
   /** The console's address with a fresh one-time login token for `accessToken` (not the token itself). */
   consoleLoginUrl(accessToken: string): string;
   /**
@@ -110,31 +132,53 @@ export async function startPlatform(
   options: PlatformOptions = {},
 ): Promise<RunningPlatform> {
   const platform = await Platform.start(config, { projectBootstrapHooks, ...options });
-  let app: FastifyInstance;
+  const ports: PlatformPorts = { api: config.port };
+  const app = await buildServer(platform, ports).catch(async (err: unknown) => {
+    await platform.close();
+    throw err;
+  });
+  let consoleApp: FastifyInstance | undefined;
   try {
-    app = await buildServer(platform);
     await app.listen({ host: config.host, port: config.port });
+    ports.api = listeningPort(app, config.port);
+    if (config.consolePort !== undefined) {
+      const logins = consoleLoginTokensOf(app);
+      consoleApp = await buildConsoleServer({ logins, ports, logRequests: config.logRequests });
+      await consoleApp.listen({ host: config.host, port: config.consolePort }).catch((err: unknown) => {
+        if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+        throw new Error(
+          `The console's port ${config.consolePort} is in use: choose another with STRATA_CONSOLE_PORT or --console-port (0 = any free port, off = no console)`,
+        );
+      });
+      ports.console = listeningPort(consoleApp, config.consolePort);
+    }
   } catch (err) {
+    await consoleApp?.close().catch(() => {});
+    await app.close().catch(() => {});
     await platform.close();
     throw err;
   }
   const pooler = await startPooler(platform, options.log ?? ((line) => console.warn(line)));
-  const addr = app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  const port = ports.api;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const consoleUrl = ports.console === undefined ? undefined : originOn(host, ports.console);
   let closed = false;
   return {
     platform,
     app,
-    url: `http://${host}:${port}`,
+    url: originOn(host, port),
     port,
-    consoleLoginUrl: (accessToken) =>
-      `http://${host}:${port}/#login=${consoleLoginTokensOf(app).issue(accessToken)}`,
+    consoleUrl,
+    consoleLoginUrl: (accessToken) => {
+      if (consoleUrl === undefined) throw new Error('The console is off (STRATA_CONSOLE_PORT=off)');
+      return `${consoleUrl}/#login=${consoleLoginTokensOf(app).issue(accessToken)}`;
+    },
     async close(opts = {}) {
       if (closed) return;
       closed = true;
       if (opts.graceMs) await lifecycles.get(app)?.drain(opts.graceMs);
       await pooler?.close();
+      await consoleApp?.close().catch(() => {});
       await app.close().catch(() => {});
       await platform.close();
     },

@@ -8,6 +8,7 @@ const config = {
   dataDir: process.env.BENCH_DATA_DIR ?? '',
   host: '127.0.0.1',
   port: 0,
+  consolePort: undefined,
   dbPort: 0,
   databaseUrl: undefined,
 };

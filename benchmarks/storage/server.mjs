@@ -11,6 +11,7 @@ const config = {
   dataDir,
   host: '127.0.0.1',
   port: 0,
+  consolePort: undefined,
   dbPort: 0,
   databaseUrl: undefined,
   storageFileSizeLimit: 4 * 1024 * 1024 * 1024,

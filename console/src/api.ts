@@ -1,8 +1,13 @@
 /**
  * The public APIs the console uses: Management (`/v1`, the signed-in access token), and a
  * project's Storage and GraphQL (`/project/<ref>/…`, its API keys). Errors carry the API's message.
+ * They are on the API origin, not the console's own (docs/security/origins.md): the server names
+ * it in `<meta name="strata-api-origin">`, and the page's CSP lets it connect there only.
  */
 import { storedToken } from './session';
+
+const named = document.querySelector<HTMLMetaElement>('meta[name="strata-api-origin"]')?.content ?? '';
+export const API_ORIGIN = /^https?:\/\//.test(named) ? named : location.origin;
 
 export class ApiError extends Error {
   constructor(
@@ -44,10 +49,13 @@ function jsonInit(method: string, headers: Record<string, string>, body?: unknow
 
 /** Management API call as the signed-in user. */
 export function management<T>(method: string, path: string, body?: unknown): Promise<T> {
-  return call<T>(`/v1${path}`, jsonInit(method, { authorization: `Bearer ${storedToken() ?? ''}` }, body));
+  return call<T>(
+    `${API_ORIGIN}/v1${path}`,
+    jsonInit(method, { authorization: `Bearer ${storedToken() ?? ''}` }, body),
+  );
 }
 
-export const projectBase = (ref: string): string => `${location.origin}/project/${ref}`;
+export const projectBase = (ref: string): string => `${API_ORIGIN}/project/${ref}`;
 
 export interface ApiKeys {
   anon: string;

@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../platform/platform.js';
+import { inertFunctionHead } from '../platform/inert-content.js';
 import { bearerOf } from '../auth/request-credentials.js';
 import { verifyJwt } from '../auth/jwt.js';
 import { PATH_SLUG } from '../management/functions/function-input.js';
@@ -320,7 +321,7 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
             if (lower === 'sb-error-code') errorCode = value;
             headers.push(name, value);
           }
-          res.writeHead(statusCode, headers);
+          res.writeHead(statusCode, inertFunctionHead(headers));
           res.on('drain', resume);
           // The head normally leaves with the first body chunk (one write). An event stream, or a
           // body whose first chunk is slow to come, gets its head sent on its own so the client sees it now.

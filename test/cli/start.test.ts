@@ -24,10 +24,14 @@ interface Started {
 }
 
 async function start(port: number): Promise<Started> {
-  const child = spawn(process.execPath, [bin, 'start', '--port', String(port), '--db-port', '0'], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [bin, 'start', '--port', String(port), '--db-port', '0', '--console-port', '0'],
+    {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   children.push(child);
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
@@ -87,6 +91,7 @@ describe('strata start', () => {
         'access_token',
         'anon_key',
         'api_url',
+        'console_url',
         'db_url',
         'graphql_url',
         'jwt_secret',
@@ -108,6 +113,13 @@ describe('strata start', () => {
       );
     else expect(s.output).toContain('pooler not started on 127.0.0.1:54329');
     expect(s.output).toContain(`Pooler URL: ${first.pooler_url ?? 'not running'}`);
+    // The console has its own origin (its own port), printed with a one-time login link.
+    expect(first.console_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(first.console_url).not.toBe(first.api_url);
+    expect(s.output).toMatch(new RegExp(`Console URL: ${first.console_url}/#login=[\\w-]+`));
+    expect((await fetch(`${first.console_url}/`)).headers.get('content-security-policy')).toContain(
+      `connect-src 'self' ${first.api_url};`,
+    );
     expect(s.output).toContain(first.anon_key);
 
     // apikey checking at the bare address

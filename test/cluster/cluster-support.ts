@@ -95,6 +95,8 @@ function nodeEnv(opts: {
     ...base,
     ...local,
     STRATA_BAN_THRESHOLD: '3',
+    // Each node's console on a free port (the default 54323 would be taken by the first node).
+    STRATA_CONSOLE_PORT: '0',
     STRATA_SHUTDOWN_GRACE_MS: '10000',
     STRATA_FUNCTIONS_PREWARM: '0',
   };

@@ -20,6 +20,8 @@ let tp: TestPlatform;
 let browser: Browser;
 let page: Page;
 let token: string;
+/** The console's own origin (the APIs, tp.url, are on another port). */
+let consoleUrl: string;
 const offHost: string[] = [];
 const pageErrors: string[] = [];
 let projectRef = '';
@@ -47,6 +49,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   tp = await startTestPlatform();
   token = tp.platform.defaultAccessToken;
+  consoleUrl = tp.consoleUrl as string;
   await browser.context.route('**/*', (route) => {
     const { hostname } = new URL(route.request().url());
     if (hostname === '127.0.0.1' || hostname === 'localhost') return route.continue();
@@ -69,21 +72,29 @@ afterAll(async () => {
 
 describe('web console', () => {
   it('serves its page with a strict CSP and cacheable hashed assets', async () => {
-    const res = await fetch(`${tp.url}/`);
+    const res = await fetch(`${consoleUrl}/`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toMatch(/^default-src 'self'/);
+    // It connects to the API origin, and nowhere else.
+    expect(res.headers.get('content-security-policy')).toContain(`connect-src 'self' ${tp.url};`);
+    expect(consoleUrl).not.toBe(tp.url);
+    // The API origin's own address leads to the console; the console's files are not there.
+    const old = await fetch(`${tp.url}/`, { redirect: 'manual' });
+    expect(old.status).toBe(302);
+    expect(old.headers.get('location')).toBe(`${consoleUrl}/`);
+    expect((await fetch(`${tp.url}/console/login`, { method: 'POST' })).status).toBe(404);
     expect(res.headers.get('cache-control')).toBe('no-cache');
     const html = await res.text();
     const js = /src="(\/console\/assets\/main-[A-Z0-9]+\.js)"/.exec(html)?.[1];
     expect(js).toBeDefined();
-    const asset = await fetch(`${tp.url}${js}`);
+    const asset = await fetch(`${consoleUrl}${js}`);
     expect(asset.status).toBe(200);
     expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
-    expect((await fetch(`${tp.url}/console/assets/nope-AAAAAAAA.js`)).status).toBe(404);
+    expect((await fetch(`${consoleUrl}/console/assets/nope-AAAAAAAA.js`)).status).toBe(404);
   });
 
   it('refuses a wrong token on the sign-in page, then signs in through a one-time link', async () => {
-    await page.goto(`${tp.url}/`);
+    await page.goto(`${consoleUrl}/`);
     await page.getByLabel('Access token').fill('sbp_0000000000000000000000000000000000000000');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/Unknown or revoked/);
@@ -96,7 +107,7 @@ describe('web console', () => {
     expect(page.url()).not.toContain('login=');
     // The link worked once: the same one-time token is refused now.
     const oneTime = new URL(link).hash.replace('#login=', '');
-    const again = await fetch(`${tp.url}/console/login`, {
+    const again = await fetch(`${consoleUrl}/console/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ token: oneTime }),
@@ -111,7 +122,7 @@ describe('web console', () => {
       if (r.url().endsWith('.js')) sizes.push((await r.body()).length);
     };
     page.on('response', onResponse);
-    await page.goto(`${tp.url}/?measure#/`);
+    await page.goto(`${consoleUrl}/?measure#/`);
     await page.getByRole('heading', { name: 'Projects' }).waitFor();
     page.off('response', onResponse);
     const paint = await page.evaluate(
@@ -373,7 +384,7 @@ select id, title from todos order by id`,
   });
 
   it('deletes the project after confirmation', async () => {
-    await page.goto(`${tp.url}/#/`);
+    await page.goto(`${consoleUrl}/#/`);
     const row = page.locator(`li.project[data-ref="${projectRef}"]`);
     await row.getByRole('button', { name: 'Delete' }).click();
     const confirm = row.getByRole('button', { name: 'Delete permanently' });
@@ -397,7 +408,7 @@ select id, title from todos order by id`,
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Projects' }).waitFor();
     const ref = (await tp.platform.defaultProject()).ref;
-    await page.goto(`${tp.url}/#/project/${ref}`);
+    await page.goto(`${consoleUrl}/#/project/${ref}`);
     await page.getByText("Your role may not read this project's keys").waitFor();
     await tab('Storage').click();
     await page.getByText("This page needs the project's API keys").waitFor();

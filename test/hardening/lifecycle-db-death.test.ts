@@ -30,7 +30,15 @@ let target: Target;
 
 beforeAll(async () => {
   running = await startPlatform(
-    { ...configFromEnv({}), dataDir: dir, host: '127.0.0.1', port: 0, dbPort: 0, databaseUrl: undefined },
+    {
+      ...configFromEnv({}),
+      dataDir: dir,
+      host: '127.0.0.1',
+      port: 0,
+      consolePort: undefined,
+      dbPort: 0,
+      databaseUrl: undefined,
+    },
     { notice: (l) => notices.push(l) },
   );
   const primary = running.platform.servers.primary.embedded;

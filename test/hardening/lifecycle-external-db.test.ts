@@ -37,6 +37,7 @@ beforeAll(async () => {
       dataDir: join(dir, 'data'),
       host: '127.0.0.1',
       port: 0,
+      consolePort: undefined,
       databaseUrl: server.superuserUrl(),
     },
     { notice: () => {} },

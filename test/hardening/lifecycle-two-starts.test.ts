@@ -33,10 +33,14 @@ interface Run {
 }
 
 function run(port: number): Run {
-  const child = spawn(process.execPath, [bin, 'start', '--port', String(port), '--db-port', '0'], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [bin, 'start', '--port', String(port), '--db-port', '0', '--console-port', '0'],
+    {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   children.push(child);
   let out = '';
   child.stdout?.on('data', (d) => (out += d));

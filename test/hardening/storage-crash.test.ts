@@ -32,10 +32,14 @@ let current: Server | undefined;
 async function start(env: Record<string, string>): Promise<Server> {
   if (current) await stop(current, 'SIGKILL');
   port = await freeTestPort();
-  const child = spawn(process.execPath, [bin, 'start', '--port', String(port), '--db-port', '0'], {
-    env: { ...process.env, DATABASE_URL: '', STRATA_DATA_DIR: dataDir, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [bin, 'start', '--port', String(port), '--db-port', '0', '--console-port', '0'],
+    {
+      env: { ...process.env, DATABASE_URL: '', STRATA_DATA_DIR: dataDir, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout?.on('data', (d) => (output += d));
   child.stderr?.on('data', (d) => (output += d));

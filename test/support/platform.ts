@@ -30,6 +30,8 @@ export async function startTestPlatform(
     host: '127.0.0.1',
     port: 0,
     databaseUrl: serverUrl(),
+    // The console on a free port of its own (its default 54323 is one per machine).
+    consolePort: 0,
     // No PostgreSQL router unless a test asks for one (its default port would be shared by every test file).
     poolerPort: undefined,
     ...overrides,

@@ -1,6 +1,6 @@
 /** Sign in with a personal access token (checked against the Management API before it is kept). */
 import { useState } from 'react';
-import { ApiError } from '../api';
+import { API_ORIGIN, ApiError } from '../api';
 import { ErrorText, Field } from '../form';
 
 export function LoginPage({ notice, onSignedIn }: { notice?: string; onSignedIn: (token: string) => void }) {
@@ -17,7 +17,9 @@ export function LoginPage({ notice, onSignedIn }: { notice?: string; onSignedIn:
     }
     setBusy(true);
     try {
-      const res = await fetch('/v1/organizations', { headers: { authorization: `Bearer ${t}` } });
+      const res = await fetch(`${API_ORIGIN}/v1/organizations`, {
+        headers: { authorization: `Bearer ${t}` },
+      });
       if (!res.ok)
         throw new ApiError(
           res.status,

@@ -11,6 +11,7 @@ import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SERVICE, requireCaller } from '../auth.js';
 import { errors } from '../errors.js';
+import { INERT_OBJECT_HEADERS } from '../../platform/inert-content.js';
 import { assertKey } from '../keys.js';
 import { findWithBucket, requireObject, type ObjectRow } from '../service/objects.js';
 import { verifyUrlToken } from '../signing.js';
@@ -54,6 +55,7 @@ export async function imageRoutes(app: FastifyInstance, deps: StorageDeps): Prom
     const m = row.metadata ?? ({} as Partial<NonNullable<ObjectRow['metadata']>>);
     reply.code(200);
     reply.header('content-type', rendered.contentType);
+    reply.headers(INERT_OBJECT_HEADERS);
     reply.header('content-length', String(rendered.body.length));
     if (m.eTag) reply.header('etag', m.eTag);
     if (m.lastModified) reply.header('last-modified', new Date(m.lastModified).toUTCString());

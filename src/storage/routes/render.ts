@@ -7,6 +7,7 @@ import parseRange from 'range-parser';
 import { FileBody } from '../backend/file-body.js';
 import type { StorageBackend } from '../backend/interface.js';
 import { errors } from '../errors.js';
+import { INERT_OBJECT_HEADERS } from '../../platform/inert-content.js';
 import type { ObjectRow, SystemMetadata } from '../service/objects.js';
 
 export interface RenderOptions {
@@ -39,7 +40,9 @@ function setCommonHeaders(
   opts: RenderOptions,
 ): void {
   const type = m.mimetype ?? 'application/octet-stream';
-  reply.header('content-type', type.includes('text/html') ? 'text/plain' : type);
+  // As upstream, HTML is sent as text/plain (in any casing here); every object is inert besides.
+  reply.header('content-type', /text\/html/i.test(type) ? 'text/plain' : type);
+  reply.headers(INERT_OBJECT_HEADERS);
   reply.header('accept-ranges', 'bytes');
   if (m.eTag) reply.header('etag', m.eTag);
   if (m.lastModified) reply.header('last-modified', new Date(m.lastModified).toUTCString());

@@ -1,0 +1,35 @@
+/**
+ * The Management API (`/v1`) in browsers: only the console's origin may call it, cross-origin with
+ * its `Authorization` header (CORS: that origin echoed, preflights answered). A request carrying
+ * any other `Origin` (another site, `null` from sandboxed user content, the API origin itself,
+ * where user content lives) is refused with 403 before any route runs. Clients that are not
+ * browsers send no Origin and are not concerned.
+ */
+import type { FastifyInstance } from 'fastify';
+import { consoleOriginFor, type PlatformPorts } from './origins.js';
+
+const MANAGEMENT_PATH = /^\/v1(?=[/?]|$)/;
+const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
+const ALLOW_HEADERS = 'authorization, content-type, x-client-info';
+
+export function registerManagementCors(app: FastifyInstance, ports: PlatformPorts): void {
+  app.addHook('onRequest', async (req, reply) => {
+    if (!MANAGEMENT_PATH.test(req.url)) return;
+    const origin = req.headers.origin;
+    if (origin === undefined) return;
+    reply.header('vary', 'Origin');
+    const allowed = consoleOriginFor(ports, req.headers.host);
+    if (origin !== allowed)
+      return reply.code(403).send({
+        message: 'The Management API accepts browser requests only from the console origin',
+      });
+    reply.header('access-control-allow-origin', origin);
+    if (req.method !== 'OPTIONS') return;
+    return reply
+      .code(204)
+      .header('access-control-allow-methods', ALLOW_METHODS)
+      .header('access-control-allow-headers', ALLOW_HEADERS)
+      .header('access-control-max-age', '600')
+      .send();
+  });
+}

@@ -19,6 +19,7 @@ const env: NodeJS.ProcessEnv = {
   STRATA_DATA_DIR: dataDir,
   // Other test files may hold the router's and the console's default ports.
   STRATA_POOLER_PORT: 'off',
+  STRATA_CONSOLE_PORT: '0',
 };
 let child: ChildProcess | undefined;
 let banner = '';

@@ -94,6 +94,7 @@ export async function reflectSchema(
         )
         .join(', ')}}})'`,
   );
+  warnings.push(...catalog.notices);
   if (catalog.loadError) warnings.push(catalog.loadError);
   return { schema: buildSchemaFromCatalog(catalog, opts), warnings };
 }

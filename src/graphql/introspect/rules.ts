@@ -69,7 +69,8 @@ export function isOrderable(c: Column): boolean {
 
 export function insertableColumns(t: Table): Column[] {
   return t.columns.filter(
-    (c) => c.canInsert && !c.generated && !c.isSerial && c.type.compositeRelid === undefined,
+    (c) =>
+      c.canInsert && !c.generated && !c.isSerial && c.type.compositeRelid === undefined && !c.type.pseudo,
   );
 }
 
@@ -79,7 +80,8 @@ export function insertableColumns(t: Table): Column[] {
  */
 export function updatableColumns(t: Table): Column[] {
   return t.columns.filter(
-    (c) => c.canUpdate && !c.generated && !c.isSerial && c.type.compositeRelid === undefined,
+    (c) =>
+      c.canUpdate && !c.generated && !c.isSerial && c.type.compositeRelid === undefined && !c.type.pseudo,
   );
 }
 
@@ -153,13 +155,16 @@ const MINMAX = new Set([
 ]);
 
 export function sumAvgColumns(t: Table): Column[] {
-  return selectableColumns(t).filter((c) => !c.type.isArray && NUMERIC.has(c.type.baseName));
+  return selectableColumns(t).filter(
+    (c) => !c.type.isArray && !c.type.opaqueDomain && NUMERIC.has(c.type.baseName),
+  );
 }
 
 export function minMaxColumns(t: Table): Column[] {
   return selectableColumns(t).filter(
     (c) =>
       !c.type.isArray &&
+      !c.type.opaqueDomain &&
       MINMAX.has(c.type.baseName) &&
       c.type.baseName !== 'bool' &&
       c.type.baseName !== 'uuid',

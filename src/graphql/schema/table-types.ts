@@ -25,6 +25,7 @@ import {
   GraphQLObjectType,
   GraphQLString,
   GraphQLID,
+  type GraphQLScalarType,
   type GraphQLFieldConfigArgumentMap,
   type GraphQLFieldConfigMap,
   type GraphQLInputFieldConfigMap,
@@ -70,7 +71,10 @@ export interface TableTypes {
 
 export class TypeRegistry {
   readonly tables = new Map<Table, TableTypes>();
-  readonly enums = new Map<EnumType, { type: GraphQLEnumType; filter: GraphQLInputObjectType }>();
+  readonly enums = new Map<
+    EnumType,
+    { type: GraphQLEnumType | GraphQLScalarType; filter: GraphQLInputObjectType }
+  >();
   private readonly toManyFilters = new Map<Table, GraphQLInputObjectType>();
   constructor(
     readonly shared: SharedTypes,

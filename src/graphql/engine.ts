@@ -34,6 +34,11 @@ export interface GraphQLRequest {
   parsed?: ParsedDocument;
   /** resolveWithPool: aborted when the caller is gone, a query's running statement is cancelled. */
   signal?: CancelSignal;
+  /**
+   * resolveWithPool: told, when the catalog of a (role, search_path, schema version) is first loaded, what a person
+   * should know about it (relationships renamed, tables left out for a type-name clash).
+   */
+  onCatalogNotices?: (notices: string[]) => void;
 }
 
 /** Installs the engine's database-side objects (idempotent). Needs a superuser (event triggers). */

@@ -106,13 +106,20 @@ function runPrepared(
 
 const ABANDONED = 'the request was abandoned by its client; its statement was cancelled';
 
-async function load(pool: pg.Pool, principal: Principal): Promise<PoolState> {
+async function load(
+  pool: pg.Pool,
+  principal: Principal,
+  onNotices?: (notices: string[]) => void,
+): Promise<PoolState> {
   const results = await multi(pool, `${rolePrelude(principal)}; ${CONFIG_SQL}; ${CATALOG_SQL}; commit`);
   // begin, set role, set_config, then the config and catalog queries.
   const cfg = firstRow(results[3], 'the GraphQL config query');
   const key = catalogKey(cfg.db, cfg.role, cfg.search_path, cfg.version);
-  const entry =
-    getEntry(key) ?? putEntry(key, buildCatalog(firstRow(results[4], 'the GraphQL catalog query').catalog));
+  let entry = getEntry(key);
+  if (!entry) {
+    entry = putEntry(key, buildCatalog(firstRow(results[4], 'the GraphQL catalog query').catalog));
+    if (entry.catalog.notices.length) onNotices?.(entry.catalog.notices);
+  }
   const state = { entry, version: Number(cfg.version) };
   let byRole = states.get(pool);
   if (!byRole) {
@@ -140,7 +147,7 @@ async function run(pool: pg.Pool, principal: Principal, req: Request): Promise<O
   let state = states.get(pool)?.get(principal.role);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      state ??= await load(pool, principal);
+      state ??= await load(pool, principal, req.onCatalogNotices);
     } catch (e) {
       return object(sqlErrorResponse(e));
     }

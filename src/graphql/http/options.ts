@@ -67,7 +67,10 @@ export function schemaNoticesOf(opts: GraphQLHandlerOptions): ((notices: string[
   const each =
     opts.onSchemaNotice ??
     (opts.logging === false ? undefined : (m: string) => console.warn(`[strata graphql] warning: ${m}`));
-  return each && ((notices) => notices.forEach((m) => each(m)));
+  if (!each) return undefined;
+  return (notices) => {
+    for (const m of notices) each(m);
+  };
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;

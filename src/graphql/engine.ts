@@ -101,7 +101,12 @@ export async function reflectSchema(
   );
   warnings.push(...catalog.notices);
   if (catalog.loadError) warnings.push(catalog.loadError);
-  return { schema: buildSchemaFromCatalog(catalog, opts), warnings };
+  const sdlOmissions: string[] = [];
+  const schema = buildSchemaFromCatalog(catalog, {
+    ...opts,
+    sdlOmissions: opts.omitInvalidEnumValues ? sdlOmissions : undefined,
+  });
+  return { schema, warnings: [...warnings, ...sdlOmissions] };
 }
 
 /** The reflected schema for the client's current role and search_path. */

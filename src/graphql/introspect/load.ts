@@ -469,8 +469,12 @@ function build(doc: Raw): Catalog {
       // A connection pages by the primary key: a set-returning function of an entity without one
       // is left out (a single row of it, `returns entity` or `setof entity rows 1`, is not).
       if (fn.setof && !fn.rowsOne && !fn.returnTable.primaryKey.length) continue;
-    } else if (ret.enumRef || rawTypes.get(f.returnType)?.typtype === 'e') continue;
-    else if (ret.isArray && rawTypes.get(rawTypes.get(f.returnType)?.elem)?.typtype === 'e') continue;
+    }
+    // pg_graphql (sql_types.rs return_type_is_supported / arg_types_are_supported) goes by type
+    // category, which a domain takes from its base type: an enum, a domain over one, or an array
+    // of either, as a result or an argument, leaves the function out.
+    else if (ret.enumRef || rawTypes.get(f.returnType)?.category === 'E') continue;
+    else if (ret.isArray && rawTypes.get(rawTypes.get(f.returnType)?.elem)?.category === 'E') continue;
     else if (f.setof && !sch.strata.setofScalars) continue;
     // Computed field: the only argument is a table's row type.
     const first = args[0];
@@ -493,8 +497,8 @@ function build(doc: Raw): Catalog {
           a.type.pseudo ||
           a.type.compositeRelid !== undefined ||
           a.type.enumRef ||
-          rawTypes.get(a.type.oid)?.typtype === 'e' ||
-          (a.type.isArray && rawTypes.get(rawTypes.get(a.type.oid)?.elem)?.typtype === 'e'),
+          rawTypes.get(a.type.oid)?.category === 'E' ||
+          (a.type.isArray && rawTypes.get(rawTypes.get(a.type.oid)?.elem)?.category === 'E'),
       )
     )
       continue;

@@ -18,6 +18,7 @@ import {
   edgeType,
   filterType,
   insertInputType,
+  listFilterType,
   mutationResponseType,
   onConflictType,
   orderByType,
@@ -25,6 +26,33 @@ import {
   updateColumnType,
   updateInputType,
 } from './naming.js';
+import { FILTER_SCALARS, LIST_FILTER_SCALARS } from './rules.js';
+
+/** The types every schema has (schema/shared-types.ts, the root types): no entity may take their names. */
+const BUILT_IN = new Set<string>([
+  'Query',
+  'Mutation',
+  'Int',
+  'Float',
+  'String',
+  'Boolean',
+  'ID',
+  'BigInt',
+  'BigFloat',
+  'UUID',
+  'Date',
+  'Time',
+  'Datetime',
+  'JSON',
+  'Opaque',
+  'Cursor',
+  'FilterIs',
+  'OrderByDirection',
+  'PageInfo',
+  'Node',
+  ...FILTER_SCALARS.map(filterType),
+  ...LIST_FILTER_SCALARS.map(listFilterType),
+]);
 
 /** Every type name a table with base type name `n` may give the schema. */
 export function tableTypeNames(n: string): string[] {
@@ -73,19 +101,21 @@ export class TypeNameClaims {
 
   claim(e: NamedEntity): boolean {
     const names = e.kind === 'table' ? tableTypeNames(e.typeName) : enumTypeNames(e.typeName);
+    const what = (x: NamedEntity) => `${x.kind} ${x.schema}.${x.sqlName} (GraphQL ${x.typeName})`;
+    const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+    const suggestion = `${e.schema.replace(/[^_0-9A-Za-z]/g, '_')}_${e.typeName}`.replace(/^(?=[0-9])/, '_');
+    const fix = `comment on ${e.kind === 'table' ? 'table' : 'type'} ${q(e.schema)}.${q(e.sqlName)} is '@graphql({"name": "${suggestion}"})'`;
     for (const name of names) {
+      if (BUILT_IN.has(name)) {
+        this.notices.push(
+          `${what(e)} is left out of the GraphQL schema: the type name "${name}" is one of the schema's own types; rename it, e.g. ${fix}`,
+        );
+        return false;
+      }
       const other = this.owners.get(name);
       if (!other) continue;
-      const what = (x: NamedEntity) => `${x.kind} ${x.schema}.${x.sqlName} (GraphQL ${x.typeName})`;
-      const object = e.kind === 'table' ? 'table' : 'type';
-      const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
-      const suggestion = `${e.schema.replace(/[^_0-9A-Za-z]/g, '_')}_${e.typeName}`.replace(
-        /^(?=[0-9])/,
-        '_',
-      );
       this.notices.push(
-        `${what(e)} is left out of the GraphQL schema: the type name "${name}" is already ${other.typeName === name ? 'the name' : 'a type name'} of ${what(other)}, whose schema comes first on the search path; ` +
-          `rename one, e.g. comment on ${object} ${q(e.schema)}.${q(e.sqlName)} is '@graphql({"name": "${suggestion}"})'`,
+        `${what(e)} is left out of the GraphQL schema: the type name "${name}" is already ${other.typeName === name ? 'the name' : 'a type name'} of ${what(other)}, whose schema comes first on the search path; rename one, e.g. ${fix}`,
       );
       return false;
     }

@@ -60,6 +60,12 @@ comment on schema pe is '@graphql({"introspection": true})';
 create table pe.p (id int primary key, label text);
 create table pr.p (id int primary key, amount int);
 insert into pe.p values (1, 'in pe');
+-- a table whose inflected type name is one of the schema's own types (the Node interface)
+create schema inf;
+comment on schema inf is '@graphql({"inflect_names": true})';
+create table inf.node (id int primary key);
+create table inf.page_info (id int primary key);
+create table inf.book (id int primary key);
 insert into pr.p values (2, 7);
 `;
 
@@ -113,6 +119,18 @@ describe('strata sdl prints a schema SDL tools accept', () => {
     expect(r.stderr).toContain(
       `warning: table pr.p (GraphQL p) is left out of the GraphQL schema: the type name "p" is already the name of table pe.p (GraphQL p), whose schema comes first on the search path; rename one, e.g. comment on table "pr"."p" is '@graphql({"name": "pr_p"})'`,
     );
+  });
+
+  it("a table whose type name is one of the schema's own types (Node, PageInfo) is left out, said so", async () => {
+    const r = await cli(['sdl', '--database-url', db.url, '--schemas', 'inf']);
+    expect(r.code).toBe(0);
+    expect(valid(r.stdout)).toEqual([]);
+    expect(r.stdout).toContain('bookCollection');
+    expect(r.stdout).not.toContain('nodeCollection');
+    expect(r.stderr).toContain(
+      `warning: table inf.node (GraphQL Node) is left out of the GraphQL schema: the type name "Node" is one of the schema's own types; rename it, e.g. comment on table "inf"."node" is '@graphql({"name": "inf_Node"})'`,
+    );
+    expect(r.stderr).toMatch(/warning: table inf\.page_info \(GraphQL PageInfo\) is left out/);
   });
 
   it('the server answers and introspects with both tables on its search path', async () => {

@@ -60,13 +60,21 @@ export function distinctRelationshipNames(all: NamedRelationship[], notices: str
       else taken.add(n.rel.fieldName);
     }
     for (const [name, c] of count) {
+      if (c < 2) continue;
       const directed = list.filter((n) => n.byDirective && n.rel.fieldName === name);
-      if (c > 1 && directed.length > 1)
+      if (directed.length > 1)
         notices.push(
           `${owner.typeName}.${name}: directives give ${directed.length} relationships this name (${directed.map(describe).join('; ')}); the last one answers, the others cannot be reached`,
         );
     }
-    const kept: NamedRelationship[] = list.filter((n) => !renamed.includes(n));
+    const renaming = new Set(renamed);
+    /** Each final entry with the place of the one it came from (pg_graphql's order). */
+    const place = new Map<NamedRelationship, number>();
+    const kept: NamedRelationship[] = [];
+    list.forEach((n, i) => {
+      place.set(n, i);
+      if (!renaming.has(n)) kept.push(n);
+    });
     for (const n of renamed) {
       const base = n.rel.fieldName;
       const candidates = [`${base}By${n.fk.localCols.map(toPascal).join('And')}`];
@@ -80,20 +88,16 @@ export function distinctRelationshipNames(all: NamedRelationship[], notices: str
         continue;
       }
       taken.add(name);
-      kept.push({ ...n, rel: { ...n.rel, fieldName: name } });
+      const entry = { ...n, rel: { ...n.rel, fieldName: name } };
+      place.set(entry, place.get(n) ?? 0);
+      kept.push(entry);
       notices.push(
         `${owner.typeName}.${name}: the relationship ${describe(n)} is named ${name}, not "${base}", which ${others} other relationship${others === 1 ? '' : 's'} of ${owner.typeName} would also take; ${directiveHint(n)}`,
       );
     }
     // In the order pg_graphql lists them (the renamed ones keep their places).
-    kept.sort((a, b) => list.indexOf(origin(a, list)) - list.indexOf(origin(b, list)));
+    kept.sort((a, b) => (place.get(a) ?? 0) - (place.get(b) ?? 0));
     out.push(...kept);
   }
   return out;
-}
-
-function origin(n: NamedRelationship, list: NamedRelationship[]): NamedRelationship {
-  return (
-    list.find((x) => x.fk === n.fk && x.rel.referencing === n.rel.referencing && x.owner === n.owner) ?? n
-  );
 }

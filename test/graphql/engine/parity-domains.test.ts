@@ -40,6 +40,8 @@ create table based.bdom ${COLUMNS};
 insert into public.dom values (1, 'Bolt', true, '{555-1}', 5, '{a,b}', 7, 'happy', 'hi', '{3,4}', '{5}'),
   (2, 'Nut', false, null, 6, null, 8, 'sad', null, null, null);
 insert into based.bdom select * from public.dom;
+comment on table public.dom is '@graphql({"aggregate": {"enabled": true}})';
+comment on table based.bdom is '@graphql({"aggregate": {"enabled": true}})';
 create function _twice(d dom) returns posint stable language sql as $$ select (d.n * 2)::posint $$;
 create function halve(n posint) returns posint stable language sql as $$ select (n / 2)::posint $$;
 create function mood_rank(m mood_d) returns int stable language sql as $$ select 1 $$;
@@ -171,6 +173,18 @@ describe("domains by pg_graphql's rule (default)", () => {
     const bad = (await env.gql('{ halve(n: -8) }')) as { data: unknown; errors?: { message: string }[] };
     expect(bad.data).toBeNull();
     expect(bad.errors?.[0]?.message).toMatch(/posint/);
+  });
+
+  it('aggregates leave domain columns out (pg_graphql checks the type name: a domain is not numeric)', async () => {
+    expect(Object.keys(await fieldTypes('DomAggregate', 'fields'))).toEqual(['count']);
+    expect(Object.keys(await fieldTypes('BdomSumAggregateResult', 'fields')).sort()).toEqual([
+      'b',
+      'id',
+      'n',
+    ]);
+    expect(await env.gql('{ domCollection { aggregate { count } } }')).toEqual({
+      data: { domCollection: { aggregate: { count: 2 } } },
+    });
   });
 
   it('<Type>ByPk over a domain-typed key stays (a Strata addition), with an Opaque argument', async () => {

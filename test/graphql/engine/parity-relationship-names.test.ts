@@ -47,6 +47,18 @@ create table transfer (id int primary key, payer int not null references account
 comment on constraint transfer_payer_fkey on transfer is '@graphql({"foreign_name": "account", "local_name": "paid"})';
 insert into account values (1, 'x'), (2, 'y');
 insert into transfer values (1, 1, 2);
+
+-- the same column referencing two tables: <name>By<Columns> is taken by the first, the second
+-- is named after its constraint
+create table person (id int primary key);
+create table org (id int primary key);
+create table asset (id int primary key, owner_id int references person(id) references org(id));
+insert into person values (1); insert into org values (1); insert into asset values (5, 1);
+
+-- two directives giving one name: kept as given, and said
+create table memo (id int primary key, a int references account(id), b int references account(id));
+comment on constraint memo_a_fkey on memo is '@graphql({"foreign_name": "acct"})';
+comment on constraint memo_b_fkey on memo is '@graphql({"foreign_name": "acct"})';
 `;
 
 let env: Env;
@@ -212,6 +224,27 @@ describe('two or three foreign keys to one table', () => {
     });
   });
 
+  it('the same columns referencing two tables: the second is named after its constraint', async () => {
+    expect(await fieldNames('Asset')).toEqual(
+      expect.arrayContaining(['ownerByOwnerId', 'ownerViaAssetOwnerIdFkey1']),
+    );
+    expect(
+      await env.gql(
+        '{ assetCollection { edges { node { ownerByOwnerId { id } ownerViaAssetOwnerIdFkey1 { id } } } } }',
+      ),
+    ).toEqual({
+      data: {
+        assetCollection: {
+          edges: [{ node: { ownerByOwnerId: { id: 1 }, ownerViaAssetOwnerIdFkey1: { id: 1 } } }],
+        },
+      },
+    });
+    const { warnings } = await reflectSchema(env.client);
+    expect(warnings).toContainEqual(
+      expect.stringMatching(/^Memo\.acct: directives give 2 relationships this name .*the last one answers/),
+    );
+  });
+
   it('every renamed relationship is reported with the directive that names it; the schema is valid SDL', async () => {
     const { warnings } = await reflectSchema(env.client);
     const about = (field: string) => warnings.filter((w) => w.startsWith(`${field}:`));
@@ -225,7 +258,8 @@ describe('two or three foreign keys to one table', () => {
     ]);
     expect(about('Transfer.accountByPayee')).toHaveLength(1);
     expect(about('Transfer.account')).toEqual([]);
-    expect(warnings.filter((w) => / is named /.test(w))).toHaveLength(8 + 6 + 2 + 1);
+    // bill of materials 8, trip 6, employee 2, transfer 1, asset 2, memo (to-many side) 2
+    expect(warnings.filter((w) => / is named /.test(w))).toHaveLength(8 + 6 + 2 + 1 + 2 + 2);
     const sdl = printSchema(await buildGraphQLSchema(env.client));
     expect(validateSchema(buildSchema(sdl))).toEqual([]);
   });

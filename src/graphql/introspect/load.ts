@@ -190,6 +190,8 @@ function build(doc: Raw): Catalog {
     let castName = t ? qualified(t.schema, t.name) : 'text';
     let domain = t?.typtype === 'd';
     let untyped = domain && t?.category === 'A';
+    /** A domain over an array (not an array of one): its type name does not end in `[]`. */
+    const domainOverArray = untyped;
     while (t && t.typtype === 'd' && rawTypes.get(t.base)) t = rawTypes.get(t.base);
     let isArray = false;
     if (t && t.category === 'A' && t.elem && rawTypes.get(t.elem)) {
@@ -214,6 +216,7 @@ function build(doc: Raw): Catalog {
       scalar: opaqueDomain ? 'Opaque' : (SCALARS[baseName] ?? 'Opaque'),
     };
     if (opaqueDomain) out.opaqueDomain = true;
+    if (opaqueDomain && domainOverArray) out.untypedDomain = true;
     if (t?.typtype === 'e' && !opaqueDomain) {
       const e = enumByOid.get(t.oid);
       if (e) out.enumRef = e;

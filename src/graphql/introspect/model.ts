@@ -37,6 +37,11 @@ export interface SqlType {
    * output conversion (a domain over bigint is a JSON number, as pg_graphql writes it) or aggregates.
    */
   opaqueDomain?: boolean;
+  /**
+   * A domain over an array, by pg_graphql's rule: no GraphQL type (its column has no field, filter
+   * or input; `pseudo` is set), but a sort key of `<Type>OrderBy`, as pg_graphql goes by type name there.
+   */
+  untypedDomain?: boolean;
   /** Max length for varchar(n)/char(n) inputs. */
   maxLength?: number;
 }

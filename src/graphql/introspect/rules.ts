@@ -64,7 +64,26 @@ export function filterTypeOf(type: SqlType): string | undefined {
 }
 
 export function isOrderable(c: Column): boolean {
-  return !c.type.isArray && c.type.scalar !== 'JSON' && c.type.compositeRelid === undefined;
+  return (
+    (!c.type.isArray || c.type.untypedDomain === true) &&
+    c.type.scalar !== 'JSON' &&
+    c.type.compositeRelid === undefined
+  );
+}
+
+/**
+ * The columns of `<Type>OrderBy`. pg_graphql (graphql.rs OrderByEntityType) goes by the column's
+ * `format_type` text, not its GraphQL type: a domain over an array (no GraphQL type, so no field)
+ * is still a sort key, while an array of anything is not.
+ */
+export function orderableColumns(t: Table): Column[] {
+  return t.columns.filter(
+    (c) =>
+      c.canSelect &&
+      c.type.compositeRelid === undefined &&
+      (!c.type.pseudo || c.type.untypedDomain === true) &&
+      isOrderable(c),
+  );
 }
 
 export function insertableColumns(t: Table): Column[] {

@@ -39,7 +39,7 @@ import {
   hasInsertMutation,
   hasUpdateMutation,
   insertableColumns,
-  isOrderable,
+  orderableColumns,
   minMaxColumns,
   nestedInsertFields,
   nodeFields,
@@ -254,7 +254,7 @@ export class TypeRegistry {
     });
     const orderFields = (): GraphQLInputFieldConfigMap => {
       const f: GraphQLInputFieldConfigMap = {};
-      for (const c of cols) if (isOrderable(c)) f[c.fieldName] = { type: s.orderByDirection };
+      for (const c of orderableColumns(table)) f[c.fieldName] = { type: s.orderByDirection };
       for (const [name, r] of relatedInputFields(table, 'orderBy'))
         if (this.visible(r.target)) f[name] = { type: this.of(r.target).orderBy };
       return f;

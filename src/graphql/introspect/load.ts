@@ -160,9 +160,6 @@ function build(doc: Raw): Catalog {
       values: (t.enumLabels as string[]).map((label) => ({ label, name: mappings[label] ?? label })),
     };
     if (!isValidGraphQLName(e.name)) continue;
-    const invalid = e.values.filter((v) => !isValidGraphQLName(v.name)).map((v) => v.name);
-    if (invalid.length)
-      invalidEnumLabels.push({ enumName: e.name, schema: e.schema, sqlName: e.sqlName, labels: invalid });
     enums.push(e);
   }
   enums.sort(byPath);
@@ -170,6 +167,9 @@ function build(doc: Raw): Catalog {
     if (!claims.claim({ kind: 'enum', schema: e.schema, sqlName: e.sqlName, typeName: e.name })) continue;
     enums.push(e);
     enumByOid.set(e.oid, e);
+    const invalid = e.values.filter((v) => !isValidGraphQLName(v.name)).map((v) => v.name);
+    if (invalid.length)
+      invalidEnumLabels.push({ enumName: e.name, schema: e.schema, sqlName: e.sqlName, labels: invalid });
   }
 
   const typeCache = new Map<string, SqlType>();

@@ -57,8 +57,11 @@ const TWO_SCHEMAS = `
 create schema pe;
 create schema pr;
 comment on schema pe is '@graphql({"introspection": true})';
-create table pe.p (id int primary key, label text);
+create type pe.mood as enum ('up');
+create type pr.mood as enum ('down');
+create table pe.p (id int primary key, label text, m pe.mood);
 create table pr.p (id int primary key, amount int);
+create table pr.q (id int primary key, m pr.mood);
 insert into pe.p values (1, 'in pe');
 -- a table whose inflected type name is one of the schema's own types (the Node interface)
 create schema inf;
@@ -116,6 +119,13 @@ describe('strata sdl prints a schema SDL tools accept', () => {
     expect(valid(r.stdout)).toEqual([]);
     expect(r.stdout).toMatch(/\ntype p implements Node \{[^}]*label: String[^}]*\}/);
     expect(r.stdout).not.toMatch(/amount/);
+    // An enum too: pr.mood is left out, and a column of it is Opaque (pg_graphql's type for an
+    // enum it does not show).
+    expect(r.stdout).toMatch(/enum mood \{\s+up\s+\}/);
+    expect(r.stdout).toMatch(/type q implements Node \{[^}]*m: Opaque/);
+    expect(r.stderr).toContain(
+      `warning: enum pr.mood (GraphQL mood) is left out of the GraphQL schema: the type name "mood" is already the name of enum pe.mood (GraphQL mood), whose schema comes first on the search path; rename one, e.g. comment on type "pr"."mood" is '@graphql({"name": "pr_mood"})'`,
+    );
     expect(r.stderr).toContain(
       `warning: table pr.p (GraphQL p) is left out of the GraphQL schema: the type name "p" is already the name of table pe.p (GraphQL p), whose schema comes first on the search path; rename one, e.g. comment on table "pr"."p" is '@graphql({"name": "pr_p"})'`,
     );
@@ -152,7 +162,7 @@ describe('strata sdl prints a schema SDL tools accept', () => {
       );
       const after = await cli(['sdl', '--database-url', db.url, '--schemas', 'pe,pr']);
       expect(after.code).toBe(0);
-      expect(after.stderr).not.toContain('left out');
+      expect(after.stderr).not.toContain('table pr.p');
       expect(valid(after.stdout)).toEqual([]);
       expect(after.stdout).toMatch(/\ntype pr_p implements Node/);
     } finally {

@@ -34,6 +34,11 @@ export interface GraphQLRequest {
   parsed?: ParsedDocument;
   /** resolveWithPool: aborted when the caller is gone, a query's running statement is cancelled. */
   signal?: CancelSignal;
+  /**
+   * resolveWithPool: told, when the catalog of a (role, search_path, schema version) is first loaded, what a person
+   * should know about it (relationships renamed, tables left out for a type-name clash).
+   */
+  onCatalogNotices?: (notices: string[]) => void;
 }
 
 /** Installs the engine's database-side objects (idempotent). Needs a superuser (event triggers). */
@@ -94,8 +99,14 @@ export async function reflectSchema(
         )
         .join(', ')}}})'`,
   );
+  warnings.push(...catalog.notices);
   if (catalog.loadError) warnings.push(catalog.loadError);
-  return { schema: buildSchemaFromCatalog(catalog, opts), warnings };
+  const sdlOmissions: string[] = [];
+  const schema = buildSchemaFromCatalog(catalog, {
+    ...opts,
+    sdlOmissions: opts.omitInvalidEnumValues ? sdlOmissions : undefined,
+  });
+  return { schema, warnings: [...warnings, ...sdlOmissions] };
 }
 
 /** The reflected schema for the client's current role and search_path. */

@@ -1,7 +1,7 @@
 /** `orderBy` and cursors: the sort keys of a connection and the decoded `before`/`after` cursor. */
 import type { Relationship, Table } from '../introspect/model.js';
 import { orderByType } from '../introspect/naming.js';
-import { isOrderable, pkColumns, relatedInputFields, selectableColumns } from '../introspect/rules.js';
+import { orderableColumns, pkColumns, relatedInputFields } from '../introspect/rules.js';
 import { debugList, fail } from './errors.js';
 import { RELATED_DEPTH_LIMIT } from './filter.js';
 import type { CursorPlan, OrderKey } from './plan-types.js';
@@ -36,11 +36,7 @@ export function orderKeys(table: Table, value: unknown): OrderKey[] {
  */
 function orderItem(table: Table, item: unknown, via: Relationship[], keys: OrderKey[]): void {
   const typeName = orderByType(table.typeName);
-  const cols = new Map(
-    selectableColumns(table)
-      .filter(isOrderable)
-      .map((c) => [c.fieldName, c]),
-  );
+  const cols = new Map(orderableColumns(table).map((c) => [c.fieldName, c]));
   const related = relatedInputFields(table, 'orderBy');
   if (!isPlainObject(item)) fail(`Invalid input for ${typeName} type`);
   const o = item as Record<string, unknown>;

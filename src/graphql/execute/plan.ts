@@ -31,6 +31,11 @@ export interface Request {
    * behind pg_graphql.
    */
   signal?: CancelSignal;
+  /**
+   * Told, when the catalog of a (role, search_path, schema version) is first loaded, what a person
+   * should know about it (relationships renamed, tables left out for a type-name clash).
+   */
+  onCatalogNotices?: (notices: string[]) => void;
 }
 
 /** The plan of `req`; with `template`, its string and integer variables are read for reuse (plan-template.ts). */

@@ -106,7 +106,11 @@ function runPrepared(
 
 const ABANDONED = 'the request was abandoned by its client; its statement was cancelled';
 
-async function load(pool: pg.Pool, principal: Principal): Promise<PoolState> {
+async function load(
+  pool: pg.Pool,
+  principal: Principal,
+  onNotices?: (notices: string[]) => void,
+): Promise<PoolState> {
   // The catalog load is the platform's work, not the request's: like PostgREST's schema cache
   // load, it is not cut short by the role's statement_timeout (a large schema may need longer).
   const opening = rolePrelude(principal, { roleLimits: false });
@@ -114,8 +118,11 @@ async function load(pool: pg.Pool, principal: Principal): Promise<PoolState> {
   // begin, set role, set_config, then the config and catalog queries.
   const cfg = firstRow(results[3], 'the GraphQL config query');
   const key = catalogKey(cfg.db, cfg.role, cfg.search_path, cfg.version);
-  const entry =
-    getEntry(key) ?? putEntry(key, buildCatalog(firstRow(results[4], 'the GraphQL catalog query').catalog));
+  let entry = getEntry(key);
+  if (!entry) {
+    entry = putEntry(key, buildCatalog(firstRow(results[4], 'the GraphQL catalog query').catalog));
+    if (entry.catalog.notices.length) onNotices?.(entry.catalog.notices);
+  }
   const state = { entry, version: Number(cfg.version) };
   let byRole = states.get(pool);
   if (!byRole) {
@@ -143,7 +150,7 @@ async function run(pool: pg.Pool, principal: Principal, req: Request): Promise<O
   let state = states.get(pool)?.get(principal.role);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      state ??= await load(pool, principal);
+      state ??= await load(pool, principal, req.onCatalogNotices);
     } catch (e) {
       return object(sqlErrorResponse(e));
     }

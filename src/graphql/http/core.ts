@@ -10,6 +10,7 @@ import { fetchRequest } from './fetch-exchange.js';
 import {
   DEFAULT_MAX_BODY_BYTES,
   limitsOf,
+  schemaNoticesOf,
   type GraphQLHandlerOptions,
   type GraphQLTarget,
   type RequestLimits,
@@ -59,6 +60,7 @@ export class GraphQLCore {
   readonly maxBodyBytes: number;
   readonly limits: RequestLimits;
   private readonly logErrors: boolean;
+  private readonly onCatalogNotices: ((notices: string[]) => void) | undefined;
 
   constructor(
     readonly endpoint: string,
@@ -67,6 +69,7 @@ export class GraphQLCore {
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.limits = limitsOf(opts);
     this.logErrors = opts.logging !== false;
+    this.onCatalogNotices = schemaNoticesOf(opts);
   }
 
   /**
@@ -99,6 +102,7 @@ export class GraphQLCore {
           onUnexpectedError: (err) => {
             if (this.logErrors) console.error('[strata graphql]', err);
           },
+          onCatalogNotices: this.onCatalogNotices,
         },
         post ? 'POST' : 'GET',
         signal,

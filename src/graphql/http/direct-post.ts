@@ -122,6 +122,8 @@ function json(status: number, text: string, headers: Record<string, string> = {}
 export interface DirectPostOptions {
   limits: RequestLimits;
   onUnexpectedError: (err: unknown) => void;
+  /** Notices of a newly loaded catalog (see runEngineRequest). */
+  onCatalogNotices?: (notices: string[]) => void;
 }
 
 export async function answerDirect(
@@ -144,7 +146,14 @@ export async function answerDirect(
   try {
     return json(
       200,
-      await runEngineRequest({ pool: target.pool, principal }, params, method, opts.limits, signal),
+      await runEngineRequest(
+        { pool: target.pool, principal },
+        params,
+        method,
+        opts.limits,
+        signal,
+        opts.onCatalogNotices,
+      ),
     );
   } catch (err) {
     if (err instanceof HttpGraphQLError)

@@ -44,6 +44,8 @@ export async function runEngineRequest(
   limits: RequestLimits,
   /** Aborted when the client is gone: a query still running in PostgreSQL is cancelled. */
   signal?: CancelSignal,
+  /** Told what a newly loaded catalog's notices say (the server logs them). */
+  onCatalogNotices?: (notices: string[]) => void,
 ): Promise<string> {
   const parsed = parseRequestDocument(req.query);
   const shape = parsed instanceof GraphQLEngineError ? null : queryShape(parsed, req.operationName);
@@ -85,6 +87,7 @@ export async function runEngineRequest(
       operationName: req.operationName ?? null,
       parsed,
       signal,
+      onCatalogNotices,
     });
   } catch (err) {
     const transient = transientFailure(err);

@@ -24,6 +24,8 @@ export interface StrataServerContext {
 
 export interface EnginePluginOptions {
   limits: RequestLimits;
+  /** Notices of a newly loaded catalog (see runEngineRequest). */
+  onCatalogNotices?: (notices: string[]) => void;
 }
 
 type ResultObject = Record<string, unknown>;
@@ -85,6 +87,7 @@ export function useStrataEngine(opts: EnginePluginOptions): Plugin<object, Strat
             request.method,
             opts.limits,
             (context as StrataServerContext).strataSignal,
+            opts.onCatalogNotices,
           );
           return asVerbatim(result);
         } catch (err) {

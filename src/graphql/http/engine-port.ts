@@ -32,7 +32,11 @@ export interface GraphQLEngine {
   resolveWithPoolText(
     pool: pg.Pool,
     principal: Principal,
-    req: GraphQLRequestBody & { parsed?: ParsedDocument; signal?: CancelSignal },
+    req: GraphQLRequestBody & {
+      parsed?: ParsedDocument;
+      signal?: CancelSignal;
+      onCatalogNotices?: (notices: string[]) => void;
+    },
   ): Promise<string>;
   /** The reflected schema for the client's current role and search_path. */
   buildGraphQLSchema(client: pg.ClientBase): Promise<GraphQLSchema>;

@@ -53,6 +53,24 @@ export interface GraphQLHandlerOptions extends GraphQLLimits {
   cors?: YogaServerOptions<object, object>['cors'];
   /** Where unexpected errors are logged (graphql-yoga's logger setting); default 'error'. */
   logging?: YogaServerOptions<object, object>['logging'];
+  /**
+   * Told what a person should know about a schema when its catalog is first loaded (for a role,
+   * search_path and schema version): relationships renamed because two would share a name, tables
+   * left out because another took their type names. Default: logged as warnings unless `logging`
+   * is false.
+   */
+  onSchemaNotice?: (message: string) => void;
+}
+
+/** Where the notices of newly loaded catalogs go (`onSchemaNotice`, else the log). */
+export function schemaNoticesOf(opts: GraphQLHandlerOptions): ((notices: string[]) => void) | undefined {
+  const each =
+    opts.onSchemaNotice ??
+    (opts.logging === false ? undefined : (m: string) => console.warn(`[strata graphql] warning: ${m}`));
+  if (!each) return undefined;
+  return (notices) => {
+    for (const m of notices) each(m);
+  };
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;

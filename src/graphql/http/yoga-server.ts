@@ -1,7 +1,7 @@
 /** The graphql-yoga server behind every serving form (Node http, Express, Fastify). */
 import { createYoga, createSchema, type GraphiQLOptions, type YogaServerInstance } from 'graphql-yoga';
 import { useStrataEngine, type StrataServerContext } from './engine-plugin.js';
-import { limitsOf, type GraphQLHandlerOptions } from './options.js';
+import { limitsOf, schemaNoticesOf, type GraphQLHandlerOptions } from './options.js';
 import { useQueryStringJson } from './query-string-json.js';
 import { INTROSPECTION_HINT } from '../extension/local-introspection.js';
 
@@ -62,6 +62,9 @@ export function createStrataYoga(endpoint: string, opts: GraphQLHandlerOptions):
             shouldPersistHeaders: true,
           },
     renderGraphiQL,
-    plugins: [useQueryStringJson(), useStrataEngine({ limits: limitsOf(opts) })],
+    plugins: [
+      useQueryStringJson(),
+      useStrataEngine({ limits: limitsOf(opts), onCatalogNotices: schemaNoticesOf(opts) }),
+    ],
   });
 }

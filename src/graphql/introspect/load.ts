@@ -21,6 +21,8 @@ import {
 } from './naming.js';
 import { anyColumn, columnBySqlName, LIST_PAGE_ARGS } from './rules.js';
 import { reflectedRelations, withPartitionKeys } from './partitions.js';
+import { TypeNameClaims } from './type-name-clashes.js';
+import { distinctRelationshipNames, type NamedRelationship } from './relationship-names.js';
 import type {
   Catalog,
   Column,
@@ -80,6 +82,7 @@ export function buildCatalog(raw: Raw): Catalog {
         enums: [],
         functions: [],
         invalidEnumLabels: [],
+        notices: [],
         introspection: false,
         loadError: `Error while loading schema, check comment directives. ${e.message}`,
       };
@@ -128,6 +131,13 @@ function build(doc: Raw): Catalog {
     return sch;
   };
   const rawTypes = new Map<number, Raw>(raw.types.map((t: Raw) => [t.oid, t]));
+  const notices: string[] = [];
+  const claims = new TypeNameClaims(notices);
+  /** Search-path order of schemas, then name: who keeps a type name two entities want. */
+  const rank = new Map(schemas.map((s, i) => [s.name, i]));
+  const byPath = <T extends { schema: string; sqlName: string }>(a: T, b: T) =>
+    (rank.get(a.schema) ?? 0) - (rank.get(b.schema) ?? 0) ||
+    (a.sqlName < b.sqlName ? -1 : a.sqlName > b.sqlName ? 1 : 0);
 
   // Enums visible in GraphQL: on the search path, with USAGE.
   const enums: EnumType[] = [];
@@ -150,40 +160,64 @@ function build(doc: Raw): Catalog {
       values: (t.enumLabels as string[]).map((label) => ({ label, name: mappings[label] ?? label })),
     };
     if (!isValidGraphQLName(e.name)) continue;
+    enums.push(e);
+  }
+  enums.sort(byPath);
+  for (const e of enums.splice(0)) {
+    if (!claims.claim({ kind: 'enum', schema: e.schema, sqlName: e.sqlName, typeName: e.name })) continue;
+    enums.push(e);
+    enumByOid.set(e.oid, e);
     const invalid = e.values.filter((v) => !isValidGraphQLName(v.name)).map((v) => v.name);
     if (invalid.length)
       invalidEnumLabels.push({ enumName: e.name, schema: e.schema, sqlName: e.sqlName, labels: invalid });
-    enums.push(e);
-    enumByOid.set(e.oid, e);
   }
 
   const typeCache = new Map<string, SqlType>();
-  const sqlType = (oid: number, typmod = -1): SqlType => {
-    const key = `${oid}:${typmod}`;
+  /**
+   * The SqlType of `oid`. pg_graphql 1.6.1 types a value by its type's oid and category
+   * (graphql.rs to_graphql_type; a domain has its base type's typcategory but its own oid), so a
+   * domain is `Opaque`, an array of a domain `[Opaque]`, a domain over an enum `Opaque`, and a
+   * domain over an array (category A with no element type) has no GraphQL type at all: its column
+   * is left out and a function using it is not reflected. With `domainBaseTypes` (Strata's
+   * `domain_base_types` switch) a domain is typed as its base type instead.
+   */
+  const sqlType = (oid: number, typmod = -1, domainBaseTypes = false): SqlType => {
+    const key = `${oid}:${typmod}:${domainBaseTypes}`;
     const hit = typeCache.get(key);
     if (hit) return hit;
     let t = rawTypes.get(oid);
     const maxLength = maxLengthOf(t, typmod, rawTypes);
     let castName = t ? qualified(t.schema, t.name) : 'text';
+    let domain = t?.typtype === 'd';
+    let untyped = domain && t?.category === 'A';
+    /** A domain over an array (not an array of one): its type name does not end in `[]`. */
+    const domainOverArray = untyped;
     while (t && t.typtype === 'd' && rawTypes.get(t.base)) t = rawTypes.get(t.base);
     let isArray = false;
     if (t && t.category === 'A' && t.elem && rawTypes.get(t.elem)) {
       isArray = true;
       let el = rawTypes.get(t.elem);
       castName = `${qualified(el.schema, el.name)}[]`;
+      if (el?.typtype === 'd') {
+        domain = true;
+        untyped ||= el.category === 'A';
+      }
       while (el && el.typtype === 'd' && rawTypes.get(el.base)) el = rawTypes.get(el.base);
       t = el;
     }
     const baseName: string = t?.name ?? 'unknown';
+    const opaqueDomain = domain && !domainBaseTypes;
     const out: SqlType = {
       oid,
       castName,
       baseName,
       isArray,
-      pseudo: !t || t.typtype === 'p',
-      scalar: SCALARS[baseName] ?? 'Opaque',
+      pseudo: !t || t.typtype === 'p' || (opaqueDomain && untyped),
+      scalar: opaqueDomain ? 'Opaque' : (SCALARS[baseName] ?? 'Opaque'),
     };
-    if (t?.typtype === 'e') {
+    if (opaqueDomain) out.opaqueDomain = true;
+    if (opaqueDomain && domainOverArray) out.untypedDomain = true;
+    if (t?.typtype === 'e' && !opaqueDomain) {
       const e = enumByOid.get(t.oid);
       if (e) out.enumRef = e;
     }
@@ -211,7 +245,7 @@ function build(doc: Raw): Catalog {
         sqlName: c.name,
         fieldName: fieldNameFor(c.name, sch.inflect, cd.name),
         description: typeof cd.description === 'string' ? cd.description : null,
-        type: sqlType(c.type, c.typmod),
+        type: sqlType(c.type, c.typmod, sch.strata.domainBaseTypes),
         notNull: c.notNull,
         hasDefault: c.hasDefault,
         isSerial: c.serial === true,
@@ -272,6 +306,17 @@ function build(doc: Raw): Catalog {
     const selectable = anyColumn(t, (c) => c.canSelect) !== undefined;
     if (!isValidGraphQLName(t.typeName) || !selectable) continue;
     tables.push(t);
+  }
+  const claimed = new Set(
+    [...tables]
+      .sort(byPath)
+      .filter((t) =>
+        claims.claim({ kind: 'table', schema: t.schema, sqlName: t.sqlName, typeName: t.typeName }),
+      ),
+  );
+  for (const t of tables.splice(0)) {
+    if (!claimed.has(t)) continue;
+    tables.push(t);
     tableByOid.set(t.oid, t);
   }
   const tableByName = (schema: string, name: string) =>
@@ -285,6 +330,8 @@ function build(doc: Raw): Catalog {
     targetCols: string[];
     localName?: string;
     foreignName?: string;
+    /** The constraint's name (none for a `foreign_keys` directive). */
+    constraint?: string;
   }
   const fks: Fk[] = [];
   for (const c of withPartitionKeys(raw, tableByOid)) {
@@ -303,6 +350,7 @@ function build(doc: Raw): Catalog {
       targetCols: c.fcolNames ?? (c.fcols as number[]).map((n) => colName(tr, n)),
       localName: typeof d.local_name === 'string' ? d.local_name : undefined,
       foreignName: typeof d.foreign_name === 'string' ? d.foreign_name : undefined,
+      constraint: typeof c.name === 'string' ? c.name : undefined,
     });
   }
   for (const t of tables) {
@@ -320,7 +368,13 @@ function build(doc: Raw): Catalog {
       });
     }
   }
+  const named: NamedRelationship[] = [];
+  const seenFks = new Set<string>();
   for (const fk of fks) {
+    // The same key declared twice (two identical constraints) is one relationship.
+    const same = JSON.stringify([fk.local.oid, fk.localCols, fk.target.oid, fk.targetCols]);
+    if (seenFks.has(same)) continue;
+    seenFks.add(same);
     // pg_graphql's relationship fields lead only to entities that are collections (with a primary
     // key, real or `primary_key_columns`), over key columns the role may select, named or not
     // (sql_types.rs fkey_is_selectable). Each side's field is left out when the entity it leads to
@@ -330,14 +384,19 @@ function build(doc: Raw): Catalog {
     const inflect = fk.local.schemaInfo.inflect;
     const toOne = fk.foreignName ?? toOneFieldName(fk.localCols, inflect, fk.target.typeName);
     if (fk.target.primaryKey.length && isValidGraphQLName(toOne))
-      fk.local.relationships.push({
-        fieldName: toOne,
-        target: fk.target,
-        localColumns: fk.localCols,
-        targetColumns: fk.targetCols,
-        kind: 'toOne',
-        referencing: true,
-        nonNull: lcols.some((c) => c.notNull) && !fk.target.rls,
+      named.push({
+        fk,
+        owner: fk.local,
+        byDirective: fk.foreignName !== undefined,
+        rel: {
+          fieldName: toOne,
+          target: fk.target,
+          localColumns: fk.localCols,
+          targetColumns: fk.targetCols,
+          kind: 'toOne',
+          referencing: true,
+          nonNull: lcols.some((c) => c.notNull) && !fk.target.rls,
+        },
       });
     // pg_graphql (fkey_is_locally_unique): one-to-one when some unique index of the referencing
     // table has all its columns among the key's columns (a subset is enough).
@@ -348,16 +407,23 @@ function build(doc: Raw): Catalog {
     const back =
       fk.localName ?? (unique ? lowerFirst(fk.local.typeName) : collectionField(fk.local.typeName));
     if (fk.local.primaryKey.length && isValidGraphQLName(back))
-      fk.target.relationships.push({
-        fieldName: back,
-        target: fk.local,
-        localColumns: fk.targetCols,
-        targetColumns: fk.localCols,
-        kind: unique ? 'toOne' : 'toMany',
-        referencing: false,
-        nonNull: false,
+      named.push({
+        fk,
+        owner: fk.target,
+        byDirective: fk.localName !== undefined,
+        rel: {
+          fieldName: back,
+          target: fk.local,
+          localColumns: fk.targetCols,
+          targetColumns: fk.localCols,
+          kind: unique ? 'toOne' : 'toMany',
+          referencing: false,
+          nonNull: false,
+        },
       });
   }
+
+  for (const { owner, rel } of distinctRelationshipNames(named, notices)) owner.relationships.push(rel);
 
   // Functions.
   const functions: Func[] = [];
@@ -371,14 +437,14 @@ function build(doc: Raw): Catalog {
     const d = parseDirective(f.comment);
     const argTypes: number[] = f.argTypes ?? [];
     const argNames: string[] = (f.argNames ?? []).slice(0, argTypes.length);
-    const ret = sqlType(f.returnType);
+    const ret = sqlType(f.returnType, -1, sch.strata.domainBaseTypes);
     const defaults = argDefaults(f.argDefaults, f.nargDefaults, argTypes);
     const args: FuncArg[] = argTypes.map((oid, i) => {
       const d = defaults[i];
       const a: FuncArg = {
         sqlName: argNames[i] ?? '',
         fieldName: fieldNameFor(argNames[i] ?? '', sch.inflect),
-        type: sqlType(oid),
+        type: sqlType(oid, -1, sch.strata.domainBaseTypes),
         hasDefault: d !== undefined,
       };
       if (d !== undefined && d !== null) a.defaultValue = d;
@@ -406,8 +472,12 @@ function build(doc: Raw): Catalog {
       // A connection pages by the primary key: a set-returning function of an entity without one
       // is left out (a single row of it, `returns entity` or `setof entity rows 1`, is not).
       if (fn.setof && !fn.rowsOne && !fn.returnTable.primaryKey.length) continue;
-    } else if (ret.enumRef || rawTypes.get(f.returnType)?.typtype === 'e') continue;
-    else if (ret.isArray && rawTypes.get(rawTypes.get(f.returnType)?.elem)?.typtype === 'e') continue;
+    }
+    // pg_graphql (sql_types.rs return_type_is_supported / arg_types_are_supported) goes by type
+    // category, which a domain takes from its base type: an enum, a domain over one, or an array
+    // of either, as a result or an argument, leaves the function out.
+    else if (ret.enumRef || rawTypes.get(f.returnType)?.category === 'E') continue;
+    else if (ret.isArray && rawTypes.get(rawTypes.get(f.returnType)?.elem)?.category === 'E') continue;
     else if (f.setof && !sch.strata.setofScalars) continue;
     // Computed field: the only argument is a table's row type.
     const first = args[0];
@@ -430,8 +500,8 @@ function build(doc: Raw): Catalog {
           a.type.pseudo ||
           a.type.compositeRelid !== undefined ||
           a.type.enumRef ||
-          rawTypes.get(a.type.oid)?.typtype === 'e' ||
-          (a.type.isArray && rawTypes.get(rawTypes.get(a.type.oid)?.elem)?.typtype === 'e'),
+          rawTypes.get(a.type.oid)?.category === 'E' ||
+          (a.type.isArray && rawTypes.get(rawTypes.get(a.type.oid)?.elem)?.category === 'E'),
       )
     )
       continue;
@@ -455,6 +525,7 @@ function build(doc: Raw): Catalog {
     enums,
     functions,
     invalidEnumLabels,
+    notices,
     introspection: schemas.some((s) => s.introspection),
   };
 }

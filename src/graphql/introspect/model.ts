@@ -32,6 +32,16 @@ export interface SqlType {
   pseudo: boolean;
   /** GraphQL scalar of the (element) type, when not an enum. */
   scalar: ScalarName;
+  /**
+   * A domain (or an array of one) typed by pg_graphql's rule: `Opaque`, without its base type's
+   * output conversion (a domain over bigint is a JSON number, as pg_graphql writes it) or aggregates.
+   */
+  opaqueDomain?: boolean;
+  /**
+   * A domain over an array, by pg_graphql's rule: no GraphQL type (its column has no field, filter
+   * or input; `pseudo` is set), but a sort key of `<Type>OrderBy`, as pg_graphql goes by type name there.
+   */
+  untypedDomain?: boolean;
   /** Max length for varchar(n)/char(n) inputs. */
   maxLength?: number;
 }
@@ -49,6 +59,8 @@ export interface StrataFeatures {
   setofScalars: boolean;
   /** Errors whose pg_graphql wording names nothing (`unknown field in connection`) name the field. */
   detailedErrors: boolean;
+  /** Columns, arguments and results of a domain type are typed as the domain's base type (pg_graphql: `Opaque`). */
+  domainBaseTypes: boolean;
 }
 
 export interface SchemaInfo {
@@ -173,6 +185,12 @@ export interface Catalog {
   functions: Func[];
   /** Enum labels that are not GraphQL names and have no `mappings` entry (pg_graphql shows them as they are). */
   invalidEnumLabels: { enumName: string; schema: string; sqlName: string; labels: string[] }[];
+  /**
+   * What a person should know about the reflected schema: relationships renamed because two would
+   * share a name, tables left out because their type names clash with another's (see
+   * relationship-names.ts, type-name-clashes.ts). `strata sdl` prints them as warnings.
+   */
+  notices: string[];
   /** Schema-load error (bad comment directive): every request answers with it. */
   loadError?: string;
   introspection: boolean;

@@ -64,12 +64,32 @@ export function filterTypeOf(type: SqlType): string | undefined {
 }
 
 export function isOrderable(c: Column): boolean {
-  return !c.type.isArray && c.type.scalar !== 'JSON' && c.type.compositeRelid === undefined;
+  return (
+    (!c.type.isArray || c.type.untypedDomain === true) &&
+    c.type.scalar !== 'JSON' &&
+    c.type.compositeRelid === undefined
+  );
+}
+
+/**
+ * The columns of `<Type>OrderBy`. pg_graphql (graphql.rs OrderByEntityType) goes by the column's
+ * `format_type` text, not its GraphQL type: a domain over an array (no GraphQL type, so no field)
+ * is still a sort key, while an array of anything is not.
+ */
+export function orderableColumns(t: Table): Column[] {
+  return t.columns.filter(
+    (c) =>
+      c.canSelect &&
+      c.type.compositeRelid === undefined &&
+      (!c.type.pseudo || c.type.untypedDomain === true) &&
+      isOrderable(c),
+  );
 }
 
 export function insertableColumns(t: Table): Column[] {
   return t.columns.filter(
-    (c) => c.canInsert && !c.generated && !c.isSerial && c.type.compositeRelid === undefined,
+    (c) =>
+      c.canInsert && !c.generated && !c.isSerial && c.type.compositeRelid === undefined && !c.type.pseudo,
   );
 }
 
@@ -79,7 +99,8 @@ export function insertableColumns(t: Table): Column[] {
  */
 export function updatableColumns(t: Table): Column[] {
   return t.columns.filter(
-    (c) => c.canUpdate && !c.generated && !c.isSerial && c.type.compositeRelid === undefined,
+    (c) =>
+      c.canUpdate && !c.generated && !c.isSerial && c.type.compositeRelid === undefined && !c.type.pseudo,
   );
 }
 
@@ -153,13 +174,16 @@ const MINMAX = new Set([
 ]);
 
 export function sumAvgColumns(t: Table): Column[] {
-  return selectableColumns(t).filter((c) => !c.type.isArray && NUMERIC.has(c.type.baseName));
+  return selectableColumns(t).filter(
+    (c) => !c.type.isArray && !c.type.opaqueDomain && NUMERIC.has(c.type.baseName),
+  );
 }
 
 export function minMaxColumns(t: Table): Column[] {
   return selectableColumns(t).filter(
     (c) =>
       !c.type.isArray &&
+      !c.type.opaqueDomain &&
       MINMAX.has(c.type.baseName) &&
       c.type.baseName !== 'bool' &&
       c.type.baseName !== 'uuid',

@@ -54,6 +54,12 @@ export interface BuildOptions {
    * they are, which no SDL parser accepts); the catalog's invalidEnumLabels names them.
    */
   omitInvalidEnumValues?: boolean;
+  /**
+   * For printed SDL: given, an insert or update mutation whose input type has no fields (a table
+   * whose only insertable columns are serial: pg_graphql still has the mutation) is left out with
+   * its input type, since SDL tools refuse an input type without fields; each is named here.
+   */
+  sdlOmissions?: string[];
 }
 
 export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}): GraphQLSchema {
@@ -70,9 +76,21 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
     func: (f) => shown(f.schema) && (!f.returnTable || visible(f.returnTable)),
   });
   /** Root fields in name order (pg_graphql lists them so). */
+  const emptyInputs = new Set<string>();
   const fieldsOf = (map: Map<string, RootField>) => {
     const out: GraphQLFieldConfigMap<unknown, unknown> = {};
-    for (const name of [...map.keys()].sort()) out[name] = rootFieldConfig(reg, map.get(name) as RootField);
+    for (const name of [...map.keys()].sort()) {
+      const rf = map.get(name) as RootField;
+      const input = opts.sdlOmissions && withoutFields(reg, rf);
+      if (input) {
+        emptyInputs.add(input);
+        opts.sdlOmissions?.push(
+          `${name} is left out of the printed schema: its input type ${input} has no fields (the table's only columns the role may set are serial or generated), which SDL tools refuse; the server still has it`,
+        );
+        continue;
+      }
+      out[name] = rootFieldConfig(reg, rf);
+    }
     return out;
   };
   const query = new GraphQLObjectType({
@@ -90,7 +108,8 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
 
   const types: GraphQLNamedType[] = [...shared.all, query];
   if (mutation) types.push(mutation);
-  for (const t of tables) if (t.primaryKey.length) types.push(...reg.of(t).all);
+  for (const t of tables)
+    if (t.primaryKey.length) types.push(...reg.of(t).all.filter((x) => !emptyInputs.has(x.name)));
   for (const e of reg.enums.values()) types.push(e.type, e.filter);
   types.push(...introspectionTypes);
   const seen = new Set<string>();
@@ -136,6 +155,14 @@ function sortTypeMap(schema: GraphQLSchema): GraphQLSchema {
 
 function byName(a: GraphQLNamedType, b: GraphQLNamedType): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/** The name of the input type of an insert or update root field when that type has no fields. */
+function withoutFields(reg: TypeRegistry, rf: RootField): string | undefined {
+  if (rf.kind !== 'insert' && rf.kind !== 'update') return undefined;
+  const tt = reg.of(rf.table);
+  const input = rf.kind === 'insert' ? tt.insertInput : tt.updateInput;
+  return input && Object.keys(input.getFields()).length === 0 ? input.name : undefined;
 }
 
 /** The definition of one root field (its name comes from introspect/root-fields.ts). */

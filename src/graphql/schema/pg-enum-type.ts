@@ -8,7 +8,7 @@
  * (a public method) is overridden to look names up in those values, so nothing depends on how
  * graphql-js caches its own lookup. Schemas showing such a value are built `assumeValid`.
  */
-import { GraphQLEnumType, type GraphQLEnumValue } from 'graphql';
+import { GraphQLEnumType, GraphQLScalarType, type GraphQLEnumValue } from 'graphql';
 import type { EnumType } from '../introspect/model.js';
 import { isValidGraphQLName } from '../introspect/naming.js';
 
@@ -21,8 +21,20 @@ class RenamedEnumType extends GraphQLEnumType {
   }
 }
 
-/** The enum type of `e`; with `omitInvalid`, values whose names are not GraphQL names are left out. */
-export function enumTypeOf(e: EnumType, omitInvalid: boolean): GraphQLEnumType {
+/**
+ * The enum type of `e`; with `omitInvalid` (printed SDL), values whose names are not GraphQL
+ * names are left out, and an enum none of whose values has one (`channels.delete`,
+ * `messages.delete`) is printed as a scalar of the same name: an enum without values is invalid
+ * SDL, and the scalar takes the labels (as strings, through variables) that the server takes.
+ */
+export function enumTypeOf(e: EnumType, omitInvalid: boolean): GraphQLEnumType | GraphQLScalarType {
+  if (omitInvalid && e.values.length && !e.values.some((v) => isValidGraphQLName(v.name)))
+    return new GraphQLScalarType({
+      name: e.name,
+      description:
+        `${e.description ? `${e.description}\n\n` : ''}The enum ${e.schema}.${e.sqlName}, whose values are not GraphQL names ` +
+        `(${e.values.map((v) => JSON.stringify(v.name)).join(', ')}): they are sent as strings in variables`,
+    });
   const values: Record<string, { value: string }> = {};
   const renames = new Map<string, string>();
   e.values.forEach((v, i) => {

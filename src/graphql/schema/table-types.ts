@@ -25,6 +25,7 @@ import {
   GraphQLObjectType,
   GraphQLString,
   GraphQLID,
+  type GraphQLScalarType,
   type GraphQLFieldConfigArgumentMap,
   type GraphQLFieldConfigMap,
   type GraphQLInputFieldConfigMap,
@@ -38,7 +39,7 @@ import {
   hasInsertMutation,
   hasUpdateMutation,
   insertableColumns,
-  isOrderable,
+  orderableColumns,
   minMaxColumns,
   nestedInsertFields,
   nodeFields,
@@ -70,7 +71,10 @@ export interface TableTypes {
 
 export class TypeRegistry {
   readonly tables = new Map<Table, TableTypes>();
-  readonly enums = new Map<EnumType, { type: GraphQLEnumType; filter: GraphQLInputObjectType }>();
+  readonly enums = new Map<
+    EnumType,
+    { type: GraphQLEnumType | GraphQLScalarType; filter: GraphQLInputObjectType }
+  >();
   private readonly toManyFilters = new Map<Table, GraphQLInputObjectType>();
   constructor(
     readonly shared: SharedTypes,
@@ -250,7 +254,7 @@ export class TypeRegistry {
     });
     const orderFields = (): GraphQLInputFieldConfigMap => {
       const f: GraphQLInputFieldConfigMap = {};
-      for (const c of cols) if (isOrderable(c)) f[c.fieldName] = { type: s.orderByDirection };
+      for (const c of orderableColumns(table)) f[c.fieldName] = { type: s.orderByDirection };
       for (const [name, r] of relatedInputFields(table, 'orderBy'))
         if (this.visible(r.target)) f[name] = { type: this.of(r.target).orderBy };
       return f;

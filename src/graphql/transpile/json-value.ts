@@ -13,7 +13,7 @@ export function jsonOf(expr: string, t: SqlType): string {
       .join(' ');
     return `(case (${expr})::text ${cases} end)`;
   }
-  if (AS_TEXT.has(t.baseName)) return t.isArray ? `(${expr})::text[]` : `(${expr})::text`;
+  if (AS_TEXT.has(t.baseName) && !t.opaqueDomain) return t.isArray ? `(${expr})::text[]` : `(${expr})::text`;
   return expr;
 }
 

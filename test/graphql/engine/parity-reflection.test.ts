@@ -1,6 +1,6 @@
 /**
  * pg_graphql parity: which entities are reflected (views without a key, partitions), name
- * precedence on a node type, domains and enum labels that are not GraphQL names.
+ * precedence on a node type and enum labels that are not GraphQL names (domains: parity-domains.test.ts).
  * Derived from pg_graphql 1.6's rules (sql_types.rs, graphql.rs, load_sql_context.sql).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,22 +57,6 @@ create function _label(p pet) returns text stable language sql as $$ select uppe
 create table shelf (a int, b int, primary key (a, b));
 create table label (id int primary key, a int unique, b int, foreign key (a, b) references shelf(a, b));
 insert into shelf values (1, 1); insert into label values (1, 1, 1);
-
--- domains
-create domain posint as int check (value > 0);
-create domain posint2 as posint;
-create domain tags as text[];
-create domain big as bigint;
-create type mood as enum ('happy', 'sad');
-create domain mood_d as mood;
--- a domain over an array of a domain no column uses, and a domain over that one
-create domain dom_int as int;
-create domain dom_int_array as dom_int[];
-create domain dom_int_array2 as dom_int_array;
-create table dom (id posint2 primary key, n posint, t tags, b big, m mood_d, ia dom_int_array, ia2 dom_int_array2);
-insert into dom values (1, 5, '{a,b}', 9007199254740993, 'happy', '{3,4}', '{5}');
-create function _twice(d dom) returns posint stable language sql as $$ select (d.n * 2)::posint $$;
-create function halve(n posint) returns posint stable language sql as $$ select (n / 2)::posint $$;
 
 -- enum labels that are not GraphQL names
 create type rating as enum ('G', 'PG-13', 'NC 17');
@@ -272,53 +256,6 @@ describe('one-to-one relationships', () => {
     expect(await env.gql('{ shelfCollection { edges { node { label { id } } } } }')).toEqual({
       data: { shelfCollection: { edges: [{ node: { label: { id: 1 } } }] } },
     });
-  });
-});
-
-describe('domains', () => {
-  it('map to their base type, through domains of domains, arrays and enums', async () => {
-    const fields = (await fieldsOf('Dom')) ?? [];
-    const t = (n: string) => fields.find((f) => f.name === n)?.type;
-    expect(t('id')).toMatchObject({ kind: 'NON_NULL', ofType: { name: 'Int' } });
-    expect(t('n')).toMatchObject({ kind: 'SCALAR', name: 'Int' });
-    expect(t('t')).toMatchObject({ kind: 'LIST', ofType: { name: 'String' } });
-    expect(t('b')).toMatchObject({ kind: 'SCALAR', name: 'BigInt' });
-    expect(t('m')).toMatchObject({ kind: 'ENUM', name: 'Mood' });
-    expect(t('ia')).toMatchObject({ kind: 'LIST', ofType: { kind: 'SCALAR', name: 'Int' } });
-    expect(t('ia2')).toMatchObject({ kind: 'LIST', ofType: { kind: 'SCALAR', name: 'Int' } });
-    expect(
-      await env.gql(
-        '{ domCollection(filter: {n: {gt: 1}, b: {eq: "9007199254740993"}, ia: {contains: [3]}}) { edges { node { id n t b m ia ia2 } } } }',
-      ),
-    ).toEqual({
-      data: {
-        domCollection: {
-          edges: [
-            { node: { id: 1, n: 5, t: ['a', 'b'], b: '9007199254740993', m: 'happy', ia: [3, 4], ia2: [5] } },
-          ],
-        },
-      },
-    });
-  });
-
-  it('function results and arguments of a domain type are its base type; the domain check applies', async () => {
-    const fields = (await fieldsOf('Dom')) ?? [];
-    expect(fields.find((f) => f.name === 'twice')?.type).toMatchObject({ kind: 'SCALAR', name: 'Int' });
-    expect(await env.gql('{ domCollection { edges { node { twice } } } halve(n: 8) }')).toEqual({
-      data: { domCollection: { edges: [{ node: { twice: 10 } }] }, halve: 4 },
-    });
-    const bad = (await env.gql('{ halve(n: -8) }')) as { data: unknown; errors?: { message: string }[] };
-    expect(bad.data).toBeNull();
-    expect(bad.errors?.[0]?.message).toMatch(/posint/);
-  });
-
-  it('a domain check still applies to an insert', async () => {
-    const res = (await env.gql(
-      'mutation { insertIntoDomCollection(objects: [{id: 2, n: -1}]) { affectedCount } }',
-    )) as {
-      errors?: { message: string }[];
-    };
-    expect(res.errors?.[0]?.message).toMatch(/posint/);
   });
 });
 

@@ -47,6 +47,7 @@ import {
   markRemoved,
   type Project,
 } from './projects.js';
+import { withSuperuserSession } from '../db/superuser-session.js';
 
 /** Health results are shared for this long (a health endpoint polled hard opens at most one connection per period). */
 const HEALTH_CACHE_MS = 500;
@@ -171,7 +172,7 @@ export class Platform {
         isDefault: true,
       });
       this.defaultRef = ctx.ref;
-      await withClient(ctx.superuserUrl, (c) => enableIntrospectionForLocalDevelopment(c));
+      await withSuperuserSession(ctx.superuserUrl, (c) => enableIntrospectionForLocalDevelopment(c));
     }
     await this.project(this.defaultRef);
   }
@@ -254,7 +255,7 @@ export class Platform {
     const project = await findLiveProject(this.pool, ref);
     if (!project) return undefined;
     const ctx = this.contextOf(project);
-    await withClient(ctx.superuserUrl, (c) => bootstrapProject(c, this.bootstrapOf(ref)));
+    await withSuperuserSession(ctx.superuserUrl, (c) => bootstrapProject(c, this.bootstrapOf(ref)));
     return ctx;
   }
 

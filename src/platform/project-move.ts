@@ -21,6 +21,7 @@ import type { ClusterEvents } from './cluster-events.js';
 import { createDatabaseIfMissing, dropProjectDatabase } from './project-database.js';
 import { ensureProjectLogin, ensureProjectRoles, projectLoginRole } from './project-login.js';
 import { findLiveProject, setProjectServer } from './projects.js';
+import { withSuperuserSession } from '../db/superuser-session.js';
 
 const run = promisify(execFile);
 
@@ -120,7 +121,7 @@ export async function moveProject(ref: string, to: string, opts: MoveOptions): P
       return rows[0]?.p ?? null;
     });
     const login = { ref, platformKey: opts.platformKey, password: null };
-    await withClient(targetDb, async (c) => {
+    await withSuperuserSession(targetDb, async (c) => {
       await ensureProjectRoles(c, login);
       if (verifier)
         await c.query(`alter role ${quoteIdent(projectLoginRole(ref))} password ${quoteLiteral(verifier)}`);
@@ -136,7 +137,7 @@ export async function moveProject(ref: string, to: string, opts: MoveOptions): P
     });
     // What a dump without --create leaves out: the database's own grants and settings.
     const settings = await databaseSettings(source.url, db);
-    await withClient(targetDb, async (c) => {
+    await withSuperuserSession(targetDb, async (c) => {
       await c.query(`grant connect on database ${quoteIdent(db)} to ${quoteIdent(API_LOGIN_ROLE)}`);
       for (const [key, value] of settings)
         await c.query(`alter database ${quoteIdent(db)} set ${quoteIdent(key)} = ${quoteLiteral(value)}`);

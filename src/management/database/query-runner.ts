@@ -10,12 +10,13 @@
  * transaction that is rolled back.
  */
 import pg from 'pg';
-import { withClient, withDatabase, withUser } from '../../db/pool.js';
 import { quoteIdent } from '../../db/sql-text.js';
 import type { Platform } from '../../platform/platform.js';
 import type { ProjectContext } from '../../platform/project-context.js';
-import { projectLoginRole, projectSqlPassword, projectSqlRole } from '../../platform/project-login.js';
+import { projectLoginRole } from '../../platform/project-login.js';
+import { projectSqlUrl } from './project-login-session.js';
 import { badRequestOn } from '../http/errors.js';
+import { withSuperuserSession } from '../../db/superuser-session.js';
 
 export interface QueryRequest {
   query: string;
@@ -35,15 +36,6 @@ export class SqlError extends Error {
 
 /** Extra time the watchdog gives the server's own statement timeout before ending the session. */
 const WATCHDOG_GRACE_MS = 2_000;
-
-function internalUrl(platform: Platform, ctx: ProjectContext): string {
-  const server = platform.servers.get(ctx.dbServer);
-  return withUser(
-    withDatabase(server.url, ctx.dbName),
-    projectSqlRole(ctx.ref),
-    projectSqlPassword(platform.state.platformKey, ctx.ref),
-  );
-}
 
 type Row = Record<string, unknown>;
 
@@ -65,7 +57,7 @@ export async function runProjectQuery(
 ): Promise<Row[]> {
   const timeoutMs = Math.max(1, Math.floor(platform.config.dbQueryTimeoutMs));
   const client = new pg.Client({
-    connectionString: internalUrl(platform, ctx),
+    connectionString: projectSqlUrl(platform, ctx),
     application_name: 'strata-query',
   });
   client.on('error', () => {});
@@ -75,7 +67,9 @@ export async function runProjectQuery(
   const watchdog = setTimeout(() => {
     killed = true;
     if (pid === undefined) return;
-    withClient(ctx.superuserUrl, (c) => c.query('select pg_terminate_backend($1)', [pid])).catch(() => {});
+    withSuperuserSession(ctx.superuserUrl, (c) => c.query('select pg_terminate_backend($1)', [pid])).catch(
+      () => {},
+    );
   }, timeoutMs + WATCHDOG_GRACE_MS);
   try {
     pid = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid;

@@ -23,7 +23,8 @@ let attacker: { token: string; orgSlug: string };
 let scratch: string;
 
 beforeAll(async () => {
-  tp = await startTestPlatform();
+  // A short query timeout: one variant drives the statement watchdog.
+  tp = await startTestPlatform({ dbQueryTimeoutMs: 1_000 });
   attacker = await createOtherUser(tp, 'attacker');
   scratch = mkdtempSync(join(tmpdir(), 'strata-canary-'));
   // The database server may run as another OS user: its canary must be able to write here.
@@ -150,4 +151,33 @@ describe('no platform session more privileged than the tenant runs what the tena
     expect(ddl.status, ddl.text).toBe(201);
     expect(await escalated(p)).toEqual(SAFE);
   });
+
+  it('GET config/database/postgres: a function in public shadowing unnest(anyarray) with unnest(text[])', async () => {
+    const p = await attackerProject('config-shadow');
+    // An exact text[] match beats pg_catalog's polymorphic unnest(anyarray) for pg_db_role_setting.setconfig.
+    const r = await p.sql(`create function public.unnest(text[]) returns setof text language plpgsql as $f$
+      begin perform public.canary(); return query select pg_catalog.unnest($1); end $f$;`);
+    expect(r.status, r.text).toBe(201);
+    const config = await api(tp, 'GET', `/v1/projects/${p.ref}/config/database/postgres`, {
+      token: attacker.token,
+    });
+    expect(config.status, config.text).toBe(200);
+    expect(await escalated(p)).toEqual(SAFE);
+  });
+
+  it("database/query's statement watchdog: a function in public shadowing pg_terminate_backend", async () => {
+    const p = await attackerProject('watchdog-shadow');
+    // The watchdog ends a session that lifted its own statement timeout, passing the pid as an
+    // unknown-typed parameter: a (text) function beats pg_catalog's (integer, bigint).
+    const r =
+      await p.sql(`create function public.pg_terminate_backend(text) returns boolean language plpgsql as $f$
+      begin perform public.canary(); return pg_catalog.pg_terminate_backend($1::int); end $f$;`);
+    expect(r.status, r.text).toBe(201);
+    const slow = await p.sql('set statement_timeout = 0; select pg_sleep(6)');
+    expect(slow.status, slow.text).toBe(400);
+    expect(slow.text).toContain('57014');
+    // The watchdog's session ran before the answer; give its statement a moment to finish.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await escalated(p)).toEqual(SAFE);
+  }, 20_000);
 });

@@ -152,16 +152,23 @@ describe('no platform session more privileged than the tenant runs what the tena
     expect(await escalated(p)).toEqual(SAFE);
   });
 
-  it('GET config/database/postgres: a function in public shadowing unnest(anyarray) with unnest(text[])', async () => {
+  it('PUT/GET config/database/postgres: a function in public shadowing unnest(anyarray) with unnest(text[])', async () => {
     const p = await attackerProject('config-shadow');
     // An exact text[] match beats pg_catalog's polymorphic unnest(anyarray) for pg_db_role_setting.setconfig.
     const r = await p.sql(`create function public.unnest(text[]) returns setof text language plpgsql as $f$
       begin perform public.canary(); return query select pg_catalog.unnest($1); end $f$;`);
     expect(r.status, r.text).toBe(201);
+    // A per-database setting to read back (unnest runs once per settings row).
+    const put = await api(tp, 'PUT', `/v1/projects/${p.ref}/config/database/postgres`, {
+      token: attacker.token,
+      body: { statement_timeout: '30s' },
+    });
+    expect(put.status, put.text).toBe(200);
     const config = await api(tp, 'GET', `/v1/projects/${p.ref}/config/database/postgres`, {
       token: attacker.token,
     });
     expect(config.status, config.text).toBe(200);
+    expect(config.body).toMatchObject({ statement_timeout: '30s' });
     expect(await escalated(p)).toEqual(SAFE);
   });
 

@@ -132,4 +132,18 @@ describe('the tenant admin role, the same at every door', () => {
     });
     expect(r.status).toBe(400);
   });
+
+  it("GET database/migrations reads as the login: a history table it may not read is a 400 in PostgreSQL's words", async () => {
+    // As an install whose DB URL was the superuser's left it: the table belongs to the superuser.
+    const ctx = await tp.platform.defaultProject();
+    await withConnection(ctx.superuserUrl, (c) =>
+      c.query(`create schema supabase_migrations;
+        create table supabase_migrations.schema_migrations (version text primary key, name text, statements text[]);`),
+    );
+    const r = await api(tp, 'GET', `/v1/projects/${ref}/database/migrations`);
+    expect(r.status, r.text).toBe(400);
+    expect(r.body.message).toMatch(/permission denied for schema supabase_migrations/);
+    await withConnection(ctx.superuserUrl, (c) => c.query('drop schema supabase_migrations cascade'));
+    expect((await api(tp, 'GET', `/v1/projects/${ref}/database/migrations`)).body).toEqual([]);
+  });
 });

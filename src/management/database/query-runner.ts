@@ -34,6 +34,14 @@ export class SqlError extends Error {
   }
 }
 
+/** A PostgreSQL error (it has a SQLSTATE) as a SqlError; anything else as it is. */
+export function sqlErrorOf(err: unknown): unknown {
+  const e = err as { code?: string; message?: string };
+  return typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)
+    ? new SqlError(e.code, e.message ?? '')
+    : err;
+}
+
 /** Extra time the watchdog gives the server's own statement timeout before ending the session. */
 const WATCHDOG_GRACE_MS = 2_000;
 
@@ -97,9 +105,7 @@ export async function runProjectQuery(
   } catch (err) {
     const e = err as { code?: string; message?: string };
     if (killed) throw new SqlError('57014', 'canceling statement due to statement timeout');
-    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code))
-      throw new SqlError(e.code, e.message ?? '');
-    throw err;
+    throw sqlErrorOf(err);
   } finally {
     clearTimeout(watchdog);
     await client.end().catch(() => {});

@@ -103,7 +103,6 @@ export async function runProjectQuery(
       : ((await client.query<Row>(req.query)) as pg.QueryResult<Row> | pg.QueryResult<Row>[]);
     return lastRows(r);
   } catch (err) {
-    const e = err as { code?: string; message?: string };
     if (killed) throw new SqlError('57014', 'canceling statement due to statement timeout');
     throw sqlErrorOf(err);
   } finally {

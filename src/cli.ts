@@ -44,7 +44,10 @@ export interface StatusInfo {
   service_role_key: string;
   jwt_secret: string;
   access_token: string;
+  /** The default project's login `postgres.<ref>` (the tenant admin role), as every other door. */
   db_url: string;
+  /** The platform's own superuser (status.json only, mode 0600: the local owner's CLI commands). */
+  superuser_db_url: string;
   /** The project login `postgres.<ref>` through the pooler (what the Supabase CLI uses); null when it is not running. */
   pooler_url: string | null;
   project_ref: string;
@@ -188,7 +191,8 @@ async function startCommand(args: string[]): Promise<void> {
     service_role_key: project.serviceRoleKey,
     jwt_secret: project.jwtSecret,
     access_token: running.platform.defaultAccessToken,
-    db_url: project.superuserUrl,
+    db_url: await running.platform.defaultProjectDbUrl(),
+    superuser_db_url: project.superuserUrl,
     pooler_url: running.platform.pooler
       ? poolerUrl(running.platform.pooler, projectLoginRole(project.ref))
       : null,

@@ -9,17 +9,21 @@ create schema if not exists graphql;
 -- build time by scripts/generate-engine-sql.mjs, the project migration
 -- sql/project/0003_graphql_schema_version.sql. Idempotent; no `create schema` (see above).
 
+-- Every SECURITY DEFINER function here runs as a superuser, the event triggers' ones on the
+-- tenant's own DDL: each pins search_path = pg_catalog, pg_temp, so that nothing the tenant defines
+-- in its schemas (a nextval(text) in public...) is ever called in their place.
+
 -- The schema version: a sequence bumped by event triggers on every DDL (CREATE/ALTER/DROP,
 -- COMMENT, GRANT/REVOKE), and announced with NOTIFY so that every API process drops its cached
 -- schema. Same objects as pg_graphql (graphql.seq_schema_version, graphql.get_schema_version()).
 create sequence if not exists graphql.seq_schema_version as int cycle;
 
 create or replace function graphql.get_schema_version() returns int
-language sql security definer
+language sql security definer set search_path = pg_catalog, pg_temp
 as $$ select last_value from graphql.seq_schema_version $$;
 
 create or replace function graphql.increment_schema_version() returns event_trigger
-language plpgsql security definer
+language plpgsql security definer set search_path = pg_catalog, pg_temp
 as $$
 declare v bigint;
 begin
@@ -51,7 +55,7 @@ $$;
 
 -- Fails the statement it is part of when the schema version is not the one the caller compiled for.
 create or replace function graphql.strata_assert_schema_version(expected int) returns int
-language plpgsql stable security definer as $$
+language plpgsql stable security definer set search_path = pg_catalog, pg_temp as $$
 declare v int;
 begin
   select last_value into v from graphql.seq_schema_version;
@@ -67,7 +71,7 @@ $$;
 -- uncommitted DDL was visible.
 create table if not exists graphql.strata_schema_state (version bigint primary key);
 create or replace function graphql.strata_mark_schema_state() returns event_trigger
-language plpgsql security definer as $$
+language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
 begin
   insert into graphql.strata_schema_state (version) values (graphql.get_schema_version()) on conflict do nothing;
 end;

@@ -62,13 +62,15 @@ function platformDatabaseUrl(flags: CommonFlags): string {
   const dataDir = flags['data-dir'] ? resolve(flags['data-dir']) : config.dataDir;
   const file = join(dataDir, 'status.json');
   const info = existsSync(file)
-    ? (JSON.parse(readFileSync(file, 'utf8')) as { db_url?: string; pid?: number })
+    ? (JSON.parse(readFileSync(file, 'utf8')) as { superuser_db_url?: string; db_url?: string; pid?: number })
     : undefined;
-  if (!info?.db_url || !info.pid || !pidAlive(info.pid))
+  // db_url: a status.json written before superuser_db_url existed (db_url was the superuser's then).
+  const url = info?.superuser_db_url ?? info?.db_url;
+  if (!url || !info?.pid || !pidAlive(info.pid))
     throw new Error(
       `Strata is not running in ${dataDir}: start it (npm start) first, or pass --database-url for an external server`,
     );
-  return withDatabase(info.db_url, database);
+  return withDatabase(url, database);
 }
 
 export async function withPlatformPool<T>(

@@ -48,6 +48,13 @@ import {
   markRemoved,
   type Project,
 } from './projects.js';
+import { withSuperuserSession } from '../db/superuser-session.js';
+import {
+  defaultProjectPassword,
+  projectLoginHasPassword,
+  projectLoginRole,
+  setProjectLoginPassword,
+} from './project-login.js';
 
 /** Health results are shared for this long (a health endpoint polled hard opens at most one connection per period). */
 const HEALTH_CACHE_MS = 500;
@@ -172,9 +179,29 @@ export class Platform {
         isDefault: true,
       });
       this.defaultRef = ctx.ref;
-      await withClient(ctx.superuserUrl, (c) => enableIntrospectionForLocalDevelopment(c));
+      await withSuperuserSession(ctx.superuserUrl, (c) => enableIntrospectionForLocalDevelopment(c));
     }
-    await this.project(this.defaultRef);
+    const ctx = await this.project(this.defaultRef);
+    // The banner's DB URL logs in as the project's login: it needs a password (a default project
+    // made before this had none; one set since through the Management API is kept).
+    if (ctx)
+      await withSuperuserSession(ctx.superuserUrl, async (c) => {
+        if (!(await projectLoginHasPassword(c, ctx.ref)))
+          await setProjectLoginPassword(c, ctx.ref, defaultProjectPassword(this.state.platformKey));
+      });
+  }
+
+  /**
+   * The default project's DB URL (banner, `strata status` db_url): its own login `postgres.<ref>`,
+   * the tenant admin role every door uses (docs/security/roles.md), never the platform's superuser.
+   */
+  async defaultProjectDbUrl(): Promise<string> {
+    const ctx = await this.defaultProject();
+    return withUser(
+      withDatabase(this.servers.get(ctx.dbServer).url, ctx.dbName),
+      projectLoginRole(ctx.ref),
+      defaultProjectPassword(this.state.platformKey),
+    );
   }
 
   get defaultAccessToken(): string {
@@ -255,7 +282,7 @@ export class Platform {
     const project = await findLiveProject(this.pool, ref);
     if (!project) return undefined;
     const ctx = this.contextOf(project);
-    await withClient(ctx.superuserUrl, (c) => bootstrapProject(c, this.bootstrapOf(ref)));
+    await withSuperuserSession(ctx.superuserUrl, (c) => bootstrapProject(c, this.bootstrapOf(ref)));
     return ctx;
   }
 

@@ -8,6 +8,7 @@ import { bootstrapProjectDatabase } from '../db/bootstrap.js';
 import { withClient, withDatabase } from '../db/pool.js';
 import { quoteIdent } from '../db/sql-text.js';
 import { dropProjectLogin, ensureProjectLogin } from './project-login.js';
+import { withSuperuserSession } from '../db/superuser-session.js';
 
 /** A step run on every project database after its SQL migrations (e.g. the GraphQL engine's objects). */
 export type ProjectBootstrapHook = (client: pg.ClientBase) => Promise<void>;
@@ -64,7 +65,9 @@ export async function createProjectDatabase(
     await withClient(serverUrl, (c) => dropProjectLogin(c, opts.ref)).catch(() => {});
   };
   try {
-    await withClient(withDatabase(serverUrl, dbName), (c) => bootstrapProject(c, opts, opts.password));
+    await withSuperuserSession(withDatabase(serverUrl, dbName), (c) =>
+      bootstrapProject(c, opts, opts.password),
+    );
   } catch (err) {
     await undo();
     throw err;

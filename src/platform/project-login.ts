@@ -6,7 +6,10 @@
  *   SCRAM verifier computed here, so the password never travels in SQL text);
  * - CONNECT, CREATE and TEMPORARY on its project's database only (CONNECT is revoked from PUBLIC on
  *   every project database; on the embedded server pg_hba.conf also rejects it elsewhere);
- * - owner of schema `public`, usage of the platform's schemas, all privileges on storage's tables,
+ * - owner of schema `public` and of storage's tables (hosted `postgres` is a member of their owner
+ *   supabase_storage_admin: it may `create policy … on storage.objects`; no platform session more
+ *   privileged than the tenant writes those tables, so the triggers it may add there fire only for
+ *   the Storage API's own roles), usage of the platform's schemas,
  *   member of anon, authenticated and service_role (as hosted `postgres`) but WITHOUT the SET and
  *   INHERIT options (those roles are shared by every project of the server), BYPASSRLS;
  * - in the NOLOGIN group `strata_project_logins` (pg_hba.conf matches the group).
@@ -55,6 +58,14 @@ export function projectSqlPassword(platformKeyHex: string, ref: string): string 
 
 export function projectFunctionPassword(platformKeyHex: string, ref: string): string {
   return derivedPassword(platformKeyHex, 'strata-function-role', ref);
+}
+
+/**
+ * The default (local) project's login password, shown in the `npm start` banner and `strata status`
+ * (`db_url`): derived from the platform key, so every node of a cluster shows the same one.
+ */
+export function defaultProjectPassword(platformKeyHex: string): string {
+  return derivedPassword(platformKeyHex, 'strata-default-project-login', 'default');
 }
 
 /** Platform-internal logins of a project (pg_hba.conf: loopback only, own database only). */
@@ -179,7 +190,10 @@ export async function ensureProjectLogin(client: pg.ClientBase, opts: EnsureLogi
                   and case when c.relkind = 'S' then not has_sequence_privilege($1, c.oid, 'usage, select, update')
                       else false end) as sequences,
        exists (select from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-                where n.nspname = 'auth' and not has_function_privilege($1, p.oid, 'execute')) as functions`,
+                where n.nspname = 'auth' and not has_function_privilege($1, p.oid, 'execute')) as functions,
+       exists (select from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                where n.nspname = 'storage' and c.relkind in ('r', 'p')
+                  and c.relowner <> (select oid from pg_roles where rolname = $1)) as storage_owner`,
     [login],
   );
   const need = missing[0] ?? {};
@@ -192,6 +206,17 @@ export async function ensureProjectLogin(client: pg.ClientBase, opts: EnsureLogi
   if (need.tables) await client.query(`grant all on all tables in schema storage to ${L}`);
   if (need.sequences) await client.query(`grant all on all sequences in schema storage to ${L}`);
   if (need.functions) await client.query(`grant execute on all functions in schema auth to ${L}`);
+  if (need.storage_owner) {
+    // Storage's tables are the tenant's to secure (policies), as on the hosted platform.
+    const { rows: tables } = await client.query<{ name: string }>(
+      `select format('%I.%I', n.nspname, c.relname) as name
+         from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = 'storage' and c.relkind in ('r', 'p')
+          and c.relowner <> (select oid from pg_roles where rolname = $1)`,
+      [login],
+    );
+    for (const t of tables) await client.query(`alter table ${t.name} owner to ${L}`);
+  }
 }
 
 /** Sets (or with `null` removes) the project login's password. `client`: superuser, any database. */
@@ -201,6 +226,15 @@ export async function setProjectLoginPassword(
   password: string | null,
 ): Promise<void> {
   await client.query(`alter role ${quoteIdent(projectLoginRole(ref))} ${passwordClause(password)}`);
+}
+
+/** Whether the project's login has a password (a login without one cannot log in). `client`: superuser. */
+export async function projectLoginHasPassword(client: pg.ClientBase, ref: string): Promise<boolean> {
+  const { rows } = await client.query<{ ok: boolean }>(
+    'select rolpassword is not null as ok from pg_catalog.pg_authid where rolname = $1',
+    [projectLoginRole(ref)],
+  );
+  return rows[0]?.ok === true;
 }
 
 /** Drops the project's logins (after the project's database is gone). */

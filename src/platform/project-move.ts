@@ -1,7 +1,8 @@
 /**
  * Moving a project to another database server (`strata projects move <ref> --to <server>`, README
  * "Running as a cluster"): the source database is made read-only (new transactions are read-only,
- * open sessions are ended), dumped with pg_dump and restored with pg_restore into a new database of
+ * open sessions are ended), dumped with pg_dump and restored with pg_restore (what the tenant owns as
+ * its own login: project-restore.ts) into a new database of
  * the same name on the target (its logins created there first, the login password's SCRAM verifier
  * copied), then the registry points at the target and every node is told (cluster-events.ts), and
  * the source database and logins are dropped. On a failure before the switch the target database is
@@ -21,6 +22,8 @@ import type { ClusterEvents } from './cluster-events.js';
 import { createDatabaseIfMissing, dropProjectDatabase } from './project-database.js';
 import { ensureProjectLogin, ensureProjectRoles, projectLoginRole } from './project-login.js';
 import { findLiveProject, setProjectServer } from './projects.js';
+import { withSuperuserSession } from '../db/superuser-session.js';
+import { restoreProjectArchive } from './project-restore.js';
 
 const run = promisify(execFile);
 
@@ -120,7 +123,7 @@ export async function moveProject(ref: string, to: string, opts: MoveOptions): P
       return rows[0]?.p ?? null;
     });
     const login = { ref, platformKey: opts.platformKey, password: null };
-    await withClient(targetDb, async (c) => {
+    await withSuperuserSession(targetDb, async (c) => {
       await ensureProjectRoles(c, login);
       if (verifier)
         await c.query(`alter role ${quoteIdent(projectLoginRole(ref))} password ${quoteLiteral(verifier)}`);
@@ -131,12 +134,18 @@ export async function moveProject(ref: string, to: string, opts: MoveOptions): P
       maxBuffer: 64 << 20,
     });
     opts.log(`project ${ref}: restoring on "${to}"`);
-    await run(pgRestore, ['--exit-on-error', '--single-transaction', `--dbname=${targetDb}`, archive], {
-      maxBuffer: 64 << 20,
+    // What the tenant owns is restored as its login: its CHECK constraints never run as the superuser.
+    await restoreProjectArchive({
+      pgRestore,
+      archive,
+      targetDb,
+      login: projectLoginRole(ref),
+      dir,
+      afterDefinitions: () => withSuperuserSession(targetDb, (c) => ensureProjectLogin(c, login)),
     });
     // What a dump without --create leaves out: the database's own grants and settings.
     const settings = await databaseSettings(source.url, db);
-    await withClient(targetDb, async (c) => {
+    await withSuperuserSession(targetDb, async (c) => {
       await c.query(`grant connect on database ${quoteIdent(db)} to ${quoteIdent(API_LOGIN_ROLE)}`);
       for (const [key, value] of settings)
         await c.query(`alter database ${quoteIdent(db)} set ${quoteIdent(key)} = ${quoteLiteral(value)}`);

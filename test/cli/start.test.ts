@@ -101,6 +101,7 @@ describe('strata start', () => {
         'project_url',
         'service_role_key',
         'storage_url',
+        'superuser_db_url',
       ].sort(),
     );
     expect(first.graphql_url).toBe(`http://127.0.0.1:${port}/graphql/v1`);
@@ -146,7 +147,10 @@ describe('strata start', () => {
     expect(await intro.json()).toEqual({ data: { __schema: { queryType: { name: 'Query' } } } });
     expect(s.output).toContain('"introspection": true');
 
-    // data written through the superuser URL
+    // The DB URL is the project's own login (the tenant admin role), not the platform's superuser.
+    expect(decodeURIComponent(new URL(first.db_url).username)).toBe(`postgres.${first.project_ref}`);
+    expect(s.output).not.toContain(first.superuser_db_url);
+    // data written through the DB URL
     const c = new pg.Client({ connectionString: first.db_url });
     await c.connect();
     await c.query("create table kept (v text); insert into kept values ('still here')");

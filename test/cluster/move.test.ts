@@ -114,6 +114,21 @@ describe.runIf(available)('strata projects move', () => {
     const one = { data: { itemsCollection: { edges: [{ node: { id: 1, name: 'one' } }] } } };
     expect((await read(b)).body).toEqual(one);
 
+    // The tenant's CHECK constraint calls its own function: restoring the data evaluates it, and it
+    // makes the tenant's login a superuser if it ever runs as one (project-restore.ts).
+    const planted = await sql(
+      a,
+      `create function public.canary_check(int) returns boolean language plpgsql as $f$
+       begin
+         if (select rolsuper from pg_catalog.pg_roles where rolname = current_user) then
+           execute format('alter role %I superuser', 'postgres.${ref}');
+         end if;
+         return true;
+       end $f$;
+       alter table items add constraint items_canary check (public.canary_check(id));`,
+    );
+    expect(planted.status, planted.text).toBe(201);
+
     const out = strata(['projects', 'move', ref, '--to', 'second']);
     expect(out).toContain(`Project ${ref} moved to second.`);
     expect(await serverOf(ref)).toBe('second');
@@ -134,5 +149,9 @@ describe.runIf(available)('strata projects move', () => {
     login.password = 'mover-password-1';
     const me = await withClient(login.toString(), (c) => c.query<{ u: string }>('select current_user as u'));
     expect(me.rows[0]?.u).toBe(`postgres.${ref}`);
+    const su = await withClient(cluster.secondUrl, (c) =>
+      c.query<{ s: boolean }>('select rolsuper as s from pg_roles where rolname = $1', [`postgres.${ref}`]),
+    );
+    expect(su.rows).toEqual([{ s: false }]);
   });
 });

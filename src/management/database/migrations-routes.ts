@@ -11,9 +11,10 @@ import type { ManagementModule } from '../http/module.js';
 import { Type } from '@sinclair/typebox';
 import { projectOf } from '../http/project-access.js';
 import { Optional, Strict } from '../http/schemas.js';
-import { withClient } from '../../db/pool.js';
 import { quoteLiteral } from '../../db/sql-text.js';
-import { runCallerQuery } from './query-runner.js';
+import { runCallerQuery, SqlError, sqlErrorOf } from './query-runner.js';
+import { badRequestOn } from '../http/errors.js';
+import { withProjectLoginSession } from './project-login-session.js';
 
 const CREATE_TABLE = `create schema if not exists supabase_migrations;
 create table if not exists supabase_migrations.schema_migrations (version text not null primary key);
@@ -36,16 +37,24 @@ export const migrationRoutes: ManagementModule = async (app, { platform }) => {
     { config: { failureMessage: 'Failed to list database migrations' } },
     async (req) => {
       const ctx = await projectOf(req).context();
-      return withClient(ctx.superuserUrl, async (c) => {
-        const exists = await c.query(
-          `select to_regclass('supabase_migrations.schema_migrations') is not null as e`,
-        );
-        if (!exists.rows[0]?.e) return [];
-        const { rows } = await c.query<{ version: string; name: string | null }>(
-          'select version, name from supabase_migrations.schema_migrations order by version',
-        );
-        return rows.map((r) => ({ version: r.version, name: r.name ?? '' }));
-      });
+      // As the project's login: the schema (and whatever it holds) is the tenant's. What PostgreSQL
+      // refuses it (a history table another role owns) is a 400 with PostgreSQL's words.
+      return badRequestOn([SqlError], () =>
+        withProjectLoginSession(platform, ctx, async (c) => {
+          try {
+            const exists = await c.query(
+              `select pg_catalog.to_regclass('supabase_migrations.schema_migrations') is not null as e`,
+            );
+            if (!exists.rows[0]?.e) return [];
+            const { rows } = await c.query<{ version: string; name: string | null }>(
+              'select version, name from supabase_migrations.schema_migrations order by version',
+            );
+            return rows.map((r) => ({ version: r.version, name: r.name ?? '' }));
+          } catch (err) {
+            throw sqlErrorOf(err);
+          }
+        }),
+      );
     },
   );
 

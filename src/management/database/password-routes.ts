@@ -9,8 +9,8 @@ import { refuse } from '../http/errors.js';
 import { projectOf } from '../http/project-access.js';
 import { Strict } from '../http/schemas.js';
 import { DbPassword } from '../projects/create-body.js';
-import { withClient } from '../../db/pool.js';
 import { setProjectLoginPassword } from '../../platform/project-login.js';
+import { withSuperuserSession } from '../../db/superuser-session.js';
 
 export const CLI_LOGIN_ROLE_MESSAGE =
   "Temporary CLI login roles are not available on Strata: connect with the project's database password (supabase --password, or SUPABASE_DB_PASSWORD)";
@@ -24,7 +24,9 @@ export const databasePasswordRoutes: ManagementModule = async (app, { platform }
     },
     async (req) => {
       const ctx = await projectOf(req).context();
-      await withClient(ctx.superuserUrl, (c) => setProjectLoginPassword(c, ctx.ref, req.body.password));
+      await withSuperuserSession(ctx.superuserUrl, (c) =>
+        setProjectLoginPassword(c, ctx.ref, req.body.password),
+      );
       return { message: 'Database password updated' };
     },
   );

@@ -10,8 +10,8 @@ import { type TSchema, Type } from '@sinclair/typebox';
 import { ApiError } from '../http/errors.js';
 import { projectOf } from '../http/project-access.js';
 import { Optional, Strict } from '../http/schemas.js';
-import { withClient } from '../../db/pool.js';
 import { quoteIdent, quoteLiteral } from '../../db/sql-text.js';
+import { withSuperuserSession } from '../../db/superuser-session.js';
 
 /** Per-database settings and whether the reference schema has them as integers. */
 export const PER_DATABASE_SETTINGS: Record<string, 'string' | 'integer'> = {
@@ -76,7 +76,7 @@ const PostgresConfigBody = Strict({
 });
 
 async function readSettings(url: string): Promise<Record<string, string | number>> {
-  return withClient(url, async (c) => {
+  return withSuperuserSession(url, async (c) => {
     const { rows } = await c.query<{ s: string }>(
       `select unnest(setconfig) as s from pg_db_role_setting
         where setrole = 0 and setdatabase = (select oid from pg_database where datname = current_database())`,
@@ -112,7 +112,7 @@ export const postgresConfigRoutes: ManagementModule = async (app) => {
         .filter(([key]) => key !== 'restart_database')
         .map(([key, value]): [string, string | null] => [key, value === null ? null : String(value)]);
       const ctx = await projectOf(req).context();
-      await withClient(ctx.superuserUrl, async (c) => {
+      await withSuperuserSession(ctx.superuserUrl, async (c) => {
         const db = quoteIdent(ctx.dbName);
         await c.query('begin');
         try {

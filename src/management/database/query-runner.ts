@@ -10,12 +10,13 @@
  * transaction that is rolled back.
  */
 import pg from 'pg';
-import { withClient, withDatabase, withUser } from '../../db/pool.js';
 import { quoteIdent } from '../../db/sql-text.js';
 import type { Platform } from '../../platform/platform.js';
 import type { ProjectContext } from '../../platform/project-context.js';
-import { projectLoginRole, projectSqlPassword, projectSqlRole } from '../../platform/project-login.js';
+import { projectLoginRole } from '../../platform/project-login.js';
+import { projectSqlUrl } from './project-login-session.js';
 import { badRequestOn } from '../http/errors.js';
+import { withSuperuserSession } from '../../db/superuser-session.js';
 
 export interface QueryRequest {
   query: string;
@@ -33,17 +34,16 @@ export class SqlError extends Error {
   }
 }
 
+/** A PostgreSQL error (it has a SQLSTATE) as a SqlError; anything else as it is. */
+export function sqlErrorOf(err: unknown): unknown {
+  const e = err as { code?: string; message?: string };
+  return typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)
+    ? new SqlError(e.code, e.message ?? '')
+    : err;
+}
+
 /** Extra time the watchdog gives the server's own statement timeout before ending the session. */
 const WATCHDOG_GRACE_MS = 2_000;
-
-function internalUrl(platform: Platform, ctx: ProjectContext): string {
-  const server = platform.servers.get(ctx.dbServer);
-  return withUser(
-    withDatabase(server.url, ctx.dbName),
-    projectSqlRole(ctx.ref),
-    projectSqlPassword(platform.state.platformKey, ctx.ref),
-  );
-}
 
 type Row = Record<string, unknown>;
 
@@ -65,7 +65,7 @@ export async function runProjectQuery(
 ): Promise<Row[]> {
   const timeoutMs = Math.max(1, Math.floor(platform.config.dbQueryTimeoutMs));
   const client = new pg.Client({
-    connectionString: internalUrl(platform, ctx),
+    connectionString: projectSqlUrl(platform, ctx),
     application_name: 'strata-query',
   });
   client.on('error', () => {});
@@ -75,7 +75,9 @@ export async function runProjectQuery(
   const watchdog = setTimeout(() => {
     killed = true;
     if (pid === undefined) return;
-    withClient(ctx.superuserUrl, (c) => c.query('select pg_terminate_backend($1)', [pid])).catch(() => {});
+    withSuperuserSession(ctx.superuserUrl, (c) => c.query('select pg_terminate_backend($1)', [pid])).catch(
+      () => {},
+    );
   }, timeoutMs + WATCHDOG_GRACE_MS);
   try {
     pid = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid;
@@ -101,11 +103,8 @@ export async function runProjectQuery(
       : ((await client.query<Row>(req.query)) as pg.QueryResult<Row> | pg.QueryResult<Row>[]);
     return lastRows(r);
   } catch (err) {
-    const e = err as { code?: string; message?: string };
     if (killed) throw new SqlError('57014', 'canceling statement due to statement timeout');
-    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code))
-      throw new SqlError(e.code, e.message ?? '');
-    throw err;
+    throw sqlErrorOf(err);
   } finally {
     clearTimeout(watchdog);
     await client.end().catch(() => {});

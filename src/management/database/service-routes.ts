@@ -11,8 +11,8 @@
 import type { ManagementModule } from '../http/module.js';
 import { badRequest, refuse } from '../http/errors.js';
 import { projectOf } from '../http/project-access.js';
-import { withClient } from '../../db/pool.js';
 import { projectLoginRole } from '../../platform/project-login.js';
+import { withSuperuserSession } from '../../db/superuser-session.js';
 
 const SERVICES = [
   'auth',
@@ -68,7 +68,7 @@ export const serviceRoutes: ManagementModule = async (app, { platform }) => {
             (e: Error) => e.message,
           );
         if (!error && name === 'db_postgres_user')
-          error = await withClient(ctx.superuserUrl, (c) =>
+          error = await withSuperuserSession(ctx.superuserUrl, (c) =>
             c.query(
               'select rolcanlogin and rolpassword is not null as ok from pg_authid where rolname = $1',
               [projectLoginRole(ctx.ref)],

@@ -7,9 +7,9 @@
  */
 import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import type { Platform } from '../../platform/platform.js';
-import { withClient } from '../../db/pool.js';
 import { openSecret, sealSecret } from '../../platform/secret-box.js';
 import { withTransaction } from '../../db/transaction.js';
+import { withSuperuserSession } from '../../db/superuser-session.js';
 
 export const ROOT_KEY_MESSAGE = 'Expected a 32 byte secret, hex-encoded (64 characters).';
 
@@ -31,7 +31,7 @@ export async function installVaultKey(platform: Platform, ref: string, rootKeyHe
   const ctx = await platform.project(ref);
   if (!ctx) throw new Error(`project ${ref} not found`);
   const { key, keyId } = deriveVaultKey(rootKeyHex);
-  await withClient(ctx.superuserUrl, (c) =>
+  await withSuperuserSession(ctx.superuserUrl, (c) =>
     c.query(
       `insert into vault.key (id, key_id, key) values (true, $1, $2)
        on conflict (id) do update set key_id = excluded.key_id, key = excluded.key, updated_at = now()`,

@@ -2,7 +2,7 @@
 import type { ManagementModule } from '../http/module.js';
 import { projectOf } from '../http/project-access.js';
 import { badRequest } from '../http/errors.js';
-import { withClient } from '../../db/pool.js';
+import { withProjectLoginSession } from '../database/project-login-session.js';
 import { loadTypegenCatalog } from './catalog.js';
 import { generateTypescript } from './template.js';
 
@@ -24,14 +24,16 @@ export function parseIncludedSchemas(raw: unknown): string[] {
   return names;
 }
 
-export const typesRoutes: ManagementModule = async (app) => {
+export const typesRoutes: ManagementModule = async (app, { platform }) => {
   app.get(
     '/projects/:ref/types/typescript',
     { config: { failureMessage: 'Failed to generate TypeScript types' } },
     async (req) => {
       const schemas = parseIncludedSchemas((req.query as Record<string, unknown>).included_schemas);
       const ctx = await projectOf(req).context();
-      const types = await withClient(ctx.superuserUrl, async (c) => {
+      // As the project's login: the catalog is readable by it, and what the tenant may have planted on
+      // this path (a function shadowing a catalog one in `public`) runs with the tenant's privileges.
+      const types = await withProjectLoginSession(platform, ctx, async (c) => {
         await c.query('begin transaction read only');
         try {
           await c.query(`set local statement_timeout = '30s'`);

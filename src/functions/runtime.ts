@@ -96,6 +96,7 @@ export class FunctionsRuntime {
     const key = `${spec.ref}/${spec.slug}`;
     const worker = this.pick(key, spec);
     this.warming.delete(worker);
+    worker.idleCpuMark = undefined;
     worker.inflight++;
     worker.lastUsed = Date.now();
     let released = false;
@@ -328,9 +329,23 @@ export class FunctionsRuntime {
           void w.kill('idle');
           continue;
         }
-        // Idle workers too: memory and temp files a function keeps using after it answered.
-        if (!now.has(w) && (w.usage()?.rssBytes ?? 0) > this.rssLimit) void w.kill('memory');
-        else if (folderUsage(w.spec.tmpDir, tmpLimit) > tmpLimit) void w.kill('disk');
+        // Idle workers too: memory, CPU and temp files a function keeps using after it answered.
+        if (!now.has(w)) {
+          const u = w.usage();
+          if (u && u.rssBytes > this.rssLimit) {
+            void w.kill('memory');
+            continue;
+          }
+          if (u && w.inflight === 0 && !this.warming.has(w)) {
+            // CPU spent with no invocation in flight (background work) has the same budget.
+            if (w.idleCpuMark === undefined) w.idleCpuMark = u.cpuMs;
+            else if (u.cpuMs - w.idleCpuMark > this.config.cpuBudgetMs) {
+              void w.kill('cpu');
+              continue;
+            }
+          }
+        }
+        if (folderUsage(w.spec.tmpDir, tmpLimit) > tmpLimit) void w.kill('disk');
       }
   }
 

@@ -233,6 +233,8 @@ export class FunctionWorker {
   isReady = false;
   inflight = 0;
   lastUsed = Date.now();
+  /** Its CPU time when first seen idle since its last invocation (background work is budgeted too). */
+  idleCpuMark?: number;
   /** Set once the worker must take no new invocations (newer code/env); killed when idle. */
   retired = false;
   /** Why it ended; undefined while alive. */

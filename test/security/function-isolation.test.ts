@@ -227,12 +227,13 @@ describe("another project's worker is out of a function's reach", () => {
 
 describe('an end user reaches a worker only through the platform, with its checks', () => {
   it('forged platform-looking headers do not skip verify_jwt (guard)', async () => {
-    for (const headers of [
+    const forged: Record<string, string>[] = [
       {},
       { 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '127.0.0.1' },
       { 'x-strata-worker': '1', 'x-strata-internal': 'true', 'x-supabase-internal': '1' },
       { host: 'localhost' },
-    ]) {
+    ];
+    for (const headers of forged) {
       const r = await invokeVictim(headers);
       expect(r.status, JSON.stringify(headers)).toBe(401);
       expect(await r.text()).not.toContain(MARKER);

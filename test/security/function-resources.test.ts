@@ -37,6 +37,11 @@ const FUNCTIONS: Record<string, string> = {
     setTimeout(() => { for (let i = 0; i < 6; i++) keep.push(new Uint8Array(100 * 1024 * 1024).fill(1)); }, 50);
     return Response.json({ pid: Deno.pid });
   });`,
+  // Answers at once, then busy-loops in the background for 20 s (no request in flight).
+  spin: `Deno.serve(() => {
+    setTimeout(() => { const end = Date.now() + 20_000; while (Date.now() < end) {} }, 50);
+    return new Response('answered');
+  });`,
   // Within the limit: 20 MiB of buffers answers normally.
   modest: `Deno.serve(() => Response.json({ n: new Uint8Array(20 * 1024 * 1024).fill(1).length }));`,
   tmp: `Deno.serve(async (req) => {
@@ -76,7 +81,7 @@ beforeAll(async () => {
       prewarm: false,
       memoryMb: 64,
       tmpMb: 32,
-      cpuBudgetMs: 10_000,
+      cpuBudgetMs: 2_000,
       requestTimeoutMs: 20_000,
     },
   });
@@ -117,6 +122,19 @@ describe('memory: all of a worker counts, not only the V8 heap', () => {
     const r = await call('modest');
     expect(r.status).toBe(200);
     expect(await r.json()).toEqual({ n: 20 * 1024 * 1024 });
+  });
+});
+
+describe('CPU: background work after the answer has the same budget', () => {
+  it('a 20 s busy loop started after answering ends the worker (over the CPU budget)', async () => {
+    const r = await call('spin');
+    expect(r.status).toBe(200);
+    const [w] = workersOf('spin');
+    expect(w).toBeDefined();
+    const started = Date.now();
+    expect(await until(() => !w?.alive, 10_000)).toBe(true);
+    expect(w?.ended).toBe('cpu');
+    expect(Date.now() - started).toBeLessThan(8_000);
   });
 });
 

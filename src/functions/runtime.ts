@@ -355,6 +355,7 @@ export class FunctionsRuntime {
     const all = [...this.pools.values()].flat();
     this.pools.clear();
     await Promise.all(all.map((w) => w.kill('shutdown')));
+    if (this.tmpRoot !== join(this.rootDir, 'tmp')) rmSync(this.tmpRoot, { recursive: true, force: true });
   }
 }
 

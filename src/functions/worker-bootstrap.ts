@@ -56,6 +56,7 @@ globalThis.addEventListener('error', (e) => {
   try { while ((await Deno.stdin.read(buf)) !== null) {} } catch {}
   Deno.exit(0);
 })();
+const PEER = Object.freeze({ transport: 'tcp', hostname: '127.0.0.1', port: 0 });
 let ready;
 const loaded = new Promise((r) => (ready = r));
 serve(
@@ -71,7 +72,8 @@ serve(
     if (!handler) return json(500, 'BOOT_ERROR', 'Function did not call Deno.serve (please check logs)');
     let res;
     try {
-      res = await handler(req, info);
+      // The peer is the platform on a Unix socket; functions written for TCP read remoteAddr.hostname.
+      res = await handler(req, { completed: info.completed, remoteAddr: PEER });
     } catch (e) {
       console.error(e);
       return json(500, 'WORKER_ERROR', 'Function exited due to an error (please check logs)');

@@ -16,6 +16,7 @@ import { deployOne, until } from '../functions/support.js';
 let tp: TestPlatform;
 let victim: ProjectContext;
 let hog: ProjectContext;
+let hog2: ProjectContext;
 const MAX_WORKERS = 4;
 
 const HOLD = `Deno.serve(async () => { await new Promise((r) => setTimeout(r, 12_000)); return new Response('held'); });`;
@@ -40,19 +41,31 @@ beforeAll(async () => {
   expect((await deployOne(tp, victim.ref, 'hello', HELLO, { verify_jwt: false })).status).toBe(201);
   expect((await deployOne(tp, victim.ref, 'hello2', HELLO, { verify_jwt: false })).status).toBe(201);
   const other = await createOtherUser(tp, 'hog');
-  const created = await api(tp, 'POST', '/v1/projects', {
-    token: other.token,
-    body: { name: 'hog', organization_slug: other.orgSlug, db_pass: 'hog-pass-1' },
-  });
-  expect(created.status, created.text).toBe(201);
-  const ctx = await tp.platform.project(created.body.ref);
-  if (!ctx) throw new Error('hog project not loaded');
-  hog = ctx;
-  for (let i = 0; i < MAX_WORKERS; i++) {
-    const d = await deployOne(tp, hog.ref, `hold${i}`, HOLD, { verify_jwt: false, token: other.token });
-    expect(d.status, JSON.stringify(d.body)).toBe(201);
-  }
+  const project = async (name: string) => {
+    const created = await api(tp, 'POST', '/v1/projects', {
+      token: other.token,
+      body: { name, organization_slug: other.orgSlug, db_pass: `${name}-pass-1` },
+    });
+    expect(created.status, created.text).toBe(201);
+    const ctx = await tp.platform.project(created.body.ref);
+    if (!ctx) throw new Error('hog project not loaded');
+    for (let i = 0; i < MAX_WORKERS; i++) {
+      const d = await deployOne(tp, ctx.ref, `hold${i}`, HOLD, { verify_jwt: false, token: other.token });
+      expect(d.status, JSON.stringify(d.body)).toBe(201);
+    }
+    return ctx;
+  };
+  hog = await project('hog');
+  hog2 = await project('hog-two');
 });
+
+function hold(ref: string, i: number) {
+  return fetch(`${tp.url}/project/${ref}/functions/v1/hold${i}`).then(async (r) => ({
+    status: r.status,
+    code: r.headers.get('sb-error-code'),
+    text: await r.text(),
+  }));
+}
 
 afterAll(async () => {
   await tp?.close();
@@ -61,13 +74,7 @@ afterAll(async () => {
 describe('one project cannot starve another of worker slots', () => {
   it('while one project holds every worker with idle-waiting requests, another still gets answered', async () => {
     // The hog fills every slot (allowed: nobody else needs one yet).
-    const held = Array.from({ length: MAX_WORKERS }, (_, i) =>
-      fetch(`${tp.url}/project/${hog.ref}/functions/v1/hold${i}`).then(async (r) => ({
-        status: r.status,
-        code: r.headers.get('sb-error-code'),
-        text: await r.text(),
-      })),
-    );
+    const held = Array.from({ length: MAX_WORKERS }, (_, i) => hold(hog.ref, i));
     expect(
       await until(() => stats().workers === MAX_WORKERS && stats().inflight === MAX_WORKERS, 20_000),
     ).toBe(true);
@@ -85,5 +92,20 @@ describe('one project cannot starve another of worker slots', () => {
     for (const g of given) expect(g.code).toBe('WORKER_LIMIT');
     expect(results.filter((x) => x.status === 200).length).toBe(MAX_WORKERS - 1);
     expect(stats().workers).toBeLessThanOrEqual(MAX_WORKERS);
+  });
+
+  it('nor can the same holder with two projects: each project counts once in the fair share', async () => {
+    const runtime = functionCatalogOf(tp.platform)?.runtime;
+    for (const ref of [victim.ref, hog.ref, hog2.ref]) await runtime?.stopProject(ref);
+    expect(stats().workers).toBe(0);
+    const held = [hold(hog.ref, 0), hold(hog.ref, 1), hold(hog2.ref, 0), hold(hog2.ref, 1)];
+    expect(
+      await until(() => stats().workers === MAX_WORKERS && stats().inflight === MAX_WORKERS, 20_000),
+    ).toBe(true);
+    const r = await fetch(`${tp.url}/project/${victim.ref}/functions/v1/hello`);
+    expect(r.status, await r.clone().text()).toBe(200);
+    const results = await Promise.all(held);
+    expect(results.filter((x) => x.status === 503).length).toBe(1);
+    expect(results.filter((x) => x.status === 200).length).toBe(MAX_WORKERS - 1);
   });
 });

@@ -128,7 +128,7 @@ beforeAll(async () => {
       ...configFromEnv({}).functions,
       prewarm: false,
       cpuBudgetMs: 1_000,
-      requestTimeoutMs: 5_000,
+      requestTimeoutMs: 30_000,
     },
   });
   victim = await tp.platform.defaultProject();

@@ -2,7 +2,7 @@
  * The Edge Functions runtime: per function a small pool of Deno workers (worker.ts), bounded
  * globally, started on first invocation and reaped when idle; a worker whose code or environment
  * is outdated is retired (stopped once idle). Per-invocation CPU time and each worker's resident
- * memory are sampled from /proc, its temp folder's size once a second; a worker over a limit is
+ * memory are sampled from /proc, its temp folder's size every 200 ms; a worker over a limit is
  * killed. When the platform is full, a project below its fair share of workers takes one from the
  * project holding the most. `close()` kills every worker (no orphans).
  */
@@ -43,6 +43,11 @@ const SAMPLE_MS = 50;
  * of the function's memory limit.
  */
 const RUNTIME_RSS_MB = 96;
+/**
+ * How often every worker's temp folder is measured: a worker writing many files goes over its temp
+ * space by at most what it writes in this time (one file never: RLIMIT_FSIZE).
+ */
+const TMP_CHECK_MS = 200;
 /** Longest Unix socket path (sun_path is 108 bytes with its NUL; kept below). */
 const MAX_SOCKET_PATH = 100;
 
@@ -58,6 +63,7 @@ export class FunctionsRuntime {
   private readonly user = workerUser();
   private readonly timer: NodeJS.Timeout;
   private lastReap = Date.now();
+  private lastTmpCheck = Date.now();
   private closed = false;
 
   constructor(
@@ -319,9 +325,15 @@ export class FunctionsRuntime {
       else if (u.cpuMs - lease.cpuStart > this.config.cpuBudgetMs) void w.kill('cpu');
     }
     const t = Date.now();
+    if (t - this.lastTmpCheck >= TMP_CHECK_MS) {
+      this.lastTmpCheck = t;
+      const tmpLimit = this.config.tmpMb * 1024 * 1024;
+      for (const pool of this.pools.values())
+        for (const w of pool)
+          if (w.alive && folderUsage(w.spec.tmpDir, tmpLimit) > tmpLimit) void w.kill('disk');
+    }
     if (t - this.lastReap < 1000) return;
     this.lastReap = t;
-    const tmpLimit = this.config.tmpMb * 1024 * 1024;
     for (const pool of this.pools.values())
       for (const w of pool) {
         if (!w.alive) continue;
@@ -341,11 +353,9 @@ export class FunctionsRuntime {
             if (w.idleCpuMark === undefined) w.idleCpuMark = u.cpuMs;
             else if (u.cpuMs - w.idleCpuMark > this.config.cpuBudgetMs) {
               void w.kill('cpu');
-              continue;
             }
           }
         }
-        if (folderUsage(w.spec.tmpDir, tmpLimit) > tmpLimit) void w.kill('disk');
       }
   }
 

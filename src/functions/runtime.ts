@@ -83,7 +83,7 @@ export class FunctionsRuntime {
     if (this.user) {
       // The worker's user reads its bundle, the bootstrap and the Deno cache (not listed:
       // search bit only on the folders above), and nothing else of the platform's.
-      ensureTraversable(rootDir);
+      ensureTraversable(join(rootDir, 'deno-dir'));
       ensureTraversable(this.tmpRoot);
       chmodSync(this.tmpRoot, 0o711);
       chmodSync(join(rootDir, 'tmp'), 0o711);
@@ -226,7 +226,14 @@ export class FunctionsRuntime {
       this.logs.add(spec.ref, { function_slug: spec.slug, type: 'log', level, message: line }),
     );
     worker.onEnd((why) => {
-      if (why === 'cpu' || why === 'memory' || why === 'disk' || why === 'crash' || why === 'boot')
+      if (
+        why === 'cpu' ||
+        why === 'memory' ||
+        why === 'disk' ||
+        why === 'preempted' ||
+        why === 'crash' ||
+        why === 'boot'
+      )
         this.logs.add(spec.ref, {
           function_slug: spec.slug,
           type: 'log',

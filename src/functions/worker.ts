@@ -204,8 +204,9 @@ export function denoArgs(spec: WorkerSpec): string[] {
     '--cached-only',
     '--allow-net',
     // Deno's net permission covers listening as well as connecting: a function may not open a port
-    // on every interface of the host (no outbound connection ever targets these addresses).
-    '--deny-net=0.0.0.0,[::]',
+    // on every interface of the host (no outbound connection ever targets these addresses), nor
+    // ask the cloud's instance metadata service for the host's credentials.
+    '--deny-net=0.0.0.0,[::],169.254.169.254,[fd00:ec2::254],metadata.google.internal',
     '--allow-env',
     // Read and write: its bundle and its temp folder only (its socket is there). Deno lets a worker
     // connect to a Unix socket only where it may read and write, so no other worker's socket.

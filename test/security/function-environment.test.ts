@@ -33,6 +33,8 @@ Deno.serve(async () => Response.json({
   writeOutside: await tryIt(() => Deno.writeTextFile('/tmp/strata-fn-escape', 'x')),
   ffi: await tryIt(() => Deno.dlopen('libc.so.6', {})),
   sys: await tryIt(() => Deno.uid()),
+  metadata: await tryIt(() => fetch('http://169.254.169.254/latest/meta-data/', { signal: AbortSignal.timeout(2000) }).then((r) => r.status)),
+  metadataGcp: await tryIt(() => fetch('http://metadata.google.internal/computeMetadata/v1/', { signal: AbortSignal.timeout(2000) }).then((r) => r.status)),
 }));`;
 
 async function setSecrets(secrets: Array<{ name: string; value: string }>) {
@@ -214,9 +216,19 @@ describe("the worker's process", () => {
     expect(Number(uids?.[3])).not.toBe(0);
   });
 
-  it('reaches nothing of the host: no subprocess, no FFI, no files outside its bundle and temp folder (guards)', async () => {
+  it('reaches nothing of the host: no subprocess, no FFI, no files outside its bundle and temp folder (guards), no cloud metadata', async () => {
     const p = await probe();
-    for (const k of ['run', 'readProc', 'readPasswd', 'readFunctionsRoot', 'writeOutside', 'ffi', 'sys'])
+    for (const k of [
+      'run',
+      'readProc',
+      'readPasswd',
+      'readFunctionsRoot',
+      'writeOutside',
+      'ffi',
+      'sys',
+      'metadata',
+      'metadataGcp',
+    ])
       expect(p[k], k).toMatch(/NotCapable|PermissionDenied/);
   });
 });

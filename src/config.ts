@@ -155,8 +155,14 @@ export interface FunctionsConfig {
   requestTimeoutMs: number;
   /** CPU time one invocation may use before its worker is killed (STRATA_FUNCTIONS_CPU_MS, default 2 s). */
   cpuBudgetMs: number;
-  /** V8 old-space cap of a worker in MB (STRATA_FUNCTIONS_MEMORY_MB, default 150). */
+  /**
+   * Memory of a worker in MB (STRATA_FUNCTIONS_MEMORY_MB, default 150): V8's old-space cap, and
+   * all of its resident memory (ArrayBuffers, WebAssembly memories too) beyond the runtime's own
+   * is counted: over it, the worker is killed (546 WORKER_LIMIT).
+   */
   memoryMb: number;
+  /** Temp folder space of a worker in MB (STRATA_FUNCTIONS_TMP_MB, default 256): one file larger fails to write; more in total ends the worker. */
+  tmpMb: number;
   /** An idle worker is stopped after this long (STRATA_FUNCTIONS_IDLE_MS, default 60 s). */
   idleTimeoutMs: number;
   /** Workers per function (STRATA_FUNCTIONS_POOL_SIZE, default 2). */
@@ -338,6 +344,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
       requestTimeoutMs: num(env, 'STRATA_FUNCTIONS_TIMEOUT_MS', 150_000),
       cpuBudgetMs: num(env, 'STRATA_FUNCTIONS_CPU_MS', 2_000),
       memoryMb: num(env, 'STRATA_FUNCTIONS_MEMORY_MB', 150),
+      tmpMb: Math.max(1, num(env, 'STRATA_FUNCTIONS_TMP_MB', 256)),
       idleTimeoutMs: num(env, 'STRATA_FUNCTIONS_IDLE_MS', 60_000),
       poolSize: Math.max(1, num(env, 'STRATA_FUNCTIONS_POOL_SIZE', 2)),
       maxWorkers: Math.max(1, num(env, 'STRATA_FUNCTIONS_MAX_WORKERS', 16)),

@@ -74,9 +74,9 @@ function forwardHeaders(h: IncomingHttpHeaders): Record<string, string | string[
 
 function errorFor(why: WorkerEnd): errors.PlatformError {
   if (why === 'timeout') return errors.TIMEOUT;
-  if (why === 'cpu' || why === 'memory') return errors.WORKER_LIMIT;
+  if (why === 'cpu' || why === 'memory' || why === 'disk') return errors.WORKER_LIMIT;
   if (why === 'boot') return errors.BOOT_ERROR;
-  if (why === 'shutdown') return errors.CAPACITY;
+  if (why === 'shutdown' || why === 'preempted') return errors.CAPACITY;
   return errors.WORKER_ERROR;
 }
 

@@ -1,16 +1,20 @@
 /**
  * The Edge Functions runtime: per function a small pool of Deno workers (worker.ts), bounded
  * globally, started on first invocation and reaped when idle; a worker whose code or environment
- * is outdated is retired (stopped once idle). Per-invocation CPU time is sampled from /proc; a
- * worker over the CPU budget is killed. `close()` kills every worker (no orphans).
+ * is outdated is retired (stopped once idle). Per-invocation CPU time and each worker's resident
+ * memory are sampled from /proc, its temp folder's size every 200 ms; a worker over a limit is
+ * killed. When the platform is full, a project below its fair share of workers takes one from the
+ * project holding the most. `close()` kills every worker (no orphans).
  */
-import { createHash } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FunctionsConfig } from '../config.js';
 import type { FunctionLogs } from './function-logs.js';
 import { BOOTSTRAP_SOURCE } from './worker-bootstrap.js';
-import { FunctionWorker, type WorkerEnd, type WorkerSpec } from './worker.js';
+import { FunctionWorker, SOCKET_NAME, type WorkerEnd, type WorkerSpec } from './worker.js';
+import { folderUsage, workerUser, ensureTraversable } from './worker-sandbox.js';
 
 export class CapacityError extends Error {}
 
@@ -34,6 +38,18 @@ export interface Lease {
 }
 
 const SAMPLE_MS = 50;
+/**
+ * Resident memory of an idle Deno worker (the runtime itself: binary, V8, caches), allowed on top
+ * of the function's memory limit.
+ */
+const RUNTIME_RSS_MB = 96;
+/**
+ * How often every worker's temp folder is measured: a worker writing many files goes over its temp
+ * space by at most what it writes in this time (one file never: RLIMIT_FSIZE).
+ */
+const TMP_CHECK_MS = 200;
+/** Longest Unix socket path (sun_path is 108 bytes with its NUL; kept below). */
+const MAX_SOCKET_PATH = 100;
 
 export class FunctionsRuntime {
   private readonly pools = new Map<string, FunctionWorker[]>();
@@ -41,8 +57,13 @@ export class FunctionsRuntime {
   /** Pre-started workers not leased yet: their CPU counts from their start (see warm()). */
   private readonly warming = new Map<FunctionWorker, { worker: FunctionWorker; cpuStart: number }>();
   private readonly bootstrapPath: string;
+  /** Where workers' temp folders (and sockets) are made: short enough for a socket path. */
+  private readonly tmpRoot: string;
+  /** The unprivileged user workers run as when the platform is root. */
+  private readonly user = workerUser();
   private readonly timer: NodeJS.Timeout;
   private lastReap = Date.now();
+  private lastTmpCheck = Date.now();
   private closed = false;
 
   constructor(
@@ -53,8 +74,20 @@ export class FunctionsRuntime {
   ) {
     mkdirSync(join(rootDir, 'deno-dir'), { recursive: true });
     mkdirSync(join(rootDir, 'tmp'), { recursive: true });
+    this.tmpRoot =
+      join(rootDir, 'tmp', 'x'.repeat(16), SOCKET_NAME).length <= MAX_SOCKET_PATH
+        ? join(rootDir, 'tmp')
+        : mkdtempSync(join(tmpdir(), 'strata-fn-'));
     this.bootstrapPath = join(rootDir, 'worker-bootstrap.mjs');
     writeFileSync(this.bootstrapPath, BOOTSTRAP_SOURCE);
+    if (this.user) {
+      // The worker's user reads its bundle, the bootstrap and the Deno cache (not listed:
+      // search bit only on the folders above), and nothing else of the platform's.
+      ensureTraversable(join(rootDir, 'deno-dir'));
+      ensureTraversable(this.tmpRoot);
+      chmodSync(this.tmpRoot, 0o711);
+      chmodSync(join(rootDir, 'tmp'), 0o711);
+    }
     this.timer = setInterval(() => this.tick(), SAMPLE_MS);
     this.timer.unref();
   }
@@ -69,6 +102,7 @@ export class FunctionsRuntime {
     const key = `${spec.ref}/${spec.slug}`;
     const worker = this.pick(key, spec);
     this.warming.delete(worker);
+    worker.idleCpuMark = undefined;
     worker.inflight++;
     worker.lastUsed = Date.now();
     let released = false;
@@ -110,7 +144,7 @@ export class FunctionsRuntime {
     for (const w of current) if (!best || w.inflight < best.inflight) best = w;
     if (best && (best.inflight < this.config.workerConcurrency || current.length >= this.config.poolSize))
       return best;
-    if (this.liveCount() >= this.config.maxWorkers && !this.evictIdle()) {
+    if (this.liveCount() >= this.config.maxWorkers && !this.evictIdle() && !this.preempt(spec.ref)) {
       if (best) return best;
       throw new CapacityError('Too many function workers are running; try again later');
     }
@@ -137,13 +171,41 @@ export class FunctionsRuntime {
     void worker.exited.then(() => this.warming.delete(worker));
   }
 
+  /**
+   * All workers are busy: when the project asking holds fewer than its fair share (max workers ÷
+   * projects holding workers, itself counted) and another holds more, that project's least busy
+   * worker is stopped (its invocations end 503) so the one asking gets a slot. False when none.
+   */
+  private preempt(ref: string): boolean {
+    const held = new Map<string, FunctionWorker[]>();
+    for (const [key, pool] of this.pools) {
+      const owner = key.slice(0, key.indexOf('/'));
+      for (const w of pool)
+        if (w.alive) {
+          const list = held.get(owner) ?? [];
+          list.push(w);
+          held.set(owner, list);
+        }
+    }
+    const projects = held.size + (held.has(ref) ? 0 : 1);
+    const share = Math.max(1, Math.floor(this.config.maxWorkers / projects));
+    if ((held.get(ref)?.length ?? 0) >= share) return false;
+    let richest: FunctionWorker[] | undefined;
+    for (const [owner, list] of held)
+      if (owner !== ref && list.length > share && (!richest || list.length > richest.length)) richest = list;
+    if (!richest) return false;
+    let victim: FunctionWorker | undefined;
+    for (const w of richest) if (!victim || w.inflight < victim.inflight) victim = w;
+    if (!victim) return false;
+    void victim.kill('preempted');
+    return true;
+  }
+
   private spawn(key: string, spec: FunctionSpec): FunctionWorker {
-    const tmpDir = join(
-      this.rootDir,
-      'tmp',
-      `${spec.ref}-${spec.slug}-${createHash('sha1').update(`${Date.now()}${Math.random()}`).digest('hex').slice(0, 10)}`,
-    );
-    mkdirSync(tmpDir, { recursive: true });
+    // Short (a socket path must fit sun_path), unguessable, private to the worker's user.
+    const tmpDir = join(this.tmpRoot, randomBytes(8).toString('hex'));
+    mkdirSync(tmpDir, { mode: 0o700 });
+    if (this.user) chownSync(tmpDir, this.user.uid, this.user.gid);
     const ws: WorkerSpec = {
       key,
       fingerprint: spec.fingerprint,
@@ -156,13 +218,22 @@ export class FunctionsRuntime {
       tmpDir,
       env: spec.env,
       memoryMb: this.config.memoryMb,
+      fileSizeLimit: this.config.tmpMb * 1024 * 1024,
+      user: this.user,
       bootTimeoutMs: 30_000,
     };
     const worker = new FunctionWorker(ws, (level, line) =>
       this.logs.add(spec.ref, { function_slug: spec.slug, type: 'log', level, message: line }),
     );
     worker.onEnd((why) => {
-      if (why === 'cpu' || why === 'memory' || why === 'crash' || why === 'boot')
+      if (
+        why === 'cpu' ||
+        why === 'memory' ||
+        why === 'disk' ||
+        why === 'preempted' ||
+        why === 'crash' ||
+        why === 'boot'
+      )
         this.logs.add(spec.ref, {
           function_slug: spec.slug,
           type: 'log',
@@ -245,21 +316,54 @@ export class FunctionsRuntime {
     return slugs;
   }
 
+  private get rssLimit(): number {
+    return (this.config.memoryMb + RUNTIME_RSS_MB) * 1024 * 1024;
+  }
+
   private tick(): void {
-    const now = new Map<FunctionWorker, number | undefined>();
+    const now = new Map<FunctionWorker, { cpuMs: number; rssBytes: number } | undefined>();
     for (const lease of [...this.leases, ...this.warming.values()]) {
       const w = lease.worker;
       if (!w.alive) continue;
-      if (!now.has(w)) now.set(w, w.cpuMs());
-      const cpu = now.get(w);
-      if (cpu !== undefined && cpu - lease.cpuStart > this.config.cpuBudgetMs) void w.kill('cpu');
+      if (!now.has(w)) now.set(w, w.usage());
+      const u = now.get(w);
+      if (u === undefined) continue;
+      if (u.rssBytes > this.rssLimit) void w.kill('memory');
+      else if (u.cpuMs - lease.cpuStart > this.config.cpuBudgetMs) void w.kill('cpu');
     }
     const t = Date.now();
+    if (t - this.lastTmpCheck >= TMP_CHECK_MS) {
+      this.lastTmpCheck = t;
+      const tmpLimit = this.config.tmpMb * 1024 * 1024;
+      for (const pool of this.pools.values())
+        for (const w of pool)
+          if (w.alive && folderUsage(w.spec.tmpDir, tmpLimit) > tmpLimit) void w.kill('disk');
+    }
     if (t - this.lastReap < 1000) return;
     this.lastReap = t;
     for (const pool of this.pools.values())
-      for (const w of pool)
-        if (w.alive && w.inflight === 0 && t - w.lastUsed > this.config.idleTimeoutMs) void w.kill('idle');
+      for (const w of pool) {
+        if (!w.alive) continue;
+        if (w.inflight === 0 && t - w.lastUsed > this.config.idleTimeoutMs) {
+          void w.kill('idle');
+          continue;
+        }
+        // Idle workers too: memory, CPU and temp files a function keeps using after it answered.
+        if (!now.has(w)) {
+          const u = w.usage();
+          if (u && u.rssBytes > this.rssLimit) {
+            void w.kill('memory');
+            continue;
+          }
+          if (u && w.inflight === 0 && !this.warming.has(w)) {
+            // CPU spent with no invocation in flight (background work) has the same budget.
+            if (w.idleCpuMark === undefined) w.idleCpuMark = u.cpuMs;
+            else if (u.cpuMs - w.idleCpuMark > this.config.cpuBudgetMs) {
+              void w.kill('cpu');
+            }
+          }
+        }
+      }
   }
 
   async close(): Promise<void> {
@@ -268,6 +372,7 @@ export class FunctionsRuntime {
     const all = [...this.pools.values()].flat();
     this.pools.clear();
     await Promise.all(all.map((w) => w.kill('shutdown')));
+    if (this.tmpRoot !== join(this.rootDir, 'tmp')) rmSync(this.tmpRoot, { recursive: true, force: true });
   }
 }
 
@@ -283,6 +388,10 @@ export function endMessage(why: WorkerEnd): string {
       return 'CPU time limit reached';
     case 'memory':
       return 'memory limit reached';
+    case 'disk':
+      return 'temp space limit reached';
+    case 'preempted':
+      return 'stopped to give another project its share of workers';
     case 'timeout':
       return 'wall clock time limit reached';
     case 'boot':

@@ -1,7 +1,10 @@
 /**
  * The script each function worker runs under Deno. It patches `Deno.serve` so the function's own
  * call only records its handler (an `export default { fetch }` works too), serves that handler on
- * an ephemeral 127.0.0.1 port, and prints `READY_MARKER <port>` on stdout. Every other stdout and
+ * a Unix socket in the worker's own temp folder (Deno.args[1]: no TCP port, so no other process's
+ * function can reach it: Deno lets a worker open only the paths it may read and write), and prints
+ * `READY_MARKER` on stdout. It removes the runtime's own DENO_* settings from the environment the
+ * function sees. Every other stdout and
  * stderr line is the function's console output. A module that throws while loading still gets
  * its port: each request is then answered with the boot error (500, logged once).
  */
@@ -9,6 +12,8 @@ export const READY_MARKER = '\u0000strata-worker-ready';
 
 export const BOOTSTRAP_SOURCE = `// Strata Edge Functions worker bootstrap (generated; do not edit).
 const entry = Deno.args[0];
+const socketPath = Deno.args[1];
+for (const name of Object.keys(Deno.env.toObject())) if (name.startsWith('DENO_') || name === 'NO_COLOR' || name === 'PWD') Deno.env.delete(name);
 const json = (status, code, message) =>
   new Response(JSON.stringify({ code, message }), {
     status,
@@ -51,14 +56,14 @@ globalThis.addEventListener('error', (e) => {
   try { while ((await Deno.stdin.read(buf)) !== null) {} } catch {}
   Deno.exit(0);
 })();
+const PEER = Object.freeze({ transport: 'tcp', hostname: '127.0.0.1', port: 0 });
 let ready;
 const loaded = new Promise((r) => (ready = r));
 serve(
   {
-    hostname: '127.0.0.1',
-    port: 0,
-    onListen: ({ port }) => {
-      Deno.stdout.writeSync(new TextEncoder().encode(${JSON.stringify(READY_MARKER)} + ' ' + port + '\\n'));
+    path: socketPath,
+    onListen: () => {
+      Deno.stdout.writeSync(new TextEncoder().encode(${JSON.stringify(READY_MARKER)} + '\\n'));
     },
   },
   async (req, info) => {
@@ -67,7 +72,8 @@ serve(
     if (!handler) return json(500, 'BOOT_ERROR', 'Function did not call Deno.serve (please check logs)');
     let res;
     try {
-      res = await handler(req, info);
+      // The peer is the platform on a Unix socket; functions written for TCP read remoteAddr.hostname.
+      res = await handler(req, { completed: info.completed, remoteAddr: PEER });
     } catch (e) {
       console.error(e);
       return json(500, 'WORKER_ERROR', 'Function exited due to an error (please check logs)');

@@ -1,17 +1,34 @@
 /**
  * One Deno process running one function version (see worker-bootstrap.ts): spawned with the
- * function's permission set, reports its port, serves invocations until it is reaped, recycled or
- * killed over a limit. Its console output goes to `onLog`.
+ * function's permission set and environment (its own identifier-named secrets only), as an
+ * unprivileged user when the platform is root, with a file-size limit; listens on a Unix socket in
+ * its temp folder; serves invocations until it is reaped, recycled or killed over a limit. Its
+ * console output goes to `onLog`.
  */
 import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Pool } from 'undici';
+import { workerEnvironment } from './environment-names.js';
 import { READY_MARKER } from './worker-bootstrap.js';
 
 /** Why a worker stopped: a limit (cpu, memory, timeout), a crash, or the platform's choice. */
-export type WorkerEnd = 'cpu' | 'memory' | 'timeout' | 'crash' | 'idle' | 'recycled' | 'shutdown' | 'boot';
+export type WorkerEnd =
+  | 'cpu'
+  | 'memory'
+  | 'disk'
+  | 'timeout'
+  | 'crash'
+  | 'idle'
+  | 'recycled'
+  | 'shutdown'
+  | 'preempted'
+  | 'boot';
+
+/** The socket a worker listens on, in its temp folder. */
+export const SOCKET_NAME = '.worker.sock';
 
 export interface WorkerSpec {
   /** `ref/slug`: which function. */
@@ -27,6 +44,10 @@ export interface WorkerSpec {
   tmpDir: string;
   env: Record<string, string>;
   memoryMb: number;
+  /** Largest file the worker may write (RLIMIT_FSIZE, bytes): a larger write fails in the function. */
+  fileSizeLimit: number;
+  /** The unprivileged user the worker runs as (when the platform is root). */
+  user?: { uid: number; gid: number };
   bootTimeoutMs: number;
 }
 
@@ -128,20 +149,47 @@ function loadUndici(): Promise<{ Pool: typeof Pool }> {
   return undici;
 }
 
-/** Total CPU time (user + system, all threads) of a live process in ms; undefined when gone. */
-export function processCpuMs(pid: number): number | undefined {
+const PAGE_SIZE = 4096;
+
+/**
+ * Total CPU time (user + system, all threads) in ms and resident memory (all of it: V8's heap,
+ * ArrayBuffers, WebAssembly memories, the runtime) in bytes of a live process; undefined when gone.
+ * One /proc read.
+ */
+export function processUsage(pid: number): { cpuMs: number; rssBytes: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+    return {
+      cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK,
+      rssBytes: Number(fields[21]) * PAGE_SIZE,
+    };
   } catch {
     return undefined;
   }
 }
 
+/** Total CPU time of a live process in ms; undefined when gone. */
+export function processCpuMs(pid: number): number | undefined {
+  return processUsage(pid)?.cpuMs;
+}
+
 /** V8's fatal out-of-memory ends a Deno process with SIGTRAP (exit status 133) or an abort. */
 function outOfMemory(code: number | null, signal: NodeJS.Signals | null): boolean {
   return signal === 'SIGTRAP' || signal === 'SIGABRT' || code === 133 || code === 134;
+}
+
+/**
+ * The command that starts a worker: Deno under `sh`, which ignores SIGXFSZ (inherited across
+ * exec, so a write past RLIMIT_FSIZE fails with EFBIG inside the function instead of killing the
+ * worker) and sets the file-size limit (`ulimit -f`, in 512-byte blocks), then execs Deno (same pid).
+ */
+export function workerCommand(spec: WorkerSpec): { file: string; args: string[] } {
+  const blocks = Math.max(1, Math.floor(spec.fileSizeLimit / 512));
+  return {
+    file: '/bin/sh',
+    args: ['-c', `trap '' XFSZ; ulimit -f ${blocks} && exec "$0" "$@"`, spec.denoBin, ...denoArgs(spec)],
+  };
 }
 
 export function denoArgs(spec: WorkerSpec): string[] {
@@ -156,28 +204,38 @@ export function denoArgs(spec: WorkerSpec): string[] {
     '--cached-only',
     '--allow-net',
     // Deno's net permission covers listening as well as connecting: a function may not open a port
-    // on every interface of the host (no outbound connection ever targets these addresses).
-    '--deny-net=0.0.0.0,[::]',
+    // on every interface of the host (no outbound connection ever targets these addresses), nor
+    // ask the cloud's instance metadata service for the host's credentials.
+    '--deny-net=0.0.0.0,[::],169.254.169.254,[fd00:ec2::254],metadata.google.internal',
     '--allow-env',
+    // Read and write: its bundle and its temp folder only (its socket is there). Deno lets a worker
+    // connect to a Unix socket only where it may read and write, so no other worker's socket.
     `--allow-read=${spec.bundleDir},${spec.tmpDir}`,
     `--allow-write=${spec.tmpDir}`,
     `--v8-flags=--max-old-space-size=${spec.memoryMb}`,
   ];
   // File URLs, not paths: a `#`, `?` or `%` in a folder or file name is then part of the name.
   if (spec.importMapPath) args.push(`--import-map=${pathToFileURL(spec.importMapPath).href}`);
-  args.push(spec.bootstrapPath, pathToFileURL(spec.entryPath).href);
+  args.push(spec.bootstrapPath, pathToFileURL(spec.entryPath).href, socketPathOf(spec));
   return args;
+}
+
+export function socketPathOf(spec: WorkerSpec): string {
+  return join(spec.tmpDir, SOCKET_NAME);
 }
 
 export class FunctionWorker {
   readonly child: ChildProcess;
-  port = 0;
+  /** True once the worker printed its ready marker. */
+  private listening = false;
   /** Kept-alive connections to the worker's port (undici: the cheapest HTTP client hop in Node). */
   pool?: Pool;
   /** True once the worker listens (so a lease need not wait on `ready`). */
   isReady = false;
   inflight = 0;
   lastUsed = Date.now();
+  /** Its CPU time when first seen idle since its last invocation (background work is budgeted too). */
+  idleCpuMark?: number;
   /** Set once the worker must take no new invocations (newer code/env); killed when idle. */
   retired = false;
   /** Why it ended; undefined while alive. */
@@ -193,10 +251,16 @@ export class FunctionWorker {
     onLog: LogSink,
   ) {
     void loadUndici().catch(() => {});
-    this.child = spawn(spec.denoBin, denoArgs(spec), {
+    const command = workerCommand(spec);
+    this.child = spawn(command.file, command.args, {
       cwd: spec.tmpDir,
+      uid: spec.user?.uid,
+      gid: spec.user?.gid,
+      // Only the function's own variables (identifier names, none that steers the loader, the
+      // runtime or the process: environment-names.ts) and the runtime's settings, which the
+      // bootstrap removes before the function runs. Never the platform's own environment.
       env: {
-        ...spec.env,
+        ...workerEnvironment(spec.env),
         DENO_DIR: spec.denoDir,
         DENO_NO_UPDATE_CHECK: '1',
         DENO_NO_PROMPT: '1',
@@ -234,7 +298,7 @@ export class FunctionWorker {
       // The ready marker (it starts with NUL) is always read; other lines within the budget.
       const budget = new LineBudget();
       const accept = (first: number) => {
-        if (first === 0 && this.port === 0) return true;
+        if (first === 0 && !this.listening) return true;
         const ok = budget.take();
         if (!ok && budget.skipped === 1)
           onLog(
@@ -246,13 +310,14 @@ export class FunctionWorker {
       readLines(
         stdout,
         (line) => {
-          if (this.port === 0 && this.alive && line.startsWith(READY_MARKER)) {
-            this.port = Number(line.slice(READY_MARKER.length + 1));
+          if (!this.listening && this.alive && line === READY_MARKER) {
+            this.listening = true;
             loadUndici().then(({ Pool }) => {
               // Exited meanwhile: `exited` has rejected `ready` already.
               if (!this.alive) return;
               // No client-side timeouts: the runtime's wall-clock limit ends requests (worker killed).
-              this.pool = new Pool(`http://127.0.0.1:${this.port}`, {
+              this.pool = new Pool('http://localhost', {
+                socketPath: socketPathOf(spec),
                 connections: MAX_CONNECTIONS,
                 pipelining: 1,
                 headersTimeout: 0,
@@ -277,9 +342,14 @@ export class FunctionWorker {
 
   /** CPU time now (reads /proc). */
   cpuMs(): number | undefined {
-    const ms = this.child.pid === undefined ? undefined : processCpuMs(this.child.pid);
-    if (ms !== undefined) this.sampled = { ms, at: performance.now() };
-    return ms;
+    return this.usage()?.cpuMs;
+  }
+
+  /** CPU time and resident memory now (one /proc read). */
+  usage(): { cpuMs: number; rssBytes: number } | undefined {
+    const u = this.child.pid === undefined ? undefined : processUsage(this.child.pid);
+    if (u !== undefined) this.sampled = { ms: u.cpuMs, at: performance.now() };
+    return u;
   }
 
   /**

@@ -13,7 +13,7 @@ export async function deploy(
   ref: string,
   slug: string,
   files: Record<string, string>,
-  meta: { verify_jwt?: boolean; entrypoint_path?: string; import_map_path?: string } = {},
+  meta: { verify_jwt?: boolean; entrypoint_path?: string; import_map_path?: string; token?: string } = {},
 ): Promise<DeployAnswer> {
   const form = new FormData();
   const entry = meta.entrypoint_path ?? `supabase/functions/${slug}/index.ts`;
@@ -29,7 +29,7 @@ export async function deploy(
   for (const [path, source] of Object.entries(files)) form.append('file', new Blob([source]), path);
   const res = await fetch(`${tp.url}/v1/projects/${ref}/functions/deploy?slug=${encodeURIComponent(slug)}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}` },
+    headers: { authorization: `Bearer ${meta.token ?? tp.platform.defaultAccessToken}` },
     body: form,
   });
   const text = await res.text();
@@ -42,7 +42,7 @@ export function deployOne(
   ref: string,
   slug: string,
   source: string,
-  meta: { verify_jwt?: boolean } = {},
+  meta: { verify_jwt?: boolean; token?: string } = {},
 ): Promise<DeployAnswer> {
   return deploy(tp, ref, slug, { [`supabase/functions/${slug}/index.ts`]: source }, meta);
 }

@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ManagementModule } from '../http/module.js';
 import { badRequest } from '../http/errors.js';
 import { projectOf } from '../http/project-access.js';
+import { environmentNameProblem } from '../../functions/environment-names.js';
 import { deleteSecrets, listSecrets, RESERVED_PREFIX, upsertSecrets } from './service.js';
 
 export const RESERVED_NAME_MESSAGE = 'Secret name must not start with the SUPABASE_ prefix.';
@@ -47,6 +48,13 @@ export const secretRoutes: ManagementModule = async (app, { platform }) => {
     async (req, reply) => {
       const project = projectOf(req);
       const secrets = req.body.map(({ name, value }) => ({ name, value }));
+      // The names become the Deno worker's environment: only identifiers, never one that steers
+      // the loader, the runtime or the process (environment-names.ts). Nothing is stored then.
+      for (const { name, value } of secrets) {
+        const problem = environmentNameProblem(name);
+        if (problem) throw badRequest(problem);
+        if (value.includes('\0')) throw badRequest(`Secret value of ${name} must not contain NUL characters`);
+      }
       await upsertSecrets(platform, project.ref, secrets);
       return reply.code(201).send();
     },

@@ -19,6 +19,14 @@ export class StorageError extends Error {
     this.name = 'StorageError';
   }
 
+  /** Headers the error reply carries (set after a download's own headers are removed). */
+  headers: Record<string, string> = {};
+
+  withHeader(name: string, value: string): this {
+    this.headers[name] = value;
+    return this;
+  }
+
   get http(): number {
     return this.httpStatus ?? (this.status >= 500 ? this.status : 400);
   }
@@ -64,7 +72,12 @@ export const errors = {
     e('InvalidRequest', 400, 'InvalidRequest', 'Invalid file size format, hint: use 20GB / 20MB / 30KB / 3B'),
   invalidParameter: (name: string) =>
     e('InvalidParameter', 400, 'InvalidParameter', `Invalid Parameter ${name}`),
-  invalidRange: () => e('InvalidRange', 416, 'invalid_range', 'invalid range provided', 416),
+  /** 416, with the object's length in `Content-Range: bytes *\/N` (RFC 9110 §15.5.17). */
+  invalidRange: (size: number) =>
+    e('InvalidRange', 416, 'invalid_range', 'invalid range provided', 416).withHeader(
+      'content-range',
+      `bytes */${size}`,
+    ),
   tooManyObjectsToEmpty: () =>
     e(
       'InvalidRequest',
@@ -105,6 +118,9 @@ export function fromPgError(err: unknown): StorageError | undefined {
     case '22021':
     case '22P05':
       return errors.invalidRequest('The request contains characters that cannot be stored');
+    // A number past a column's or parameter's range (e.g. an int list position): the input's fault.
+    case '22003':
+      return errors.invalidRequest('A number in the request is out of range');
     case '57014':
       return errors.statementTimeout();
     case '53300':

@@ -64,6 +64,7 @@ function sendError(err: FastifyError | Error, req: FastifyRequest, reply: Fastif
   const se = toStorageError(err);
   if (se.code === 'InternalError') req.log.error({ err }, 'storage request failed');
   for (const h of DOWNLOAD_HEADERS) reply.removeHeader(h);
+  for (const [name, value] of Object.entries(se.headers)) reply.header(name, value);
   reply.code(se.http);
   if (se.http === 503) reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
   if (req.method === 'HEAD' || reply.raw.headersSent) return reply.send();

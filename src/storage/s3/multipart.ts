@@ -22,6 +22,8 @@ import { bodyOf, contentTypeOf } from './objects.js';
 import { readXml, toXml } from './xml.js';
 
 const MAX_PARTS = 10_000;
+/** AWS: every part but the last is at least 5 MiB, checked when the upload is completed. */
+export const MIN_PART_SIZE = 5 * 1024 * 1024;
 
 /**
  * `upload_signature` is '' while parts may be added, 'completing:<epoch>' while a complete runs.
@@ -236,6 +238,9 @@ export async function completeMultipartUpload(r: S3Request, uploadId: string): P
       const p = byNumber.get(w.n);
       if (!p || unquote(p.etag) !== w.etag) throw s3Errors.invalidPart(w.n);
       return p;
+    });
+    used.forEach((p, i) => {
+      if (i < used.length - 1 && Number(p.size) < MIN_PART_SIZE) throw s3Errors.entityTooSmall();
     });
     const bucket = await bucketLimits(r.project, r.bucket);
     const limit = effectiveLimit(r.globalLimit, bucket.fileSizeLimit, false);

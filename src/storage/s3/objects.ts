@@ -7,9 +7,7 @@ import type { Readable } from 'node:stream';
 import { SERVICE, ownerUuid } from '../auth.js';
 import { errors, StorageError } from '../errors.js';
 import { assertBucketName, assertKey, isValidKey } from '../keys.js';
-import { checkMimeType } from '../limits.js';
 import { renderObject } from '../routes/render.js';
-import { bucketLimits } from '../service/buckets.js';
 import { deleteObject, deleteObjects, findObject, requireObject } from '../service/objects.js';
 import { copyObject } from '../service/transfers.js';
 import { uploadObject } from '../service/uploads.js';
@@ -152,10 +150,8 @@ export async function copyOne(r: S3Request, source: string): Promise<unknown> {
   const src = parseCopySource(source);
   assertKey(src.key);
   const replace = h(r, 'x-amz-metadata-directive')?.toUpperCase() === 'REPLACE';
-  // A replaced Content-Type meets the destination bucket's MIME rules, as a PutObject's does.
+  // The copy meets the destination bucket's size and MIME rules (service/transfers.ts).
   const mimetype = replace ? contentTypeOf(r) : undefined;
-  if (mimetype !== undefined)
-    checkMimeType((await bucketLimits(r.project, r.bucket)).allowedMimeTypes, mimetype);
   const row = await copyObject(
     {
       project: r.project,
@@ -165,6 +161,7 @@ export async function copyOne(r: S3Request, source: string): Promise<unknown> {
       sourceKey: src.key,
       destinationBucket: r.bucket,
       destinationKey: r.key,
+      globalLimit: r.globalLimit,
     },
     replace
       ? {

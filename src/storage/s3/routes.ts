@@ -70,6 +70,7 @@ export function sendS3Error(
   for (const name of S3_DOWNLOAD_HEADERS) reply.removeHeader(name);
   for (const name of Object.keys(reply.getHeaders()))
     if (name.startsWith('x-amz-meta-')) reply.removeHeader(name);
+  for (const [name, value] of Object.entries(se.headers)) reply.header(name, value);
   // Logical status on this surface (404 NoSuchKey, 403 AccessDenied, 409 conflicts, 413 ...).
   const status = se.status >= 400 && se.status < 600 ? se.status : se.http;
   reply.code(status === 544 ? 500 : status);

@@ -9,6 +9,8 @@ import type { StorageBackend } from '../backend/interface.js';
 import { SERVICE, ownerUuid, type Caller } from '../auth.js';
 import { errors } from '../errors.js';
 import { assertKey } from '../keys.js';
+import { checkMimeType, effectiveLimit } from '../limits.js';
+import { bucketLimits } from './buckets.js';
 import { commitMove, commitNewBytes } from './object-writes.js';
 import { findObject, requireObject, type ObjectRow, type SystemMetadata } from './objects.js';
 
@@ -20,6 +22,19 @@ export interface Transfer {
   sourceKey: string;
   destinationBucket: string;
   destinationKey: string;
+  /** The platform's upload limit (STRATA_STORAGE_FILE_SIZE_LIMIT). */
+  globalLimit: number;
+}
+
+/**
+ * A copy or move is a write into the destination bucket: its file_size_limit and
+ * allowed_mime_types hold as they do for an upload (413 / 415).
+ */
+async function checkDestinationLimits(t: Transfer, meta: SystemMetadata): Promise<void> {
+  const bucket = await bucketLimits(t.project, t.destinationBucket);
+  const size = Number(meta.size ?? meta.contentLength ?? 0);
+  if (size > effectiveLimit(t.globalLimit, bucket.fileSizeLimit, false)) throw errors.entityTooLarge();
+  checkMimeType(bucket.allowedMimeTypes, meta.mimetype ?? 'application/octet-stream');
 }
 
 async function copyBytes(
@@ -28,6 +43,7 @@ async function copyBytes(
   meta: SystemMetadata,
 ): Promise<{ version: string; sourceVersion: string; metadata: SystemMetadata }> {
   if (!src.version) throw errors.missingBytes();
+  await checkDestinationLimits(t, meta);
   const version = randomUUID();
   let stored: Awaited<ReturnType<typeof t.backend.copy>>;
   try {

@@ -128,7 +128,7 @@ describe('S3 multipart part sizes (AWS CompleteMultipartUpload)', () => {
     const key = `parts-${sizes.join('-')}.bin`;
     const created = await env.s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
     const UploadId = must(created.UploadId);
-    const parts = [];
+    const parts: { PartNumber: number; ETag?: string }[] = [];
     for (const [i, size] of sizes.entries()) {
       const out = await env.s3.send(
         new UploadPartCommand({

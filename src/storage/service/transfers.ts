@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { ProjectContext } from '../../platform/project-context.js';
 import type { StorageBackend } from '../backend/interface.js';
 import { SERVICE, ownerUuid, type Caller } from '../auth.js';
-import { errors } from '../errors.js';
+import { StorageError, errors } from '../errors.js';
 import { assertKey } from '../keys.js';
 import { checkMimeType, effectiveLimit } from '../limits.js';
 import { bucketLimits } from './buckets.js';
@@ -31,7 +31,10 @@ export interface Transfer {
  * allowed_mime_types hold as they do for an upload (413 / 415).
  */
 async function checkDestinationLimits(t: Transfer, meta: SystemMetadata): Promise<void> {
-  const bucket = await bucketLimits(t.project, t.destinationBucket);
+  // A destination bucket that does not exist stays the commit's "related resource" error.
+  const bucket = await bucketLimits(t.project, t.destinationBucket).catch((err: unknown) => {
+    throw err instanceof StorageError && err.code === 'NoSuchBucket' ? errors.relatedMissing() : err;
+  });
   const size = Number(meta.size ?? meta.contentLength ?? 0);
   if (size > effectiveLimit(t.globalLimit, bucket.fileSizeLimit, false)) throw errors.entityTooLarge();
   checkMimeType(bucket.allowedMimeTypes, meta.mimetype ?? 'application/octet-stream');

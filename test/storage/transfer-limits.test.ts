@@ -31,7 +31,7 @@ async function upload(bucket: string, key: string, bytes: Buffer, type: string):
     method: 'POST',
     token,
     headers: { 'content-type': type },
-    body: bytes,
+    body: new Uint8Array(bytes),
   });
   expect(res.status, await res.clone().text()).toBe(200);
 }

@@ -100,7 +100,24 @@ export const errors = {
   database: (sqlState: string) =>
     e('DatabaseError', 500, 'DatabaseError', `database error, code: ${sqlState}`),
   internal: () => e('InternalError', 500, 'Internal', 'Internal Server Error'),
+  /** The backend's disk (or quota) is full: 507 on every surface, the object not stored. */
+  insufficientStorage: () =>
+    e(
+      'InsufficientStorage',
+      507,
+      'Insufficient Storage',
+      'There is not enough space left on the storage backend to store the object',
+    ),
 };
+
+/** Errors of the file system under the backend that a caller should be told about plainly. */
+export function fromSystemError(err: unknown): StorageError | undefined {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  // ENOSPC: no space left; EDQUOT: a quota reached; EFBIG: larger than the file system (or the
+  // process's file-size limit) allows.
+  if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'EFBIG') return errors.insufficientStorage();
+  return undefined;
+}
 
 /** PostgreSQL errors the service does not map itself. */
 export function fromPgError(err: unknown): StorageError | undefined {

@@ -6,7 +6,8 @@
  * (the reference's S3 error handler). Bodies stay streams (no parser reads them ahead).
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DOWNLOAD_HEADERS, StorageError, errors } from '../errors.js';
+import { setErrorHeaders } from '../error-reply.js';
+import { DOWNLOAD_HEADERS, StorageError, errors, fromSystemError } from '../errors.js';
 import { assertBucketName } from '../keys.js';
 import { scopeOf, type StorageDeps } from '../routes/context.js';
 import { authenticateS3, type S3Auth } from './auth.js';
@@ -38,6 +39,8 @@ const S3_DOWNLOAD_HEADERS = [...DOWNLOAD_HEADERS, 'etag', 'cache-control'];
 
 function toS3Error(err: FastifyError | Error): StorageError {
   if (err instanceof StorageError) return err;
+  const system = fromSystemError(err);
+  if (system) return system;
   const e = err as FastifyError;
   if (e.code === 'FST_ERR_BAD_URL') return s3Errors.invalidUri();
   if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500)
@@ -67,10 +70,8 @@ export function sendS3Error(
 ): FastifyReply {
   const se = toS3Error(err);
   if (se.code === 'InternalError') req.log.error({ err }, 's3 request failed');
-  for (const name of S3_DOWNLOAD_HEADERS) reply.removeHeader(name);
-  for (const name of Object.keys(reply.getHeaders()))
-    if (name.startsWith('x-amz-meta-')) reply.removeHeader(name);
-  for (const [name, value] of Object.entries(se.headers)) reply.header(name, value);
+  const meta = Object.keys(reply.getHeaders()).filter((name) => name.startsWith('x-amz-meta-'));
+  setErrorHeaders(req, reply, se, [...S3_DOWNLOAD_HEADERS, ...meta]);
   // Logical status on this surface (404 NoSuchKey, 403 AccessDenied, 409 conflicts, 413 ...).
   const status = se.status >= 400 && se.status < 600 ? se.status : se.http;
   reply.code(status === 544 ? 500 : status);

@@ -18,6 +18,8 @@ export interface RenderOptions {
    * the backend open removes the old version, and the new one should be served instead.
    */
   reload?: () => Promise<ObjectRow>;
+  /** Headers that replace the object's own (S3 GetObject's `response-*` parameters). */
+  overrides?: Record<string, string>;
 }
 
 function one(v: string | string[] | undefined): string | undefined {
@@ -49,6 +51,7 @@ function setCommonHeaders(
   else if (m.cacheControl) reply.header('cache-control', m.cacheControl);
   const disposition = dispositionOf(req);
   if (disposition) reply.header('content-disposition', disposition);
+  for (const [name, value] of Object.entries(opts.overrides ?? {})) reply.header(name, value);
 }
 
 function notModified(req: FastifyRequest, m: SystemMetadata): boolean {

@@ -12,7 +12,7 @@ import { deleteObject, deleteObjects, findObject, requireObject } from '../servi
 import { copyObject } from '../service/transfers.js';
 import { uploadObject } from '../service/uploads.js';
 import { AwsChunkedDecoder, isAwsChunked } from './aws-chunked.js';
-import { h, sendXml, userMetadataOf, type S3Request } from './context.js';
+import { h, q, sendXml, userMetadataOf, type S3Request } from './context.js';
 import { s3Errors } from './errors.js';
 import { readXml, toXml } from './xml.js';
 
@@ -72,6 +72,28 @@ export async function putObject(r: S3Request): Promise<unknown> {
   return r.reply.code(200).send();
 }
 
+/** GetObject's `response-*` query parameters and the headers they set (AWS GetObject). */
+const RESPONSE_OVERRIDES: Record<string, string> = {
+  'response-content-type': 'content-type',
+  'response-content-language': 'content-language',
+  'response-expires': 'expires',
+  'response-cache-control': 'cache-control',
+  'response-content-disposition': 'content-disposition',
+  'response-content-encoding': 'content-encoding',
+};
+
+function responseOverrides(r: S3Request): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [param, header] of Object.entries(RESPONSE_OVERRIDES)) {
+    const v = q(r, param);
+    if (v === undefined) continue;
+    if (!/^[\t\x20-\x7e]*$/.test(v)) throw s3Errors.invalidArgument(`Invalid value for ${param}`);
+    const date = header === 'expires' ? Date.parse(v) : Number.NaN;
+    out[header] = Number.isFinite(date) ? new Date(date).toUTCString() : v;
+  }
+  return out;
+}
+
 export async function getObject(r: S3Request): Promise<unknown> {
   assertKey(r.key);
   const read = () => requireObject(r.project, r.caller, 'storage.s3.get_object', r.bucket, r.key);
@@ -80,7 +102,7 @@ export async function getObject(r: S3Request): Promise<unknown> {
     if (typeof v === 'string' && /^[\x20-\x7e]*$/.test(v) && /^[A-Za-z0-9_.-]+$/.test(name))
       r.reply.header(`x-amz-meta-${name}`, v);
   }
-  return renderObject(r.req, r.reply, r.backend, row, { reload: read });
+  return renderObject(r.req, r.reply, r.backend, row, { reload: read, overrides: responseOverrides(r) });
 }
 
 export async function deleteOne(r: S3Request): Promise<unknown> {

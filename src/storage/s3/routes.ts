@@ -27,7 +27,10 @@ import {
   createMultipartUpload,
   listParts,
   uploadPart,
+  uploadPartCopy,
 } from './multipart.js';
+import { listMultipartUploads } from './multipart-list.js';
+import { getBucketVersioning, getObjectTagging } from './subresources.js';
 import { copyOne, deleteMany, deleteOne, getObject, putObject } from './objects.js';
 import { rawQuery } from './sigv4.js';
 import { toXml } from './xml.js';
@@ -129,13 +132,9 @@ export async function s3Routes(app: FastifyInstance, deps: StorageDeps): Promise
           return reply
             .type('application/xml')
             .send(toXml('LocationConstraint', { '#text': deps.platform.config.s3Protocol.region }));
-        if (
-          has(r, 'uploads') ||
-          has(r, 'versioning') ||
-          has(r, 'lifecycle') ||
-          has(r, 'policy') ||
-          has(r, 'acl')
-        )
+        if (has(r, 'versioning')) return getBucketVersioning(r);
+        if (has(r, 'uploads')) return listMultipartUploads(r);
+        if (has(r, 'lifecycle') || has(r, 'policy') || has(r, 'acl'))
           throw s3Errors.notImplemented('This bucket operation');
         return one(r, 'list-type') === '2' ? listObjectsV2(r) : listObjectsV1(r);
       case 'HEAD':
@@ -159,19 +158,23 @@ export async function s3Routes(app: FastifyInstance, deps: StorageDeps): Promise
     switch (req.method) {
       case 'GET':
         if (uploadId !== undefined) return listParts(r, uploadId);
+        if (has(r, 'tagging')) return getObjectTagging(r);
         return getObject(r);
       case 'HEAD':
         return getObject(r);
       case 'PUT': {
+        // PutObjectTagging would otherwise overwrite the object with the tagging document.
+        if (has(r, 'tagging') || has(r, 'acl')) throw s3Errors.notImplemented('This object operation');
+        const source = req.headers['x-amz-copy-source'];
         if (uploadId !== undefined) {
-          if (req.headers['x-amz-copy-source'] !== undefined) throw s3Errors.notImplemented('UploadPartCopy');
+          if (typeof source === 'string') return uploadPartCopy(r, uploadId, source);
           return uploadPart(r, uploadId);
         }
-        const source = req.headers['x-amz-copy-source'];
         if (typeof source === 'string') return copyOne(r, source);
         return putObject(r);
       }
       case 'DELETE':
+        if (has(r, 'tagging')) throw s3Errors.notImplemented('This object operation');
         if (uploadId !== undefined) return abortMultipartUpload(r, uploadId);
         return deleteOne(r);
       case 'POST':

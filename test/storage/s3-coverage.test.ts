@@ -23,7 +23,9 @@ import {
   type S3Client,
   UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AwsChunkedDecoder } from '../../src/storage/s3/aws-chunked.js';
 import { bucketName, uuid } from './harness.js';
 import { must, s3Error, useS3Platform } from './s3-support.js';
 
@@ -242,5 +244,27 @@ describe('ListMultipartUploads', () => {
     const seenByA = await userA.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: key }));
     expect(seenByA.Uploads?.map((u) => u.UploadId)).toEqual([mine.UploadId]);
     await userA.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: mine.UploadId }));
+  });
+});
+
+describe('aws-chunked bodies that declare a trailer (x-amz-trailer)', () => {
+  const decode = async (body: string, trailer?: string) => {
+    const out: Buffer[] = [];
+    for await (const c of Readable.from([Buffer.from(body)]).pipe(new AwsChunkedDecoder(undefined, trailer)))
+      out.push(c as Buffer);
+    return Buffer.concat(out).toString();
+  };
+
+  it('decode when the declared trailer follows the last frame', async () => {
+    expect(
+      await decode('3\r\nabc\r\n0\r\nx-amz-checksum-crc32:NSRBwg==\r\n\r\n', 'x-amz-checksum-crc32'),
+    ).toBe('abc');
+    expect(await decode('3\r\nabc\r\n0\r\n\r\n')).toBe('abc');
+  });
+
+  it('fail when the trailer block is missing, so nothing is stored', async () => {
+    await expect(decode('3\r\nabc\r\n0\r\n\r\n', 'x-amz-checksum-crc32')).rejects.toMatchObject({
+      code: 'InvalidArgument',
+    });
   });
 });

@@ -32,7 +32,7 @@ export function bodyOf(r: S3Request): { stream: Readable; declaredLength?: numbe
   const lengthHeader = chunked ? h(r, 'x-amz-decoded-content-length') : h(r, 'content-length');
   const declaredLength = lengthHeader && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : undefined;
   if (!chunked) return { stream: r.req.raw, declaredLength };
-  const decoder = new AwsChunkedDecoder(r.chunks);
+  const decoder = new AwsChunkedDecoder(r.chunks, h(r, 'x-amz-trailer'));
   r.req.raw.on('error', (err) => decoder.destroy(err));
   return { stream: r.req.raw.pipe(decoder), declaredLength };
 }

@@ -5,6 +5,7 @@
  * S3 does; errors are S3 XML `<Error><Code/><Message/><Resource/></Error>` with the logical status
  * (the reference's S3 error handler). Bodies stay streams (no parser reads them ahead).
  */
+import multipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { setErrorHeaders } from '../error-reply.js';
 import { DOWNLOAD_HEADERS, StorageError, errors, fromSystemError } from '../errors.js';
@@ -31,6 +32,7 @@ import {
 } from './multipart.js';
 import { listMultipartUploads } from './multipart-list.js';
 import { getBucketVersioning, getObjectTagging } from './subresources.js';
+import { authenticatePostPolicy, isPostPolicyRequest, postObject } from './post-policy.js';
 import { copyOne, deleteMany, deleteOne, getObject, putObject } from './objects.js';
 import { rawQuery } from './sigv4.js';
 import { toXml } from './xml.js';
@@ -90,9 +92,17 @@ export async function s3Routes(app: FastifyInstance, deps: StorageDeps): Promise
   app.setErrorHandler(sendS3Error);
   app.setNotFoundHandler((req, reply) => sendS3Error(s3Errors.methodNotAllowed(), req, reply));
 
+  // Form parsing for POST policy uploads only: other bodies stay raw streams (the parser leaves them unread).
+  await app.register(multipart);
+
   app.addHook('preHandler', async (req) => {
     const { project } = scopeOf(deps, req);
-    callers.set(req, await authenticateS3(req, deps.platform, project));
+    callers.set(
+      req,
+      isPostPolicyRequest(req)
+        ? await authenticatePostPolicy(req, deps.platform, project)
+        : await authenticateS3(req, deps.platform, project),
+    );
   });
 
   const ctx = (req: FastifyRequest, reply: FastifyReply): S3Request => {
@@ -145,6 +155,7 @@ export async function s3Routes(app: FastifyInstance, deps: StorageDeps): Promise
         return deleteOneBucket(r);
       case 'POST':
         if (has(r, 'delete')) return deleteMany(r);
+        if (isPostPolicyRequest(req)) return postObject(r);
         throw s3Errors.methodNotAllowed();
       default:
         throw s3Errors.methodNotAllowed();

@@ -25,7 +25,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SignatureV4 } from '@smithy/signature-v4';
 import { AwsChunkedDecoder } from '../../src/storage/s3/aws-chunked.js';
+import { NodeSha256 } from '../../src/storage/s3/sigv4.js';
 import { bucketName, uuid } from './harness.js';
 import { must, s3Error, useS3Platform } from './s3-support.js';
 
@@ -266,5 +268,49 @@ describe('aws-chunked bodies that declare a trailer (x-amz-trailer)', () => {
     await expect(decode('3\r\nabc\r\n0\r\n\r\n', 'x-amz-checksum-crc32')).rejects.toMatchObject({
       code: 'InvalidArgument',
     });
+  });
+});
+
+describe('a bad aws-chunked body from a session user', () => {
+  it('is a 400 and the server goes on (the decoder failing before the write took it was an unhandled error that ended the process)', async () => {
+    const token = await env.h.userToken(uuid());
+    const url = new URL(`${env.endpoint}/${bucket}/chunked.bin`);
+    const signer = new SignatureV4({
+      credentials: {
+        accessKeyId: env.h.project.ref,
+        secretAccessKey: env.h.project.anonKey,
+        sessionToken: token,
+      },
+      region: 'local',
+      service: 's3',
+      sha256: NodeSha256,
+      uriEscapePath: false,
+    });
+    const send = async (body: string) => {
+      const signed = await signer.sign({
+        method: 'PUT',
+        protocol: 'http:',
+        hostname: url.hostname,
+        port: Number(url.port),
+        path: url.pathname,
+        query: {},
+        headers: {
+          host: url.host,
+          'x-amz-content-sha256': 'STREAMING-UNSIGNED-PAYLOAD-TRAILER',
+          'content-encoding': 'aws-chunked',
+          'x-amz-decoded-content-length': '3',
+          'x-amz-trailer': 'x-amz-checksum-crc32',
+        },
+      });
+      return fetch(url, { method: 'PUT', headers: signed.headers as Record<string, string>, body });
+    };
+    for (const body of ['3\r\nabc\r\n0\r\n\r\n', '3\r\nabc\r\n', 'zz\r\nabc']) {
+      const res = await send(body);
+      expect(res.status, JSON.stringify(body)).toBeGreaterThanOrEqual(400);
+      expect(res.status, JSON.stringify(body)).toBeLessThan(500);
+      await res.text();
+    }
+    const alive = await env.s3.send(new GetBucketVersioningCommand({ Bucket: bucket }));
+    expect(alive.$metadata.httpStatusCode).toBe(200);
   });
 });

@@ -33,6 +33,10 @@ export function bodyOf(r: S3Request): { stream: Readable; declaredLength?: numbe
   const declaredLength = lengthHeader && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : undefined;
   if (!chunked) return { stream: r.req.raw, declaredLength };
   const decoder = new AwsChunkedDecoder(r.chunks, h(r, 'x-amz-trailer'));
+  // The body flows as soon as it is piped: a bad frame (or a missing trailer) in a small body can
+  // fail the decoder before the write takes it. That must not be an unhandled 'error' (which ends
+  // the process); the write then meets the destroyed stream and fails with the decoder's error.
+  decoder.on('error', () => {});
   r.req.raw.on('error', (err) => decoder.destroy(err));
   return { stream: r.req.raw.pipe(decoder), declaredLength };
 }

@@ -70,11 +70,11 @@ export class AwsChunkedDecoder extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
-    if (this.left !== -2) return done(s3Errors.invalidArgument('Incomplete aws-chunked body'));
     const name = this.expectedTrailer?.trim().toLowerCase();
-    if (name && !this.trailer.split('\r\n').some((line) => line.toLowerCase().startsWith(`${name}:`)))
-      return done(s3Errors.invalidArgument(`The trailer ${name} declared in x-amz-trailer is missing`));
-    done();
+    if (this.left !== -2) done(s3Errors.invalidArgument('Incomplete aws-chunked body'));
+    else if (name && !this.trailer.split('\r\n').some((line) => line.toLowerCase().startsWith(`${name}:`)))
+      done(s3Errors.invalidArgument(`The trailer ${name} declared in x-amz-trailer is missing`));
+    else done();
   }
 
   private drain(): void {

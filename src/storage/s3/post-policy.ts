@@ -152,6 +152,9 @@ function parsePolicy(b64: string): Policy {
   return { expiration, conditions: doc.conditions };
 }
 
+/** AWS's placeholder in a POST key: the literal characters `$`, `{filename}`. */
+const FILENAME_VARIABLE = ['$', '{filename}'].join('');
+
 const EXEMPT = new Set(['policy', 'x-amz-signature', 'file']);
 
 /** The policy's conditions against the form; returns the content-length-range, if any. */
@@ -223,9 +226,8 @@ export async function postObject(r: S3Request): Promise<unknown> {
   const filename = form.file.filename ?? '';
   const keyField = values.get('key');
   if (!keyField) throw s3Errors.invalidArgument('Bucket POST must contain a field named key.');
-  // ${filename} in the key is the uploaded file's name (AWS).
-  const key = keyField.replaceAll('${filename}', filename);
-  values.set('key', keyField);
+  // The literal `${filename}` in the key is the uploaded file's name (AWS).
+  const key = keyField.replaceAll(FILENAME_VARIABLE, filename);
   assertKey(key);
   const range = checkConditions(parsePolicy(values.get('policy') ?? ''), values);
 

@@ -20,6 +20,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { decideRange, ifRangeHolds } from '../../src/storage/byte-range.js';
 import { bucketName } from './harness.js';
 import { must, s3Error, useS3Platform } from './s3-support.js';
 
@@ -172,5 +173,34 @@ describe('S3 multipart part sizes (AWS CompleteMultipartUpload)', () => {
     await got.Body?.transformToByteArray();
     // A single part of any size is also the last part.
     await (await upload([1])).complete();
+  });
+});
+
+describe('the shared parser (src/storage/byte-range.ts)', () => {
+  it('edges: empty objects, whitespace, case, huge numbers', () => {
+    expect(decideRange('bytes=0-0', 0)).toEqual({ kind: 'unsatisfiable' });
+    // A non-zero suffix of an empty object is satisfiable (§14.1.1) but selects nothing: whole, 200.
+    expect(decideRange('bytes=-5', 0)).toEqual({ kind: 'whole' });
+    expect(decideRange(' Bytes = 1 - 2 ', 10)).toEqual({ kind: 'partial', span: { start: 1, end: 2 } });
+    expect(decideRange('bytes=99999999999999999999-', 10)).toEqual({ kind: 'unsatisfiable' });
+    expect(decideRange('bytes=0-99999999999999999999', 10)).toEqual({
+      kind: 'partial',
+      span: { start: 0, end: 9 },
+    });
+    // One satisfiable range among unsatisfiable ones is still a multi-range request: whole.
+    expect(decideRange('bytes=50-60,0-1', 10)).toEqual({ kind: 'whole' });
+    expect(decideRange('bytes=50-60,70-', 10)).toEqual({ kind: 'unsatisfiable' });
+    expect(decideRange('bytes=', 10)).toEqual({ kind: 'whole' });
+  });
+
+  it('If-Range compares strongly and dates exactly', () => {
+    expect(ifRangeHolds(undefined, '"a"')).toBe(true);
+    expect(ifRangeHolds('"a"', '"a"')).toBe(true);
+    expect(ifRangeHolds('"a"', 'W/"a"')).toBe(false);
+    expect(ifRangeHolds('W/"a"', '"a"')).toBe(false);
+    const last = '2026-01-02T03:04:05.678Z';
+    expect(ifRangeHolds('Fri, 02 Jan 2026 03:04:05 GMT', '"a"', last)).toBe(true);
+    expect(ifRangeHolds('Fri, 02 Jan 2026 03:04:06 GMT', '"a"', last)).toBe(false);
+    expect(ifRangeHolds('not a date', '"a"', last)).toBe(false);
   });
 });

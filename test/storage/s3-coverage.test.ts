@@ -101,6 +101,18 @@ describe('bucket versioning and object tagging', () => {
   });
 });
 
+describe('bodies typed multipart/form-data (the POST-policy form parser is registered on S3)', () => {
+  it('PutObject and UploadPart of such a type store the raw bytes', async () => {
+    const type = 'multipart/form-data; boundary=xyz';
+    await env.s3.send(
+      new PutObjectCommand({ Bucket: bucket, Key: 'form.bin', Body: 'raw --xyz bytes', ContentType: type }),
+    );
+    const got = await env.s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'form.bin' }));
+    expect(got.ContentType).toBe(type);
+    expect(await got.Body?.transformToString()).toBe('raw --xyz bytes');
+  });
+});
+
 describe('GetObject response-* overrides', () => {
   it('replace the reply headers for this read only', async () => {
     const expires = new Date('2031-02-03T04:05:06Z');

@@ -6,6 +6,7 @@
  * Mounting needs root: the file is skipped elsewhere.
  */
 import { execFileSync } from 'node:child_process';
+import { Agent, request } from 'node:http';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
@@ -70,6 +71,34 @@ describe.skipIf(!canMount())('a full disk under the file backend', () => {
     expect(filesUnder(root)).toEqual([]);
     // The server goes on: what fits is stored.
     expect((await upload('small.bin', 1000)).status).toBe(200);
+  });
+
+  it('the failed upload says Connection: close (its body was cut off), not keep-alive', async () => {
+    const url = new URL(`${env.h.base}/object/${bucket}/cut.bin`);
+    const { status, connection } = await new Promise<{ status?: number; connection?: string }>(
+      (resolve, reject) => {
+        const req = request(
+          url,
+          {
+            method: 'POST',
+            agent: new Agent({ keepAlive: true }),
+            headers: {
+              authorization: `Bearer ${svc()}`,
+              'content-type': 'application/octet-stream',
+              'content-length': 4 * 1024 * 1024,
+            },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection }));
+          },
+        );
+        req.on('error', reject);
+        req.end(Buffer.alloc(4 * 1024 * 1024, 3));
+      },
+    );
+    expect(status).toBe(507);
+    expect(connection).toBe('close');
   });
 
   it('REST copy that does not fit: 507, the source untouched', async () => {

@@ -19,6 +19,14 @@ export class StorageError extends Error {
     this.name = 'StorageError';
   }
 
+  /** Headers the error reply carries (set after a download's own headers are removed). */
+  headers: Record<string, string> = {};
+
+  withHeader(name: string, value: string): this {
+    this.headers[name] = value;
+    return this;
+  }
+
   get http(): number {
     return this.httpStatus ?? (this.status >= 500 ? this.status : 400);
   }
@@ -64,7 +72,12 @@ export const errors = {
     e('InvalidRequest', 400, 'InvalidRequest', 'Invalid file size format, hint: use 20GB / 20MB / 30KB / 3B'),
   invalidParameter: (name: string) =>
     e('InvalidParameter', 400, 'InvalidParameter', `Invalid Parameter ${name}`),
-  invalidRange: () => e('InvalidRange', 416, 'invalid_range', 'invalid range provided', 416),
+  /** 416, with the object's length in `Content-Range: bytes *\/N` (RFC 9110 §15.5.17). */
+  invalidRange: (size: number) =>
+    e('InvalidRange', 416, 'invalid_range', 'invalid range provided', 416).withHeader(
+      'content-range',
+      `bytes */${size}`,
+    ),
   tooManyObjectsToEmpty: () =>
     e(
       'InvalidRequest',
@@ -87,7 +100,24 @@ export const errors = {
   database: (sqlState: string) =>
     e('DatabaseError', 500, 'DatabaseError', `database error, code: ${sqlState}`),
   internal: () => e('InternalError', 500, 'Internal', 'Internal Server Error'),
+  /** The backend's disk (or quota) is full: 507 on every surface, the object not stored. */
+  insufficientStorage: () =>
+    e(
+      'InsufficientStorage',
+      507,
+      'Insufficient Storage',
+      'There is not enough space left on the storage backend to store the object',
+    ),
 };
+
+/** Errors of the file system under the backend that a caller should be told about plainly. */
+export function fromSystemError(err: unknown): StorageError | undefined {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  // ENOSPC: no space left; EDQUOT: a quota reached; EFBIG: larger than the file system (or the
+  // process's file-size limit) allows.
+  if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'EFBIG') return errors.insufficientStorage();
+  return undefined;
+}
 
 /** PostgreSQL errors the service does not map itself. */
 export function fromPgError(err: unknown): StorageError | undefined {
@@ -105,6 +135,9 @@ export function fromPgError(err: unknown): StorageError | undefined {
     case '22021':
     case '22P05':
       return errors.invalidRequest('The request contains characters that cannot be stored');
+    // A number past a column's or parameter's range (e.g. an int list position): the input's fault.
+    case '22003':
+      return errors.invalidRequest('A number in the request is out of range');
     case '57014':
       return errors.statementTimeout();
     case '53300':

@@ -9,7 +9,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import multipart from '@fastify/multipart';
 import type { Platform } from '../platform/platform.js';
 import { Backends } from './backend/index.js';
-import { DOWNLOAD_HEADERS, StorageError, errors } from './errors.js';
+import { setErrorHeaders } from './error-reply.js';
+import { DOWNLOAD_HEADERS, StorageError, errors, fromSystemError } from './errors.js';
 import { bucketRoutes } from './routes/buckets.js';
 import type { StorageDeps } from './routes/context.js';
 import { objectManageRoutes } from './routes/objects-manage.js';
@@ -28,6 +29,8 @@ import { assertNoNul, queryHasNul } from './nul.js';
 function toStorageError(err: FastifyError | Error): StorageError {
   if (err instanceof StorageError) return err;
   if (isDatabaseUnavailable(err)) return errors.databaseUnavailable(err);
+  const system = fromSystemError(err);
+  if (system) return system;
   const e = err as FastifyError & { part?: unknown };
   // A route schema refused the input: Fastify words it `<part>/<path> <Ajv message>`.
   if (e.code === 'FST_ERR_VALIDATION' || e.validation) return errors.invalidRequest(e.message);
@@ -63,7 +66,7 @@ const S3_PATH = /^\/storage\/v1\/s3(?=[/?]|$)/;
 function sendError(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   const se = toStorageError(err);
   if (se.code === 'InternalError') req.log.error({ err }, 'storage request failed');
-  for (const h of DOWNLOAD_HEADERS) reply.removeHeader(h);
+  setErrorHeaders(req, reply, se, DOWNLOAD_HEADERS);
   reply.code(se.http);
   if (se.http === 503) reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
   if (req.method === 'HEAD' || reply.raw.headersSent) return reply.send();

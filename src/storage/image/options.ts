@@ -5,10 +5,13 @@
  * resize:cover,quality:80,format:avif", the form the reference signs).
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { errors } from '../errors.js';
 import { StringEnum } from '../routes/schemas.js';
 
 export type ResizeMode = 'cover' | 'contain' | 'fill';
 export type FormatOption = 'origin' | 'avif' | 'webp';
+/** imgproxy's gravity types, as the reference accepts them: compass points, centre, smart, focal point. */
+export type Gravity = 'no' | 'so' | 'ea' | 'we' | 'noea' | 'nowe' | 'soea' | 'sowe' | 'ce' | 'sm' | 'fp';
 
 export interface TransformOptions {
   width?: number;
@@ -16,10 +19,27 @@ export interface TransformOptions {
   resize?: ResizeMode;
   quality?: number;
   format?: FormatOption;
+  /** Where a cover crop keeps the image; with `fp`, x_offset/y_offset are the focal point (0-1). */
+  gravity?: Gravity;
+  x_offset?: number;
+  y_offset?: number;
 }
 
 const RESIZE = ['cover', 'contain', 'fill'] as const satisfies readonly ResizeMode[];
 const FORMATS = ['origin', 'avif', 'webp'] as const satisfies readonly FormatOption[];
+const GRAVITY = [
+  'no',
+  'so',
+  'ea',
+  'we',
+  'noea',
+  'nowe',
+  'soea',
+  'sowe',
+  'ce',
+  'sm',
+  'fp',
+] as const satisfies readonly Gravity[];
 const QUALITY_MIN = 20;
 const QUALITY_MAX = 100;
 
@@ -33,7 +53,13 @@ export const TransformQuery = Type.Object({
   resize: Type.Optional(StringEnum(RESIZE)),
   quality: Type.Optional(Type.Integer({ minimum: QUALITY_MIN, maximum: QUALITY_MAX })),
   format: Type.Optional(StringEnum(FORMATS)),
+  gravity: Type.Optional(StringEnum(GRAVITY)),
+  x_offset: Type.Optional(Type.Number()),
+  y_offset: Type.Optional(Type.Number()),
 });
+
+const inUnit = (n: number | undefined): n is number =>
+  n !== undefined && Number.isFinite(n) && n >= 0 && n <= 1;
 
 /** The options of a query string or body validated by `TransformQuery`. */
 export function transformOptionsOf(source: Static<typeof TransformQuery>): TransformOptions {
@@ -43,7 +69,25 @@ export function transformOptionsOf(source: Static<typeof TransformQuery>): Trans
   if (source.resize !== undefined) o.resize = source.resize;
   if (source.quality !== undefined) o.quality = source.quality;
   if (source.format !== undefined) o.format = source.format;
+  if (source.gravity !== undefined) {
+    o.gravity = source.gravity;
+    // The reference's rule: a focal point needs both coordinates, each within 0-1.
+    if (source.gravity === 'fp' && !(inUnit(source.x_offset) && inUnit(source.y_offset)))
+      throw errors.invalidParameter('gravity');
+    if (source.x_offset !== undefined) o.x_offset = source.x_offset;
+    if (source.y_offset !== undefined) o.y_offset = source.y_offset;
+  }
   return o;
+}
+
+/** The gravity segment of the reference (`gravity:fp:x:y`, `gravity:sm`, `gravity:no[:x:y]`). */
+function gravitySegment(o: TransformOptions): string | undefined {
+  if (!o.gravity) return undefined;
+  if (o.gravity === 'sm') return 'gravity:sm';
+  if (o.gravity === 'fp') return `gravity:fp:${o.x_offset ?? 0}:${o.y_offset ?? 0}`;
+  return o.x_offset === undefined && o.y_offset === undefined
+    ? `gravity:${o.gravity}`
+    : `gravity:${o.gravity}:${o.x_offset ?? 0}:${o.y_offset ?? 0}`;
 }
 
 /** The `transformations` string a signed render token carries (the reference's segment form). */
@@ -55,6 +99,8 @@ export function transformationsString(o: TransformOptions): string {
   if (o.quality) segments.push(`quality:${o.quality}`);
   if (o.format && o.format !== 'origin') segments.push(`format:${o.format}`);
   else if (o.format === 'origin') segments.push('format:origin');
+  const gravity = gravitySegment(o);
+  if (gravity) segments.push(gravity);
   return segments.join(',');
 }
 
@@ -66,6 +112,19 @@ export function parseTransformationsString(s: string): TransformOptions {
     if (i <= 0) continue;
     const name = part.slice(0, i);
     const value = part.slice(i + 1);
+    if (name === 'gravity') {
+      const [g, x, y] = value.split(':');
+      if (!(GRAVITY as readonly string[]).includes(g ?? '')) continue;
+      const num = (v: string | undefined) =>
+        v !== undefined && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : undefined;
+      const xo = num(x);
+      const yo = num(y);
+      if (g === 'fp' && !(inUnit(xo) && inUnit(yo))) continue;
+      o.gravity = g as Gravity;
+      if (xo !== undefined) o.x_offset = xo;
+      if (yo !== undefined) o.y_offset = yo;
+      continue;
+    }
     const int = /^\d+$/.test(value) ? Number(value) : undefined;
     if (name === 'width' && int !== undefined) o.width = int;
     else if (name === 'height' && int !== undefined) o.height = int;
@@ -96,6 +155,8 @@ export function appliedSegments(o: TransformOptions): string[] {
   }
   if (o.quality) segments.push(`quality:${o.quality}`);
   if (o.format && o.format !== 'origin') segments.push(`format:${o.format}`);
+  const gravity = gravitySegment(o);
+  if (gravity) segments.push(gravity);
   return segments;
 }
 

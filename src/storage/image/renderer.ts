@@ -68,6 +68,9 @@ export class ImageRenderer {
       o.resize ?? '',
       o.quality ?? 0,
       o.format ?? '',
+      o.gravity ?? '',
+      o.x_offset ?? 0,
+      o.y_offset ?? 0,
       acceptsWebp,
     ]);
     const { rendered, hit } = await this.cache.get(

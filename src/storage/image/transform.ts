@@ -8,7 +8,7 @@
  */
 import type { Metadata, Sharp, SharpOptions } from 'sharp';
 import { imageErrors } from './errors.js';
-import type { FormatOption, ResizeMode, TransformOptions } from './options.js';
+import type { FormatOption, Gravity, ResizeMode, TransformOptions } from './options.js';
 
 type SharpFactory = (input: Buffer, options: SharpOptions) => Sharp;
 let loading: Promise<SharpFactory> | undefined;
@@ -41,6 +41,47 @@ const FIT: Record<ResizeMode, 'cover' | 'inside' | 'fill'> = {
   contain: 'inside',
   fill: 'fill',
 };
+
+/** sharp's crop positions for imgproxy's gravity types (offsets of compass gravity are not applied). */
+const POSITION: Record<Gravity, string> = {
+  no: 'north',
+  so: 'south',
+  ea: 'east',
+  we: 'west',
+  noea: 'northeast',
+  nowe: 'northwest',
+  soea: 'southeast',
+  sowe: 'southwest',
+  ce: 'centre',
+  sm: 'attention',
+  // A focal point crops in focalCrop; without a box to crop it has nothing to place.
+  fp: 'centre',
+};
+
+/**
+ * A cover crop around a focal point (gravity fp, x/y in 0-1 of the image): scale so the box is
+ * covered (never enlarging), then cut the box centred on the point, kept inside the image.
+ */
+function focalCrop(
+  source: SourceInfo,
+  o: TransformOptions,
+):
+  | { width: number; height: number; crop: { left: number; top: number; width: number; height: number } }
+  | undefined {
+  if (o.gravity !== 'fp' || !o.width || !o.height || (o.resize ?? 'cover') !== 'cover') return undefined;
+  const scale = Math.min(1, Math.max(o.width / source.width, o.height / source.height));
+  const width = Math.max(1, Math.round(source.width * scale));
+  const height = Math.max(1, Math.round(source.height * scale));
+  const cw = Math.min(o.width, width);
+  const ch = Math.min(o.height, height);
+  const at = (f: number | undefined, size: number, box: number) =>
+    Math.min(Math.max(Math.round((f ?? 0.5) * size - box / 2), 0), size - box);
+  return {
+    width,
+    height,
+    crop: { left: at(o.x_offset, width, cw), top: at(o.y_offset, height, ch), width: cw, height: ch },
+  };
+}
 
 /** The output format a request gets (part of the cache key, so decided before rendering). */
 export function outputFormatFor(
@@ -93,12 +134,17 @@ export async function transform(
   if (source.format === 'svg') return { body: input, contentType: 'image/svg+xml' };
   const sharp = await loadSharp();
   try {
-    let img = sharp(input, { limitInputPixels: maxPixels, failOn: 'error' }).rotate();
-    if (o.width || o.height) {
+    // 'truncated', as imgproxy: a cut-off image is refused, a bad chunk checksum is not.
+    let img = sharp(input, { limitInputPixels: maxPixels, failOn: 'truncated' }).rotate();
+    const focal = focalCrop(source, o);
+    if (focal) {
+      img = img.resize({ width: focal.width, height: focal.height, fit: 'fill' }).extract(focal.crop);
+    } else if (o.width || o.height) {
       img = img.resize({
         width: o.width,
         height: o.height,
         fit: FIT[o.resize ?? 'cover'],
+        position: o.gravity ? POSITION[o.gravity] : undefined,
         withoutEnlargement: true,
       });
     }

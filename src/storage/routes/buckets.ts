@@ -15,7 +15,7 @@ import {
 } from '../service/buckets.js';
 import { emptyBucket } from '../service/objects.js';
 import { scopeOf, type StorageDeps } from './context.js';
-import { StringEnum } from './schemas.js';
+import { ListCount, StringEnum } from './schemas.js';
 
 const EMPTY_BUCKET_MAX = 200_000;
 
@@ -37,8 +37,8 @@ const UpdateBody = Type.Object({
   allowed_mime_types: Type.Optional(AllowedMimeTypes),
 });
 const ListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0 })),
+  limit: Type.Optional(ListCount(1)),
+  offset: Type.Optional(ListCount(0)),
   search: Type.Optional(Type.String()),
   sortColumn: Type.Optional(StringEnum(['id', 'name', 'created_at', 'updated_at'])),
   sortOrder: Type.Optional(StringEnum(['asc', 'desc'])),

@@ -9,7 +9,7 @@ import { deleteObject, deleteObjects, listObjects, objectJson } from '../service
 import { copyObject, moveObject } from '../service/transfers.js';
 import { listObjectsV2 } from '../service/list-v2.js';
 import { headerValue, objectParams, scopeOf, type StorageDeps } from './context.js';
-import { BucketParams, StringEnum } from './schemas.js';
+import { BucketParams, ListCount, StringEnum } from './schemas.js';
 
 function userMetadataHeader(v: string | undefined): Record<string, unknown> | undefined {
   return v === undefined ? undefined : parseJsonObject(Buffer.from(v, 'base64').toString('utf8'));
@@ -41,8 +41,8 @@ const SortBy = <const C extends readonly string[]>(columns: C) =>
   );
 const ListBody = Type.Object({
   prefix: Type.String(),
-  limit: Type.Optional(Type.Integer({ minimum: 1 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0 })),
+  limit: Type.Optional(ListCount(1)),
+  offset: Type.Optional(ListCount(0)),
   sortBy: SortBy(['name', 'updated_at', 'created_at', 'last_accessed_at']),
   search: Type.Optional(Type.String()),
 });

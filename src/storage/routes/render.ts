@@ -1,11 +1,12 @@
 /**
  * Download and HEAD replies (§1.8): headers from the row's system metadata, conditional requests
- * answered without touching the backend, one byte range at most, bytes streamed from the backend.
+ * answered without touching the backend, one byte range at most (byte-range.ts), bytes streamed
+ * from the backend.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import parseRange from 'range-parser';
 import { FileBody } from '../backend/file-body.js';
 import type { StorageBackend } from '../backend/interface.js';
+import { decideRange, ifRangeHolds, type ByteSpan } from '../byte-range.js';
 import { errors } from '../errors.js';
 import { INERT_OBJECT_HEADERS } from '../../platform/inert-content.js';
 import type { ObjectRow, SystemMetadata } from '../service/objects.js';
@@ -18,6 +19,8 @@ export interface RenderOptions {
    * the backend open removes the old version, and the new one should be served instead.
    */
   reload?: () => Promise<ObjectRow>;
+  /** Headers that replace the object's own (S3 GetObject's `response-*` parameters). */
+  overrides?: Record<string, string>;
 }
 
 function one(v: string | string[] | undefined): string | undefined {
@@ -51,6 +54,7 @@ function setCommonHeaders(
   else if (m.cacheControl) reply.header('cache-control', m.cacheControl);
   const disposition = dispositionOf(req);
   if (disposition) reply.header('content-disposition', disposition);
+  for (const [name, value] of Object.entries(opts.overrides ?? {})) reply.header(name, value);
 }
 
 function notModified(req: FastifyRequest, m: SystemMetadata): boolean {
@@ -90,16 +94,16 @@ export async function renderObject(
   }
   if (notModified(req, m)) return reply.code(304).send();
   const size = Number(m.size ?? m.contentLength ?? 0);
-  let range: { start: number; end: number } | undefined;
+  let range: ByteSpan | undefined;
   const rangeHeader = one(req.headers.range);
-  if (rangeHeader !== undefined && !head) {
-    const r = size === 0 || rangeHeader.includes(',') ? -1 : parseRange(size, rangeHeader);
-    const only = r === -1 || r === -2 || r.type !== 'bytes' || r.length !== 1 ? undefined : r[0];
-    if (!only) {
-      reply.header('content-range', `bytes */${size}`);
-      throw errors.invalidRange();
-    }
-    range = { start: only.start, end: only.end };
+  if (
+    rangeHeader !== undefined &&
+    !head &&
+    ifRangeHolds(one(req.headers['if-range']), m.eTag, m.lastModified)
+  ) {
+    const decision = decideRange(rangeHeader, size);
+    if (decision.kind === 'unsatisfiable') throw errors.invalidRange(size);
+    if (decision.kind === 'partial') range = decision.span;
   }
   if (head) {
     reply.header('content-length', String(size));

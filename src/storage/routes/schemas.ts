@@ -15,3 +15,9 @@ export const BucketParams = Type.Object({ bucket: Type.String() });
 
 /** The query string of a route authorised by a signed URL's token. */
 export const TokenQuery = Type.Object({ token: Type.String() });
+
+/**
+ * A count or position of a list request: PostgreSQL's `integer` (storage.search takes int), so a
+ * larger one is refused by the schema (400) rather than overflowing in SQL.
+ */
+export const ListCount = (minimum: number) => Type.Integer({ minimum, maximum: 2_147_483_647 });

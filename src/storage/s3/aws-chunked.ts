@@ -5,7 +5,9 @@
  * (STREAMING-AWS4-HMAC-SHA256-PAYLOAD*), every frame's signature is checked against the chain that
  * starts at the request's seed signature, so a body cannot be swapped under a captured header;
  * a bad frame fails the stream with SignatureDoesNotMatch (bytes already passed on are then
- * discarded by the failed write). Trailer checksums are not checked.
+ * discarded by the failed write). A body whose request declared `x-amz-trailer` must end with that
+ * trailer (a missing trailer block fails the stream, as AWS refuses it); trailer checksums
+ * themselves are not checked.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
@@ -33,7 +35,14 @@ export class AwsChunkedDecoder extends Transform {
   private hash?: Hash;
   private frameSignature = '';
 
-  constructor(private readonly verify?: { check: ChunkVerifier; seedSignature: string }) {
+  /** What follows the zero-size frame (the trailer block), when a trailer is expected. */
+  private trailer = '';
+
+  constructor(
+    private readonly verify?: { check: ChunkVerifier; seedSignature: string },
+    /** The trailer the request declared in `x-amz-trailer`, which must then be sent. */
+    private readonly expectedTrailer?: string,
+  ) {
     super();
     this.previous = verify?.seedSignature ?? '';
   }
@@ -61,13 +70,20 @@ export class AwsChunkedDecoder extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
-    done(this.left === -2 ? null : s3Errors.invalidArgument('Incomplete aws-chunked body'));
+    const name = this.expectedTrailer?.trim().toLowerCase();
+    if (this.left !== -2) done(s3Errors.invalidArgument('Incomplete aws-chunked body'));
+    else if (name && !this.trailer.split('\r\n').some((line) => line.toLowerCase().startsWith(`${name}:`)))
+      done(s3Errors.invalidArgument(`The trailer ${name} declared in x-amz-trailer is missing`));
+    else done();
   }
 
   private drain(): void {
     for (;;) {
       if (this.left === -2) {
-        this.buf = Buffer.alloc(0); // trailers: ignored
+        // The trailer block is kept (bounded) only to check that the declared trailer came.
+        if (this.expectedTrailer && this.trailer.length < MAX_HEADER)
+          this.trailer += this.buf.toString('latin1').slice(0, MAX_HEADER);
+        this.buf = Buffer.alloc(0);
         return;
       }
       if (this.crlf) {

@@ -49,6 +49,11 @@ export const s3Errors = {
       400,
       'The list of parts was not in ascending order. Parts must be ordered by part number.',
     ),
+  /** CompleteMultipartUpload with a part other than the last under 5 MiB (AWS's code and text). */
+  entityTooSmall: () =>
+    e('EntityTooSmall', 400, 'Your proposed upload is smaller than the minimum allowed object size.'),
+  /** A POST policy form that is not well-formed (AWS MalformedPOSTRequest). */
+  malformedPost: (message: string) => e('MalformedPOSTRequest', 400, message),
   invalidArgument: (message: string) => e('InvalidArgument', 400, message),
   invalidUri: () => e('InvalidURI', 400, "Couldn't parse the specified URI."),
   malformedXml: () =>

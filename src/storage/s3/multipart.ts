@@ -8,20 +8,23 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { StoredObject } from '../backend/interface.js';
+import type { ByteSpan } from '../byte-range.js';
 import { isServiceRole, ownerUuid, SERVICE } from '../auth.js';
 import { errors } from '../errors.js';
 import { assertKey } from '../keys.js';
 import { checkMimeType, effectiveLimit } from '../limits.js';
 import { bucketLimits } from '../service/buckets.js';
 import { commitWrite, dryRunWrite } from '../service/object-writes.js';
-import { findObject, type SystemMetadata } from '../service/objects.js';
+import { findObject, requireObject, type SystemMetadata } from '../service/objects.js';
 import { inTx } from '../service/tx.js';
 import { h, q, sendXml, userMetadataOf, type S3Request } from './context.js';
 import { s3Errors } from './errors.js';
-import { bodyOf, contentTypeOf } from './objects.js';
+import { bodyOf, contentTypeOf, parseCopySource } from './objects.js';
 import { readXml, toXml } from './xml.js';
 
 const MAX_PARTS = 10_000;
+/** AWS: every part but the last is at least 5 MiB, checked when the upload is completed. */
+export const MIN_PART_SIZE = 5 * 1024 * 1024;
 
 /**
  * `upload_signature` is '' while parts may be added, 'completing:<epoch>' while a complete runs.
@@ -131,10 +134,73 @@ export async function uploadPart(r: S3Request, uploadId: string): Promise<unknow
   assertKey(r.key);
   const partNumber = partNumberOf(q(r, 'partNumber'));
   const upload = await loadUpload(r, uploadId, 'storage.s3.upload_part');
+  const stored = await storePart(r, upload, partNumber, (limit) => {
+    const { stream, declaredLength } = bodyOf(r);
+    if (declaredLength !== undefined && declaredLength > limit) throw errors.entityTooLarge();
+    return stream;
+  });
+  r.reply.header('etag', stored.eTag);
+  return r.reply.code(200).send();
+}
+
+/**
+ * UploadPartCopy: a part's bytes from an existing object (all of it, or `x-amz-copy-source-range:
+ * bytes=first-last`, the only form AWS accepts there), read as the caller (RLS SELECT on the
+ * source), so that objects over the single-copy size can be copied in parts.
+ */
+export async function uploadPartCopy(r: S3Request, uploadId: string, source: string): Promise<unknown> {
+  assertKey(r.key);
+  const partNumber = partNumberOf(q(r, 'partNumber'));
+  const upload = await loadUpload(r, uploadId, 'storage.s3.upload_part_copy');
+  const src = parseCopySource(source);
+  assertKey(src.key);
+  const row = await requireObject(r.project, r.caller, 'storage.s3.upload_part_copy', src.bucket, src.key);
+  if (!row.version) throw errors.missingBytes();
+  const size = Number(row.metadata?.size ?? row.metadata?.contentLength ?? 0);
+  const range = copySourceRange(h(r, 'x-amz-copy-source-range'), size);
+  const stream = await r.backend.get({ bucket: row.bucket_id, key: row.name, version: row.version }, range);
+  if (!stream) throw errors.missingBytes();
+  const length = range ? range.end - range.start + 1 : size;
+  let stored: StoredObject;
+  try {
+    stored = await storePart(r, upload, partNumber, (limit) => {
+      if (length > limit) throw errors.entityTooLarge();
+      return stream;
+    });
+  } finally {
+    stream.destroy();
+  }
+  return sendXml(
+    r,
+    200,
+    toXml('CopyPartResult', { LastModified: stored.lastModified.toISOString(), ETag: stored.eTag }),
+  );
+}
+
+function copySourceRange(header: string | undefined, size: number): ByteSpan | undefined {
+  if (header === undefined) return undefined;
+  const m = /^bytes=(\d+)-(\d+)$/.exec(header.trim());
+  const start = m ? Number(m[1]) : Number.NaN;
+  const end = m ? Number(m[2]) : Number.NaN;
+  if (!m || start > end)
+    throw s3Errors.invalidArgument(
+      'The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy',
+    );
+  if (end >= size)
+    throw s3Errors.invalidArgument('Range specified is not valid for source object of size: ' + size);
+  return { start, end };
+}
+
+/** Stores one part's bytes and records them; the part it replaces (same number) is removed. */
+async function storePart(
+  r: S3Request,
+  upload: UploadRow,
+  partNumber: number,
+  body: (limit: number) => Readable,
+): Promise<StoredObject> {
   const bucket = await bucketLimits(r.project, r.bucket);
   const limit = effectiveLimit(r.globalLimit, bucket.fileSizeLimit, false);
-  const { stream, declaredLength } = bodyOf(r);
-  if (declaredLength !== undefined && declaredLength > limit) throw errors.entityTooLarge();
+  const stream = body(limit);
   const abort = new AbortController();
   r.req.raw.on('close', () => {
     if (!r.req.raw.complete) abort.abort();
@@ -184,8 +250,7 @@ export async function uploadPart(r: S3Request, uploadId: string): Promise<unknow
     throw err;
   }
   if (replaced) await r.backend.delete([{ ...loc, version: replaced }]).catch(() => {});
-  r.reply.header('etag', stored.eTag);
-  return r.reply.code(200).send();
+  return stored;
 }
 
 function unquote(s: string): string {
@@ -236,6 +301,9 @@ export async function completeMultipartUpload(r: S3Request, uploadId: string): P
       const p = byNumber.get(w.n);
       if (!p || unquote(p.etag) !== w.etag) throw s3Errors.invalidPart(w.n);
       return p;
+    });
+    used.forEach((p, i) => {
+      if (i < used.length - 1 && Number(p.size) < MIN_PART_SIZE) throw s3Errors.entityTooSmall();
     });
     const bucket = await bucketLimits(r.project, r.bucket);
     const limit = effectiveLimit(r.globalLimit, bucket.fileSizeLimit, false);

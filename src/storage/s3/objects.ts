@@ -7,14 +7,12 @@ import type { Readable } from 'node:stream';
 import { SERVICE, ownerUuid } from '../auth.js';
 import { errors, StorageError } from '../errors.js';
 import { assertBucketName, assertKey, isValidKey } from '../keys.js';
-import { checkMimeType } from '../limits.js';
 import { renderObject } from '../routes/render.js';
-import { bucketLimits } from '../service/buckets.js';
 import { deleteObject, deleteObjects, findObject, requireObject } from '../service/objects.js';
 import { copyObject } from '../service/transfers.js';
 import { uploadObject } from '../service/uploads.js';
 import { AwsChunkedDecoder, isAwsChunked } from './aws-chunked.js';
-import { h, sendXml, userMetadataOf, type S3Request } from './context.js';
+import { h, q, sendXml, userMetadataOf, type S3Request } from './context.js';
 import { s3Errors } from './errors.js';
 import { readXml, toXml } from './xml.js';
 
@@ -34,7 +32,11 @@ export function bodyOf(r: S3Request): { stream: Readable; declaredLength?: numbe
   const lengthHeader = chunked ? h(r, 'x-amz-decoded-content-length') : h(r, 'content-length');
   const declaredLength = lengthHeader && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : undefined;
   if (!chunked) return { stream: r.req.raw, declaredLength };
-  const decoder = new AwsChunkedDecoder(r.chunks);
+  const decoder = new AwsChunkedDecoder(r.chunks, h(r, 'x-amz-trailer'));
+  // The body flows as soon as it is piped: a bad frame (or a missing trailer) in a small body can
+  // fail the decoder before the write takes it. That must not be an unhandled 'error' (which ends
+  // the process); the write then meets the destroyed stream and fails with the decoder's error.
+  decoder.on('error', () => {});
   r.req.raw.on('error', (err) => decoder.destroy(err));
   return { stream: r.req.raw.pipe(decoder), declaredLength };
 }
@@ -74,6 +76,28 @@ export async function putObject(r: S3Request): Promise<unknown> {
   return r.reply.code(200).send();
 }
 
+/** GetObject's `response-*` query parameters and the headers they set (AWS GetObject). */
+const RESPONSE_OVERRIDES: Record<string, string> = {
+  'response-content-type': 'content-type',
+  'response-content-language': 'content-language',
+  'response-expires': 'expires',
+  'response-cache-control': 'cache-control',
+  'response-content-disposition': 'content-disposition',
+  'response-content-encoding': 'content-encoding',
+};
+
+function responseOverrides(r: S3Request): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [param, header] of Object.entries(RESPONSE_OVERRIDES)) {
+    const v = q(r, param);
+    if (v === undefined) continue;
+    if (!/^[\t\x20-\x7e]*$/.test(v)) throw s3Errors.invalidArgument(`Invalid value for ${param}`);
+    const date = header === 'expires' ? Date.parse(v) : Number.NaN;
+    out[header] = Number.isFinite(date) ? new Date(date).toUTCString() : v;
+  }
+  return out;
+}
+
 export async function getObject(r: S3Request): Promise<unknown> {
   assertKey(r.key);
   const read = () => requireObject(r.project, r.caller, 'storage.s3.get_object', r.bucket, r.key);
@@ -82,7 +106,7 @@ export async function getObject(r: S3Request): Promise<unknown> {
     if (typeof v === 'string' && /^[\x20-\x7e]*$/.test(v) && /^[A-Za-z0-9_.-]+$/.test(name))
       r.reply.header(`x-amz-meta-${name}`, v);
   }
-  return renderObject(r.req, r.reply, r.backend, row, { reload: read });
+  return renderObject(r.req, r.reply, r.backend, row, { reload: read, overrides: responseOverrides(r) });
 }
 
 export async function deleteOne(r: S3Request): Promise<unknown> {
@@ -152,10 +176,8 @@ export async function copyOne(r: S3Request, source: string): Promise<unknown> {
   const src = parseCopySource(source);
   assertKey(src.key);
   const replace = h(r, 'x-amz-metadata-directive')?.toUpperCase() === 'REPLACE';
-  // A replaced Content-Type meets the destination bucket's MIME rules, as a PutObject's does.
+  // The copy meets the destination bucket's size and MIME rules (service/transfers.ts).
   const mimetype = replace ? contentTypeOf(r) : undefined;
-  if (mimetype !== undefined)
-    checkMimeType((await bucketLimits(r.project, r.bucket)).allowedMimeTypes, mimetype);
   const row = await copyObject(
     {
       project: r.project,
@@ -165,6 +187,7 @@ export async function copyOne(r: S3Request, source: string): Promise<unknown> {
       sourceKey: src.key,
       destinationBucket: r.bucket,
       destinationKey: r.key,
+      globalLimit: r.globalLimit,
     },
     replace
       ? {

@@ -5,8 +5,10 @@
  * S3 does; errors are S3 XML `<Error><Code/><Message/><Resource/></Error>` with the logical status
  * (the reference's S3 error handler). Bodies stay streams (no parser reads them ahead).
  */
+import multipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DOWNLOAD_HEADERS, StorageError, errors } from '../errors.js';
+import { setErrorHeaders } from '../error-reply.js';
+import { DOWNLOAD_HEADERS, StorageError, errors, fromSystemError } from '../errors.js';
 import { assertBucketName } from '../keys.js';
 import { scopeOf, type StorageDeps } from '../routes/context.js';
 import { authenticateS3, type S3Auth } from './auth.js';
@@ -26,7 +28,11 @@ import {
   createMultipartUpload,
   listParts,
   uploadPart,
+  uploadPartCopy,
 } from './multipart.js';
+import { listMultipartUploads } from './multipart-list.js';
+import { getBucketVersioning, getObjectTagging } from './subresources.js';
+import { authenticatePostPolicy, isPostPolicyRequest, postObject } from './post-policy.js';
 import { copyOne, deleteMany, deleteOne, getObject, putObject } from './objects.js';
 import { rawQuery } from './sigv4.js';
 import { toXml } from './xml.js';
@@ -38,6 +44,8 @@ const S3_DOWNLOAD_HEADERS = [...DOWNLOAD_HEADERS, 'etag', 'cache-control'];
 
 function toS3Error(err: FastifyError | Error): StorageError {
   if (err instanceof StorageError) return err;
+  const system = fromSystemError(err);
+  if (system) return system;
   const e = err as FastifyError;
   if (e.code === 'FST_ERR_BAD_URL') return s3Errors.invalidUri();
   if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500)
@@ -67,9 +75,8 @@ export function sendS3Error(
 ): FastifyReply {
   const se = toS3Error(err);
   if (se.code === 'InternalError') req.log.error({ err }, 's3 request failed');
-  for (const name of S3_DOWNLOAD_HEADERS) reply.removeHeader(name);
-  for (const name of Object.keys(reply.getHeaders()))
-    if (name.startsWith('x-amz-meta-')) reply.removeHeader(name);
+  const meta = Object.keys(reply.getHeaders()).filter((name) => name.startsWith('x-amz-meta-'));
+  setErrorHeaders(req, reply, se, [...S3_DOWNLOAD_HEADERS, ...meta]);
   // Logical status on this surface (404 NoSuchKey, 403 AccessDenied, 409 conflicts, 413 ...).
   const status = se.status >= 400 && se.status < 600 ? se.status : se.http;
   reply.code(status === 544 ? 500 : status);
@@ -85,9 +92,17 @@ export async function s3Routes(app: FastifyInstance, deps: StorageDeps): Promise
   app.setErrorHandler(sendS3Error);
   app.setNotFoundHandler((req, reply) => sendS3Error(s3Errors.methodNotAllowed(), req, reply));
 
+  // Form parsing for POST policy uploads only: other bodies stay raw streams (the parser leaves them unread).
+  await app.register(multipart);
+
   app.addHook('preHandler', async (req) => {
     const { project } = scopeOf(deps, req);
-    callers.set(req, await authenticateS3(req, deps.platform, project));
+    callers.set(
+      req,
+      isPostPolicyRequest(req)
+        ? await authenticatePostPolicy(req, deps.platform, project)
+        : await authenticateS3(req, deps.platform, project),
+    );
   });
 
   const ctx = (req: FastifyRequest, reply: FastifyReply): S3Request => {
@@ -127,13 +142,9 @@ export async function s3Routes(app: FastifyInstance, deps: StorageDeps): Promise
           return reply
             .type('application/xml')
             .send(toXml('LocationConstraint', { '#text': deps.platform.config.s3Protocol.region }));
-        if (
-          has(r, 'uploads') ||
-          has(r, 'versioning') ||
-          has(r, 'lifecycle') ||
-          has(r, 'policy') ||
-          has(r, 'acl')
-        )
+        if (has(r, 'versioning')) return getBucketVersioning(r);
+        if (has(r, 'uploads')) return listMultipartUploads(r);
+        if (has(r, 'lifecycle') || has(r, 'policy') || has(r, 'acl'))
           throw s3Errors.notImplemented('This bucket operation');
         return one(r, 'list-type') === '2' ? listObjectsV2(r) : listObjectsV1(r);
       case 'HEAD':
@@ -144,6 +155,7 @@ export async function s3Routes(app: FastifyInstance, deps: StorageDeps): Promise
         return deleteOneBucket(r);
       case 'POST':
         if (has(r, 'delete')) return deleteMany(r);
+        if (isPostPolicyRequest(req)) return postObject(r);
         throw s3Errors.methodNotAllowed();
       default:
         throw s3Errors.methodNotAllowed();
@@ -157,19 +169,23 @@ export async function s3Routes(app: FastifyInstance, deps: StorageDeps): Promise
     switch (req.method) {
       case 'GET':
         if (uploadId !== undefined) return listParts(r, uploadId);
+        if (has(r, 'tagging')) return getObjectTagging(r);
         return getObject(r);
       case 'HEAD':
         return getObject(r);
       case 'PUT': {
+        // PutObjectTagging would otherwise overwrite the object with the tagging document.
+        if (has(r, 'tagging') || has(r, 'acl')) throw s3Errors.notImplemented('This object operation');
+        const source = req.headers['x-amz-copy-source'];
         if (uploadId !== undefined) {
-          if (req.headers['x-amz-copy-source'] !== undefined) throw s3Errors.notImplemented('UploadPartCopy');
+          if (typeof source === 'string') return uploadPartCopy(r, uploadId, source);
           return uploadPart(r, uploadId);
         }
-        const source = req.headers['x-amz-copy-source'];
         if (typeof source === 'string') return copyOne(r, source);
         return putObject(r);
       }
       case 'DELETE':
+        if (has(r, 'tagging')) throw s3Errors.notImplemented('This object operation');
         if (uploadId !== undefined) return abortMultipartUpload(r, uploadId);
         return deleteOne(r);
       case 'POST':

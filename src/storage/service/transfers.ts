@@ -7,8 +7,10 @@ import { randomUUID } from 'node:crypto';
 import type { ProjectContext } from '../../platform/project-context.js';
 import type { StorageBackend } from '../backend/interface.js';
 import { SERVICE, ownerUuid, type Caller } from '../auth.js';
-import { errors } from '../errors.js';
-import { assertKey } from '../keys.js';
+import { StorageError, errors } from '../errors.js';
+import { assertKey, isFolderPlaceholder } from '../keys.js';
+import { checkMimeType, effectiveLimit } from '../limits.js';
+import { bucketLimits } from './buckets.js';
 import { commitMove, commitNewBytes } from './object-writes.js';
 import { findObject, requireObject, type ObjectRow, type SystemMetadata } from './objects.js';
 
@@ -20,6 +22,26 @@ export interface Transfer {
   sourceKey: string;
   destinationBucket: string;
   destinationKey: string;
+  /** The platform's upload limit (STRATA_STORAGE_FILE_SIZE_LIMIT). */
+  globalLimit: number;
+}
+
+/**
+ * A copy or move is a write into the destination bucket: its file_size_limit and
+ * allowed_mime_types hold as they do for an upload (413 / 415).
+ */
+async function checkDestinationLimits(t: Transfer, meta: SystemMetadata): Promise<number> {
+  // A destination bucket that does not exist stays the commit's "related resource" error.
+  const bucket = await bucketLimits(t.project, t.destinationBucket).catch((err: unknown) => {
+    throw err instanceof StorageError && err.code === 'NoSuchBucket' ? errors.relatedMissing() : err;
+  });
+  const size = Number(meta.size ?? meta.contentLength ?? 0);
+  const limit = effectiveLimit(t.globalLimit, bucket.fileSizeLimit, false);
+  if (size > limit) throw errors.entityTooLarge();
+  // A folder marker is not content: no MIME rule, as for its upload.
+  if (!isFolderPlaceholder(t.destinationKey))
+    checkMimeType(bucket.allowedMimeTypes, meta.mimetype ?? 'application/octet-stream');
+  return limit;
 }
 
 async function copyBytes(
@@ -28,6 +50,7 @@ async function copyBytes(
   meta: SystemMetadata,
 ): Promise<{ version: string; sourceVersion: string; metadata: SystemMetadata }> {
   if (!src.version) throw errors.missingBytes();
+  const limit = await checkDestinationLimits(t, meta);
   const version = randomUUID();
   let stored: Awaited<ReturnType<typeof t.backend.copy>>;
   try {
@@ -40,6 +63,11 @@ async function copyBytes(
     if ((err as { code?: string }).code === 'ENOENT' || (err as { name?: string }).name === 'NoSuchKey')
       throw errors.missingBytes();
     throw err;
+  }
+  // The recorded size was checked; the bytes actually copied are too (a row whose size is missing).
+  if (stored.size > limit) {
+    await t.backend.delete([{ bucket: t.destinationBucket, key: t.destinationKey, version }]).catch(() => {});
+    throw errors.entityTooLarge();
   }
   return {
     version,

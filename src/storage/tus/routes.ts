@@ -20,7 +20,7 @@ import type pg from 'pg';
 import type { ProjectContext } from '../../platform/project-context.js';
 import { SERVICE, isServiceRole, ownerUuid, requireCaller, type Caller } from '../auth.js';
 import type { StorageBackend } from '../backend/interface.js';
-import { StorageError, errors, fromPgError } from '../errors.js';
+import { StorageError, errors, fromPgError, fromSystemError } from '../errors.js';
 import { assertBucketName, assertKey, isFolderPlaceholder } from '../keys.js';
 import { checkMimeType, effectiveLimit } from '../limits.js';
 import { hasNul } from '../nul.js';
@@ -213,7 +213,7 @@ async function createServer(deps: StorageDeps, project: ProjectContext): Promise
     onResponseError: (_req, _res, err) => {
       if (err instanceof StorageError) return { status_code: err.status, body: err.message };
       if (err instanceof Error) {
-        const mapped = fromPgError(err);
+        const mapped = fromSystemError(err) ?? fromPgError(err);
         if (mapped) return { status_code: mapped.status, body: mapped.message };
         if ('status_code' in err) return undefined;
         return { status_code: 500, body: 'Internal Server Error' };

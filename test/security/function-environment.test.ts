@@ -182,7 +182,7 @@ describe("the worker's process", () => {
     expect(names).not.toContain('STRATA_TEST_PLATFORM_ONLY');
     expect(JSON.stringify(p.env)).not.toContain('platform-only-value');
     expect(JSON.stringify(p.env)).not.toContain(tp.platform.state.platformKey);
-    // Exactly: the user's secrets, the four SUPABASE_ values and TMPDIR (its temp folder).
+    // Exactly: the user's secrets, the six SUPABASE_ values and TMPDIR (its temp folder).
     const secrets = (await secretNames()).filter((n) => !n.startsWith('SUPABASE_'));
     const expected = new Set([
       ...secrets,
@@ -190,6 +190,9 @@ describe("the worker's process", () => {
       'SUPABASE_URL',
       'SUPABASE_ANON_KEY',
       'SUPABASE_SERVICE_ROLE_KEY',
+      // The CLI template's @supabase/server reads the new-style key sets (anon / service_role here).
+      'SUPABASE_PUBLISHABLE_KEYS',
+      'SUPABASE_SECRET_KEYS',
       'TMPDIR',
     ]);
     for (const bad of ['LD_PRELOAD', 'NODE_OPTIONS', 'DENO_CERT', 'HTTP_PROXY', 'BAD=NAME'])

@@ -79,6 +79,8 @@ export async function checkImports(
   denoDir: string,
   scratchRoot: string,
   uploaded: Bundle,
+  /** Deno's network settings (the proxy: runtime.ts moduleEnv). */
+  networkEnv: Record<string, string> = {},
 ): Promise<void> {
   const dir = mkdtempSync(join(scratchRoot, 'deploy-'));
   // Checked as the workers will run it (function-catalog.ts).
@@ -92,7 +94,14 @@ export async function checkImports(
     const { code, stdout, stderr } = await run(
       denoBin,
       args,
-      { DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: '1', DENO_TLS_CA_STORE: 'system', NO_COLOR: '1', PATH: '' },
+      {
+        ...networkEnv,
+        DENO_DIR: denoDir,
+        DENO_NO_UPDATE_CHECK: '1',
+        DENO_TLS_CA_STORE: 'system',
+        NO_COLOR: '1',
+        PATH: '',
+      },
       dir,
     );
     let modules: InfoModule[] = [];

@@ -13,8 +13,11 @@ const TIMEOUT_MS = 120_000;
 
 function run(bin, args, env, cwd) {
   return new Promise((resolve) => {
-    execFile(bin, args, { env, cwd, timeout: TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) =>
-      resolve({ ok: !err, stdout: String(stdout), stderr: String(stderr) }),
+    execFile(
+      bin,
+      args,
+      { env, cwd, timeout: TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => resolve({ ok: !err, stdout: String(stdout), stderr: String(stderr) }),
     );
   });
 }
@@ -47,7 +50,12 @@ export async function seedDenoCache(root) {
   mkdirSync(work, { recursive: true });
   try {
     writeFileSync(join(work, 'entry.ts'), SEED_IMPORTS.map((s) => `import ${JSON.stringify(s)};\n`).join(''));
-    const env = { DENO_DIR: join(work, 'cache'), DENO_NO_UPDATE_CHECK: '1', DENO_TLS_CA_STORE: 'system', NO_COLOR: '1' };
+    const env = {
+      DENO_DIR: join(work, 'cache'),
+      DENO_NO_UPDATE_CHECK: '1',
+      DENO_TLS_CA_STORE: 'system',
+      NO_COLOR: '1',
+    };
     // The proxy the platform's deploy check uses too (src/config.ts moduleProxy).
     for (const name of ['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']) {
       const v = process.env[name] || process.env[name.toLowerCase()];

@@ -21,7 +21,7 @@ import { deploy } from './support.js';
 
 const FN_DIR = 'supabase/functions/hello';
 let home: string;
-let template: Record<string, string> = {};
+const template: Record<string, string> = {};
 let offline: StrataConfig['functions'];
 const platforms: TestPlatform[] = [];
 
@@ -49,7 +49,9 @@ afterAll(async () => {
   if (home) rmSync(home, { recursive: true, force: true });
 });
 
-async function platform(functions: StrataConfig['functions']): Promise<{ tp: TestPlatform; ctx: ProjectContext }> {
+async function platform(
+  functions: StrataConfig['functions'],
+): Promise<{ tp: TestPlatform; ctx: ProjectContext }> {
   const tp = await startTestPlatform({ functions });
   platforms.push(tp);
   return { tp, ctx: await tp.platform.defaultProject() };

@@ -61,7 +61,6 @@ export async function seedDenoCache(root) {
       const v = process.env[name] || process.env[name.toLowerCase()];
       if (v) env[name] = v;
     }
-    process.stderr.write('strata: caching the function template packages (npm:@supabase/server) …\n');
     const r = await run(deno, ['cache', '--no-config', '--no-lock', 'entry.ts'], env, work);
     if (!r.ok || !existsSync(join(work, 'cache', 'npm'))) {
       process.stderr.write(

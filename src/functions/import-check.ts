@@ -1,7 +1,8 @@
 /**
  * Deploy-time resolution: the uploaded files are written to a scratch folder and `deno info
- * --json` loads the whole module graph from them and the platform's Deno cache (filled from the
- * network only where the network answers), with the imports the platform satisfies itself
+ * --json` loads the whole module graph from them and the platform's Deno cache (seeded with the
+ * CLI template's packages, deno-seed.ts; filled from the network, through the platform's proxy
+ * settings, only where the network answers), with the imports the platform satisfies itself
  * (platform-imports.ts). An import that cannot be resolved, or a module that cannot be loaded,
  * fails the deploy (400 naming its specifier), never the first call; workers use --cached-only.
  */

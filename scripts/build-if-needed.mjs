@@ -1,12 +1,14 @@
 // Rebuilds dist/ when any file under src/ (or tsconfig.json) is newer than the last build, after
 // regenerating the SQL copied from a single source (generate-engine-sql.mjs; cheap, every run), and
-// the web console (dist/console/app, scripts/build-console.mjs) when a file under console/ is.
+// the web console (dist/console/app, scripts/build-console.mjs) when a file under console/ is, and
+// the function template's Deno packages (dist/deno-seed, scripts/seed-deno-cache.mjs) when missing.
 import { execSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildConsole } from './build-console.mjs';
 import { generateEngineSql } from './generate-engine-sql.mjs';
+import { seedDenoCache } from './seed-deno-cache.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const stamp = join(root, 'dist', '.build-stamp');
@@ -53,3 +55,5 @@ if (process.argv.includes('--force') || consoleChanged > consoleBuilt) {
   await buildConsole();
   process.stderr.write(`strata: console bundled in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
 }
+
+await seedDenoCache(root);

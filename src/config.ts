@@ -1,6 +1,7 @@
 /** Platform configuration: defaults, then environment variables, then command-line flags. */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_SELECTIONS } from './graphql/http/options.js';
 
 /** The pooler's port unless STRATA_POOLER_PORT says otherwise: the hosted CLI's local stack uses 54329 too. */
@@ -183,12 +184,32 @@ export interface FunctionsConfig {
    * default 1; 0 disables). Never evicts: only when fewer than maxWorkers are running.
    */
   prewarm?: boolean;
+  /**
+   * A Deno npm cache made at install time holding the CLI function template's imports
+   * (scripts/seed-deno-cache.mjs: `dist/deno-seed`; STRATA_FUNCTIONS_DENO_SEED names another
+   * folder, `off` none). What it has and the data folder's Deno cache lacks is copied there before
+   * a deploy's import check, so the template deploys without the network.
+   */
+  denoSeedDir?: string;
+  /**
+   * The proxy the deploy's module download goes through (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, or
+   * their lower-case forms, of the platform's environment), given to Deno's import check only.
+   */
+  moduleProxy: { httpsProxy?: string; httpProxy?: string; noProxy?: string };
 }
 
 function etagAlgorithm(v: string | undefined): 'md5' | 'mtime' {
   if (v === undefined || v === '' || v === 'md5') return 'md5';
   if (v === 'mtime') return 'mtime';
   throw new Error(`STRATA_STORAGE_ETAG_ALGORITHM must be "md5" or "mtime" (got "${v}")`);
+}
+
+/** STRATA_FUNCTIONS_DENO_SEED: a folder, `off` for none; unset: `dist/deno-seed` of this package. */
+function denoSeedDir(v: string | undefined): string | undefined {
+  if (v === 'off') return undefined;
+  if (v) return resolve(v);
+  // src/config.ts and dist/config.js are both one level below the package's root.
+  return fileURLToPath(new URL('../dist/deno-seed', import.meta.url));
 }
 
 /** A numeric setting: its default when unset or empty; anything that is not a number is refused, naming the variable. */
@@ -353,6 +374,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
       logLimit: Math.max(1, num(env, 'STRATA_FUNCTIONS_LOG_LIMIT', 1000)),
       denoBin: env.STRATA_DENO_BIN || undefined,
       prewarm: env.STRATA_FUNCTIONS_PREWARM !== '0',
+      denoSeedDir: denoSeedDir(env.STRATA_FUNCTIONS_DENO_SEED),
+      moduleProxy: {
+        httpsProxy: env.HTTPS_PROXY || env.https_proxy || undefined,
+        httpProxy: env.HTTP_PROXY || env.http_proxy || undefined,
+        noProxy: env.NO_PROXY || env.no_proxy || undefined,
+      },
     },
   };
 }

@@ -1,7 +1,8 @@
 /**
  * Deploy-time resolution: the uploaded files are written to a scratch folder and `deno info
- * --json` loads the whole module graph from them and the platform's Deno cache (filled from the
- * network only where the network answers), with the imports the platform satisfies itself
+ * --json` loads the whole module graph from them and the platform's Deno cache (seeded with the
+ * CLI template's packages, deno-seed.ts; filled from the network, through the platform's proxy
+ * settings, only where the network answers), with the imports the platform satisfies itself
  * (platform-imports.ts). An import that cannot be resolved, or a module that cannot be loaded,
  * fails the deploy (400 naming its specifier), never the first call; workers use --cached-only.
  */
@@ -79,6 +80,8 @@ export async function checkImports(
   denoDir: string,
   scratchRoot: string,
   uploaded: Bundle,
+  /** Deno's network settings (the proxy: runtime.ts moduleEnv). */
+  networkEnv: Record<string, string> = {},
 ): Promise<void> {
   const dir = mkdtempSync(join(scratchRoot, 'deploy-'));
   // Checked as the workers will run it (function-catalog.ts).
@@ -92,7 +95,14 @@ export async function checkImports(
     const { code, stdout, stderr } = await run(
       denoBin,
       args,
-      { DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: '1', DENO_TLS_CA_STORE: 'system', NO_COLOR: '1', PATH: '' },
+      {
+        ...networkEnv,
+        DENO_DIR: denoDir,
+        DENO_NO_UPDATE_CHECK: '1',
+        DENO_TLS_CA_STORE: 'system',
+        NO_COLOR: '1',
+        PATH: '',
+      },
       dir,
     );
     let modules: InfoModule[] = [];

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FunctionsConfig } from '../config.js';
 import type { FunctionLogs } from './function-logs.js';
+import { seedDenoDir } from './deno-seed.js';
 import { BOOTSTRAP_SOURCE } from './worker-bootstrap.js';
 import { FunctionWorker, SOCKET_NAME, type WorkerEnd, type WorkerSpec } from './worker.js';
 import { folderUsage, workerUser, ensureTraversable } from './worker-sandbox.js';
@@ -94,6 +95,32 @@ export class FunctionsRuntime {
 
   get denoDir(): string {
     return join(this.rootDir, 'deno-dir');
+  }
+
+  private seeding?: Promise<void>;
+
+  /**
+   * The install-time seed (deno-seed.ts) copied into the Deno cache where it lacks it: once per
+   * runtime (again after a failure, which leaves the import check to name what is missing).
+   */
+  seedCache(): Promise<void> {
+    this.seeding ??= seedDenoDir(this.config.denoSeedDir, this.denoDir).then(
+      () => {},
+      () => {
+        this.seeding = undefined;
+      },
+    );
+    return this.seeding;
+  }
+
+  /** The proxy settings of the deploy's module download, as Deno reads them. */
+  moduleEnv(): Record<string, string> {
+    const env: Record<string, string> = {};
+    const { httpsProxy, httpProxy, noProxy } = this.config.moduleProxy ?? {};
+    if (httpsProxy) env.HTTPS_PROXY = httpsProxy;
+    if (httpProxy) env.HTTP_PROXY = httpProxy;
+    if (noProxy) env.NO_PROXY = noProxy;
+    return env;
   }
 
   /** A worker for the function (started if needed) with one invocation counted on it. */

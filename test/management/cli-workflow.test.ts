@@ -4,8 +4,8 @@
  * PostgreSQL listens on 127.0.0.1:5432 (the build machines have one: a newcomer's situation).
  * Commands run as outside a terminal (no SUPABASE_YES, no access token in the environment after
  * `login`): each one that changes something carries `--yes`, as the docs show, and none prints a
- * deprecation warning. The function is the CLI's own template; deploying it fetches
- * `npm:@supabase/server` (the template's import) into the platform's Deno cache.
+ * deprecation warning. The function is the CLI's own template; its `npm:@supabase/server` import
+ * comes from the build's seed (dist/deno-seed), else from the registry (template-offline.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';

@@ -68,11 +68,14 @@ export function registerDeployRoute(app: FastifyInstance, platform: Platform, bo
       const catalog = functionCatalogOf(platform);
       if (catalog) {
         try {
+          // The CLI template's npm imports, cached at install time, for a deploy without the network.
+          await catalog.runtime.seedCache();
           await checkImports(
             catalog.runtime.denoBin,
             catalog.runtime.denoDir,
             join(catalog.runtime.rootDir, 'tmp'),
             bundle,
+            catalog.runtime.moduleEnv(),
           );
         } catch (err) {
           if (err instanceof UnresolvedImportError)

@@ -28,8 +28,10 @@ import { startPooler } from './platform/pooler.js';
 import { consoleRoutes } from './console/plugin.js';
 import { consoleLoginTokensOf } from './console/login-tokens.js';
 import { registerNodeLifecycle, type NodeLifecycle } from './platform/node-lifecycle.js';
+import { startRealtime, type RealtimeServer } from './realtime/index.js';
 
 const lifecycles = new WeakMap<FastifyInstance, NodeLifecycle>();
+const realtimes = new WeakMap<FastifyInstance, RealtimeServer>();
 
 export async function buildServer(platform: Platform): Promise<FastifyInstance> {
   const app = Fastify({
@@ -61,6 +63,10 @@ export async function buildServer(platform: Platform): Promise<FastifyInstance> 
   });
   lifecycles.set(app, registerNodeLifecycle(app, platform));
   await app.register(graphqlRoutes, { platform });
+  // Subscriptions: WebSocket upgrades of {project}/graphql/v1 (src/realtime/), closed before the server.
+  const realtime = startRealtime(app.server, platform, platform.config.realtime);
+  realtimes.set(app, realtime);
+  app.addHook('preClose', async () => realtime.close());
   await app.register(storageRoutes, { platform, prefix: '/storage/v1' });
   await app.register(managementRoutes, { platform, prefix: '/v1' });
   await registerFunctions(app, platform);
@@ -95,6 +101,8 @@ export interface RunningPlatform {
   /** http://host:port of the HTTP server. */
   url: string;
   port: number;
+  /** GraphQL subscriptions (live queries) on this node. */
+  realtime: RealtimeServer;
   /** The console's address with a fresh one-time login token for `accessToken` (not the token itself). */
   consoleLoginUrl(accessToken: string): string;
   /**
@@ -128,6 +136,7 @@ export async function startPlatform(
     app,
     url: `http://${host}:${port}`,
     port,
+    realtime: realtimes.get(app) as RealtimeServer,
     consoleLoginUrl: (accessToken) =>
       `http://${host}:${port}/#login=${consoleLoginTokensOf(app).issue(accessToken)}`,
     async close(opts = {}) {

@@ -11,6 +11,7 @@ import { firstRow } from '../../db/first-row.js';
 import { discardClient, withPooledClient } from '../../db/pooled-client.js';
 import { sendCancelRequest, type CancelSignal } from '../../db/cancel-request.js';
 import { CATALOG_SQL } from '../introspect/catalog-sql.js';
+import type { Catalog } from '../introspect/model.js';
 import { buildCatalog } from '../introspect/load.js';
 import { JSON_AS_TEXT, jsonTextOf, parseJsonText } from './json-text.js';
 import { batchFor, forgetPrepared, isPreparedStateLost, stopPreparing } from './prepared.js';
@@ -213,4 +214,15 @@ export async function resolveOnPoolText(pool: pg.Pool, principal: Principal, req
   const out = await run(pool, principal, req);
   if (out.kind === 'object') return JSON.stringify(out.response);
   return respondText(out.plan, out.texts, () => schemaOf(out.entry, true));
+}
+
+/**
+ * The catalog `principal` sees on `pool`, as resolveOnPool compiles against it (loaded, or
+ * reloaded when the schema version moved on since it was cached).
+ */
+export async function catalogOnPool(pool: pg.Pool, principal: Principal): Promise<Catalog> {
+  let state = states.get(pool)?.get(principal.role);
+  if (state && !(await versionIs(pool, state.version))) state = undefined;
+  state ??= await load(pool, principal);
+  return state.entry.catalog;
 }

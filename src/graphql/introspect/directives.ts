@@ -63,6 +63,7 @@ export function strataFeatures(v: unknown): StrataFeatures {
     partitionedTables: false,
     setofScalars: false,
     detailedErrors: false,
+    subscriptions: false,
   };
   if (v === undefined || v === null) return off;
   if (typeof v !== 'object' || Array.isArray(v))
@@ -75,6 +76,7 @@ export function strataFeatures(v: unknown): StrataFeatures {
     partitioned_tables: 'partitionedTables',
     setof_scalars: 'setofScalars',
     detailed_errors: 'detailedErrors',
+    subscriptions: 'subscriptions',
   };
   for (const [k, x] of Object.entries(o)) {
     const key = Object.hasOwn(known, k) ? known[k] : undefined;

@@ -49,6 +49,8 @@ export interface StrataFeatures {
   setofScalars: boolean;
   /** Errors whose pg_graphql wording names nothing (`unknown field in connection`) name the field. */
   detailedErrors: boolean;
+  /** A `Subscription` root: live queries of the collections and `ByPk` fields (src/realtime/). */
+  subscriptions: boolean;
 }
 
 export interface SchemaInfo {

@@ -1,0 +1,243 @@
+/**
+ * GraphQL over WebSocket (the `graphql-transport-ws` protocol, graphql-ws' server) on
+ * {project}/graphql/v1: the upgrade is routed to a project as HTTP requests are
+ * (platform/routing.ts), `connection_init` carries `apikey` and `Authorization` (the upgrade's
+ * headers are read when it does not), and each `subscribe` becomes a live query (live-queries.ts).
+ */
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { GraphQLSchema, parse, type ExecutionArgs } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import { WebSocketServer } from 'ws';
+import { AuthError, principalOf } from '../auth/principal.js';
+import { apiKeyOf, bearerOf } from '../auth/request-credentials.js';
+import type { RealtimeConfig } from '../config.js';
+import type { Principal } from '../db/with-role.js';
+import { subscriptionFieldsWithPool } from '../graphql/engine.js';
+import { GRAPHQL_PATH } from '../graphql/http/options.js';
+import { isBannable, networkBans, normalizeIp } from '../platform/network-bans.js';
+import type { Platform } from '../platform/platform.js';
+import type { ProjectContext } from '../platform/project-context.js';
+import { projectForIncoming, rewriteProjectUrl } from '../platform/routing.js';
+import { liveRequestOf, type SubscribePayload } from './live-request.js';
+import { LiveQueries, TooManySubscriptions, type LiveQueryStats } from './live-queries.js';
+import { Subscriber } from './subscriber.js';
+
+/** One connection's state once `connection_init` was accepted. */
+interface Connection {
+  project: ProjectContext;
+  principal: Principal;
+  subscribers: Set<Subscriber>;
+  expired: boolean;
+  expiry?: NodeJS.Timeout;
+}
+
+export interface RealtimeServer {
+  /** Live queries on this node, summed over projects (tests read `executions`). */
+  stats(): LiveQueryStats;
+  close(): Promise<void>;
+}
+
+/** graphql-ws runs our own subscribe (the live query): it never executes against this schema. */
+const NO_SCHEMA = new GraphQLSchema({});
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+export const JWT_EXPIRED_MESSAGE = 'JWT expired: the subscription ended; subscribe again with a fresh token';
+
+function refuseUpgrade(socket: Duplex, status: number, reason: string, message: string): void {
+  const body = JSON.stringify({ message });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+const REFUSED_DOCUMENT = parse('subscription { refused }');
+
+/**
+ * A refused subscribe as graphql-ws answers it: an `error` message with `message`. (Its own path
+ * for errors returned by onSubscribe tells them by `instanceof GraphQLError`, which a second copy
+ * of graphql, as test runners load one, fails; a stream that fails at once works with any.)
+ */
+function refused(message: string): ExecutionArgs {
+  const stream = new Subscriber(() => {});
+  stream.fail(new Error(message));
+  return { schema: NO_SCHEMA, document: REFUSED_DOCUMENT, contextValue: stream };
+}
+
+function text(v: unknown): string | undefined {
+  return typeof v === 'string' && v ? v : undefined;
+}
+
+/** `apikey` and `Authorization` from connection_init's payload (top level or under `headers`), else the upgrade's headers. */
+function credentialsOf(params: Record<string, unknown> | undefined, req: IncomingMessage) {
+  const nested =
+    params?.headers && typeof params.headers === 'object' ? (params.headers as Record<string, unknown>) : {};
+  const pick = (...names: string[]) => {
+    for (const src of [params ?? {}, nested])
+      for (const n of names) {
+        const v = text(src[n]);
+        if (v) return v;
+      }
+    return undefined;
+  };
+  const apikey = pick('apikey', 'apiKey') ?? apiKeyOf(req.headers);
+  const authorization = pick('Authorization', 'authorization');
+  const bearer = authorization ? bearerOf({ authorization }) : bearerOf(req.headers);
+  return { apikey, bearer };
+}
+
+export function startRealtime(server: Server, platform: Platform, config: RealtimeConfig): RealtimeServer {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: platform.config.bodyLimit });
+  const projects = new WeakMap<IncomingMessage, ProjectContext>();
+  const connections = new WeakMap<object, Connection>();
+  const hubs = new Map<unknown, LiveQueries>();
+  const bans = networkBans(platform);
+
+  const hubOf = (project: ProjectContext) => {
+    let hub = hubs.get(project.pool);
+    if (!hub) {
+      hub = new LiveQueries(project.pool, {
+        intervalMs: config.intervalMs,
+        maxSubscribers: config.maxPerProject,
+        concurrency: config.concurrency,
+      });
+      hubs.set(project.pool, hub);
+    }
+    return hub;
+  };
+
+  const endConnection = (ctx: object) => {
+    const conn = connections.get(ctx);
+    if (conn?.expiry) clearTimeout(conn.expiry);
+  };
+
+  const served = useServer<Record<string, unknown>>(
+    {
+      onConnect: async (ctx) => {
+        const { socket, request } = ctx.extra;
+        const project = projects.get(request);
+        if (!project) return false;
+        const { apikey, bearer } = credentialsOf(ctx.connectionParams, request);
+        let principal: Principal;
+        try {
+          principal = await principalOf(
+            {
+              jwtSecret: project.jwtSecret,
+              anonKey: project.anonKey ?? '',
+              serviceRoleKey: project.serviceRoleKey ?? '',
+            },
+            apikey,
+            bearer,
+          );
+        } catch (e) {
+          if (!(e instanceof AuthError)) throw e;
+          socket.close(4403, `Forbidden: ${e.message}`.slice(0, 120));
+          return false;
+        }
+        const conn: Connection = { project, principal, subscribers: new Set(), expired: false };
+        const exp = principal.claims.exp;
+        if (typeof exp === 'number') {
+          const expire = () => {
+            conn.expired = true;
+            for (const s of conn.subscribers) s.fail(new Error(JWT_EXPIRED_MESSAGE));
+            conn.subscribers.clear();
+          };
+          const arm = () => {
+            const ms = exp * 1000 - Date.now();
+            conn.expiry =
+              ms > LONGEST_TIMER_MS ? setTimeout(arm, LONGEST_TIMER_MS) : setTimeout(expire, Math.max(0, ms));
+            conn.expiry.unref();
+          };
+          arm();
+        }
+        connections.set(ctx, conn);
+        return true;
+      },
+      onSubscribe: async (ctx, _id, payload) => {
+        const conn = connections.get(ctx);
+        if (!conn) return refused('Unauthorized');
+        if (conn.expired) return refused(JWT_EXPIRED_MESSAGE);
+        for (const s of conn.subscribers) if (s.ended) conn.subscribers.delete(s);
+        if (conn.subscribers.size >= config.maxPerConnection)
+          return refused(
+            `Too many subscriptions on this connection (the limit is ${config.maxPerConnection})`,
+          );
+        const req = liveRequestOf(payload as SubscribePayload);
+        if (Array.isArray(req)) return refused(req.map((e) => e.message).join('; '));
+        let fields: ReadonlySet<string>;
+        try {
+          fields = await subscriptionFieldsWithPool(conn.project.pool, conn.principal);
+        } catch (e) {
+          return refused(e instanceof Error ? e.message : 'the schema could not be loaded');
+        }
+        if (!fields.size)
+          return refused(
+            'Unknown type Subscription: no schema turned on subscriptions (@graphql({"strata": {"subscriptions": true}}))',
+          );
+        if (!fields.has(req.field)) return refused(`Unknown field "${req.field}" on type Subscription`);
+        let sub: Subscriber;
+        try {
+          sub = hubOf(conn.project).subscribe(req, conn.principal);
+        } catch (e) {
+          if (e instanceof TooManySubscriptions) return refused(e.message);
+          throw e;
+        }
+        conn.subscribers.add(sub);
+        const args: ExecutionArgs = {
+          schema: NO_SCHEMA,
+          document: req.document,
+          operationName: req.operationName,
+          variableValues: req.variables,
+          contextValue: sub,
+        };
+        return args;
+      },
+      subscribe: (args) => args.contextValue as Subscriber,
+      // The engine's errors are pg_graphql's `{ message }` objects, sent as they are.
+      onNext: (_ctx, _id, _payload, _args, result) => result as never,
+      onClose: (ctx) => endConnection(ctx),
+      onDisconnect: (ctx) => endConnection(ctx),
+    },
+    wss,
+  );
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    void (async () => {
+      const path = rewriteProjectUrl(req).split('?')[0];
+      if (path !== GRAPHQL_PATH) return refuseUpgrade(socket, 404, 'Not Found', 'Not found');
+      const { project } = await projectForIncoming(platform, req);
+      if (!project) return refuseUpgrade(socket, 404, 'Not Found', 'Project not found');
+      const ip = normalizeIp(req.socket.remoteAddress);
+      if (ip && isBannable(ip) && (await bans.isBanned(project.ref, ip)))
+        return refuseUpgrade(
+          socket,
+          403,
+          'Forbidden',
+          'Access denied: this IP address is banned from this project',
+        );
+      projects.set(req, project);
+      wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    })().catch(() => refuseUpgrade(socket, 503, 'Service Unavailable', 'The database is unavailable'));
+  };
+  server.on('upgrade', onUpgrade);
+
+  return {
+    stats() {
+      const out: LiveQueryStats = { groups: 0, subscribers: 0, executions: 0 };
+      for (const h of hubs.values()) {
+        const s = h.stats();
+        out.groups += s.groups;
+        out.subscribers += s.subscribers;
+        out.executions += s.executions;
+      }
+      return out;
+    },
+    async close() {
+      server.off('upgrade', onUpgrade);
+      for (const h of hubs.values()) h.close();
+      hubs.clear();
+      for (const ws of wss.clients) ws.terminate();
+      await Promise.resolve(served.dispose()).catch(() => {});
+    },
+  };
+}

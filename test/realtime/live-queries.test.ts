@@ -1,0 +1,216 @@
+/**
+ * GraphQL subscriptions as live queries over graphql-ws (src/realtime/), against a running
+ * platform: RLS as each subscriber, pushes only on change, token expiry, reconnect, limits.
+ */
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from 'graphql-ws';
+import type { ProjectContext } from '../../src/platform/project-context.js';
+import type { TestPlatform } from '../support/platform.js';
+import {
+  bodies,
+  NOTES,
+  sleep,
+  sql,
+  startRealtimePlatform,
+  subscribe,
+  userToken,
+  waitFor,
+  wsClient,
+  wsUrl,
+  type Json,
+} from './support.js';
+
+let tp: TestPlatform;
+let project: ProjectContext;
+const clients: Client[] = [];
+
+function client(params: Record<string, unknown>, url = wsUrl(tp)): Client {
+  const c = wsClient(url, params);
+  clients.push(c);
+  return c;
+}
+
+/** The status a bare WebSocket upgrade request gets (101 when it is accepted). */
+function upgradeStatus(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        'sec-websocket-protocol': 'graphql-transport-ws',
+      },
+    });
+    req.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('upgrade', (_res, socket) => {
+      socket.destroy();
+      resolve(101);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function asUser(sub: string, expiresInSeconds?: number): Promise<Client> {
+  return client({
+    apikey: project.anonKey,
+    Authorization: `Bearer ${await userToken(project, sub, expiresInSeconds)}`,
+  });
+}
+
+beforeAll(async () => {
+  ({ tp, project } = await startRealtimePlatform({ maxPerConnection: 5 }));
+});
+
+afterAll(async () => {
+  for (const c of clients) await c.dispose();
+  await tp?.close();
+});
+
+describe('live queries over graphql-ws', () => {
+  it('two users under RLS: each gets only their rows, on insert, on an update that moves a row out of view, on delete', async () => {
+    const alice = subscribe(await asUser('alice'), NOTES);
+    const bob = subscribe(await asUser('bob'), NOTES);
+    await alice.until((r) => bodies(r).join() === 'alice 1');
+    await bob.until((r) => bodies(r).join() === 'bob 1');
+
+    // Insert: Alice's row reaches Alice; Bob's result does not change, so Bob gets nothing.
+    const bobSeen = bob.results.length;
+    await sql(project, `insert into public.note (owner, body) values ('alice', 'alice 2')`);
+    await alice.until((r) => bodies(r).join() === 'alice 1,alice 2');
+    await sleep(400);
+    expect(bob.results.length).toBe(bobSeen);
+
+    // Update moving Alice's row to Bob: it leaves Alice's result and enters Bob's.
+    const aliceSeen = alice.results.length;
+    await sql(project, `update public.note set owner = 'bob', body = 'moved' where body = 'alice 2'`);
+    await alice.until((r) => bodies(r).join() === 'alice 1', aliceSeen);
+    await bob.until((r) => bodies(r).join() === 'bob 1,moved', bobSeen);
+
+    // Delete.
+    await sql(project, `delete from public.note where body = 'moved'`);
+    await bob.until((r) => bodies(r).join() === 'bob 1', bobSeen + 1);
+
+    // Never once did either receive a row of the other.
+    for (const r of alice.results) for (const b of bodies(r)) expect(b).not.toMatch(/bob|moved/);
+    for (const r of bob.results) for (const b of bodies(r)) expect(b).not.toMatch(/alice/);
+    // Consecutive pushes always differ (nothing is pushed for a write that leaves the result as it was).
+    for (const s of [alice, bob])
+      for (let i = 1; i < s.results.length; i++)
+        expect(JSON.stringify(s.results[i])).not.toBe(JSON.stringify(s.results[i - 1]));
+    alice.stop();
+    bob.stop();
+  });
+
+  it('ByPk fields are live too, with their arguments; a row the user cannot see is null', async () => {
+    const c = await asUser('alice');
+    const own = subscribe(c, 'subscription($id: Int!) { noteByPk(id: $id) { body } }', { id: 1 });
+    const other = subscribe(c, 'subscription($id: Int!) { noteByPk(id: $id) { body } }', { id: 2 });
+    await own.until((r) => r.data?.noteByPk?.body === 'alice 1');
+    await other.until((r) => r.data && r.data.noteByPk === null);
+    await sql(project, `update public.note set body = 'alice 1b' where id = 1`);
+    await own.until((r) => r.data?.noteByPk?.body === 'alice 1b');
+    await sql(project, `update public.note set body = 'alice 1' where id = 1`);
+    await own.until((r) => r.data?.noteByPk?.body === 'alice 1', 1);
+    own.stop();
+    other.stop();
+  });
+
+  it('a JWT that expires ends its subscriptions with an error saying so', async () => {
+    const s = subscribe(await asUser('alice', 2), NOTES);
+    await s.until((r) => bodies(r).includes('alice 1'));
+    await waitFor(() => s.error !== undefined, 6_000);
+    expect(JSON.stringify(s.error)).toMatch(/JWT expired/);
+  });
+
+  it('an expired or foreign token is refused at connection_init', async () => {
+    const foreign = subscribe(client({ apikey: 'not-a-key' }), NOTES);
+    await waitFor(() => foreign.error !== undefined);
+    expect(foreign.error.code).toBe(4403);
+    expect(foreign.error.reason).toMatch(/Invalid API key/);
+    expect(foreign.results).toEqual([]);
+  });
+
+  it('a new connection (reconnect) gets the full current result at once', async () => {
+    const first = await asUser('bob');
+    const a = subscribe(first, NOTES);
+    await a.until((r) => bodies(r).join() === 'bob 1');
+    await first.dispose();
+    await sql(project, `insert into public.note (owner, body) values ('bob', 'bob 2')`);
+    const b = subscribe(await asUser('bob'), NOTES);
+    await b.until((r) => bodies(r).join() === 'bob 1,bob 2');
+    expect(b.results[0]).toEqual({ data: { noteCollection: { edges: expect.any(Array) } } });
+    expect(bodies(b.results[0])).toEqual(['bob 1', 'bob 2']);
+    b.stop();
+  });
+
+  it('upgrade headers carry the credentials when connection_init does not', async () => {
+    const { createClient } = await import('graphql-ws');
+    const WebSocket = (await import('ws')).default as unknown as new (
+      url: string,
+      protocols: string | string[],
+    ) => unknown;
+    const token = await userToken(project, 'alice');
+    class WithHeaders extends (WebSocket as unknown as { new (...a: unknown[]): object }) {
+      constructor(url: string, protocols: string | string[]) {
+        super(url, protocols, { headers: { apikey: project.anonKey, authorization: `Bearer ${token}` } });
+      }
+    }
+    const c = createClient({ url: wsUrl(tp), webSocketImpl: WithHeaders, retryAttempts: 0, lazy: true });
+    clients.push(c);
+    const s = subscribe(c, NOTES);
+    await s.until((r) => bodies(r).join() === 'alice 1');
+    s.stop();
+  });
+
+  it('routes by /project/<ref> and refuses unknown paths and projects', async () => {
+    const c = client({ apikey: project.anonKey }, wsUrl(tp, `/project/${project.ref}`));
+    const s = subscribe(c, NOTES);
+    // anon's policy shows every note.
+    await s.until((r) => bodies(r).includes('alice 1') && bodies(r).includes('bob 1'));
+    s.stop();
+    expect(await upgradeStatus(`${tp.url}/project/aaaaaaaaaaaaaaaaaaaa/graphql/v1`)).toBe(404);
+    expect(await upgradeStatus(`${tp.url}/storage/v1/object`)).toBe(404);
+  });
+
+  it('refuses what is not a subscription of the Subscription root, and subscriptions over the limit', async () => {
+    const c = client({ apikey: project.anonKey });
+    const query = subscribe(c, '{ noteCollection { edges { node { id } } } }');
+    const two = subscribe(
+      c,
+      'subscription { a: noteCollection { __typename } b: noteCollection { __typename } }',
+    );
+    const unknown = subscribe(c, 'subscription { nope { id } }');
+    const mutation = subscribe(
+      c,
+      'subscription { insertIntoNoteCollection(objects: [{owner: "x", body: "y"}]) { affectedCount } }',
+    );
+    await waitFor(() => [query, two, unknown, mutation].every((s) => s.error));
+    expect(query.error[0].message).toMatch(/Only subscriptions/);
+    expect(two.error[0].message).toMatch(/exactly one top-level field/);
+    expect(unknown.error[0].message).toBe('Unknown field "nope" on type Subscription');
+    expect(mutation.error[0].message).toBe('Unknown field "insertIntoNoteCollection" on type Subscription');
+    // maxPerConnection is 5 here: the sixth is refused.
+    const held = Array.from({ length: 5 }, () => subscribe(c, NOTES));
+    await Promise.all(held.map((s) => s.until((r) => bodies(r).length > 0)));
+    const sixth = subscribe(c, NOTES);
+    await waitFor(() => sixth.error !== undefined);
+    expect(sixth.error[0].message).toMatch(/Too many subscriptions on this connection \(the limit is 5\)/);
+    for (const s of held) s.stop();
+  });
+
+  it('a field error is pushed as the query would answer it (pg_graphql error shape)', async () => {
+    const s = subscribe(
+      client({ apikey: project.anonKey }),
+      'subscription { noteCollection(first: -1) { edges { node { id } } } }',
+    );
+    const r: Json = await s.until((x) => x.errors);
+    expect(r.errors[0].message).toEqual(expect.any(String));
+    s.stop();
+  });
+});

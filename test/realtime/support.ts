@@ -15,7 +15,7 @@ import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 export type Json = any;
 
 export const SCHEMA = `
-  comment on schema public is '@graphql({"inflect_names": true, "strata": {"subscriptions": true}})';
+  comment on schema public is '@graphql({"inflect_names": true, "introspection": true, "strata": {"subscriptions": true}})';
   create table public.note (id serial primary key, owner text not null, body text not null);
   alter table public.note enable row level security;
   create policy own on public.note for all to authenticated

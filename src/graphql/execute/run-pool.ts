@@ -216,13 +216,28 @@ export async function resolveOnPoolText(pool: pg.Pool, principal: Principal, req
   return respondText(out.plan, out.texts, () => schemaOf(out.entry, true));
 }
 
+/** catalogOnPool's calls in flight, per pool and role: concurrent callers share one. */
+const catalogLoads = new WeakMap<pg.Pool, Map<string, Promise<Catalog>>>();
+
 /**
  * The catalog `principal` sees on `pool`, as resolveOnPool compiles against it (loaded, or
  * reloaded when the schema version moved on since it was cached).
  */
-export async function catalogOnPool(pool: pg.Pool, principal: Principal): Promise<Catalog> {
-  let state = states.get(pool)?.get(principal.role);
-  if (state && !(await versionIs(pool, state.version))) state = undefined;
-  state ??= await load(pool, principal);
-  return state.entry.catalog;
+export function catalogOnPool(pool: pg.Pool, principal: Principal): Promise<Catalog> {
+  let byRole = catalogLoads.get(pool);
+  if (!byRole) {
+    byRole = new Map();
+    catalogLoads.set(pool, byRole);
+  }
+  const inFlight = byRole.get(principal.role);
+  if (inFlight) return inFlight;
+  const loads = byRole;
+  const p = (async () => {
+    let state = states.get(pool)?.get(principal.role);
+    if (state && !(await versionIs(pool, state.version))) state = undefined;
+    state ??= await load(pool, principal);
+    return state.entry.catalog;
+  })().finally(() => loads.delete(principal.role));
+  loads.set(principal.role, p);
+  return p;
 }

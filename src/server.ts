@@ -62,11 +62,10 @@ export async function buildServer(platform: Platform): Promise<FastifyInstance> 
       .send({ status: 'unavailable', database: 'down', message: DATABASE_UNAVAILABLE_MESSAGE });
   });
   lifecycles.set(app, registerNodeLifecycle(app, platform));
+  // Subscriptions on {project}/graphql/v1 (src/realtime/): WebSocket upgrades, and event streams
+  // through a preHandler of the GraphQL route (so before it); closed before the server.
+  realtimes.set(app, startRealtime(app, platform));
   await app.register(graphqlRoutes, { platform });
-  // Subscriptions: WebSocket upgrades of {project}/graphql/v1 (src/realtime/), closed before the server.
-  const realtime = startRealtime(app.server, platform, platform.config.realtime);
-  realtimes.set(app, realtime);
-  app.addHook('preClose', async () => realtime.close());
   await app.register(storageRoutes, { platform, prefix: '/storage/v1' });
   await app.register(managementRoutes, { platform, prefix: '/v1' });
   await registerFunctions(app, platform);

@@ -9,18 +9,15 @@ import type { Duplex } from 'node:stream';
 import { GraphQLSchema, parse, type ExecutionArgs } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
-import { AuthError, principalOf } from '../auth/principal.js';
 import { apiKeyOf, bearerOf } from '../auth/request-credentials.js';
-import type { RealtimeConfig } from '../config.js';
 import type { Principal } from '../db/with-role.js';
-import { subscriptionFieldsWithPool } from '../graphql/engine.js';
 import { GRAPHQL_PATH } from '../graphql/http/options.js';
 import { isBannable, networkBans, normalizeIp } from '../platform/network-bans.js';
 import type { Platform } from '../platform/platform.js';
 import type { ProjectContext } from '../platform/project-context.js';
 import { projectForIncoming, rewriteProjectUrl } from '../platform/routing.js';
-import { liveRequestOf, type SubscribePayload } from './live-request.js';
-import { LiveQueries, TooManySubscriptions, type LiveQueryStats } from './live-queries.js';
+import type { SubscribePayload } from './live-request.js';
+import { AuthError, JWT_EXPIRED_MESSAGE, type LiveService } from './live-service.js';
 import { Subscriber } from './subscriber.js';
 
 /** One connection's state once `connection_init` was accepted. */
@@ -29,20 +26,11 @@ interface Connection {
   principal: Principal;
   subscribers: Set<Subscriber>;
   expired: boolean;
-  expiry?: NodeJS.Timeout;
-}
-
-export interface RealtimeServer {
-  /** Live queries on this node, summed over projects (tests read `executions`). */
-  stats(): LiveQueryStats;
-  close(): Promise<void>;
+  cancelExpiry: () => void;
 }
 
 /** graphql-ws runs our own subscribe (the live query): it never executes against this schema. */
 const NO_SCHEMA = new GraphQLSchema({});
-const LONGEST_TIMER_MS = 2 ** 31 - 1;
-
-export const JWT_EXPIRED_MESSAGE = 'JWT expired: the subscription ended; subscribe again with a fresh token';
 
 function refuseUpgrade(socket: Duplex, status: number, reason: string, message: string): void {
   const body = JSON.stringify({ message });
@@ -86,30 +74,18 @@ function credentialsOf(params: Record<string, unknown> | undefined, req: Incomin
   return { apikey, bearer };
 }
 
-export function startRealtime(server: Server, platform: Platform, config: RealtimeConfig): RealtimeServer {
+/** Serves graphql-transport-ws on the server's upgrades of {project}/graphql/v1; `close()` ends every socket. */
+export function startWebSocketServer(
+  server: Server,
+  platform: Platform,
+  live: LiveService,
+): { close(): Promise<void> } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: platform.config.bodyLimit });
   const projects = new WeakMap<IncomingMessage, ProjectContext>();
   const connections = new WeakMap<object, Connection>();
-  const hubs = new Map<unknown, LiveQueries>();
   const bans = networkBans(platform);
 
-  const hubOf = (project: ProjectContext) => {
-    let hub = hubs.get(project.pool);
-    if (!hub) {
-      hub = new LiveQueries(project.pool, {
-        intervalMs: config.intervalMs,
-        maxSubscribers: config.maxPerProject,
-        concurrency: config.concurrency,
-      });
-      hubs.set(project.pool, hub);
-    }
-    return hub;
-  };
-
-  const endConnection = (ctx: object) => {
-    const conn = connections.get(ctx);
-    if (conn?.expiry) clearTimeout(conn.expiry);
-  };
+  const endConnection = (ctx: object) => connections.get(ctx)?.cancelExpiry();
 
   const served = useServer<Record<string, unknown>>(
     {
@@ -120,36 +96,24 @@ export function startRealtime(server: Server, platform: Platform, config: Realti
         const { apikey, bearer } = credentialsOf(ctx.connectionParams, request);
         let principal: Principal;
         try {
-          principal = await principalOf(
-            {
-              jwtSecret: project.jwtSecret,
-              anonKey: project.anonKey ?? '',
-              serviceRoleKey: project.serviceRoleKey ?? '',
-            },
-            apikey,
-            bearer,
-          );
+          principal = await live.principal(project, apikey, bearer);
         } catch (e) {
           if (!(e instanceof AuthError)) throw e;
           socket.close(4403, `Forbidden: ${e.message}`.slice(0, 120));
           return false;
         }
-        const conn: Connection = { project, principal, subscribers: new Set(), expired: false };
-        const exp = principal.claims.exp;
-        if (typeof exp === 'number') {
-          const expire = () => {
-            conn.expired = true;
-            for (const s of conn.subscribers) s.fail(new Error(JWT_EXPIRED_MESSAGE));
-            conn.subscribers.clear();
-          };
-          const arm = () => {
-            const ms = exp * 1000 - Date.now();
-            conn.expiry =
-              ms > LONGEST_TIMER_MS ? setTimeout(arm, LONGEST_TIMER_MS) : setTimeout(expire, Math.max(0, ms));
-            conn.expiry.unref();
-          };
-          arm();
-        }
+        const conn: Connection = {
+          project,
+          principal,
+          subscribers: new Set(),
+          expired: false,
+          cancelExpiry: () => {},
+        };
+        conn.cancelExpiry = live.onExpiry(principal, () => {
+          conn.expired = true;
+          for (const s of conn.subscribers) s.fail(new Error(JWT_EXPIRED_MESSAGE));
+          conn.subscribers.clear();
+        });
         connections.set(ctx, conn);
         return true;
       },
@@ -158,37 +122,19 @@ export function startRealtime(server: Server, platform: Platform, config: Realti
         if (!conn) return refused('Unauthorized');
         if (conn.expired) return refused(JWT_EXPIRED_MESSAGE);
         for (const s of conn.subscribers) if (s.ended) conn.subscribers.delete(s);
-        if (conn.subscribers.size >= config.maxPerConnection)
+        if (conn.subscribers.size >= live.config.maxPerConnection)
           return refused(
-            `Too many subscriptions on this connection (the limit is ${config.maxPerConnection})`,
+            `Too many subscriptions on this connection (the limit is ${live.config.maxPerConnection})`,
           );
-        const req = liveRequestOf(payload as SubscribePayload);
-        if (Array.isArray(req)) return refused(req.map((e) => e.message).join('; '));
-        let fields: ReadonlySet<string>;
-        try {
-          fields = await subscriptionFieldsWithPool(conn.project.pool, conn.principal);
-        } catch (e) {
-          return refused(e instanceof Error ? e.message : 'the schema could not be loaded');
-        }
-        if (!fields.size)
-          return refused(
-            'Unknown type Subscription: no schema turned on subscriptions (@graphql({"strata": {"subscriptions": true}}))',
-          );
-        if (!fields.has(req.field)) return refused(`Unknown field "${req.field}" on type Subscription`);
-        let sub: Subscriber;
-        try {
-          sub = hubOf(conn.project).subscribe(req, conn.principal);
-        } catch (e) {
-          if (e instanceof TooManySubscriptions) return refused(e.message);
-          throw e;
-        }
-        conn.subscribers.add(sub);
+        const opened = await live.open(conn.project, conn.principal, payload as SubscribePayload);
+        if ('refused' in opened) return refused(opened.refused);
+        conn.subscribers.add(opened.stream);
         const args: ExecutionArgs = {
           schema: NO_SCHEMA,
-          document: req.document,
-          operationName: req.operationName,
-          variableValues: req.variables,
-          contextValue: sub,
+          document: opened.request.document,
+          operationName: opened.request.operationName,
+          variableValues: opened.request.variables,
+          contextValue: opened.stream,
         };
         return args;
       },
@@ -222,20 +168,8 @@ export function startRealtime(server: Server, platform: Platform, config: Realti
   server.on('upgrade', onUpgrade);
 
   return {
-    stats() {
-      const out: LiveQueryStats = { groups: 0, subscribers: 0, executions: 0 };
-      for (const h of hubs.values()) {
-        const s = h.stats();
-        out.groups += s.groups;
-        out.subscribers += s.subscribers;
-        out.executions += s.executions;
-      }
-      return out;
-    },
     async close() {
       server.off('upgrade', onUpgrade);
-      for (const h of hubs.values()) h.close();
-      hubs.clear();
       for (const ws of wss.clients) ws.terminate();
       await Promise.resolve(served.dispose()).catch(() => {});
     },

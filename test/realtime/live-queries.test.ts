@@ -5,6 +5,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'graphql-ws';
+import { createClient as createSseClient } from 'graphql-sse';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import type { TestPlatform } from '../support/platform.js';
 import {
@@ -19,6 +20,7 @@ import {
   wsClient,
   wsUrl,
   type Json,
+  type Stream,
 } from './support.js';
 
 let tp: TestPlatform;
@@ -212,5 +214,72 @@ describe('live queries over graphql-ws', () => {
     const r: Json = await s.until((x) => x.errors);
     expect(r.errors[0].message).toEqual(expect.any(String));
     s.stop();
+  });
+});
+
+describe('live queries over graphql-sse (event streams, headers for auth)', () => {
+  function sse(headers: Record<string, string>, url = `${tp.url}/graphql/v1`) {
+    return createSseClient({ url, singleConnection: false, headers, retryAttempts: 0 });
+  }
+
+  function sseSubscribe(c: ReturnType<typeof sse>, query: string): Stream {
+    const s: Stream = {
+      results: [],
+      completed: false,
+      until: async (pred, from = 0, ms = 10_000) => {
+        await waitFor(() => s.results.slice(from).some(pred) || s.error !== undefined, ms);
+        if (s.error) throw new Error(`subscription failed: ${String(s.error)}`);
+        return s.results.slice(from).find(pred);
+      },
+      stop: () => {},
+    };
+    s.stop = c.subscribe(
+      { query },
+      {
+        next: (r) => s.results.push(r),
+        error: (e) => {
+          s.error = e;
+        },
+        complete: () => {
+          s.completed = true;
+        },
+      },
+    );
+    return s;
+  }
+
+  it('streams live results under RLS; a row moved out of view disappears', async () => {
+    const token = await userToken(project, 'alice');
+    const s = sseSubscribe(sse({ apikey: project.anonKey, authorization: `Bearer ${token}` }), NOTES);
+    const first = await s.until((r) => bodies(r).includes('alice 1'));
+    for (const b of bodies(first)) expect(b).toMatch(/^alice/);
+    await sql(project, `insert into public.note (owner, body) values ('alice', 'sse 1')`);
+    const seen = s.results.length;
+    await s.until((r) => bodies(r).includes('sse 1'));
+    await sql(project, `update public.note set owner = 'bob' where body = 'sse 1'`);
+    await s.until((r) => !bodies(r).includes('sse 1'), seen + 1);
+    for (const r of s.results) for (const b of bodies(r)) expect(b).not.toMatch(/bob/);
+    s.stop();
+  });
+
+  it('refuses a foreign key with 401, and ends with an error event when the JWT expires', async () => {
+    const bad = sseSubscribe(sse({ apikey: 'nope' }), NOTES);
+    await waitFor(() => bad.error !== undefined);
+    expect(String(bad.error)).toMatch(/401/);
+    const token = await userToken(project, 'alice', 2);
+    const s = sseSubscribe(sse({ apikey: project.anonKey, authorization: `Bearer ${token}` }), NOTES);
+    await s.until((r) => bodies(r).includes('alice 1'));
+    await waitFor(() => s.completed, 6_000);
+    expect(s.results.at(-1)).toEqual({ errors: [{ message: expect.stringMatching(/^JWT expired/) }] });
+  });
+
+  it('a query asked for as an event stream is not taken over (the GraphQL route answers it)', async () => {
+    const res = await fetch(`${tp.url}/graphql/v1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', apikey: project.anonKey },
+      body: JSON.stringify({ query: NOTES }),
+    });
+    // Over plain HTTP a subscription is what it always was: refused by the engine.
+    expect(await res.json()).toEqual({ errors: [{ message: 'Subscriptions are not supported' }] });
   });
 });

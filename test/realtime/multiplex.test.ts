@@ -18,6 +18,7 @@ import {
   wsClient,
   wsUrl,
   type Json,
+  type Stream,
 } from './support.js';
 
 let tp: TestPlatform;
@@ -51,7 +52,7 @@ async function introspect(p: ProjectContext, query: string): Promise<Json> {
 describe('multiplexing', () => {
   it('1,000 concurrent subscribers with the same document and claims share one statement per refresh', async () => {
     const before = tp.realtime.stats();
-    const streams = [];
+    const streams: Stream[] = [];
     for (let i = 0; i < 20; i++) {
       const c = client({ apikey: project.anonKey });
       for (let j = 0; j < 50; j++) streams.push(subscribe(c, NOTES));

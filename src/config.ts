@@ -119,6 +119,12 @@ export interface RealtimeConfig {
   maxPerProject: number;
   /** STRATA_REALTIME_CONCURRENCY: live-query statements one project runs at once (default 4). */
   concurrency: number;
+  /**
+   * STRATA_REALTIME_REPLICATION (default on; `off` turns it off): live queries re-run when logical
+   * replication reports a commit in their database, instead of every interval; where the server
+   * does not allow it (wal_level, privilege, slots), they poll.
+   */
+  replication: boolean;
 }
 
 export interface ImageConfig {
@@ -341,6 +347,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
       maxPerConnection: Math.max(1, num(env, 'STRATA_REALTIME_MAX_PER_CONNECTION', 100)),
       maxPerProject: Math.max(1, num(env, 'STRATA_REALTIME_MAX_PER_PROJECT', 10_000)),
       concurrency: Math.max(1, num(env, 'STRATA_REALTIME_CONCURRENCY', 4)),
+      replication: env.STRATA_REALTIME_REPLICATION !== 'off',
     },
     functions: {
       requestTimeoutMs: num(env, 'STRATA_FUNCTIONS_TIMEOUT_MS', 150_000),

@@ -33,8 +33,8 @@ export function startRealtime(app: FastifyInstance, platform: Platform): Realtim
     stats: () => live.stats(),
     close() {
       closing ??= (async () => {
-        live.close();
         await ws.close();
+        await live.close();
       })();
       return closing;
     },

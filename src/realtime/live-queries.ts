@@ -1,13 +1,16 @@
 /**
  * The live queries of one project database, multiplexed: subscribers whose query, variables,
  * role and claims are equal share one group, and a group runs one statement per refresh however
- * many subscribe to it. Every `intervalMs` each group runs again (at most `concurrency` at once)
- * and its subscribers get the result only when its hash changed for them.
+ * many subscribe to it. A refresh runs every group (at most `concurrency` at once) and pushes a
+ * result to a subscriber only when its hash changed for them. Refreshes come from the change feed
+ * (change-feed.ts: after each commit that changed rows in the database, plus a safety refresh
+ * every SAFETY_REFRESH_MS) while it runs, else every `intervalMs` (polling).
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { Principal } from '../db/with-role.js';
 import { resolveWithPoolText } from '../graphql/engine.js';
+import type { ChangeFeed } from './change-feed.js';
 import type { LiveRequest } from './live-request.js';
 import { Subscriber, type LiveResult } from './subscriber.js';
 
@@ -27,7 +30,14 @@ export interface LiveQueryStats {
   subscribers: number;
   /** Statements run since start (one per group per refresh). */
   executions: number;
+  /** Databases whose live queries are refreshed by logical replication rather than polled. */
+  feeds: number;
 }
+
+/** With a change feed, refreshes that no commit asked for (time-dependent results: now() in a policy). */
+export const SAFETY_REFRESH_MS = 60_000;
+
+export type FeedStarter = (onCommit: () => void, onFailure: (err: Error) => void) => Promise<ChangeFeed>;
 
 export class TooManySubscriptions extends Error {}
 
@@ -37,14 +47,29 @@ export class LiveQueries {
   private executions = 0;
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
+  private again = false;
+  private feed: ChangeFeed | undefined;
+  private feedState: 'none' | 'starting' | 'on' | 'failed' = 'none';
+  private readonly closing = new Set<Promise<void>>();
 
   constructor(
     private readonly pool: pg.Pool,
-    private readonly opts: { intervalMs: number; maxSubscribers: number; concurrency: number },
+    private readonly opts: {
+      intervalMs: number;
+      maxSubscribers: number;
+      concurrency: number;
+      /** Starts the change feed of this database; none: poll. */
+      startFeed?: FeedStarter;
+    },
   ) {}
 
   stats(): LiveQueryStats {
-    return { groups: this.groups.size, subscribers: this.subscriberCount, executions: this.executions };
+    return {
+      groups: this.groups.size,
+      subscribers: this.subscriberCount,
+      executions: this.executions,
+      feeds: this.feedState === 'on' ? 1 : 0,
+    };
   }
 
   /** A new subscriber's stream: the group's last result at once when it has one, else after its first run. */
@@ -77,36 +102,99 @@ export class LiveQueries {
     if (g.last) sub.push(g.last.result, g.last.hash);
     else void this.run(g);
     this.startTimer();
+    this.startFeed();
     return sub;
   }
 
-  close(): void {
-    this.stopTimer();
+  /** Ends every subscription and stops the change feed (its slot dropped). */
+  async close(): Promise<void> {
     for (const g of this.groups.values()) for (const s of [...g.subscribers]) void s.return();
     this.groups.clear();
+    this.stopTimer();
+    await Promise.all(this.closing);
   }
 
   private startTimer(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.tick(), this.opts.intervalMs);
+    const every =
+      this.feedState === 'on' ? Math.max(SAFETY_REFRESH_MS, this.opts.intervalMs) : this.opts.intervalMs;
+    this.timer = setInterval(() => void this.tick(), every);
     this.timer.unref();
   }
 
+  /** No groups left: no timer, and no feed (its slot would keep WAL for nobody). */
   private stopTimer(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    const feed = this.feed;
+    this.feed = undefined;
+    if (this.feedState === 'on') this.feedState = 'none';
+    if (feed) this.track(feed.close());
   }
 
-  /** One refresh of every group; a refresh still running when the next is due is not doubled. */
+  private track(p: Promise<void>): void {
+    const tracked = p.catch(() => {}).finally(() => this.closing.delete(tracked));
+    this.closing.add(tracked);
+  }
+
+  private restartTimer(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    if (this.groups.size) this.startTimer();
+  }
+
+  private startFeed(): void {
+    const start = this.opts.startFeed;
+    if (!start || this.feedState !== 'none') return;
+    this.feedState = 'starting';
+    const starting = start(
+      () => void this.tick(),
+      () => {
+        // Replication broke (server restart, slot dropped): poll from now on.
+        this.feed = undefined;
+        this.feedState = 'failed';
+        this.restartTimer();
+      },
+    ).then(
+      (feed) => {
+        if (!this.groups.size || this.feedState !== 'starting') {
+          this.feedState = this.feedState === 'starting' ? 'none' : this.feedState;
+          this.track(feed.close());
+          return;
+        }
+        this.feed = feed;
+        this.feedState = 'on';
+        this.restartTimer();
+        // What committed while the feed started was not reported: one refresh covers it.
+        void this.tick();
+      },
+      () => {
+        // Not available here (wal_level, privilege, slots): poll.
+        this.feedState = 'failed';
+      },
+    );
+    this.track(starting);
+  }
+
+  /**
+   * One refresh of every group. A refresh asked for while one runs is not run alongside it: the
+   * running one goes round once more when it ends (a commit it may have missed).
+   */
   private async tick(): Promise<void> {
-    if (this.ticking) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
     this.ticking = true;
     try {
-      const queue = [...this.groups.values()];
-      const worker = async () => {
-        for (let g = queue.shift(); g; g = queue.shift()) await this.run(g);
-      };
-      await Promise.all(Array.from({ length: Math.min(this.opts.concurrency, queue.length) }, worker));
+      do {
+        this.again = false;
+        const queue = [...this.groups.values()];
+        const worker = async () => {
+          for (let g = queue.shift(); g; g = queue.shift()) await this.run(g);
+        };
+        await Promise.all(Array.from({ length: Math.min(this.opts.concurrency, queue.length) }, worker));
+      } while (this.again);
     } finally {
       this.ticking = false;
     }

@@ -8,6 +8,7 @@ import type { RealtimeConfig } from '../config.js';
 import type { Principal } from '../db/with-role.js';
 import { subscriptionFieldsWithPool } from '../graphql/engine.js';
 import type { ProjectContext } from '../platform/project-context.js';
+import { startChangeFeed } from './change-feed.js';
 import { LiveQueries, TooManySubscriptions, type LiveQueryStats } from './live-queries.js';
 import { liveRequestOf, type LiveRequest, type SubscribePayload } from './live-request.js';
 import type { Subscriber } from './subscriber.js';
@@ -88,19 +89,21 @@ export class LiveService {
   }
 
   stats(): LiveQueryStats {
-    const out: LiveQueryStats = { groups: 0, subscribers: 0, executions: 0 };
+    const out: LiveQueryStats = { groups: 0, subscribers: 0, executions: 0, feeds: 0 };
     for (const h of this.hubs.values()) {
       const s = h.stats();
       out.groups += s.groups;
       out.subscribers += s.subscribers;
       out.executions += s.executions;
+      out.feeds += s.feeds;
     }
     return out;
   }
 
-  close(): void {
-    for (const h of this.hubs.values()) h.close();
+  async close(): Promise<void> {
+    const hubs = [...this.hubs.values()];
     this.hubs.clear();
+    await Promise.all(hubs.map((h) => h.close()));
   }
 
   private hubOf(project: ProjectContext): LiveQueries {
@@ -110,6 +113,9 @@ export class LiveService {
         intervalMs: this.config.intervalMs,
         maxSubscribers: this.config.maxPerProject,
         concurrency: this.config.concurrency,
+        startFeed: this.config.replication
+          ? (onCommit, onFailure) => startChangeFeed(project.superuserUrl, onCommit, onFailure)
+          : undefined,
       });
       this.hubs.set(project.pool, hub);
     }

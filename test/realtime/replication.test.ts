@@ -1,0 +1,89 @@
+/**
+ * Change detection by logical replication (src/realtime/change-feed.ts) on the embedded server
+ * (wal_level = logical): with a refresh interval no test waits for, a commit still reaches the
+ * subscribers at once; idle, nothing runs; the slot lives only while there are subscribers.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import type { Client } from 'graphql-ws';
+import type { ProjectContext } from '../../src/platform/project-context.js';
+import type { TestPlatform } from '../support/platform.js';
+import {
+  bodies,
+  NOTES,
+  sleep,
+  sql,
+  startRealtimePlatform,
+  subscribe,
+  userToken,
+  waitFor,
+  wsClient,
+  wsUrl,
+} from './support.js';
+
+let tp: TestPlatform;
+let project: ProjectContext;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  // Polling every 10 minutes: only the change feed can deliver within the test.
+  ({ tp, project } = await startRealtimePlatform({ intervalMs: 600_000, replication: true }));
+});
+
+afterAll(async () => {
+  for (const c of clients) await c.dispose();
+  await tp?.close();
+});
+
+async function slots(): Promise<string[]> {
+  const c = new pg.Client({ connectionString: project.superuserUrl });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ slot_name: string }>(
+      `select slot_name from pg_replication_slots where database = current_database() and slot_name like 'strata_rt_%'`,
+    );
+    return rows.map((r) => r.slot_name);
+  } finally {
+    await c.end();
+  }
+}
+
+describe('change detection by logical replication', () => {
+  it('a commit re-runs the live queries at once; a commit that leaves a result unchanged pushes nothing; idle, nothing runs', async () => {
+    const c = wsClient(wsUrl(tp), {
+      apikey: project.anonKey,
+      Authorization: `Bearer ${await userToken(project, 'alice')}`,
+    });
+    clients.push(c);
+    const s = subscribe(c, NOTES);
+    await s.until((r) => bodies(r).join() === 'alice 1');
+    await waitFor(() => tp.realtime.stats().feeds === 1);
+    expect(await slots()).toHaveLength(1);
+
+    const t0 = Date.now();
+    await sql(project, `insert into public.note (owner, body) values ('alice', 'alice 2')`);
+    await s.until((r) => bodies(r).join() === 'alice 1,alice 2', 0, 5_000);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+
+    // Bob's write re-runs Alice's query (a commit in the database) but her result is unchanged.
+    const seen = s.results.length;
+    const ran = tp.realtime.stats().executions;
+    await sql(project, `insert into public.note (owner, body) values ('bob', 'bob 2')`);
+    await waitFor(() => tp.realtime.stats().executions > ran, 5_000);
+    await sleep(300);
+    expect(s.results).toHaveLength(seen);
+
+    // Idle: no refresh at all.
+    const idle = tp.realtime.stats().executions;
+    await sleep(1_000);
+    expect(tp.realtime.stats().executions).toBe(idle);
+
+    // The last subscriber gone, the slot is dropped (no WAL kept for nobody).
+    s.stop();
+    await waitFor(() => tp.realtime.stats().subscribers === 0);
+    await waitFor(() => tp.realtime.stats().feeds === 0);
+    const deadline = Date.now() + 10_000;
+    while ((await slots()).length && Date.now() < deadline) await sleep(100);
+    expect(await slots()).toEqual([]);
+  });
+});

@@ -1,10 +1,15 @@
 /**
- * Which databases changed, from PostgreSQL's logical replication: a `pgoutput` stream (through
- * pg-logical-replication) of the publication `strata_realtime` (all tables) on a slot of this
- * node's own, which calls `onCommit` after each transaction that inserted, updated, deleted or
- * truncated rows. Needs `wal_level = logical` (the embedded server sets it: db/embedded.ts) and a
- * role that may replicate (the project's superuser URL); otherwise start() says why and the live
- * queries poll.
+ * Which databases changed, from PostgreSQL's logical replication (through pg-logical-replication)
+ * on a slot of this node's own: `onCommit` is called after each transaction that inserted,
+ * updated, deleted or truncated rows. Needs `wal_level = logical` (the embedded server sets it:
+ * db/embedded.ts) and a role that may replicate (the project's superuser URL); otherwise start()
+ * says why and the live queries poll.
+ *
+ * The output plugin is test_decoding (shipped with PostgreSQL), not pgoutput: pgoutput streams
+ * only a publication's tables, and a publication of all tables that publishes UPDATE and DELETE
+ * makes PostgreSQL refuse those on every table without a replica identity (no primary key) — a
+ * change to what users' writes may do. test_decoding needs no publication and changes nothing for
+ * writers; only its BEGIN/COMMIT lines are read (empty transactions skipped).
  *
  * The slot is dropped on close(). A slot left by a node that died (inactive, named
  * `strata_rt_…`) is dropped by the next feed started on that database, so WAL is not retained
@@ -12,9 +17,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { LogicalReplicationService, PgoutputPlugin } from 'pg-logical-replication';
+import { LogicalReplicationService, TestDecodingPlugin } from 'pg-logical-replication';
 
-const PUBLICATION = 'strata_realtime';
 const SLOT_PREFIX = 'strata_rt_';
 const START_TIMEOUT_MS = 10_000;
 
@@ -32,7 +36,14 @@ async function withClient<T>(url: string, work: (c: pg.Client) => Promise<T>): P
   }
 }
 
-/** The publication and this node's slot; the slot's name. */
+/** test_decoding's lines as they come (the package's own parser splits every row into values). */
+class CommitLines extends TestDecodingPlugin {
+  override parse(buffer: Buffer): string {
+    return buffer.toString('utf8');
+  }
+}
+
+/** This node's slot (after dropping stale ones); its name. */
 async function prepare(url: string): Promise<string> {
   return withClient(url, async (c) => {
     const { rows } = await c.query<{ wal_level: string }>('select current_setting($1) as wal_level', [
@@ -40,17 +51,13 @@ async function prepare(url: string): Promise<string> {
     ]);
     if (rows[0]?.wal_level !== 'logical')
       throw new Error(`wal_level is ${rows[0]?.wal_level ?? 'unknown'}, not logical`);
-    await c.query(`create publication ${PUBLICATION} for all tables`).catch((e: { code?: string }) => {
-      // Another node (or an earlier start) made it.
-      if (e.code !== '42710') throw e;
-    });
     await c.query(
       `select pg_drop_replication_slot(slot_name) from pg_replication_slots
-        where slot_name like $1 and database = current_database() and not active`,
-      [`${SLOT_PREFIX}%`],
+        where starts_with(slot_name, $1) and database = current_database() and not active`,
+      [SLOT_PREFIX],
     );
     const slot = `${SLOT_PREFIX}${randomBytes(8).toString('hex')}`;
-    await c.query(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [slot]);
+    await c.query(`select pg_create_logical_replication_slot($1, 'test_decoding')`, [slot]);
     return slot;
   });
 }
@@ -88,10 +95,10 @@ export async function startChangeFeed(
   );
   let changed = false;
   let closed = false;
-  service.on('data', (_lsn: string, msg: { tag?: string }) => {
-    const tag = msg?.tag;
-    if (tag === 'insert' || tag === 'update' || tag === 'delete' || tag === 'truncate') changed = true;
-    else if (tag === 'commit' && changed) {
+  service.on('data', (_lsn: string, line: unknown) => {
+    if (typeof line !== 'string') return;
+    if (line.startsWith('table ')) changed = true;
+    else if (line.startsWith('COMMIT') && changed) {
       changed = false;
       onCommit();
     }
@@ -108,7 +115,7 @@ export async function startChangeFeed(
       if (!closed) onFailure(err);
     });
   });
-  const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: [PUBLICATION] });
+  const plugin = new CommitLines({ skipEmptyXacts: true });
   service.subscribe(plugin, slot).catch((err: Error) => service.emit('error', err));
   const close = async () => {
     if (closed) return;

@@ -40,7 +40,7 @@ async function slots(): Promise<string[]> {
   await c.connect();
   try {
     const { rows } = await c.query<{ slot_name: string }>(
-      `select slot_name from pg_replication_slots where database = current_database() and slot_name like 'strata_rt_%'`,
+      `select slot_name from pg_replication_slots where database = current_database() and starts_with(slot_name, 'strata_rt_')`,
     );
     return rows.map((r) => r.slot_name);
   } finally {
@@ -72,6 +72,15 @@ describe('change detection by logical replication', () => {
     await waitFor(() => tp.realtime.stats().executions > ran, 5_000);
     await sleep(300);
     expect(s.results).toHaveLength(seen);
+
+    // The feed changes nothing for writers: a table without a primary key (no replica identity)
+    // still takes UPDATE and DELETE (a publication of all tables that publishes them would refuse).
+    await sql(
+      project,
+      `create table public.plain_log (msg text); insert into public.plain_log values ('a');
+       update public.plain_log set msg = 'b'; delete from public.plain_log;`,
+    );
+    await sleep(300);
 
     // Idle: no refresh at all.
     const idle = tp.realtime.stats().executions;

@@ -11,6 +11,7 @@ import type { TestPlatform } from '../support/platform.js';
 import {
   bodies,
   NOTES,
+  SCHEMA,
   sleep,
   sql,
   startRealtimePlatform,
@@ -94,5 +95,19 @@ describe('change detection by logical replication', () => {
     const deadline = Date.now() + 10_000;
     while ((await slots()).length && Date.now() < deadline) await sleep(100);
     expect(await slots()).toEqual([]);
+  });
+});
+
+describe('a project with live subscribers', () => {
+  it('can be deleted: its change feed and slot go with it', async () => {
+    const other = await tp.platform.createProject({ name: 'short-lived', organizationId: 'default-org' });
+    await sql(other, SCHEMA);
+    const c = wsClient(wsUrl(tp, `/project/${other.ref}`), { apikey: other.anonKey });
+    clients.push(c);
+    const s = subscribe(c, NOTES);
+    await s.until((r) => bodies(r).length === 2);
+    await waitFor(() => tp.realtime.stats().feeds === 1);
+    await expect(tp.platform.deleteProject(other.ref)).resolves.toBe(true);
+    s.stop();
   });
 });

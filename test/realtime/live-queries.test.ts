@@ -273,6 +273,25 @@ describe('live queries over graphql-sse (event streams, headers for auth)', () =
     expect(s.results.at(-1)).toEqual({ errors: [{ message: expect.stringMatching(/^JWT expired/) }] });
   });
 
+  it("GraphiQL's request (yoga's GraphiQL at /graphql/v1: GET, Accept: text/event-stream) streams results", async () => {
+    const ctl = new AbortController();
+    const params = new URLSearchParams({ query: NOTES, variables: '{}', extensions: '{}' });
+    const res = await fetch(`${tp.url}/graphql/v1?${params}`, {
+      headers: { accept: 'text/event-stream', apikey: project.anonKey },
+      signal: ctl.signal,
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let text = '';
+    while (!text.includes('\n\n')) text += new TextDecoder().decode((await reader.read()).value);
+    ctl.abort();
+    const [event, data] = text.split('\n');
+    expect(event).toBe('event: next');
+    expect(bodies(JSON.parse((data as string).slice('data: '.length)))).toContain('bob 1');
+    await waitFor(() => tp.realtime.stats().subscribers === 0);
+  });
+
   it('a query asked for as an event stream is not taken over (the GraphQL route answers it)', async () => {
     const res = await fetch(`${tp.url}/graphql/v1`, {
       method: 'POST',

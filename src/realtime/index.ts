@@ -25,7 +25,11 @@ export interface RealtimeServer {
  * transport is a preHandler of theirs); closed with the app, before its server.
  */
 export function startRealtime(app: FastifyInstance, platform: Platform): RealtimeServer {
-  const live = new LiveService(platform.config.realtime);
+  const { config } = platform;
+  const live = new LiveService(config.realtime, {
+    maxDepth: config.graphqlMaxDepth,
+    maxSelections: config.graphqlMaxSelections,
+  });
   const ws = startWebSocketServer(app.server, platform, live);
   app.addHook('preHandler', sseSubscriptions(live));
   let closing: Promise<void> | undefined;

@@ -7,11 +7,13 @@ import {
   GraphQLError,
   Kind,
   OperationTypeNode,
-  parse,
   print,
   type DocumentNode,
   type OperationDefinitionNode,
 } from 'graphql';
+import { parseDocument } from '../graphql/execute/parse-document.js';
+import { queryShape } from '../graphql/http/query-shape.js';
+import type { RequestLimits } from '../graphql/http/options.js';
 
 export interface LiveRequest {
   /** The query text the engine runs (and the multiplexer's key). */
@@ -31,7 +33,14 @@ export interface SubscribePayload {
 }
 
 /** A subscription as an engine query, or the errors that refuse it. */
-export function liveRequestOf(payload: SubscribePayload): LiveRequest | GraphQLError[] {
+/**
+ * `limits` are the HTTP API's (STRATA_GRAPHQL_MAX_DEPTH, STRATA_GRAPHQL_MAX_SELECTIONS), with its
+ * words; the document is parsed with the engine's bounds (execute/parse-document.ts).
+ */
+export function liveRequestOf(
+  payload: SubscribePayload,
+  limits: RequestLimits,
+): LiveRequest | GraphQLError[] {
   const refuse = (message: string) => [new GraphQLError(message)];
   if (typeof payload.query !== 'string') return refuse('A subscription needs a query string');
   const variables = payload.variables ?? null;
@@ -42,7 +51,7 @@ export function liveRequestOf(payload: SubscribePayload): LiveRequest | GraphQLE
     return refuse('operationName must be a string');
   let doc: DocumentNode;
   try {
-    doc = parse(payload.query, { noLocation: true });
+    doc = parseDocument(payload.query);
   } catch (e) {
     return [e instanceof GraphQLError ? e : new GraphQLError(String(e))];
   }
@@ -64,6 +73,13 @@ export function liveRequestOf(payload: SubscribePayload): LiveRequest | GraphQLE
   const first = top[0];
   if (top.length !== 1 || first?.kind !== Kind.FIELD || first.name.value.startsWith('__'))
     return refuse('A subscription selects exactly one top-level field of the Subscription type');
+  const shape = queryShape(doc, op.name?.value ?? null);
+  if (limits.maxDepth !== false && shape.depth > limits.maxDepth)
+    return refuse(`Query depth ${shape.depth} exceeds the maximum allowed depth of ${limits.maxDepth}`);
+  if (limits.maxSelections !== false && shape.selections > limits.maxSelections)
+    return refuse(
+      `Query selection count ${shape.selections} exceeds the maximum allowed selection count of ${limits.maxSelections}`,
+    );
   const asQuery: OperationDefinitionNode = { ...op, operation: OperationTypeNode.QUERY };
   const fragments = doc.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION);
   const query = print({ kind: Kind.DOCUMENT, definitions: [asQuery, ...fragments] });

@@ -7,6 +7,7 @@ import { AuthError, principalOf } from '../auth/principal.js';
 import type { RealtimeConfig } from '../config.js';
 import type { Principal } from '../db/with-role.js';
 import { subscriptionFieldsWithPool } from '../graphql/engine.js';
+import type { RequestLimits } from '../graphql/http/options.js';
 import type { ProjectContext } from '../platform/project-context.js';
 import { startChangeFeed } from './change-feed.js';
 import { LiveQueries, TooManySubscriptions, type LiveQueryStats } from './live-queries.js';
@@ -21,7 +22,11 @@ export { AuthError };
 export class LiveService {
   private readonly hubs = new Map<unknown, LiveQueries>();
 
-  constructor(readonly config: RealtimeConfig) {}
+  constructor(
+    readonly config: RealtimeConfig,
+    /** The HTTP API's depth and width limits, which subscriptions obey too. */
+    private readonly limits: RequestLimits,
+  ) {}
 
   /** The principal of a project's apikey and bearer token; AuthError when they are not the project's. */
   principal(
@@ -65,7 +70,7 @@ export class LiveService {
   ): Promise<{ request: LiveRequest; stream: Subscriber } | { refused: string }> {
     const exp = principal.claims.exp;
     if (typeof exp === 'number' && exp * 1000 <= Date.now()) return { refused: JWT_EXPIRED_MESSAGE };
-    const request = liveRequestOf(payload);
+    const request = liveRequestOf(payload, this.limits);
     if (Array.isArray(request)) return { refused: request.map((e) => e.message).join('; ') };
     let fields: ReadonlySet<string>;
     try {

@@ -197,6 +197,15 @@ describe('live queries over graphql-ws', () => {
     expect(two.error[0].message).toMatch(/exactly one top-level field/);
     expect(unknown.error[0].message).toBe('Unknown field "nope" on type Subscription');
     expect(mutation.error[0].message).toBe('Unknown field "insertIntoNoteCollection" on type Subscription');
+    // The HTTP API's width limit and the parser's bounds hold here too.
+    const nested = subscribe(c, `subscription { noteCollection ${'{ a '.repeat(5000)}${'} '.repeat(5000)} }`);
+    const wide = subscribe(
+      c,
+      `subscription { noteCollection(first: 1) { edges { node { ${'id '.repeat(6000)} } } } }`,
+    );
+    await waitFor(() => nested.error !== undefined && wide.error !== undefined);
+    expect(nested.error[0].message).toMatch(/^Syntax Error/);
+    expect(wide.error[0].message).toMatch(/exceeds the maximum allowed selection count of 5000/);
     // maxPerConnection is 5 here: the sixth is refused.
     const held = Array.from({ length: 5 }, () => subscribe(c, NOTES));
     await Promise.all(held.map((s) => s.until((r) => bodies(r).length > 0)));

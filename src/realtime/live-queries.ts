@@ -41,6 +41,9 @@ export type FeedStarter = (onCommit: () => void, onFailure: (err: Error) => void
 
 export class TooManySubscriptions extends Error {}
 
+export const PROJECT_CHANGED_MESSAGE =
+  "The project's database connection was closed (the project was deleted or moved, or its JWT secret changed): subscribe again";
+
 export class LiveQueries {
   private readonly groups = new Map<string, Group>();
   private subscriberCount = 0;
@@ -51,6 +54,7 @@ export class LiveQueries {
   private feed: ChangeFeed | undefined;
   private feedState: 'none' | 'starting' | 'on' | 'failed' = 'none';
   private readonly closing = new Set<Promise<void>>();
+  private retired = false;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -60,6 +64,8 @@ export class LiveQueries {
       concurrency: number;
       /** Starts the change feed of this database; none: poll. */
       startFeed?: FeedStarter;
+      /** The pool was closed and every subscription ended: the owner forgets this instance. */
+      onRetired?: () => void;
     },
   ) {}
 
@@ -104,6 +110,17 @@ export class LiveQueries {
     this.startTimer();
     this.startFeed();
     return sub;
+  }
+
+  /** Ends every subscription with PROJECT_CHANGED_MESSAGE, once; then `onRetired`. */
+  private retire(): void {
+    if (this.retired) return;
+    this.retired = true;
+    for (const g of [...this.groups.values()])
+      for (const s of [...g.subscribers]) s.fail(new Error(PROJECT_CHANGED_MESSAGE));
+    // The streams end as their clients read the error; no refresh, no feed meanwhile.
+    this.stopTimer();
+    this.opts.onRetired?.();
   }
 
   /** Ends every subscription and stops the change feed (its slot dropped). */
@@ -154,6 +171,8 @@ export class LiveQueries {
         this.feed = undefined;
         this.feedState = 'failed';
         this.restartTimer();
+        // What committed since the stream's last word was not reported.
+        void this.tick();
       },
     ).then(
       (feed) => {
@@ -210,6 +229,10 @@ export class LiveQueries {
 
   private async execute(g: Group): Promise<void> {
     if (!g.subscribers.size) return;
+    // The project's pool was closed: the project was deleted or moved, or its JWT secret changed
+    // (the engine answers a closed pool as an error result). Its subscriptions end; a client
+    // subscribes again against what the project is now.
+    if (this.pool.ending) return this.retire();
     this.executions++;
     let text: string;
     try {
@@ -219,9 +242,10 @@ export class LiveQueries {
         operationName: g.request.operationName,
       });
     } catch {
-      // The database is unreachable (or the pool closed): the next refresh tries again.
+      // The database is unreachable: the next refresh tries again.
       return;
     }
+    if (this.pool.ending) return this.retire();
     const hash = createHash('sha256').update(text).digest('base64');
     if (g.last?.hash !== hash) g.last = { result: JSON.parse(text) as LiveResult, hash };
     const last = g.last;

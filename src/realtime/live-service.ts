@@ -114,7 +114,9 @@ export class LiveService {
   private hubOf(project: ProjectContext): LiveQueries {
     let hub = this.hubs.get(project.pool);
     if (!hub) {
-      hub = new LiveQueries(project.pool, {
+      const pool = project.pool;
+      hub = new LiveQueries(pool, {
+        onRetired: () => this.hubs.delete(pool),
         intervalMs: this.config.intervalMs,
         maxSubscribers: this.config.maxPerProject,
         concurrency: this.config.concurrency,

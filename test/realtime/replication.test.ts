@@ -108,6 +108,13 @@ describe('a project with live subscribers', () => {
     await s.until((r) => bodies(r).length === 2);
     await waitFor(() => tp.realtime.stats().feeds === 1);
     await expect(tp.platform.deleteProject(other.ref)).resolves.toBe(true);
-    s.stop();
+    // Its subscriptions end with an error saying why (the feed's end makes a refresh, which finds
+    // the project's pool closed).
+    await waitFor(() => s.error !== undefined).catch((e) => {
+      throw new Error(
+        `${e.message}: ${JSON.stringify(tp.realtime.stats())} ${JSON.stringify(s.results.slice(-1))}`,
+      );
+    });
+    expect(s.error[0].message).toMatch(/^The project's database connection was closed/);
   });
 });

@@ -99,6 +99,9 @@ export function startWebSocketServer(
           principal = await live.principal(project, apikey, bearer);
         } catch (e) {
           if (!(e instanceof AuthError)) throw e;
+          // Counted towards a network ban as the HTTP API's 401s are (platform/network-guard.ts).
+          const ip = normalizeIp(request.socket.remoteAddress);
+          if (ip && isBannable(ip)) await bans.recordFailure(project.ref, ip).catch(() => false);
           socket.close(4403, `Forbidden: ${e.message}`.slice(0, 120));
           return false;
         }

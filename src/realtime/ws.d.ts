@@ -8,6 +8,11 @@ declare module 'ws' {
   import type { Duplex } from 'node:stream';
 
   export default class WebSocket extends EventEmitter {
+    constructor(
+      url: string,
+      protocols?: string | string[],
+      options?: { localAddress?: string; headers?: Record<string, string> },
+    );
     readonly OPEN: number;
     readonly readyState: number;
     readonly protocol: string;

@@ -3,6 +3,7 @@
  * platform: RLS as each subscriber, pushes only on change, token expiry, reconnect, limits.
  */
 import { request } from 'node:http';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'graphql-ws';
 import { createClient as createSseClient } from 'graphql-sse';
@@ -34,9 +35,10 @@ function client(params: Record<string, unknown>, url = wsUrl(tp)): Client {
 }
 
 /** The status a bare WebSocket upgrade request gets (101 when it is accepted). */
-function upgradeStatus(url: string): Promise<number> {
+function upgradeStatus(url: string, localAddress?: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(url, {
+      localAddress,
       headers: {
         connection: 'Upgrade',
         upgrade: 'websocket',
@@ -136,6 +138,25 @@ describe('live queries over graphql-ws', () => {
     expect(foreign.error.code).toBe(4403);
     expect(foreign.error.reason).toMatch(/Invalid API key/);
     expect(foreign.results).toEqual([]);
+  });
+
+  it('failed connection_inits count towards a network ban, which then refuses the upgrade', async () => {
+    const ip = '127.0.0.7';
+    const threshold = tp.config.banThreshold;
+    for (let i = 0; i < threshold; i++) {
+      const code = await new Promise<number>((resolve, reject) => {
+        const ws = new WebSocket(wsUrl(tp), 'graphql-transport-ws', { localAddress: ip });
+        ws.on('open', () =>
+          ws.send(JSON.stringify({ type: 'connection_init', payload: { apikey: 'guess' } })),
+        );
+        ws.on('close', (c: number) => resolve(c));
+        ws.on('error', reject);
+      });
+      expect(code).toBe(4403);
+    }
+    expect(await upgradeStatus(wsUrl(tp).replace(/^ws/, 'http'), ip)).toBe(403);
+    // Another address is not affected.
+    expect(await upgradeStatus(wsUrl(tp).replace(/^ws/, 'http'), '127.0.0.8')).toBe(101);
   });
 
   it('a new connection (reconnect) gets the full current result at once', async () => {

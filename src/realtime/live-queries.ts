@@ -128,7 +128,8 @@ export class LiveQueries {
     for (const g of this.groups.values()) for (const s of [...g.subscribers]) void s.return();
     this.groups.clear();
     this.stopTimer();
-    await Promise.all(this.closing);
+    // A feed still starting is closed when it has started: wait for that too.
+    while (this.closing.size) await Promise.all([...this.closing]);
   }
 
   private startTimer(): void {

@@ -15,6 +15,8 @@ import { GRAPHQL_PATH } from '../graphql/http/options.js';
 import type { SubscribePayload } from './live-request.js';
 import { AuthError, JWT_EXPIRED_MESSAGE, type LiveService } from './live-service.js';
 
+const KEEP_ALIVE_MS = 12_000;
+
 /** The request's payload when it is a subscription asked for as an event stream, else undefined. */
 function subscriptionPayload(req: FastifyRequest): SubscribePayload | undefined {
   if (req.routeOptions.url !== GRAPHQL_PATH) return undefined;
@@ -72,6 +74,9 @@ export function sseSubscriptions(live: LiveService) {
     });
     res.flushHeaders();
     res.once('close', () => void stream.return());
+    // A comment line now and then keeps proxies from closing a quiet stream (graphql-sse does the same).
+    const keepAlive = setInterval(() => res.write(':\n\n'), KEEP_ALIVE_MS);
+    keepAlive.unref();
     const write = async (text: string) => {
       if (!res.write(text)) await once(res, 'drain');
     };
@@ -88,6 +93,7 @@ export function sseSubscriptions(live: LiveService) {
     } catch {
       // The client is gone.
     } finally {
+      clearInterval(keepAlive);
       cancelExpiry();
       void stream.return();
       res.end();

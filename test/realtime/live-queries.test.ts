@@ -257,7 +257,9 @@ describe('live queries over graphql-sse (event streams, headers for auth)', () =
       results: [],
       completed: false,
       until: async (pred, from = 0, ms = 10_000) => {
-        await waitFor(() => s.results.slice(from).some(pred) || s.error !== undefined, ms);
+        await waitFor(() => s.results.slice(from).some(pred) || s.error !== undefined, ms).catch(() => {
+          throw new Error(`no matching result within ${ms} ms; got ${JSON.stringify(s.results)}`);
+        });
         if (s.error) throw new Error(`subscription failed: ${String(s.error)}`);
         return s.results.slice(from).find(pred);
       },

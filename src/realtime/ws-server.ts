@@ -4,7 +4,8 @@
  * (platform/routing.ts), `connection_init` carries `apikey` and `Authorization` (the upgrade's
  * headers are read when it does not), and each `subscribe` becomes a live query (live-queries.ts).
  */
-import type { IncomingMessage, Server } from 'node:http';
+import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { GraphQLSchema, parse, type ExecutionArgs } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
@@ -50,6 +51,16 @@ function refused(message: string): ExecutionArgs {
   const stream = new Subscriber(() => {});
   stream.fail(new Error(message));
   return { schema: NO_SCHEMA, document: REFUSED_DOCUMENT, contextValue: stream };
+}
+
+/** A request Node routed to 'upgrade' handed back to the HTTP server as an ordinary request (no upgrade). */
+function servePlain(server: Server, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  if (head.length) socket.unshift(head);
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket as Socket);
+  res.once('finish', () => socket.end());
+  server.emit('request', req, res);
 }
 
 function text(v: unknown): string | undefined {
@@ -151,6 +162,10 @@ export function startWebSocketServer(
   );
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // With an 'upgrade' listener Node hands every request with an Upgrade header here; those
+    // that are not WebSockets (curl --http2 on http:// asks for h2c) are served as plain requests.
+    if (String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket')
+      return servePlain(server, req, socket, head);
     void (async () => {
       const path = rewriteProjectUrl(req).split('?')[0];
       if (path !== GRAPHQL_PATH) return refuseUpgrade(socket, 404, 'Not Found', 'Not found');

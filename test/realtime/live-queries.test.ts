@@ -201,6 +201,28 @@ describe('live queries over graphql-ws', () => {
     expect(await upgradeStatus(`${tp.url}/storage/v1/object`)).toBe(404);
   });
 
+  it('a request asking for another upgrade (h2c, as curl --http2 does) is served as a plain request', async () => {
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${tp.url}/health`, {
+        headers: {
+          connection: 'Upgrade, HTTP2-Settings',
+          upgrade: 'h2c',
+          'http2-settings': 'AAMAAABkAAQAoAAAAAIAAAAA',
+        },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => {
+          body += c.toString('utf8');
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(answer).toEqual({ status: 200, body: JSON.stringify({ status: 'ok', database: 'up' }) });
+  });
+
   it('refuses what is not a subscription of the Subscription root, and subscriptions over the limit', async () => {
     const c = client({ apikey: project.anonKey });
     const query = subscribe(c, '{ noteCollection { edges { node { id } } } }');

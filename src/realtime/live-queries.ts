@@ -34,6 +34,9 @@ export interface LiveQueryStats {
   feeds: number;
 }
 
+/** Least time between the starts of two refreshes that commits asked for (latency vs. statements per change). */
+export const MIN_REFRESH_GAP_MS = 50;
+
 /** With a change feed, refreshes that no commit asked for (time-dependent results: now() in a policy). */
 export const SAFETY_REFRESH_MS = 60_000;
 
@@ -55,6 +58,9 @@ export class LiveQueries {
   private feedState: 'none' | 'starting' | 'on' | 'failed' = 'none';
   private readonly closing = new Set<Promise<void>>();
   private retired = false;
+  /** When the last refresh started, and the refresh a commit asked for within the gap after it. */
+  private lastRefresh = 0;
+  private delayed: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -144,6 +150,8 @@ export class LiveQueries {
   private stopTimer(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    if (this.delayed) clearTimeout(this.delayed);
+    this.delayed = undefined;
     const feed = this.feed;
     this.feed = undefined;
     if (this.feedState === 'on') this.feedState = 'none';
@@ -166,7 +174,7 @@ export class LiveQueries {
     if (!start || this.feedState !== 'none') return;
     this.feedState = 'starting';
     const starting = start(
-      () => void this.tick(),
+      () => this.onCommit(),
       () => {
         // Replication broke (server restart, slot dropped): poll from now on.
         this.feed = undefined;
@@ -197,8 +205,28 @@ export class LiveQueries {
   }
 
   /**
+   * A commit reported by the feed: a refresh now, or — when the last one started less than
+   * MIN_REFRESH_GAP_MS ago — when that gap is over, so that a steady stream of commits costs at
+   * most one refresh per gap rather than one per commit.
+   */
+  private onCommit(): void {
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    if (this.delayed) return;
+    const wait = this.lastRefresh + MIN_REFRESH_GAP_MS - Date.now();
+    if (wait <= 0) return void this.tick();
+    this.delayed = setTimeout(() => {
+      this.delayed = undefined;
+      void this.tick();
+    }, wait);
+    this.delayed.unref();
+  }
+
+  /**
    * One refresh of every group. A refresh asked for while one runs is not run alongside it: the
-   * running one goes round once more when it ends (a commit it may have missed).
+   * running one goes round once more when it ends (a commit it may have missed), after the gap.
    */
   private async tick(): Promise<void> {
     if (this.ticking) {
@@ -208,7 +236,10 @@ export class LiveQueries {
     this.ticking = true;
     try {
       do {
+        const wait = this.lastRefresh + MIN_REFRESH_GAP_MS - Date.now();
+        if (this.again && wait > 0) await new Promise((r) => setTimeout(r, wait));
         this.again = false;
+        this.lastRefresh = Date.now();
         const queue = [...this.groups.values()];
         const worker = async () => {
           for (let g = queue.shift(); g; g = queue.shift()) await this.run(g);

@@ -74,6 +74,25 @@ describe('change detection by logical replication', () => {
     await sleep(300);
     expect(s.results).toHaveLength(seen);
 
+    // A burst of commits (40 updates of one row, one transaction each) costs one refresh per
+    // 50 ms gap, not one per commit; the last result has the last value.
+    const burst = tp.realtime.stats().executions;
+    const started = Date.now();
+    const writer = new pg.Client({ connectionString: project.superuserUrl });
+    await writer.connect();
+    try {
+      for (let i = 0; i < 40; i++)
+        await writer.query(`update public.note set body = 'burst ${i}' where id = 1`);
+    } finally {
+      await writer.end();
+    }
+    await s.until((r) => bodies(r)[0] === 'burst 39', 0, 5_000);
+    const refreshes = tp.realtime.stats().executions - burst;
+    expect(refreshes).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / 50) + 2);
+    expect(refreshes).toBeLessThan(40);
+    await sql(project, `update public.note set body = 'alice 1' where id = 1`);
+    await s.until((r) => bodies(r).join() === 'alice 1,alice 2', s.results.length - 1, 5_000);
+
     // The feed changes nothing for writers: a table without a primary key (no replica identity)
     // still takes UPDATE and DELETE (a publication of all tables that publishes them would refuse).
     await sql(

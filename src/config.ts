@@ -115,6 +115,25 @@ export interface StrataConfig {
   s3Protocol: S3ProtocolConfig;
   /** Edge Functions runtime limits (see README "Edge Functions"). */
   functions: FunctionsConfig;
+  /** GraphQL subscriptions (live queries) over WebSocket on {project}/graphql/v1 (docs/realtime.md). */
+  realtime: RealtimeConfig;
+}
+
+export interface RealtimeConfig {
+  /** STRATA_REALTIME_INTERVAL_MS: how often live queries run again (default 1000). */
+  intervalMs: number;
+  /** STRATA_REALTIME_MAX_PER_CONNECTION: subscriptions one connection may hold (default 100). */
+  maxPerConnection: number;
+  /** STRATA_REALTIME_MAX_PER_PROJECT: subscriptions one project may hold on this node (default 10,000). */
+  maxPerProject: number;
+  /** STRATA_REALTIME_CONCURRENCY: live-query statements one project runs at once (default 4). */
+  concurrency: number;
+  /**
+   * STRATA_REALTIME_REPLICATION (default on; `off` turns it off): live queries re-run when logical
+   * replication reports a commit in their database, instead of every interval; where the server
+   * does not allow it (wal_level, privilege, slots), they poll.
+   */
+  replication: boolean;
 }
 
 export interface ImageConfig {
@@ -360,6 +379,13 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
       region: env.STRATA_S3_PROTOCOL_REGION || 'local',
       enforceRegion: env.STRATA_S3_PROTOCOL_ENFORCE_REGION === '1',
       maxKeys: Math.max(1, num(env, 'STRATA_S3_PROTOCOL_MAX_KEYS', 1000)),
+    },
+    realtime: {
+      intervalMs: Math.max(10, num(env, 'STRATA_REALTIME_INTERVAL_MS', 1000)),
+      maxPerConnection: Math.max(1, num(env, 'STRATA_REALTIME_MAX_PER_CONNECTION', 100)),
+      maxPerProject: Math.max(1, num(env, 'STRATA_REALTIME_MAX_PER_PROJECT', 10_000)),
+      concurrency: Math.max(1, num(env, 'STRATA_REALTIME_CONCURRENCY', 4)),
+      replication: env.STRATA_REALTIME_REPLICATION !== 'off',
     },
     functions: {
       requestTimeoutMs: num(env, 'STRATA_FUNCTIONS_TIMEOUT_MS', 150_000),

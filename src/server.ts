@@ -30,8 +30,10 @@ import { buildConsoleServer } from './console/server.js';
 import { registerManagementCors } from './console/management-cors.js';
 import { consoleOriginFor, originOn, type PlatformPorts } from './console/origins.js';
 import { registerNodeLifecycle, type NodeLifecycle } from './platform/node-lifecycle.js';
+import { startRealtime, type RealtimeServer } from './realtime/index.js';
 
 const lifecycles = new WeakMap<FastifyInstance, NodeLifecycle>();
+const realtimes = new WeakMap<FastifyInstance, RealtimeServer>();
 
 /**
  * The API server. The console is not on it (its own origin: console/server.ts); `ports` says where
@@ -70,6 +72,9 @@ export async function buildServer(
       .send({ status: 'unavailable', database: 'down', message: DATABASE_UNAVAILABLE_MESSAGE });
   });
   lifecycles.set(app, registerNodeLifecycle(app, platform));
+  // Subscriptions on {project}/graphql/v1 (src/realtime/): WebSocket upgrades, and event streams
+  // through a preHandler of the GraphQL route (so before it); closed before the server.
+  realtimes.set(app, startRealtime(app, platform));
   await app.register(graphqlRoutes, { platform });
   await app.register(storageRoutes, { platform, prefix: '/storage/v1' });
   await app.register(managementRoutes, { platform, prefix: '/v1' });
@@ -117,6 +122,8 @@ export interface RunningPlatform {
   port: number;
   /** http://host:port of the console (its own origin), or undefined when it is off. */
   consoleUrl: string | undefined;
+  /** GraphQL subscriptions (live queries) on this node. */
+  realtime: RealtimeServer;
   /** The console's address with a fresh one-time login token for `accessToken` (not the token itself). */
   consoleLoginUrl(accessToken: string): string;
   /**
@@ -168,6 +175,7 @@ export async function startPlatform(
     app,
     url: originOn(host, port),
     port,
+    realtime: realtimes.get(app) as RealtimeServer,
     consoleUrl,
     consoleLoginUrl: (accessToken) => {
       if (consoleUrl === undefined) throw new Error('The console is off (STRATA_CONSOLE_PORT=off)');

@@ -144,6 +144,14 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
         'fsync=on',
         '-c',
         'shared_buffers=128MB',
+        // Realtime (src/realtime/change-feed.ts): logical replication tells live queries which
+        // databases changed; a slot per project database with subscribers.
+        '-c',
+        'wal_level=logical',
+        '-c',
+        'max_replication_slots=64',
+        '-c',
+        'max_wal_senders=64',
       ],
       onLog: (m) => {
         const line = m.trimEnd();

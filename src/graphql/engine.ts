@@ -21,7 +21,8 @@ import type { GraphQLSchema } from 'graphql';
 import type { ParsedDocument } from './execute/document.js';
 import { install, objectsSql } from './execute/install.js';
 import { entryFor, resolveOnClient } from './execute/run-client.js';
-import { resolveOnPool, resolveOnPoolText } from './execute/run-pool.js';
+import { catalogOnPool, resolveOnPool, resolveOnPoolText } from './execute/run-pool.js';
+import { rootFields } from './introspect/root-fields.js';
 import { schemaOf } from './execute/cache.js';
 import { loadCatalog } from './introspect/load.js';
 import { buildSchemaFromCatalog } from './schema/build.js';
@@ -75,6 +76,17 @@ export async function resolveWithPoolText(
   req: GraphQLRequest,
 ): Promise<string> {
   return resolveOnPoolText(pool, principal, req);
+}
+
+/**
+ * The `Subscription` root's field names `principal` may subscribe to (Strata `subscriptions`): each
+ * is the Query field of the same name, which src/realtime/ runs through resolveWithPoolText.
+ */
+export async function subscriptionFieldsWithPool(
+  pool: pg.Pool,
+  principal: { role: string; claims: Record<string, unknown> },
+): Promise<ReadonlySet<string>> {
+  return new Set(rootFields(await catalogOnPool(pool, principal)).subscription.keys());
 }
 
 /**

@@ -82,7 +82,30 @@ export async function dropProjectDatabase(serverUrl: string, dbName: string, ref
 }
 
 async function dropDatabase(serverUrl: string, name: string): Promise<void> {
+  await dropRealtimeSlots(serverUrl, name);
   await withClient(withDatabase(serverUrl, 'postgres'), (c) =>
     c.query(`drop database if exists ${quoteIdent(name)} with (force)`),
   );
+}
+
+/**
+ * A database with replication slots cannot be dropped, even with (force): realtime's change feeds
+ * (src/realtime/change-feed.ts) are ended and their slots dropped first (a logical slot is dropped
+ * from a session on its own database). Nothing to do when the database is already gone.
+ */
+async function dropRealtimeSlots(serverUrl: string, name: string): Promise<void> {
+  await withClient(withDatabase(serverUrl, name), async (c) => {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const { rows } = await c.query<{ slot_name: string; active_pid: number | null }>(
+        `select slot_name, active_pid from pg_replication_slots
+          where database = current_database() and starts_with(slot_name, 'strata_rt_')`,
+      );
+      if (!rows.length) return;
+      for (const r of rows)
+        if (r.active_pid === null)
+          await c.query('select pg_drop_replication_slot($1)', [r.slot_name]).catch(() => {});
+        else await c.query('select pg_terminate_backend($1)', [r.active_pid]).catch(() => {});
+      await new Promise((done) => setTimeout(done, 50));
+    }
+  }).catch(() => {});
 }

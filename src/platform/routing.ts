@@ -45,9 +45,20 @@ export async function projectForRequest(
   platform: Platform,
   req: FastifyRequest,
 ): Promise<{ project?: ProjectContext; explicit: boolean }> {
-  const prefixed = refByRequest.get(req.raw);
+  return projectForIncoming(platform, req.raw);
+}
+
+/**
+ * projectForRequest for a request Fastify does not route (a WebSocket upgrade): rewriteProjectUrl
+ * must have seen it first.
+ */
+export async function projectForIncoming(
+  platform: Platform,
+  raw: IncomingMessage,
+): Promise<{ project?: ProjectContext; explicit: boolean }> {
+  const prefixed = refByRequest.get(raw);
   if (prefixed) return { project: await platform.project(prefixed), explicit: true };
-  const host = hostnameOf(req.headers.host);
+  const host = hostnameOf(raw.headers.host);
   const subRef = /^([a-z]{20})\.localhost$/.exec(host)?.[1];
   if (subRef !== undefined && isProjectRef(subRef))
     return { project: await platform.project(subRef), explicit: true };

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleIsBuilt } from '../../src/console/assets.js';
 import { type Browser, launchChromium, screenshotDir } from '../support/chromium.js';
@@ -287,6 +288,44 @@ select id, title from todos order by id`,
     await expect
       .poll(() => page.locator('.graphiql-response').textContent(), { timeout: 20_000 })
       .toMatch(/"data"/);
+  });
+
+  it('runs a subscription in GraphiQL: a live query over the WebSocket, updated on a write', async () => {
+    const project = await tp.platform.project(projectRef);
+    if (!project) throw new Error('no project');
+    const sql = async (text: string) => {
+      const c = new pg.Client({ connectionString: project.superuserUrl });
+      await c.connect();
+      try {
+        await c.query(text);
+      } finally {
+        await c.end();
+      }
+    };
+    await sql(
+      `comment on schema public is '@graphql({"introspection": true, "strata": {"subscriptions": true}})'`,
+    );
+    await page.evaluate(() => {
+      const cm = document.querySelector('.graphiql-query-editor .CodeMirror') as unknown as {
+        CodeMirror: { setValue(v: string): void };
+      };
+      cm.CodeMirror.setValue(
+        'subscription { todosCollection(orderBy: [{ id: AscNullsLast }]) { edges { node { title } } } }',
+      );
+    });
+    // GraphiQL parses the editor's text after a pause; the fetcher picks the WebSocket from that.
+    await page.waitForTimeout(1_000);
+    await page.locator('.graphiql-execute-button').click();
+    await expect
+      .poll(() => page.locator('.graphiql-response').textContent(), { timeout: 20_000 })
+      .toContain('write the console');
+    await sql(`insert into todos (title) values ('live from the WAL')`);
+    await expect
+      .poll(() => page.locator('.graphiql-response').textContent(), { timeout: 20_000 })
+      .toContain('live from the WAL');
+    // Stop the subscription (the execute button is its stop button while it runs).
+    await page.locator('.graphiql-execute-button').click();
+    await sql(`delete from todos where title = 'live from the WAL'`);
   });
 
   it('shows tables with columns, keys, RLS and policies, and their rows', async () => {

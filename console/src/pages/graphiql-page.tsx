@@ -1,7 +1,8 @@
 /**
  * GraphiQL (the `graphiql` npm package) on the project's GraphQL endpoint, with its `apikey` header
  * and a chosen role's JWT prefilled: anon, authenticated (a user id; the Management API signs a
- * one-hour token), or service_role. Loaded lazily (its own chunk and stylesheet).
+ * one-hour token), or service_role. Loaded lazily (its own chunk and stylesheet). Subscriptions run
+ * over graphql-ws on the same path.
  */
 import { createGraphiQLFetcher } from '@graphiql/toolkit';
 import { GraphiQL } from 'graphiql';
@@ -67,7 +68,17 @@ export default function GraphiQLPage({ project, keys, keysError }: ProjectProps)
     [keys, jwt],
   );
   // Requests carry what the headers editor holds (prefilled below), so edits there count.
-  const fetcher = useMemo(() => createGraphiQLFetcher({ url }), [url]);
+  // Subscriptions (live queries, docs/realtime.md) go over a WebSocket on the same path, with the
+  // prefilled headers as connection_init's payload.
+  const fetcher = useMemo(
+    () =>
+      createGraphiQLFetcher({
+        url,
+        subscriptionUrl: new URL(url, window.location.href).href.replace(/^http/, 'ws'),
+        wsConnectionParams: headers,
+      }),
+    [url, headers],
+  );
 
   if (!keys) return <NeedsKeys error={keysError} />;
   return (

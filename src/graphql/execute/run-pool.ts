@@ -11,6 +11,7 @@ import { firstRow } from '../../db/first-row.js';
 import { discardClient, withPooledClient } from '../../db/pooled-client.js';
 import { sendCancelRequest, type CancelSignal } from '../../db/cancel-request.js';
 import { CATALOG_SQL } from '../introspect/catalog-sql.js';
+import type { Catalog } from '../introspect/model.js';
 import { buildCatalog } from '../introspect/load.js';
 import { JSON_AS_TEXT, jsonTextOf, parseJsonText } from './json-text.js';
 import { batchFor, forgetPrepared, isPreparedStateLost, stopPreparing } from './prepared.js';
@@ -223,4 +224,30 @@ export async function resolveOnPoolText(pool: pg.Pool, principal: Principal, req
   const out = await run(pool, principal, req);
   if (out.kind === 'object') return JSON.stringify(out.response);
   return respondText(out.plan, out.texts, () => schemaOf(out.entry, true));
+}
+
+/** catalogOnPool's calls in flight, per pool and role: concurrent callers share one. */
+const catalogLoads = new WeakMap<pg.Pool, Map<string, Promise<Catalog>>>();
+
+/**
+ * The catalog `principal` sees on `pool`, as resolveOnPool compiles against it (loaded, or
+ * reloaded when the schema version moved on since it was cached).
+ */
+export function catalogOnPool(pool: pg.Pool, principal: Principal): Promise<Catalog> {
+  let byRole = catalogLoads.get(pool);
+  if (!byRole) {
+    byRole = new Map();
+    catalogLoads.set(pool, byRole);
+  }
+  const inFlight = byRole.get(principal.role);
+  if (inFlight) return inFlight;
+  const loads = byRole;
+  const p = (async () => {
+    let state = states.get(pool)?.get(principal.role);
+    if (state && !(await versionIs(pool, state.version))) state = undefined;
+    state ??= await load(pool, principal);
+    return state.entry.catalog;
+  })().finally(() => loads.delete(principal.role));
+  loads.set(principal.role, p);
+  return p;
 }

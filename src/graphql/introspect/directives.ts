@@ -64,6 +64,7 @@ export function strataFeatures(v: unknown): StrataFeatures {
     setofScalars: false,
     detailedErrors: false,
     domainBaseTypes: false,
+    subscriptions: false,
   };
   if (v === undefined || v === null) return off;
   if (typeof v !== 'object' || Array.isArray(v))
@@ -77,6 +78,7 @@ export function strataFeatures(v: unknown): StrataFeatures {
     setof_scalars: 'setofScalars',
     detailed_errors: 'detailedErrors',
     domain_base_types: 'domainBaseTypes',
+    subscriptions: 'subscriptions',
   };
   for (const [k, x] of Object.entries(o)) {
     const key = Object.hasOwn(known, k) ? known[k] : undefined;

@@ -61,6 +61,8 @@ export interface StrataFeatures {
   detailedErrors: boolean;
   /** Columns, arguments and results of a domain type are typed as the domain's base type (pg_graphql: `Opaque`). */
   domainBaseTypes: boolean;
+  /** A `Subscription` root: live queries of the collections and `ByPk` fields (src/realtime/). */
+  subscriptions: boolean;
 }
 
 export interface SchemaInfo {

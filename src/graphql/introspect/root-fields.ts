@@ -18,6 +18,11 @@ export type RootField =
 export interface RootFields {
   query: Map<string, RootField>;
   mutation: Map<string, RootField>;
+  /**
+   * Strata `subscriptions`: the live-query fields, each the Query field of the same name (its
+   * collection and `ByPk` fields of the schemas that turned the feature on); empty otherwise.
+   */
+  subscription: Map<string, RootField>;
 }
 
 /** Which tables and functions a schema shows (the introspection view hides some). */
@@ -37,6 +42,7 @@ export function rootFields(catalog: Catalog, visible?: RootFilter): RootFields {
   if (hit) return hit;
   const query = new Map<string, RootField>([['node', { kind: 'node' }]]);
   const mutation = new Map<string, RootField>();
+  const subscription = new Map<string, RootField>();
   for (const t of catalog.tables) {
     if (!t.primaryKey.length || (visible && !visible.table(t))) continue;
     query.set(collectionField(t.typeName), { kind: 'collection', table: t });
@@ -45,12 +51,16 @@ export function rootFields(catalog: Catalog, visible?: RootFilter): RootFields {
     if (hasUpdateMutation(t)) mutation.set(updateField(t.typeName), { kind: 'update', table: t });
     if (t.canDelete) mutation.set(deleteField(t.typeName), { kind: 'delete', table: t });
   }
+  if (catalog.tables.some((t) => t.schemaInfo.strata.subscriptions))
+    for (const [name, rf] of query)
+      if ((rf.kind === 'collection' || rf.kind === 'byPk') && rf.table.schemaInfo.strata.subscriptions)
+        subscription.set(name, rf);
   for (const f of catalog.functions) {
     if (visible && !visible.func(f)) continue;
     const target = isQueryFunction(f) ? query : mutation;
     if (!target.has(f.fieldName)) target.set(f.fieldName, { kind: 'function', func: f });
   }
-  const out = { query, mutation };
+  const out = { query, mutation, subscription };
   if (!visible) cache.set(catalog, out);
   return out;
 }

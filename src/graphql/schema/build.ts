@@ -106,8 +106,19 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
       })
     : undefined;
 
+  // Strata `subscriptions` (introspect/root-fields.ts): absent unless a schema turned it on.
+  const subscription = roots.subscription.size
+    ? new GraphQLObjectType({
+        name: 'Subscription',
+        description:
+          'The root type for live queries: each field is the Query field of the same name, pushed again when its result changes',
+        fields: fieldsOf(roots.subscription),
+      })
+    : undefined;
+
   const types: GraphQLNamedType[] = [...shared.all, query];
   if (mutation) types.push(mutation);
+  if (subscription) types.push(subscription);
   for (const t of tables)
     if (t.primaryKey.length) types.push(...reg.of(t).all.filter((x) => !emptyInputs.has(x.name)));
   for (const e of reg.enums.values()) types.push(e.type, e.filter);
@@ -126,6 +137,7 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
   const schema = new GraphQLSchema({
     query,
     mutation,
+    subscription,
     types: unique,
     directives,
     description: 'Represents the GraphQL schema of the database',

@@ -97,7 +97,7 @@ describe('the switch', () => {
       errors: [
         {
           message:
-            'Error while loading schema, check comment directives. unknown strata feature `upserts`, expected one of upsert, nested_mutations, related_filters, partitioned_tables, setof_scalars, detailed_errors, domain_base_types',
+            'Error while loading schema, check comment directives. unknown strata feature `upserts`, expected one of upsert, nested_mutations, related_filters, partitioned_tables, setof_scalars, detailed_errors, domain_base_types, subscriptions',
         },
       ],
     });

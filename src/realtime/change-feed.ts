@@ -1,0 +1,133 @@
+/**
+ * Which databases changed, from PostgreSQL's logical replication (through pg-logical-replication)
+ * on a slot of this node's own: `onCommit` is called after each transaction that inserted,
+ * updated, deleted or truncated rows. Needs `wal_level = logical` (the embedded server sets it:
+ * db/embedded.ts) and a role that may replicate (the project's superuser URL); otherwise start()
+ * says why and the live queries poll.
+ *
+ * The output plugin is test_decoding (shipped with PostgreSQL), not pgoutput: pgoutput streams
+ * only a publication's tables, and a publication of all tables that publishes UPDATE and DELETE
+ * makes PostgreSQL refuse those on every table without a replica identity (no primary key) — a
+ * change to what users' writes may do. test_decoding needs no publication and changes nothing for
+ * writers; only its BEGIN/COMMIT lines are read (empty transactions skipped).
+ *
+ * The slot is dropped on close(). A slot left by a node that died (inactive, named
+ * `strata_rt_…`) is dropped by the next feed started on that database, so WAL is not retained
+ * for it forever.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { LogicalReplicationService, TestDecodingPlugin } from 'pg-logical-replication';
+
+const SLOT_PREFIX = 'strata_rt_';
+const START_TIMEOUT_MS = 10_000;
+
+export interface ChangeFeed {
+  close(): Promise<void>;
+}
+
+async function withClient<T>(url: string, work: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return await work(c);
+  } finally {
+    await c.end().catch(() => {});
+  }
+}
+
+/** test_decoding's lines as they come (the package's own parser splits every row into values). */
+class CommitLines extends TestDecodingPlugin {
+  override parse(buffer: Buffer): string {
+    return buffer.toString('utf8');
+  }
+}
+
+/** This node's slot (after dropping stale ones); its name. */
+async function prepare(url: string): Promise<string> {
+  return withClient(url, async (c) => {
+    const { rows } = await c.query<{ wal_level: string }>('select current_setting($1) as wal_level', [
+      'wal_level',
+    ]);
+    if (rows[0]?.wal_level !== 'logical')
+      throw new Error(`wal_level is ${rows[0]?.wal_level ?? 'unknown'}, not logical`);
+    await c.query(
+      `select pg_drop_replication_slot(slot_name) from pg_replication_slots
+        where starts_with(slot_name, $1) and database = current_database() and not active`,
+      [SLOT_PREFIX],
+    );
+    const slot = `${SLOT_PREFIX}${randomBytes(8).toString('hex')}`;
+    await c.query(`select pg_create_logical_replication_slot($1, 'test_decoding')`, [slot]);
+    return slot;
+  });
+}
+
+async function dropSlot(url: string, slot: string): Promise<void> {
+  await withClient(url, async (c) => {
+    // The walsender may take a moment to let go of the slot after the stream stopped.
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const { rows } = await c.query<{ active_pid: number | null }>(
+        'select active_pid from pg_replication_slots where slot_name = $1',
+        [slot],
+      );
+      const row = rows[0];
+      if (!row) return;
+      if (row.active_pid === null) {
+        await c.query('select pg_drop_replication_slot($1)', [slot]).catch(() => {});
+        continue;
+      }
+      await c.query('select pg_terminate_backend($1)', [row.active_pid]).catch(() => {});
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+}
+
+/** Starts the feed; rejects (with the reason) when the database does not allow it. */
+export async function startChangeFeed(
+  url: string,
+  onCommit: () => void,
+  onFailure: (err: Error) => void,
+): Promise<ChangeFeed> {
+  const slot = await prepare(url);
+  const service = new LogicalReplicationService(
+    { connectionString: url, replication: 'database' } as pg.ClientConfig,
+    { acknowledge: { auto: true, timeoutSeconds: 10 } },
+  );
+  let changed = false;
+  let closed = false;
+  service.on('data', (_lsn: string, line: unknown) => {
+    if (typeof line !== 'string') return;
+    if (line.startsWith('table ')) changed = true;
+    else if (line.startsWith('COMMIT') && changed) {
+      changed = false;
+      onCommit();
+    }
+  });
+  const started = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('logical replication did not start')), START_TIMEOUT_MS);
+    service.once('start', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    service.on('error', (err: Error) => {
+      clearTimeout(timer);
+      reject(err);
+      if (!closed) onFailure(err);
+    });
+  });
+  const plugin = new CommitLines({ skipEmptyXacts: true });
+  service.subscribe(plugin, slot).catch((err: Error) => service.emit('error', err));
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await service.stop().catch(() => {});
+    await dropSlot(url, slot).catch(() => {});
+  };
+  try {
+    await started;
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  return { close };
+}

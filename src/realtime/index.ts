@@ -1,0 +1,48 @@
+/**
+ * Realtime: GraphQL subscriptions as live queries (docs/realtime.md). A schema opts in with
+ * `@graphql({"strata": {"subscriptions": true}})`; each Subscription field runs as the Query field
+ * of the same name, as the subscriber (RLS applies), multiplexed per (query, variables, role,
+ * claims), over graphql-ws (WebSocket) and graphql-sse (event streams) on {project}/graphql/v1.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Platform } from '../platform/platform.js';
+import type { LiveQueryStats } from './live-queries.js';
+import { LiveService } from './live-service.js';
+import { sseSubscriptions } from './sse-route.js';
+import { startWebSocketServer } from './ws-server.js';
+
+export { JWT_EXPIRED_MESSAGE } from './live-service.js';
+export type { LiveQueryStats } from './live-queries.js';
+
+export interface RealtimeServer {
+  /** Live queries on this node, summed over projects (tests read `executions`). */
+  stats(): LiveQueryStats;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves subscriptions on `app` (call before the GraphQL routes are registered: the event-stream
+ * transport is a preHandler of theirs); closed with the app, before its server.
+ */
+export function startRealtime(app: FastifyInstance, platform: Platform): RealtimeServer {
+  const { config } = platform;
+  const live = new LiveService(config.realtime, {
+    maxDepth: config.graphqlMaxDepth,
+    maxSelections: config.graphqlMaxSelections,
+  });
+  const ws = startWebSocketServer(app.server, platform, live);
+  app.addHook('preHandler', sseSubscriptions(live));
+  let closing: Promise<void> | undefined;
+  const realtime: RealtimeServer = {
+    stats: () => live.stats(),
+    close() {
+      closing ??= (async () => {
+        await ws.close();
+        await live.close();
+      })();
+      return closing;
+    },
+  };
+  app.addHook('preClose', async () => realtime.close());
+  return realtime;
+}

@@ -1,0 +1,131 @@
+/**
+ * What both transports share: a project's multiplexer (live-queries.ts), the checks a subscribe
+ * passes (a subscription of one Subscription field the subscriber's schema has), the credentials
+ * of a project and the expiry of a JWT.
+ */
+import { AuthError, principalOf } from '../auth/principal.js';
+import type { RealtimeConfig } from '../config.js';
+import type { Principal } from '../db/with-role.js';
+import { subscriptionFieldsWithPool } from '../graphql/engine.js';
+import type { RequestLimits } from '../graphql/http/options.js';
+import type { ProjectContext } from '../platform/project-context.js';
+import { startChangeFeed } from './change-feed.js';
+import { LiveQueries, TooManySubscriptions, type LiveQueryStats } from './live-queries.js';
+import { liveRequestOf, type LiveRequest, type SubscribePayload } from './live-request.js';
+import type { Subscriber } from './subscriber.js';
+
+export const JWT_EXPIRED_MESSAGE = 'JWT expired: the subscription ended; subscribe again with a fresh token';
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+export { AuthError };
+
+export class LiveService {
+  private readonly hubs = new Map<unknown, LiveQueries>();
+
+  constructor(
+    readonly config: RealtimeConfig,
+    /** The HTTP API's depth and width limits, which subscriptions obey too. */
+    private readonly limits: RequestLimits,
+  ) {}
+
+  /** The principal of a project's apikey and bearer token; AuthError when they are not the project's. */
+  principal(
+    project: ProjectContext,
+    apikey: string | undefined,
+    bearer: string | undefined,
+  ): Promise<Principal> {
+    return principalOf(
+      {
+        jwtSecret: project.jwtSecret,
+        anonKey: project.anonKey ?? '',
+        serviceRoleKey: project.serviceRoleKey ?? '',
+      },
+      apikey,
+      bearer,
+    );
+  }
+
+  /**
+   * Calls `expire` when the principal's JWT expires (`exp`); the returned function cancels it.
+   * Nothing for a principal without `exp` (the project's anon and service_role keys are JWTs with one).
+   */
+  onExpiry(principal: Principal, expire: () => void): () => void {
+    const exp = principal.claims.exp;
+    if (typeof exp !== 'number') return () => {};
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      const ms = exp * 1000 - Date.now();
+      timer = ms > LONGEST_TIMER_MS ? setTimeout(arm, LONGEST_TIMER_MS) : setTimeout(expire, Math.max(0, ms));
+      timer.unref();
+    };
+    arm();
+    return () => clearTimeout(timer);
+  }
+
+  /** A subscribe's stream, or the message that refuses it. */
+  async open(
+    project: ProjectContext,
+    principal: Principal,
+    payload: SubscribePayload,
+  ): Promise<{ request: LiveRequest; stream: Subscriber } | { refused: string }> {
+    const exp = principal.claims.exp;
+    if (typeof exp === 'number' && exp * 1000 <= Date.now()) return { refused: JWT_EXPIRED_MESSAGE };
+    const request = liveRequestOf(payload, this.limits);
+    if (Array.isArray(request)) return { refused: request.map((e) => e.message).join('; ') };
+    let fields: ReadonlySet<string>;
+    try {
+      fields = await subscriptionFieldsWithPool(project.pool, principal);
+    } catch (e) {
+      return { refused: e instanceof Error ? e.message : 'the schema could not be loaded' };
+    }
+    if (!fields.size)
+      return {
+        refused:
+          'Unknown type Subscription: no schema turned on subscriptions (@graphql({"strata": {"subscriptions": true}}))',
+      };
+    if (!fields.has(request.field))
+      return { refused: `Unknown field "${request.field}" on type Subscription` };
+    try {
+      return { request, stream: this.hubOf(project).subscribe(request, principal) };
+    } catch (e) {
+      if (e instanceof TooManySubscriptions) return { refused: e.message };
+      throw e;
+    }
+  }
+
+  stats(): LiveQueryStats {
+    const out: LiveQueryStats = { groups: 0, subscribers: 0, executions: 0, feeds: 0 };
+    for (const h of this.hubs.values()) {
+      const s = h.stats();
+      out.groups += s.groups;
+      out.subscribers += s.subscribers;
+      out.executions += s.executions;
+      out.feeds += s.feeds;
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    const hubs = [...this.hubs.values()];
+    this.hubs.clear();
+    await Promise.all(hubs.map((h) => h.close()));
+  }
+
+  private hubOf(project: ProjectContext): LiveQueries {
+    let hub = this.hubs.get(project.pool);
+    if (!hub) {
+      const pool = project.pool;
+      hub = new LiveQueries(pool, {
+        onRetired: () => this.hubs.delete(pool),
+        intervalMs: this.config.intervalMs,
+        maxSubscribers: this.config.maxPerProject,
+        concurrency: this.config.concurrency,
+        startFeed: this.config.replication
+          ? (onCommit, onFailure) => startChangeFeed(project.superuserUrl, onCommit, onFailure)
+          : undefined,
+      });
+      this.hubs.set(project.pool, hub);
+    }
+    return hub;
+  }
+}

@@ -94,17 +94,19 @@ async function dropDatabase(serverUrl: string, name: string): Promise<void> {
  * from a session on its own database). Nothing to do when the database is already gone.
  */
 async function dropRealtimeSlots(serverUrl: string, name: string): Promise<void> {
-  await withClient(withDatabase(serverUrl, name), async (c) => {
+  // A superuser session in the tenant's database: names resolve in pg_catalog only.
+  await withSuperuserSession(withDatabase(serverUrl, name), async (c) => {
     for (let attempt = 0; attempt < 50; attempt++) {
       const { rows } = await c.query<{ slot_name: string; active_pid: number | null }>(
-        `select slot_name, active_pid from pg_replication_slots
-          where database = current_database() and starts_with(slot_name, 'strata_rt_')`,
+        `select slot_name, active_pid from pg_catalog.pg_replication_slots
+          where database = pg_catalog.current_database()
+            and pg_catalog.starts_with(slot_name::text, 'strata_rt_')`,
       );
       if (!rows.length) return;
       for (const r of rows)
         if (r.active_pid === null)
-          await c.query('select pg_drop_replication_slot($1)', [r.slot_name]).catch(() => {});
-        else await c.query('select pg_terminate_backend($1)', [r.active_pid]).catch(() => {});
+          await c.query('select pg_catalog.pg_drop_replication_slot($1)', [r.slot_name]).catch(() => {});
+        else await c.query('select pg_catalog.pg_terminate_backend($1)', [r.active_pid]).catch(() => {});
       await new Promise((done) => setTimeout(done, 50));
     }
   }).catch(() => {});

@@ -3,7 +3,9 @@
  * on a slot of this node's own: `onCommit` is called after each transaction that inserted,
  * updated, deleted or truncated rows. Needs `wal_level = logical` (the embedded server sets it:
  * db/embedded.ts) and a role that may replicate (the project's superuser URL); otherwise start()
- * says why and the live queries poll.
+ * says why and the live queries poll. Like every platform superuser session in a project database,
+ * its sessions resolve names in pg_catalog only (db/superuser-session.ts): a tenant's
+ * `public.starts_with(name, text)` must never be a better match than pg_catalog's.
  *
  * The output plugin is test_decoding (shipped with PostgreSQL), not pgoutput: pgoutput streams
  * only a publication's tables, and a publication of all tables that publishes UPDATE and DELETE
@@ -16,7 +18,8 @@
  * for it forever.
  */
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
+import { CATALOG_ONLY_OPTIONS, withSuperuserSession as withClient } from '../db/superuser-session.js';
 import { LogicalReplicationService, TestDecodingPlugin } from 'pg-logical-replication';
 
 const SLOT_PREFIX = 'strata_rt_';
@@ -24,16 +27,6 @@ const START_TIMEOUT_MS = 10_000;
 
 export interface ChangeFeed {
   close(): Promise<void>;
-}
-
-async function withClient<T>(url: string, work: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await work(c);
-  } finally {
-    await c.end().catch(() => {});
-  }
 }
 
 /** test_decoding's lines as they come (the package's own parser splits every row into values). */
@@ -46,18 +39,20 @@ class CommitLines extends TestDecodingPlugin {
 /** This node's slot (after dropping stale ones); its name. */
 async function prepare(url: string): Promise<string> {
   return withClient(url, async (c) => {
-    const { rows } = await c.query<{ wal_level: string }>('select current_setting($1) as wal_level', [
-      'wal_level',
-    ]);
+    const { rows } = await c.query<{ wal_level: string }>(
+      'select pg_catalog.current_setting($1) as wal_level',
+      ['wal_level'],
+    );
     if (rows[0]?.wal_level !== 'logical')
       throw new Error(`wal_level is ${rows[0]?.wal_level ?? 'unknown'}, not logical`);
     await c.query(
-      `select pg_drop_replication_slot(slot_name) from pg_replication_slots
-        where starts_with(slot_name, $1) and database = current_database() and not active`,
+      `select pg_catalog.pg_drop_replication_slot(slot_name) from pg_catalog.pg_replication_slots
+        where pg_catalog.starts_with(slot_name::text, $1) and database = pg_catalog.current_database()
+          and not active`,
       [SLOT_PREFIX],
     );
     const slot = `${SLOT_PREFIX}${randomBytes(8).toString('hex')}`;
-    await c.query(`select pg_create_logical_replication_slot($1, 'test_decoding')`, [slot]);
+    await c.query(`select pg_catalog.pg_create_logical_replication_slot($1, 'test_decoding')`, [slot]);
     return slot;
   });
 }
@@ -67,16 +62,16 @@ async function dropSlot(url: string, slot: string): Promise<void> {
     // The walsender may take a moment to let go of the slot after the stream stopped.
     for (let attempt = 0; attempt < 50; attempt++) {
       const { rows } = await c.query<{ active_pid: number | null }>(
-        'select active_pid from pg_replication_slots where slot_name = $1',
+        'select active_pid from pg_catalog.pg_replication_slots where slot_name = $1',
         [slot],
       );
       const row = rows[0];
       if (!row) return;
       if (row.active_pid === null) {
-        await c.query('select pg_drop_replication_slot($1)', [slot]).catch(() => {});
+        await c.query('select pg_catalog.pg_drop_replication_slot($1)', [slot]).catch(() => {});
         continue;
       }
-      await c.query('select pg_terminate_backend($1)', [row.active_pid]).catch(() => {});
+      await c.query('select pg_catalog.pg_terminate_backend($1)', [row.active_pid]).catch(() => {});
       await new Promise((r) => setTimeout(r, 100));
     }
   });
@@ -90,7 +85,7 @@ export async function startChangeFeed(
 ): Promise<ChangeFeed> {
   const slot = await prepare(url);
   const service = new LogicalReplicationService(
-    { connectionString: url, replication: 'database' } as pg.ClientConfig,
+    { connectionString: url, replication: 'database', options: CATALOG_ONLY_OPTIONS } as pg.ClientConfig,
     { acknowledge: { auto: true, timeoutSeconds: 10 } },
   );
   let changed = false;

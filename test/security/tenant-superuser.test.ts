@@ -17,6 +17,7 @@ import { withClient, withDatabase } from '../../src/db/pool.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { serverUrl } from '../support/database.js';
 import { api, createOtherUser } from '../management/api-client.js';
+import { subscribe, waitFor, wsClient, wsUrl } from '../realtime/support.js';
 
 let tp: TestPlatform;
 let attacker: { token: string; orgSlug: string };
@@ -187,4 +188,30 @@ describe('no platform session more privileged than the tenant runs what the tena
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await escalated(p)).toEqual(SAFE);
   }, 20_000);
+
+  it('realtime change feed and project deletion: a function in public shadowing starts_with(name, text)', async () => {
+    const p = await attackerProject('realtime-shadow');
+    // The slot queries compare `slot_name` (type name): (name, text) beats pg_catalog's (text, text).
+    const r =
+      await p.sql(`create function public.starts_with(name, text) returns boolean language plpgsql as $f$
+      begin perform public.canary(); return pg_catalog.starts_with($1::text, $2); end $f$;
+      create table public.item (id int primary key, label text);
+      grant select on public.item to anon;
+      comment on schema public is '@graphql({"strata": {"subscriptions": true}})';`);
+    expect(r.status, r.text).toBe(201);
+    const keys = await api(tp, 'GET', `/v1/projects/${p.ref}/api-keys`, { token: attacker.token });
+    const anon = (keys.body as { name: string; api_key: string }[]).find((k) => k.name === 'anon')?.api_key;
+    // A live query starts the project's change feed (its slot is made and stale ones dropped)...
+    const client = wsClient(wsUrl(tp, `/project/${p.ref}`), { apikey: anon });
+    const live = subscribe(client, 'subscription { itemCollection { edges { node { id } } } }');
+    await live.until((x) => x.data?.itemCollection !== undefined, 0, 20_000);
+    await waitFor(() => tp.realtime.stats().feeds === 1);
+    expect(await escalated(p)).toEqual(SAFE);
+    live.stop();
+    await client.dispose();
+    // ...and deleting the project drops the slots from a session in its database.
+    const del = await api(tp, 'DELETE', `/v1/projects/${p.ref}`, { token: attacker.token });
+    expect(del.status, del.text).toBe(200);
+    expect(existsSync(p.file)).toBe(false);
+  }, 60_000);
 });

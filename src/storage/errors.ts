@@ -110,13 +110,36 @@ export const errors = {
     ),
 };
 
-/** Errors of the file system under the backend that a caller should be told about plainly. */
+/** Errors of the file system or S3 store under the backend that a caller should be told about plainly. */
 export function fromSystemError(err: unknown): StorageError | undefined {
   const code = (err as { code?: unknown } | undefined)?.code;
   // ENOSPC: no space left; EDQUOT: a quota reached; EFBIG: larger than the file system (or the
   // process's file-size limit) allows.
   if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'EFBIG') return errors.insufficientStorage();
+  if (isStoreFull(err)) return errors.insufficientStorage();
   return undefined;
+}
+
+/**
+ * Error codes with which S3-compatible stores say they are out of space: 507 InsufficientStorage
+ * (the HTTP status any of them may use), MinIO's drive-full and bucket-quota codes, Ceph RGW's quota.
+ */
+const STORE_FULL_CODES = new Set([
+  'InsufficientStorage',
+  'XMinioStorageFull',
+  'XMinioAdminBucketQuotaExceeded',
+  'QuotaExceeded',
+]);
+
+/** An error of the S3 store under the backend (an AWS SDK exception) that means it is full. */
+function isStoreFull(err: unknown): boolean {
+  const e = err as { name?: unknown; Code?: unknown; $metadata?: { httpStatusCode?: unknown } } | undefined;
+  if (!e || typeof e !== 'object' || !e.$metadata || typeof e.$metadata !== 'object') return false;
+  return (
+    e.$metadata.httpStatusCode === 507 ||
+    (typeof e.name === 'string' && STORE_FULL_CODES.has(e.name)) ||
+    (typeof e.Code === 'string' && STORE_FULL_CODES.has(e.Code))
+  );
 }
 
 /** PostgreSQL errors the service does not map itself. */

@@ -100,6 +100,10 @@ export const errors = {
   database: (sqlState: string) =>
     e('DatabaseError', 500, 'DatabaseError', `database error, code: ${sqlState}`),
   internal: () => e('InternalError', 500, 'Internal', 'Internal Server Error'),
+  cdnPurgeNotConfigured: () =>
+    e('MissingParameter', 400, 'Error', 'CDN cache purge is not configured (STRATA_STORAGE_CDN_PURGE_URL)'),
+  /** The purge endpoint failed or did not answer: the gateway's fault, not ours nor the caller's. */
+  cdnPurgeFailed: () => e('CdnPurgeFailed', 502, 'Bad Gateway', 'Error purging cache', 502),
   /** The backend's disk (or quota) is full: 507 on every surface, the object not stored. */
   insufficientStorage: () =>
     e(

@@ -113,6 +113,11 @@ export interface StrataConfig {
   image: ImageConfig;
   /** The S3 protocol ({project}/storage/v1/s3). */
   s3Protocol: S3ProtocolConfig;
+  /**
+   * CDN cache purge (`DELETE {project}/storage/v1/cdn/...`, as upstream's CDN_PURGE_ENDPOINT_URL/KEY):
+   * requests are forwarded as `POST <url>/purge` with a bearer key. Unset: the routes answer 400.
+   */
+  storageCdnPurge?: { url: string; key?: string };
   /** Edge Functions runtime limits (see README "Edge Functions"). */
   functions: FunctionsConfig;
   /** GraphQL subscriptions (live queries) over WebSocket on {project}/graphql/v1 (docs/realtime.md). */
@@ -375,6 +380,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
       queueLimit: Math.max(0, num(env, 'STRATA_IMAGE_QUEUE_LIMIT', 64)),
       cacheBytes: Math.max(0, num(env, 'STRATA_IMAGE_CACHE_BYTES', 64 * 1024 * 1024)),
     },
+    storageCdnPurge: env.STRATA_STORAGE_CDN_PURGE_URL
+      ? { url: env.STRATA_STORAGE_CDN_PURGE_URL, key: env.STRATA_STORAGE_CDN_PURGE_KEY || undefined }
+      : undefined,
     s3Protocol: {
       region: env.STRATA_S3_PROTOCOL_REGION || 'local',
       enforceRegion: env.STRATA_S3_PROTOCOL_ENFORCE_REGION === '1',

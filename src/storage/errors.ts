@@ -100,6 +100,10 @@ export const errors = {
   database: (sqlState: string) =>
     e('DatabaseError', 500, 'DatabaseError', `database error, code: ${sqlState}`),
   internal: () => e('InternalError', 500, 'Internal', 'Internal Server Error'),
+  cdnPurgeNotConfigured: () =>
+    e('MissingParameter', 400, 'Error', 'CDN cache purge is not configured (STRATA_STORAGE_CDN_PURGE_URL)'),
+  /** The purge endpoint failed or did not answer: the gateway's fault, not ours nor the caller's. */
+  cdnPurgeFailed: () => e('CdnPurgeFailed', 502, 'Bad Gateway', 'Error purging cache', 502),
   /** The backend's disk (or quota) is full: 507 on every surface, the object not stored. */
   insufficientStorage: () =>
     e(
@@ -110,13 +114,36 @@ export const errors = {
     ),
 };
 
-/** Errors of the file system under the backend that a caller should be told about plainly. */
+/** Errors of the file system or S3 store under the backend that a caller should be told about plainly. */
 export function fromSystemError(err: unknown): StorageError | undefined {
   const code = (err as { code?: unknown } | undefined)?.code;
   // ENOSPC: no space left; EDQUOT: a quota reached; EFBIG: larger than the file system (or the
   // process's file-size limit) allows.
   if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'EFBIG') return errors.insufficientStorage();
+  if (isStoreFull(err)) return errors.insufficientStorage();
   return undefined;
+}
+
+/**
+ * Error codes with which S3-compatible stores say they are out of space: 507 InsufficientStorage
+ * (the HTTP status any of them may use), MinIO's drive-full and bucket-quota codes, Ceph RGW's quota.
+ */
+const STORE_FULL_CODES = new Set([
+  'InsufficientStorage',
+  'XMinioStorageFull',
+  'XMinioAdminBucketQuotaExceeded',
+  'QuotaExceeded',
+]);
+
+/** An error of the S3 store under the backend (an AWS SDK exception) that means it is full. */
+function isStoreFull(err: unknown): boolean {
+  const e = err as { name?: unknown; Code?: unknown; $metadata?: { httpStatusCode?: unknown } } | undefined;
+  if (!e || typeof e !== 'object' || !e.$metadata || typeof e.$metadata !== 'object') return false;
+  return (
+    e.$metadata.httpStatusCode === 507 ||
+    (typeof e.name === 'string' && STORE_FULL_CODES.has(e.name)) ||
+    (typeof e.Code === 'string' && STORE_FULL_CODES.has(e.Code))
+  );
 }
 
 /** PostgreSQL errors the service does not map itself. */

@@ -12,6 +12,7 @@ import { Backends } from './backend/index.js';
 import { setErrorHeaders } from './error-reply.js';
 import { DOWNLOAD_HEADERS, StorageError, errors, fromSystemError } from './errors.js';
 import { bucketRoutes } from './routes/buckets.js';
+import { cdnPurgeRoutes } from './routes/cdn-purge.js';
 import type { StorageDeps } from './routes/context.js';
 import { objectManageRoutes } from './routes/objects-manage.js';
 import { objectReadRoutes } from './routes/objects-read.js';
@@ -156,5 +157,6 @@ async function storageApi(app: FastifyInstance, opts: { platform: Platform }): P
     await json.register(objectManageRoutes, deps);
     await json.register(signedRoutes, deps);
     await json.register(imageRoutes, deps);
+    await json.register(cdnPurgeRoutes, deps);
   });
 }

@@ -1,8 +1,10 @@
 /**
- * Bucket names and object keys (spec §1.4). Keys are also checked so that they cannot name a
- * parent or current directory: `.`/`..` segments and empty segments (leading, trailing or doubled
- * `/`) are refused, which keeps every key inside its bucket on any backend; and so that every
- * segment is a valid file name (at most 255 bytes), whichever backend holds it.
+ * Bucket names and object keys (spec §1.4). Keys take the reference's character set. Empty
+ * segments are keys of their own (`a//b`, `/a`, `a/` differ from `a/b` and `a`), as the reference
+ * accepts them on each of its backends; the backends spell them so that they never collapse into
+ * another path (backend/key-segments.ts). `.` and `..` segments are refused, as the reference's
+ * file backend refuses them, so a key never names a parent or current directory on any backend.
+ * Every segment is at most 255 bytes, a valid file name whichever backend holds it.
  */
 import { errors } from './errors.js';
 
@@ -50,7 +52,7 @@ export function isValidKey(key: unknown): key is string {
   if (typeof key !== 'string' || key.length === 0 || key.length > 1024 || !KEY_CHARS.test(key)) return false;
   return key
     .split('/')
-    .every((seg) => seg !== '' && seg !== '.' && seg !== '..' && Buffer.byteLength(seg) <= MAX_SEGMENT_BYTES);
+    .every((seg) => seg !== '.' && seg !== '..' && Buffer.byteLength(seg) <= MAX_SEGMENT_BYTES);
 }
 
 export function assertKey(key: unknown): asserts key is string {

@@ -14,7 +14,11 @@ describe('keys and bucket names', () => {
     for (const k of ["a/b c/d-e_f.g!*'()&$=@;:+,?.txt", '.emptyFolderPlaceholder', 'x'])
       expect(isValidKey(k)).toBe(true);
   });
-  it('refuses other characters, dot segments and empty segments', () => {
+  it('accepts empty segments as the reference does (leading, trailing, doubled slashes)', () => {
+    for (const k of ['/a', 'a/', 'a//b', 'a///b.txt', '/', '//', 'a/.b', 'a/...'])
+      expect(isValidKey(k), k).toBe(true);
+  });
+  it('refuses other characters and dot segments', () => {
     for (const k of [
       '',
       'é.txt',
@@ -32,9 +36,9 @@ describe('keys and bucket names', () => {
       '../a',
       'a/./b',
       'a/..',
-      '/a',
-      'a/',
-      'a//b',
+      '..',
+      '.',
+      'a//./b',
       'x'.repeat(1025),
     ]) {
       expect(isValidKey(k), k).toBe(false);

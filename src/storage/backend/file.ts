@@ -3,7 +3,8 @@
  * `<root>/.tmp/<uuid>` and are renamed into place, so a failed or aborted write leaves nothing (and
  * a crashed one leaves only a temporary file, which `sweep` removes). Every path is resolved and
  * checked to stay inside its bucket directory. The `~` of the version leaf cannot occur in a key, so
- * a version file never collides with a key's directory.
+ * a version file never collides with a key's directory; empty, `.` and `..` key segments are
+ * written `%`, `%.`, `%..` (key-segments.ts), so they name their own directories.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { type FileHandle, lstat, mkdir, open, readdir, rename, rmdir, stat, unlink } from 'node:fs/promises';
@@ -23,6 +24,7 @@ import type {
   SweepReport,
 } from './interface.js';
 import { VERSION } from './interface.js';
+import { fileSegment, keySegmentOfFile } from './key-segments.js';
 
 const VERSION_LEAF = /^~([0-9a-f-]{36})$/;
 /** Reads of whole files go in chunks this large. */
@@ -86,7 +88,7 @@ export class FileBackend implements StorageBackend {
   pathOf(loc: ObjectLocation): string {
     if (!VERSION.test(loc.version)) throw new Error('invalid version');
     const dir = this.bucketDir(loc.bucket);
-    const p = resolve(dir, ...loc.key.split('/'), `~${loc.version}`);
+    const p = resolve(dir, ...loc.key.split('/').map(fileSegment), `~${loc.version}`);
     if (!p.startsWith(dir + sep)) throw new Error('key escapes the bucket directory');
     return p;
   }
@@ -273,7 +275,7 @@ export class FileBackend implements StorageBackend {
       for (const e of entries) {
         const p = join(dir, e.name);
         if (e.isDirectory()) {
-          await visit(p, [...segments, e.name]);
+          await visit(p, [...segments, segments.length === 0 ? e.name : keySegmentOfFile(e.name)]);
           continue;
         }
         const m = VERSION_LEAF.exec(e.name);

@@ -29,6 +29,7 @@ import type {
   SweepReport,
 } from './interface.js';
 import { VERSION } from './interface.js';
+import { keySegmentOfS3, s3Segment } from './key-segments.js';
 
 /** The S3 settings of config.ts (one shape for both). */
 export type S3BackendConfig = NonNullable<StrataConfig['s3']>;
@@ -66,11 +67,11 @@ export class S3Backend implements StorageBackend {
 
   /**
    * Bucket and key segments are percent-encoded, so S3 object keys hold only unreserved characters
-   * and `%`: CopySource (encoded once more) then means the same thing to every S3 implementation,
+   * and `%` (empty, `.` and `..` segments too, key-segments.ts): CopySource (encoded once more) then means the same thing to every S3 implementation,
    * whether it decodes fully (AWS) or with decodeURI (s3rver).
    */
   objectKey(loc: ObjectLocation): string {
-    return `${this.prefix}${encodeURIComponent(loc.bucket)}/${loc.key.split('/').map(encodeURIComponent).join('/')}/${loc.version}`;
+    return `${this.prefix}${encodeURIComponent(loc.bucket)}/${loc.key.split('/').map(s3Segment).join('/')}/${loc.version}`;
   }
 
   async put(loc: ObjectLocation, body: Readable, opts: PutOptions): Promise<StoredObject> {
@@ -190,7 +191,8 @@ export class S3Backend implements StorageBackend {
     const version = parts.pop();
     if (!version || !VERSION.test(version) || parts.length < 2) return undefined;
     try {
-      const [bucket, ...segments] = parts.map((p) => decodeURIComponent(p));
+      const bucket = decodeURIComponent(parts[0] ?? '');
+      const segments = parts.slice(1).map(keySegmentOfS3);
       return bucket ? { bucket, key: segments.join('/'), version } : undefined;
     } catch {
       return undefined;

@@ -96,16 +96,19 @@ export async function renderObject(
   const size = Number(m.size ?? m.contentLength ?? 0);
   let range: ByteSpan | undefined;
   const rangeHeader = one(req.headers.range);
-  if (
-    rangeHeader !== undefined &&
-    !head &&
-    ifRangeHolds(one(req.headers['if-range']), m.eTag, m.lastModified)
-  ) {
+  // HEAD answers as GET would, without the body (RFC 9110 §9.3.2): a range is 206 with its
+  // Content-Range and length, an unsatisfiable one 416, as S3 HeadObject does.
+  if (rangeHeader !== undefined && ifRangeHolds(one(req.headers['if-range']), m.eTag, m.lastModified)) {
     const decision = decideRange(rangeHeader, size);
     if (decision.kind === 'unsatisfiable') throw errors.invalidRange(size);
     if (decision.kind === 'partial') range = decision.span;
   }
   if (head) {
+    if (range) {
+      reply.header('content-range', `bytes ${range.start}-${range.end}/${size}`);
+      reply.header('content-length', String(range.end - range.start + 1));
+      return reply.code(206).send();
+    }
     reply.header('content-length', String(size));
     return reply.code(200).send();
   }

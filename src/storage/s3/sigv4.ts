@@ -161,7 +161,8 @@ export async function signatureMatches(
   sig: ClientSignature,
   secret: string,
 ): Promise<boolean> {
-  const url = req.raw.url ?? '/';
+  // The path the client signed: before rewriteProjectUrl stripped a `/project/<ref>` prefix.
+  const url = req.originalUrl || req.raw.url || '/';
   const qi = url.indexOf('?');
   const path = qi < 0 ? url : url.slice(0, qi);
   const query = rawQuery(req);

@@ -19,7 +19,7 @@ const HELP = `strata: GraphQL, Storage and Management APIs over PostgreSQL
 
 Usage:
   strata start  [--data-dir DIR] [--port N] [--console-port N|off] [--host H] [--db-port N] [--database-url URL]
-                [--db-servers id=URL,...] [--storage-backend file|s3]   (cluster: README "Running as a cluster")
+                [--db-servers id=URL,...] [--storage-backend file|s3]   (cluster: docs/cluster.md)
   strata status [--json] [--data-dir DIR]   (exits 1 when not running or its database is down)
   strata stop   [--data-dir DIR]
   strata serve  --database-url URL --jwt-secret SECRET [--port N] [--host H]
@@ -31,7 +31,7 @@ Usage:
   strata logs functions SLUG [--project-ref REF] [--limit N] [--json] [--data-dir DIR]
 
 Environment: STRATA_DATA_DIR, STRATA_PORT, STRATA_CONSOLE_PORT, STRATA_HOST, STRATA_DB_PORT, DATABASE_URL, and the
-others listed in the README.`;
+others listed in docs/configuration.md.`;
 
 export interface StatusInfo {
   api_url: string;

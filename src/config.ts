@@ -31,7 +31,7 @@ export interface StrataConfig {
   /** Extra PostgreSQL servers projects may be placed on (id=url,...). */
   extraDbServers: DbServerConfig[];
   /**
-   * Secrets every node of a cluster must share (README "Running as a cluster"); unset: generated
+   * Secrets every node of a cluster must share (docs/cluster.md); unset: generated
    * once and kept in <dataDir>/state.json. platformKey: STRATA_PLATFORM_KEY (64 hex digits) or
    * the file named by STRATA_PLATFORM_KEY_FILE; authenticatorPassword: STRATA_AUTHENTICATOR_PASSWORD;
    * accessToken (the default user's, `sbp_...`): STRATA_ACCESS_TOKEN.
@@ -118,7 +118,7 @@ export interface StrataConfig {
    * requests are forwarded as `POST <url>/purge` with a bearer key. Unset: the routes answer 400.
    */
   storageCdnPurge?: { url: string; key?: string };
-  /** Edge Functions runtime limits (see README "Edge Functions"). */
+  /** Edge Functions runtime limits (see docs/functions.md). */
   functions: FunctionsConfig;
   /** GraphQL subscriptions (live queries) over WebSocket on {project}/graphql/v1 (docs/realtime.md). */
   realtime: RealtimeConfig;

@@ -1,6 +1,6 @@
 /**
- * `strata servers list|drain|undrain`: the PostgreSQL servers projects are placed on (README
- * "Running as a cluster"). A draining server takes no new projects; the others share them by
+ * `strata servers list|drain|undrain`: the PostgreSQL servers projects are placed on
+ * (docs/cluster.md). A draining server takes no new projects; the others share them by
  * headroom. Runs against the platform database (DATABASE_URL / --database-url, as `strata users`).
  */
 import { parseArgs } from 'node:util';

@@ -1,6 +1,6 @@
 /**
  * Cache invalidation between the API processes sharing one platform database (cluster mode,
- * README "Running as a cluster"): a change made through one process (a project deleted, a
+ * docs/cluster.md): a change made through one process (a project deleted, a
  * function deployed, secrets set, a custom hostname or S3 access key changed) is announced with
  * NOTIFY on the platform database channel `strata_invalidate`; every process LISTENs and drops the
  * named cache entries. The same channel carries requests to let go of a resumable upload's lock

@@ -1,5 +1,5 @@
 /**
- * A node's life as a load balancer sees it (README "Running as a cluster"):
+ * A node's life as a load balancer sees it (docs/cluster.md):
  * - GET /ready: 200 while the platform database (the primary server) and, with the S3 backend, the
  *   bucket answer; 503 once shutdown began or while either does not. A balancer stops sending new
  *   requests on 503. The other database servers are reported but do not make a node unready: one

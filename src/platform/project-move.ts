@@ -1,6 +1,6 @@
 /**
- * Moving a project to another database server (`strata projects move <ref> --to <server>`, README
- * "Running as a cluster"): the source database is made read-only (new transactions are read-only,
+ * Moving a project to another database server (`strata projects move <ref> --to <server>`,
+ * docs/cluster.md): the source database is made read-only (new transactions are read-only,
  * open sessions are ended), dumped with pg_dump and restored with pg_restore (what the tenant owns as
  * its own login: project-restore.ts) into a new database of
  * the same name on the target (its logins created there first, the login password's SCRAM verifier

@@ -52,7 +52,7 @@ const p = (permission: string, role: OrganizationRole, where: RoutePermission['w
   where,
 });
 
-/** `METHOD /v1/path` (Fastify's route syntax) → what it needs. README "Running in production" lists it. */
+/** `METHOD /v1/path` (Fastify's route syntax) → what it needs. docs/management.md lists it. */
 export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'GET /v1/organizations': p('organizations_read', 'read_only', 'caller'),
   'POST /v1/organizations': p('organizations_create', 'read_only', 'caller'),

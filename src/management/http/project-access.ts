@@ -3,7 +3,7 @@
  * it. Routes with a `:ref` path parameter get `req.managedProject` filled in by the hook before
  * their handler runs; routes with `:slug` get `req.managedOrganization`.
  *
- * Order of checks (documented in the README): malformed ref → 400; unknown ref → 404 "Project not
+ * Order of checks (documented in docs/management.md): malformed ref → 400; unknown ref → 404 "Project not
  * found"; a project of an organization the caller is not a member of → 403 "Forbidden resource";
  * a role below the route's (permissions.ts) → 403 naming the role needed; a deleted (REMOVED)
  * project → 400 "Resource has been removed".

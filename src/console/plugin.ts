@@ -14,11 +14,13 @@ import type { ConsoleLoginTokens } from './login-tokens.js';
 import { apiOriginFor, type PlatformPorts } from './origins.js';
 
 /**
- * Nothing from another origin but the API's (connect-src); images may be data:/blob: (file
- * previews), fonts data: (GraphiQL's stylesheet inlines its fonts).
+ * Nothing from another origin but the API's (connect-src: its HTTP origin, and the same host and
+ * port over WebSocket for GraphiQL's subscriptions); images may be data:/blob: (file previews),
+ * fonts data: (GraphiQL's stylesheet inlines its fonts).
  */
 export function consoleCsp(apiOrigin: string): string {
-  return `default-src 'self'; connect-src 'self' ${apiOrigin}; img-src 'self' data: blob:; font-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'`;
+  const apiSocket = apiOrigin.replace(/^http/, 'ws');
+  return `default-src 'self'; connect-src 'self' ${apiOrigin} ${apiSocket}; img-src 'self' data: blob:; font-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'`;
 }
 
 /** Everything that is not the page (assets, the login answer): a document of nothing. */

@@ -164,11 +164,12 @@ export function startWebSocketServer(
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // With an 'upgrade' listener Node hands every request with an Upgrade header here; those
     // that are not WebSockets (curl --http2 on http:// asks for h2c) are served as plain requests.
+    // WebSockets elsewhere (a function's own path) are too: the route answers as it did before
+    // subscriptions existed.
     if (String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket')
       return servePlain(server, req, socket, head);
+    if (rewriteProjectUrl(req).split('?')[0] !== GRAPHQL_PATH) return servePlain(server, req, socket, head);
     void (async () => {
-      const path = rewriteProjectUrl(req).split('?')[0];
-      if (path !== GRAPHQL_PATH) return refuseUpgrade(socket, 404, 'Not Found', 'Not found');
       const { project } = await projectForIncoming(platform, req);
       if (!project) return refuseUpgrade(socket, 404, 'Not Found', 'Project not found');
       const ip = normalizeIp(req.socket.remoteAddress);

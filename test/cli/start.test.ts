@@ -119,7 +119,7 @@ describe('strata start', () => {
     expect(first.console_url).not.toBe(first.api_url);
     expect(s.output).toMatch(new RegExp(`Console URL: ${first.console_url}/#login=[\\w-]+`));
     expect((await fetch(`${first.console_url}/`)).headers.get('content-security-policy')).toContain(
-      `connect-src 'self' ${first.api_url};`,
+      `connect-src 'self' ${first.api_url} ${first.api_url.replace(/^http/, 'ws')};`,
     );
     expect(s.output).toContain(first.anon_key);
 

@@ -54,7 +54,7 @@ describe('console origin', () => {
       `localhost:${new URL(tp.consoleUrl as string).port}`,
     );
     expect(page.status).toBe(200);
-    expect(page.csp).toContain(`connect-src 'self' http://localhost:${port};`);
+    expect(page.csp).toContain(`connect-src 'self' http://localhost:${port} ws://localhost:${port};`);
     expect(page.body).toContain(`<meta name="strata-api-origin" content="http://localhost:${port}" />`);
   });
 

@@ -77,7 +77,9 @@ describe('web console', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toMatch(/^default-src 'self'/);
     // It connects to the API origin, and nowhere else.
-    expect(res.headers.get('content-security-policy')).toContain(`connect-src 'self' ${tp.url};`);
+    expect(res.headers.get('content-security-policy')).toContain(
+      `connect-src 'self' ${tp.url} ${tp.url.replace(/^http/, 'ws')};`,
+    );
     expect(consoleUrl).not.toBe(tp.url);
     // The API origin's own address leads to the console; the console's files are not there.
     const old = await fetch(`${tp.url}/`, { redirect: 'manual' });

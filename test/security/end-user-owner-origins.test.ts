@@ -124,7 +124,7 @@ describe('end user → owner: the console and the API are different origins', ()
 
   it('the console page may connect to the API origin only (CSP connect-src)', async () => {
     const csp = (await fetch(`${consoleUrl}/`)).headers.get('content-security-policy') ?? '';
-    expect(/connect-src ([^;]*)/.exec(csp)?.[1]).toBe(`'self' ${tp.url}`);
+    expect(/connect-src ([^;]*)/.exec(csp)?.[1]).toBe(`'self' ${tp.url} ${tp.url.replace(/^http/, 'ws')}`);
     // The console's one-time login and its files are not on the API origin.
     expect((await fetch(`${tp.url}/console/login`, { method: 'POST' })).status).toBe(404);
   });

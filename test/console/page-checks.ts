@@ -33,13 +33,20 @@ export async function axeViolations(page: Page): Promise<string[]> {
     // textareas are the package's, not the console's. The page around them is checked.
     const context = document.querySelector('.graphiql-host') ? { exclude: [['.graphiql-host']] } : document;
     const r = (await axe.run(context, { resultTypes: ['violations'] })) as {
-      violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
+      violations: {
+        id: string;
+        impact: string | null;
+        help: string;
+        nodes: { target: string[]; failureSummary?: string }[];
+      }[];
     };
     return r.violations.map((v) => ({
       id: v.id,
       impact: v.impact,
       help: v.help,
-      targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ')),
+      targets: v.nodes
+        .slice(0, 3)
+        .map((n) => `${n.target.join(' ')} ${(n as { failureSummary?: string }).failureSummary ?? ''}`),
     }));
   });
   return (found as Violation[])

@@ -38,13 +38,42 @@ interface Props {
 }
 
 const ROW_HEIGHT = 30;
+
+/** Where a navigation key moves the active cell (undefined: not a navigation key). */
+function targetOf(
+  key: string,
+  ctrl: boolean,
+  at: { r: number; c: number; page: number; rows: number; cols: number },
+): { r: number; c: number } | undefined {
+  const { r, c, page } = at;
+  switch (key) {
+    case 'ArrowDown':
+      return { r: r + 1, c };
+    case 'ArrowUp':
+      return { r: r - 1, c };
+    case 'ArrowRight':
+      return { r, c: c + 1 };
+    case 'ArrowLeft':
+      return { r, c: c - 1 };
+    case 'Home':
+      return { r: ctrl ? 0 : r, c: 0 };
+    case 'End':
+      return { r: ctrl ? at.rows - 1 : r, c: at.cols - 1 };
+    case 'PageDown':
+      return { r: r + page, c };
+    case 'PageUp':
+      return { r: r - page, c };
+    default:
+      return undefined;
+  }
+}
 /** The table's features: the core only (sorting, filtering and paging are the server's). */
 const features = tableFeatures({});
 const COL_WIDTH = 170;
 
 export function DataGrid({ label, rows, columns, sort, onSort, onEdit, onActiveRow, height = 420 }: Props) {
   const scrollRef = useRef<HTMLDivElement>(null);
-  const gridRef = useRef<HTMLDivElement>(null);
+  const gridRef = useRef<HTMLTableElement>(null);
   const [active, setActive] = useState({ r: 0, c: 0 });
   const [editing, setEditing] = useState<{ r: number; c: number; text: string; error?: string }>();
   /** When focus should follow the active cell: the time it was asked for, 0 when not. */
@@ -132,22 +161,15 @@ export function DataGrid({ label, rows, columns, sort, onSort, onEdit, onActiveR
   const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
     if (editing) return;
     const { r, c } = active;
-    const to: Record<string, () => void> = {
-      ArrowDown: () => move(r + 1, c),
-      ArrowUp: () => move(r - 1, c),
-      ArrowRight: () => move(r, c + 1),
-      ArrowLeft: () => move(r, c - 1),
-      Home: () => move(e.ctrlKey ? 0 : r, 0),
-      End: () => move(e.ctrlKey ? rows.length - 1 : r, columns.length - 1),
-      PageDown: () => move(r + page, c),
-      PageUp: () => move(r - page, c),
-      Enter: () => startEdit(r, c),
-      F2: () => startEdit(r, c),
-    };
-    const act = to[e.key];
-    if (!act) return;
+    if (e.key === 'Enter' || e.key === 'F2') {
+      e.preventDefault();
+      startEdit(r, c);
+      return;
+    }
+    const to = targetOf(e.key, e.ctrlKey, { r, c, page, rows: rows.length, cols: columns.length });
+    if (!to) return;
     e.preventDefault();
-    act();
+    move(to.r, to.c);
   };
 
   const headerOf = (col: GridColumn): ReactNode => {
@@ -159,7 +181,7 @@ export function DataGrid({ label, rows, columns, sort, onSort, onEdit, onActiveR
       </>
     );
     return (
-      <div role="columnheader" key={col.name} aria-sort={sorted ?? 'none'} className="grid-head-cell">
+      <th scope="col" key={col.name} aria-sort={sorted ?? 'none'} className="grid-head-cell">
         {onSort ? (
           <button
             type="button"
@@ -183,14 +205,15 @@ export function DataGrid({ label, rows, columns, sort, onSort, onEdit, onActiveR
         ) : (
           name
         )}
-      </div>
+      </th>
     );
   };
 
   return (
     <div className="grid-scroll" ref={scrollRef} style={{ maxHeight: height }}>
-      <div
+      <table
         ref={gridRef}
+        // biome-ignore lint/a11y/noNoninteractiveElementToInteractiveRole: an ARIA data grid (the WAI-ARIA grid pattern: keyboard-navigable cells)
         role="grid"
         aria-label={label}
         aria-rowcount={rows.length + 1}
@@ -199,18 +222,17 @@ export function DataGrid({ label, rows, columns, sort, onSort, onEdit, onActiveR
         style={{ width }}
         onKeyDown={onKeyDown}
       >
-        <div role="rowgroup" className="grid-head">
-          <div role="row" aria-rowindex={1} className="grid-row" style={{ gridTemplateColumns: template }}>
+        <thead className="grid-head">
+          <tr aria-rowindex={1} className="grid-row" style={{ gridTemplateColumns: template }}>
             {columns.map(headerOf)}
-          </div>
-        </div>
-        <div role="rowgroup" style={{ height: virtual.getTotalSize(), position: 'relative' }}>
+          </tr>
+        </thead>
+        <tbody style={{ height: virtual.getTotalSize(), position: 'relative', display: 'block' }}>
           {virtual.getVirtualItems().map((v) => {
             const row = model[v.index];
             if (!row) return null;
             return (
-              <div
-                role="row"
+              <tr
                 key={v.key}
                 aria-rowindex={v.index + 2}
                 aria-selected={v.index === active.r}
@@ -227,8 +249,8 @@ export function DataGrid({ label, rows, columns, sort, onSort, onEdit, onActiveR
                   const isActive = v.index === active.r && c === active.c;
                   const isEditing = editing && editing.r === v.index && editing.c === c;
                   return (
-                    <div
-                      role="gridcell"
+                    // biome-ignore lint/a11y/useKeyWithClickEvents: the grid's onKeyDown (above) handles keys for every cell
+                    <td
                       key={cell.id}
                       aria-colindex={c + 1}
                       data-cell={`${v.index}:${c}`}
@@ -267,14 +289,14 @@ export function DataGrid({ label, rows, columns, sort, onSort, onEdit, onActiveR
                           )}
                         </>
                       )}
-                    </div>
+                    </td>
                   );
                 })}
-              </div>
+              </tr>
             );
           })}
-        </div>
-      </div>
+        </tbody>
+      </table>
     </div>
   );
 }

@@ -6,7 +6,6 @@ import { PROJECT_TABS, type ProjectTab, projectHref } from '../route';
 import { useLoad } from '../use-load';
 import type { Project } from './projects';
 import { ProjectHome } from './project-home';
-import { TablesPage } from './tables';
 import { StoragePage } from './storage';
 import { SettingsPage } from './settings';
 
@@ -14,6 +13,8 @@ import { SettingsPage } from './settings';
 const GraphiQLPage = lazy(() => import('./graphiql-page'));
 // So is the SQL editor (CodeMirror 6 and its SQL language).
 const SqlEditorPage = lazy(() => import('./sql-editor'));
+// And the table editor (its data grid: TanStack Table and Virtual).
+const TablesPage = lazy(() => import('./tables'));
 
 const TAB_NAMES: Record<ProjectTab, string> = {
   home: 'Home',
@@ -66,7 +67,11 @@ export function ProjectShell({ projectRef, tab }: { projectRef: string; tab: Pro
             <SqlEditorPage {...props} />
           </Suspense>
         )}
-        {tab === 'tables' && <TablesPage {...props} />}
+        {tab === 'tables' && (
+          <Suspense fallback={<p className="muted">Loading the table editor…</p>}>
+            <TablesPage {...props} />
+          </Suspense>
+        )}
         {tab === 'storage' && <StoragePage {...props} />}
         {tab === 'settings' && <SettingsPage {...props} />}
       </main>

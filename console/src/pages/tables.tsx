@@ -1,15 +1,17 @@
 /**
- * Table editor (read): schemas → tables and views with columns, types, keys, RLS and policies;
- * rows with pagination. Catalog reads go through the Management API's read-only query endpoint.
+ * Table editor: schemas → tables and views with columns, types, keys, RLS and policies; rows in
+ * the data grid (table-rows.tsx). Catalog reads go through the Management API's read-only query
+ * endpoint. Its own chunk (with the grid), loaded when the tab opens.
  */
-import { useState } from 'react';
+import { useCallback, useState } from 'react';
 import { quoteIdent, quoteLiteral, runSql } from '../api';
 import { DataTable } from '../data-table';
 import { ErrorText } from '../form';
 import { useLoad } from '../use-load';
 import type { ProjectProps } from './project-shell';
+import { type OpenTable, TableRows } from './table-rows';
+import type { Filter } from '../table-rows-sql';
 
-const PAGE = 50;
 const SCHEMAS_SQL = `select nspname as name from pg_namespace
  where nspname not like 'pg\\_%' and nspname <> 'information_schema' order by nspname`;
 
@@ -46,10 +48,17 @@ const policiesSql = (
 ) => `select policyname as policy, cmd as command, roles::text as roles,
   qual as using, with_check from pg_policies where schemaname = ${quoteLiteral(schema)} and tablename = ${quoteLiteral(table)} order by policyname`;
 
-export function TablesPage({ project }: ProjectProps) {
+export default function TablesPage({ project }: ProjectProps) {
   const ref = project.ref;
   const [schema, setSchema] = useState('public');
   const [table, setTable] = useState<string>();
+  const [filter, setFilter] = useState<Filter>();
+  // A foreign key's value opens the referenced table, filtered to the row it names.
+  const open = useCallback<OpenTable>((s, t, f) => {
+    setSchema(s);
+    setTable(t);
+    setFilter(f);
+  }, []);
   const schemas = useLoad(() => runSql(ref, SCHEMAS_SQL, true), [ref]);
   const relations = useLoad(
     () => runSql(ref, relationsSql(schema), true) as Promise<unknown> as Promise<Relation[]>,
@@ -79,7 +88,7 @@ export function TablesPage({ project }: ProjectProps) {
                 <button
                   type="button"
                   className={r.name === table ? 'link active' : 'link'}
-                  onClick={() => setTable(r.name)}
+                  onClick={() => open(schema, r.name)}
                 >
                   {r.name}
                 </button>{' '}
@@ -93,15 +102,35 @@ export function TablesPage({ project }: ProjectProps) {
           </ul>
         </div>
         <div className="detail">
-          {table && <TableDetail key={`${schema}.${table}`} projectRef={ref} schema={schema} table={table} />}
+          {table && (
+            <TableDetail
+              key={`${schema}.${table}:${JSON.stringify(filter ?? null)}`}
+              projectRef={ref}
+              schema={schema}
+              table={table}
+              filter={filter}
+              onOpen={open}
+            />
+          )}
         </div>
       </div>
     </>
   );
 }
 
-function TableDetail({ projectRef, schema, table }: { projectRef: string; schema: string; table: string }) {
-  const [page, setPage] = useState(0);
+function TableDetail({
+  projectRef,
+  schema,
+  table,
+  filter,
+  onOpen,
+}: {
+  projectRef: string;
+  schema: string;
+  table: string;
+  filter?: Filter;
+  onOpen: OpenTable;
+}) {
   const columns = useLoad(
     () => runSql(projectRef, columnsSql(schema, table), true),
     [projectRef, schema, table],
@@ -110,16 +139,6 @@ function TableDetail({ projectRef, schema, table }: { projectRef: string; schema
     () => runSql(projectRef, policiesSql(schema, table), true),
     [projectRef, schema, table],
   );
-  const rows = useLoad(
-    () =>
-      runSql(
-        projectRef,
-        `select * from ${quoteIdent(schema)}.${quoteIdent(table)} limit ${PAGE + 1} offset ${page * PAGE}`,
-        true,
-      ),
-    [projectRef, schema, table, page],
-  );
-  const shown = rows.data?.slice(0, PAGE) ?? [];
   return (
     <>
       <h2>
@@ -137,23 +156,13 @@ function TableDetail({ projectRef, schema, table }: { projectRef: string; schema
         />
       )}
       <h3>Rows</h3>
-      <ErrorText error={rows.error} />
-      {rows.data && <DataTable rows={shown} columns={columns.data?.map((c) => String(c.column))} />}
-      <p className="pager">
-        <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
-          Previous
-        </button>
-        <span>
-          {shown.length === 0
-            ? page === 0
-              ? 'No rows'
-              : 'No more rows'
-            : `Rows ${page * PAGE + 1}–${page * PAGE + shown.length}`}
-        </span>
-        <button type="button" disabled={(rows.data?.length ?? 0) <= PAGE} onClick={() => setPage(page + 1)}>
-          Next
-        </button>
-      </p>
+      <TableRows
+        projectRef={projectRef}
+        schema={schema}
+        table={table}
+        initialFilter={filter}
+        onOpen={onOpen}
+      />
     </>
   );
 }

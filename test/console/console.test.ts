@@ -61,6 +61,19 @@ async function setSql(text: string): Promise<void> {
   await page.keyboard.insertText(text);
 }
 
+/** Runs `action` and logs the JS it made the page load (a lazily loaded editor's chunks). */
+async function logLazyJs(what: string, action: () => Promise<void>): Promise<void> {
+  const sizes: number[] = [];
+  const onResponse = async (r: import('playwright-core').Response) => {
+    if (r.url().endsWith('.js')) sizes.push((await r.body()).length);
+  };
+  page.on('response', onResponse);
+  await action();
+  page.off('response', onResponse);
+  const kb = sizes.reduce((a, b) => a + b, 0) / 1024;
+  console.log(`console budget: ${what} loads ${kb.toFixed(0)} KiB of JS in ${sizes.length} files`);
+}
+
 const tab = (name: string) => page.locator('.side nav a', { hasText: name });
 
 beforeAll(async () => {
@@ -224,7 +237,10 @@ describe('web console', () => {
   });
 
   it("notes in GraphiQL when the project's introspection is off", async () => {
-    await tab('GraphiQL').click();
+    await logLazyJs('GraphiQL', async () => {
+      await tab('GraphiQL').click();
+      await page.locator('.graphiql-container').waitFor({ timeout: 30_000 });
+    });
     await page.getByRole('note').filter({ hasText: 'Introspection is off' }).waitFor({ timeout: 30_000 });
   });
 
@@ -262,7 +278,10 @@ describe('web console', () => {
   });
 
   it('runs SQL as the project owner, with results as a table and errors inline', async () => {
-    await tab('SQL editor').click();
+    await logLazyJs('the SQL editor', async () => {
+      await tab('SQL editor').click();
+      await page.locator('.sql-editor').waitFor();
+    });
     const editor = page.getByLabel('SQL');
     // A real code editor: CodeMirror, highlighting SQL.
     await page.locator('.sql-editor .cm-editor').waitFor();
@@ -379,8 +398,11 @@ select id, title from todos order by id`,
   });
 
   it('shows tables with columns, keys, RLS and policies, and their rows', async () => {
-    await tab('Table editor').click();
-    await page.getByRole('button', { name: 'todos' }).click();
+    await logLazyJs('the table editor', async () => {
+      await tab('Table editor').click();
+      await page.getByRole('button', { name: 'todos' }).click();
+      await page.getByRole('grid').waitFor();
+    });
     await page.locator('.detail td', { hasText: 'primary key' }).waitFor();
     expect(await page.locator('.split .list').textContent()).toContain('RLS on');
     await page.locator('.detail td', { hasText: 'anyone reads' }).waitFor();

@@ -62,7 +62,7 @@ export async function narrowWidth(page: Page, name: string): Promise<number> {
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     const dir = screenshotDir();
-    if (dir) await page.screenshot({ path: join(dir, `${name}-narrow.png`) });
+    if (dir) await page.screenshot({ path: join(dir, `${name}-narrow.png`), fullPage: true });
     return width;
   } finally {
     await page.setViewportSize(WIDE);

@@ -105,7 +105,15 @@ export default function SqlEditorPage({ project }: ProjectProps) {
       state: EditorState.create({
         doc: loadDraft(ref) ?? START,
         extensions: [
-          keymap.of([{ key: 'Mod-Enter', run: () => (runRef.current(), true) }]),
+          keymap.of([
+            {
+              key: 'Mod-Enter',
+              run: () => {
+                runRef.current();
+                return true;
+              },
+            },
+          ]),
           basicSetup,
           language.of(sqlLanguage({ dialect: PostgreSQL, upperCaseKeywords: false })),
           EditorView.contentAttributes.of({ 'aria-label': 'SQL' }),
@@ -208,7 +216,7 @@ export default function SqlEditorPage({ project }: ProjectProps) {
         {snippets.length === 0 ? (
           <p className="empty">No snippets yet. Name the editor's text below to keep it in this browser.</p>
         ) : (
-          <ul>
+          <ul className="snippet-list">
             {snippets.map((s) => (
               <li key={s.name}>
                 <button type="button" className="link" onClick={() => openSnippet(s.name)}>

@@ -47,7 +47,7 @@ export function StoragePage({ project, keys, keysError }: ProjectProps) {
             <p className="empty">No buckets yet. Create one to upload files into it.</p>
           )}
           <details className="new-bucket" open={buckets.data?.length === 0}>
-            <summary>New bucket</summary>
+            <summary className="new-bucket-summary">New bucket</summary>
             <BucketForm
               title="New bucket"
               onSave={async (b) => {

@@ -465,10 +465,28 @@ select id, title from todos order by id`,
     await page.getByRole('button', { name: 'Insert row' }).click();
     const tags = page.getByRole('grid', { name: 'public.tags' });
     await tags.locator('td', { hasText: 'first tag' }).waitFor();
+    // Read as anon through GraphQL: RLS is on and tags has no policy, so anon sees no row.
+    await page.getByLabel('Read as').selectOption('anon');
+    await page.getByText('This role sees no rows here').waitFor();
+    await page.getByLabel('Read as').selectOption('owner');
+    await tags.locator('td', { hasText: 'first tag' }).waitFor();
     await tags.getByRole('button', { name: 'Open todos row 1' }).click();
     await page.getByRole('grid', { name: 'public.todos' }).waitFor();
     await page.locator('.pager', { hasText: 'Rows 1–1 of 1' }).waitFor();
     expect(await page.getByLabel('Value').inputValue()).toBe('1');
+    // todos has a policy that lets anyone read: anon (and a signed-in user) see the row, filtered.
+    await page.getByLabel('Read as').selectOption('anon');
+    await page
+      .getByRole('grid', { name: 'public.todos' })
+      .locator('td', { hasText: 'write the console' })
+      .waitFor();
+    expect(await page.getByRole('grid', { name: 'public.todos' }).locator('tbody tr').count()).toBe(1);
+    await page.getByLabel('Read as').selectOption('authenticated');
+    await page.getByLabel('User id').waitFor();
+    await page
+      .getByRole('grid', { name: 'public.todos' })
+      .locator('td', { hasText: 'write the console' })
+      .waitFor();
     // Deleted after confirmation.
     await page.getByRole('button', { name: 'tags' }).click();
     await tags.locator('td', { hasText: 'first tag' }).click();

@@ -5,9 +5,10 @@
  * owner. Headers show PostgreSQL type names; a foreign key's value opens the row it references.
  */
 import { useCallback, useMemo, useState } from 'react';
-import { quoteIdent, runSqlWith } from '../api';
+import { type ApiKeys, management, quoteIdent, runSqlWith } from '../api';
 import { DataGrid, type GridColumn, type Row, type Sort } from '../data-grid';
 import { attempt, ErrorText, Field } from '../form';
+import { fetchRoleRows, roleRowsQuery } from '../graphql-rows';
 import {
   countRows,
   deleteRow,
@@ -22,6 +23,9 @@ import {
 import { useLoad } from '../use-load';
 
 const PAGE = 100;
+
+/** Who reads the rows: the owner (SQL), or anon / a signed-in user through GraphQL (RLS applies). */
+type ReadAs = 'owner' | 'anon' | 'authenticated';
 
 interface ColumnInfo {
   name: string;
@@ -47,7 +51,9 @@ export function TableRows({
   table,
   initialFilter,
   onOpen,
+  keys,
 }: {
+  keys?: ApiKeys;
   projectRef: string;
   schema: string;
   table: string;
@@ -71,17 +77,52 @@ export function TableRows({
   const [sort, setSort] = useState<Sort>();
   const [filter, setFilter] = useState<Filter | undefined>(initialFilter);
   const [page, setPage] = useState(0);
-  const rows = useLoad(
-    () => run(selectRows(schema, table, { filter, sort, limit: PAGE, offset: page * PAGE }), true),
-    [run, schema, table, filter, sort, page],
+  const [readAs, setReadAs] = useState<ReadAs>('owner');
+  const [userId, setUserId] = useState('00000000-0000-4000-8000-000000000001');
+  const asRole = async (): Promise<{ rows: Row[]; more: boolean }> => {
+    if (!keys)
+      throw new Error("Reading as a role needs the project's API keys, which your role may not read");
+    const jwt =
+      readAs === 'anon'
+        ? keys.anon
+        : (
+            await management<{ token: string }>('POST', `/projects/${projectRef}/console/role-token`, {
+              role: 'authenticated',
+              sub: userId,
+            })
+          ).token;
+    const query = roleRowsQuery({
+      table,
+      columns: info.data ?? [],
+      filter,
+      sort,
+      first: PAGE,
+      offset: page * PAGE,
+    });
+    return fetchRoleRows(projectRef, keys.anon, jwt, query);
+  };
+  const rowsAs = useLoad(
+    () =>
+      readAs === 'owner'
+        ? run(selectRows(schema, table, { filter, sort, limit: PAGE, offset: page * PAGE }), true).then(
+            (r) => ({ rows: r, more: false }),
+          )
+        : info.data
+          ? asRole()
+          : Promise.resolve(undefined),
+    [run, schema, table, filter, sort, page, readAs, userId, info.data],
   );
+  const rows = { ...rowsAs, data: rowsAs.data?.rows };
   const count = useLoad(
-    () => run(countRows(schema, table, filter), true).then((r) => Number(r[0]?.n ?? 0)),
-    [run, schema, table, filter],
+    () =>
+      readAs === 'owner'
+        ? run(countRows(schema, table, filter), true).then((r) => Number(r[0]?.n ?? 0))
+        : Promise.resolve(undefined),
+    [run, schema, table, filter, readAs],
   );
   const [activeRow, setActiveRow] = useState<Row>();
   const [error, setError] = useState<string>();
-  const keys = useMemo(() => info.data?.filter((c) => c.pk).map((c) => c.name) ?? [], [info.data]);
+  const pkeys = useMemo(() => info.data?.filter((c) => c.pk).map((c) => c.name) ?? [], [info.data]);
   const columns = useMemo<GridColumn[]>(
     () =>
       info.data?.map((c) => ({
@@ -98,19 +139,19 @@ export function TableRows({
       })) ?? [],
     [info.data, onOpen],
   );
-  const editable = keys.length > 0;
+  const editable = pkeys.length > 0 && readAs === 'owner';
   const reload = () => {
     rows.reload();
     count.reload();
   };
   const onEdit = async (row: Row, column: string, text: string | null) => {
-    await run(updateCell(schema, table, keys, row, column, text));
+    await run(updateCell(schema, table, pkeys, row, column, text));
     rows.reload();
   };
   const remove = () => {
     if (!activeRow || !confirm(`Delete this row of ${schema}.${table}? This cannot be undone.`)) return;
     void attempt(async () => {
-      await run(deleteRow(schema, table, keys, activeRow));
+      await run(deleteRow(schema, table, pkeys, activeRow));
       reload();
     }, setError);
   };
@@ -126,17 +167,42 @@ export function TableRows({
           setFilter(f);
         }}
       />
+      <form className="inline wrap read-as" aria-label="Read rows as" onSubmit={(e) => e.preventDefault()}>
+        <Field label="Read as">
+          <select
+            name="read-as"
+            value={readAs}
+            onChange={(e) => {
+              setPage(0);
+              setReadAs(e.target.value as ReadAs);
+            }}
+          >
+            <option value="owner">project owner (SQL)</option>
+            <option value="anon">anon (GraphQL)</option>
+            <option value="authenticated">authenticated user (GraphQL)</option>
+          </select>
+        </Field>
+        {readAs === 'authenticated' && (
+          <Field label="User id">
+            <input name="read-as-user" value={userId} onChange={(e) => setUserId(e.target.value)} />
+          </Field>
+        )}
+      </form>
       <p className="muted">
-        {editable
-          ? 'Rows are read and changed as the project owner (row level security does not apply to the owner). Enter or double-click edits a cell; Ctrl+Delete in a cell sets it to NULL.'
-          : 'This table has no primary key, so its rows are shown read-only.'}
+        {readAs !== 'owner'
+          ? `Rows as ${readAs === 'anon' ? 'anon' : 'this user'} sees them through the GraphQL API: row level security and grants apply. Editing runs as the project owner; switch back to edit.`
+          : editable
+            ? 'Rows are read and changed as the project owner (row level security does not apply to the owner). Enter or double-click edits a cell; Ctrl+Delete in a cell sets it to NULL.'
+            : 'This table has no primary key, so its rows are shown read-only.'}
       </p>
       <ErrorText error={info.error ?? rows.error ?? count.error ?? error} />
       {rows.data && shown === 0 ? (
         <p className="empty">
-          {filter
-            ? 'No rows match this filter. Clear it to see every row.'
-            : 'No rows yet. Insert one below.'}
+          {readAs !== 'owner'
+            ? 'This role sees no rows here (row level security or its grants hide them). Read as the project owner to see every row.'
+            : filter
+              ? 'No rows match this filter. Clear it to see every row.'
+              : 'No rows yet. Insert one below.'}
         </p>
       ) : (
         rows.data &&
@@ -169,7 +235,9 @@ export function TableRows({
         </span>
         <button
           type="button"
-          disabled={total === undefined || (page + 1) * PAGE >= total}
+          disabled={
+            readAs === 'owner' ? total === undefined || (page + 1) * PAGE >= total : !rowsAs.data?.more
+          }
           onClick={() => setPage(page + 1)}
         >
           Next

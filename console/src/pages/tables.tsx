@@ -4,7 +4,7 @@
  * endpoint. Its own chunk (with the grid), loaded when the tab opens.
  */
 import { useCallback, useState } from 'react';
-import { quoteIdent, quoteLiteral, runSql } from '../api';
+import { type ApiKeys, quoteIdent, quoteLiteral, runSql } from '../api';
 import { DataTable } from '../data-table';
 import { ErrorText } from '../form';
 import { useLoad } from '../use-load';
@@ -48,7 +48,7 @@ const policiesSql = (
 ) => `select policyname as policy, cmd as command, roles::text as roles,
   qual as using, with_check from pg_policies where schemaname = ${quoteLiteral(schema)} and tablename = ${quoteLiteral(table)} order by policyname`;
 
-export default function TablesPage({ project }: ProjectProps) {
+export default function TablesPage({ project, keys }: ProjectProps) {
   const ref = project.ref;
   const [schema, setSchema] = useState('public');
   const [table, setTable] = useState<string>();
@@ -110,6 +110,7 @@ export default function TablesPage({ project }: ProjectProps) {
               table={table}
               filter={filter}
               onOpen={open}
+              keys={keys}
             />
           )}
         </div>
@@ -124,12 +125,14 @@ function TableDetail({
   table,
   filter,
   onOpen,
+  keys,
 }: {
   projectRef: string;
   schema: string;
   table: string;
   filter?: Filter;
   onOpen: OpenTable;
+  keys?: ApiKeys;
 }) {
   const columns = useLoad(
     () => runSql(projectRef, columnsSql(schema, table), true),
@@ -162,6 +165,7 @@ function TableDetail({
         table={table}
         initialFilter={filter}
         onOpen={onOpen}
+        keys={keys}
       />
     </>
   );

@@ -87,5 +87,18 @@ export function runSql(ref: string, query: string, readOnly = false): Promise<Re
   return management('POST', `/projects/${ref}/database/query${readOnly ? '/read-only' : ''}`, { query });
 }
 
+/** SQL with bound values ($1, $2, …) through database/query; the values travel as `parameters`. */
+export function runSqlWith(
+  ref: string,
+  query: string,
+  parameters: unknown[],
+  readOnly = false,
+): Promise<Record<string, unknown>[]> {
+  return management('POST', `/projects/${ref}/database/query${readOnly ? '/read-only' : ''}`, {
+    query,
+    parameters,
+  });
+}
+
 export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 export const quoteLiteral = (v: string): string => `'${v.replace(/'/g, "''")}'`;

@@ -20,15 +20,21 @@ export function CopyValue({
   return (
     <div className="copy-value" data-label={label}>
       <span className="copy-label">{label}</span>
-      <code className="copy-text">{shown ? value : '•'.repeat(24)}</code>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling value must be reachable by keyboard */}
+      <code className="copy-text" tabIndex={0}>
+        {shown ? value : '•'.repeat(24)}
+      </code>
       {!shown && (
         <button type="button" onClick={() => setShown(true)}>
           Reveal
         </button>
       )}
       <button type="button" onClick={() => void copy()} aria-label={`Copy ${label}`}>
-        {copied ? 'Copied' : 'Copy'}
+        Copy
       </button>
+      <span className="muted copied" aria-live="polite">
+        {copied ? 'Copied' : ''}
+      </span>
     </div>
   );
 }

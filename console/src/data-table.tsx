@@ -4,9 +4,18 @@ export function cellText(v: unknown): string {
   return typeof v === 'object' ? JSON.stringify(v) : String(v);
 }
 
-export function DataTable({ rows, columns }: { rows: Record<string, unknown>[]; columns?: string[] }) {
+export function DataTable({
+  rows,
+  columns,
+  empty = 'No rows.',
+}: {
+  rows: Record<string, unknown>[];
+  columns?: string[];
+  /** What an empty table says (what there is not, and what to do about it). */
+  empty?: string;
+}) {
   const cols = columns ?? [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  if (rows.length === 0) return <p className="muted">No rows.</p>;
+  if (rows.length === 0) return <p className="empty">{empty}</p>;
   return (
     <div className="table-wrap">
       <table className="data">

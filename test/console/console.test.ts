@@ -16,6 +16,7 @@ import { consoleIsBuilt } from '../../src/console/assets.js';
 import { type Browser, launchChromium, screenshotDir } from '../support/chromium.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { addMember, createToken } from '../../src/management/organizations/members.js';
+import { axeViolations, narrowWidth } from './page-checks.js';
 
 let tp: TestPlatform;
 let browser: Browser;
@@ -40,6 +41,38 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<{ s
     body: body ? JSON.stringify(body) : undefined,
   });
   return { status: res.status, json: (await res.json().catch(() => undefined)) as T };
+}
+
+/** Every page the walk visits: no serious/critical axe-core violation, no sideways scroll at 390 px. */
+async function checkPage(name: string): Promise<void> {
+  expect(await axeViolations(page), `axe on ${name}`).toEqual([]);
+  expect(await narrowWidth(page, name), `${name} at 390 px wide`).toBeLessThanOrEqual(390);
+}
+
+/**
+ * Replaces the SQL editor's text the way a keyboard does: select all, delete, then insert. (Playwright's
+ * fill() replaces the highlighted text in one edit, and Chromium then keeps the old tokens' colours
+ * as inline style on the new text, which the page's CSP refuses, and reports.)
+ */
+async function setSql(text: string): Promise<void> {
+  const editor = page.getByLabel('SQL');
+  await editor.click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(text);
+}
+
+/** Runs `action` and logs the JS it made the page load (a lazily loaded editor's chunks). */
+async function logLazyJs(what: string, action: () => Promise<void>): Promise<void> {
+  const sizes: number[] = [];
+  const onResponse = async (r: import('playwright-core').Response) => {
+    if (r.url().endsWith('.js')) sizes.push((await r.body()).length);
+  };
+  page.on('response', onResponse);
+  await action();
+  page.off('response', onResponse);
+  const kb = sizes.reduce((a, b) => a + b, 0) / 1024;
+  console.log(`console budget: ${what} loads ${kb.toFixed(0)} KiB of JS in ${sizes.length} files`);
 }
 
 const tab = (name: string) => page.locator('.side nav a', { hasText: name });
@@ -102,6 +135,7 @@ describe('web console', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/Unknown or revoked/);
     await shot('sign-in');
+    await checkPage('sign-in');
 
     const link = tp.consoleLoginUrl(token);
     expect(link).not.toContain(token);
@@ -136,10 +170,14 @@ describe('web console', () => {
       `console budget: first load ${kb.toFixed(0)} KiB of JS in ${sizes.length} files, first paint ${paint.toFixed(0)} ms`,
     );
     await shot('projects');
+    await checkPage('projects');
   });
 
   it('shows a create error next to the form and creates nothing', async () => {
     const before = (await api<unknown[]>('GET', '/projects')).json.length;
+    // The create form is folded away until asked for.
+    expect(await page.getByLabel('Database password').isVisible()).toBe(false);
+    await page.locator('summary', { hasText: 'New project' }).click();
     await page.getByLabel('Name', { exact: true }).fill('');
     await page.getByLabel('Database password').fill('x');
     await page.getByRole('button', { name: 'Create project' }).click();
@@ -149,12 +187,20 @@ describe('web console', () => {
 
   it('creates an organization (the API error shown next to the field first)', async () => {
     const form = page.locator('[data-form=organization]');
+    await form.locator('summary').click();
     await form.getByRole('button', { name: 'Create organization' }).click();
     await expect.poll(() => form.locator('[role=alert]').textContent()).toMatch(/name/i);
     const orgName = `Console org ${Date.now()}`;
     await form.getByLabel('Organization name').fill(orgName);
     await form.getByRole('button', { name: 'Create organization' }).click();
     await page.getByRole('heading', { name: orgName }).waitFor();
+    // An empty organization says what to do, and its button opens the form with it chosen.
+    const orgSection = page.locator('section.org', { has: page.getByRole('heading', { name: orgName }) });
+    await orgSection.getByText('No projects in this organization yet.').waitFor();
+    await orgSection.getByRole('button', { name: `Create a project in ${orgName}` }).click();
+    expect(await page.locator('select[name=organization] option:checked').textContent()).toBe(orgName);
+    expect(await page.getByLabel('Region').getAttribute('placeholder')).toBe('local');
+    await page.locator('select[name=organization]').selectOption({ index: 0 });
     const orgs = (await api<{ name: string }[]>('GET', '/organizations')).json;
     expect(orgs.map((o) => o.name)).toContain(orgName);
   });
@@ -185,6 +231,7 @@ describe('web console', () => {
       .poll(() => page.locator('.copy-value[data-label="Connection string"]').textContent())
       .toMatch(/^Connection stringpostgresql:\/\//);
     await shot('project-home');
+    await checkPage('project-home');
     await page
       .locator('.copy-value[data-label="service_role"]')
       .getByRole('button', { name: 'Reveal' })
@@ -193,7 +240,10 @@ describe('web console', () => {
   });
 
   it("notes in GraphiQL when the project's introspection is off", async () => {
-    await tab('GraphiQL').click();
+    await logLazyJs('GraphiQL', async () => {
+      await tab('GraphiQL').click();
+      await page.locator('.graphiql-container').waitFor({ timeout: 30_000 });
+    });
     await page.getByRole('note').filter({ hasText: 'Introspection is off' }).waitFor({ timeout: 30_000 });
   });
 
@@ -231,13 +281,34 @@ describe('web console', () => {
   });
 
   it('runs SQL as the project owner, with results as a table and errors inline', async () => {
-    await tab('SQL editor').click();
+    await logLazyJs('the SQL editor', async () => {
+      await tab('SQL editor').click();
+      await page.locator('.sql-editor').waitFor();
+    });
     const editor = page.getByLabel('SQL');
-    await editor.fill('select from no_such_table');
+    // A real code editor: CodeMirror, highlighting SQL.
+    await page.locator('.sql-editor .cm-editor').waitFor();
+    await setSql('select 1;\nselect from no_such_table');
     await page.getByRole('button', { name: 'Run' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/no_such_table.*does not exist/);
-    await editor.fill(
-      `create table todos (id serial primary key, title text not null);
+    // The error is marked where PostgreSQL says it is: line 2, under no_such_table.
+    await page.getByText('Error at line 2').waitFor();
+    await expect.poll(() => page.locator('.cm-lintRange-error').textContent()).toBe('no_such_table');
+    // Highlighted: the keyword `select` has a colour of its own.
+    const highlighted = await page.evaluate(() =>
+      Array.from(
+        document.querySelector('.sql-editor')?.shadowRoot?.querySelectorAll('.cm-line span') ?? [],
+      ).some(
+        (el) =>
+          el.textContent === 'select' &&
+          getComputedStyle(el).color !== getComputedStyle(el.closest('.cm-line') as Element).color,
+      ),
+    );
+    expect(highlighted).toBe(true);
+    await setSql(
+      `create table todos (id bigint generated always as identity primary key, title text not null);
+create table tags (id int generated by default as identity primary key, todo_id bigint references todos (id), label text);
+alter table tags enable row level security;
 insert into todos (title) values ('write the console'), ('test it');
 alter table todos enable row level security;
 create policy "anyone reads" on todos for select using (true);
@@ -248,7 +319,43 @@ select id, title from todos order by id`,
     await page.getByRole('button', { name: 'Run' }).click();
     await page.locator('.sql-result td', { hasText: 'write the console' }).waitFor();
     expect(await page.locator('.sql-result').textContent()).toContain('2 rows');
+    expect(await page.locator('.sql-result').textContent()).toMatch(/\d+ ms/);
+    await editor.press('Escape'); // a completion list may be open (its listbox is keyboard-driven from the editor)
     await shot('sql-editor');
+    await checkPage('sql-editor');
+
+    // Completion from the catalog: the table just made is offered.
+    await setSql('select * from tod');
+    await page.keyboard.press('Control+Space');
+    await page.locator('.cm-tooltip-autocomplete', { hasText: 'todos' }).waitFor();
+    await page.keyboard.press('Escape');
+    // Run the selection only: the last line.
+    await setSql('select 1 as one;\nselect 2 as two');
+    await page.keyboard.press('Control+End');
+    await page.keyboard.press('Shift+Home');
+    await page.getByRole('button', { name: 'Run selection' }).click();
+    await page.locator('.sql-result th', { hasText: 'two' }).waitFor();
+    expect(await page.locator('.sql-result th').allTextContents()).toEqual(['two']);
+    // The result grid is keyboard-usable and only the rows in view are in the page.
+    await setSql('select g as n from generate_series(1, 5000) g');
+    await page.keyboard.press('Control+Enter');
+    await expect.poll(() => page.locator('.sql-result').textContent()).toContain('5000 rows');
+    expect(await page.locator('.sql-result tr').count()).toBeLessThan(60);
+    expect(await page.locator('.sql-result [role=grid]').getAttribute('aria-rowcount')).toBe('5001');
+    await page.locator('.sql-result td').first().click();
+    await page.keyboard.press('Control+End');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('5000');
+    // The page stays its size: the grid scrolls inside.
+    expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBeLessThan(1400);
+    // Snippets are kept in the browser.
+    await page.locator('summary', { hasText: 'Snippets' }).click();
+    await page.getByLabel('Snippet name').fill('five thousand');
+    await page.getByRole('button', { name: 'Save snippet' }).click();
+    await page.reload();
+    await page.locator('summary', { hasText: 'Snippets (1)' }).click();
+    await setSql('select 0');
+    await page.getByRole('button', { name: 'five thousand', exact: true }).click();
+    await expect.poll(() => editor.textContent()).toContain('generate_series(1, 5000)');
   });
 
   it('runs a GraphQL query in GraphiQL with the project key prefilled', async () => {
@@ -275,6 +382,7 @@ select id, title from todos order by id`,
       .toContain('write the console');
     // The docs explorer has the schema (introspection is on for this project now).
     await shot('graphiql');
+    await checkPage('graphiql');
     // As a signed-in user: the Management API signs a token for the user id, prefilled as the bearer.
     await page.getByLabel('Role').selectOption('authenticated');
     await expect
@@ -331,13 +439,102 @@ select id, title from todos order by id`,
   });
 
   it('shows tables with columns, keys, RLS and policies, and their rows', async () => {
-    await tab('Table editor').click();
-    await page.getByRole('button', { name: 'todos' }).click();
+    await logLazyJs('the table editor', async () => {
+      await tab('Table editor').click();
+      await page.getByRole('button', { name: 'todos' }).click();
+      await page.getByRole('grid').waitFor();
+    });
     await page.locator('.detail td', { hasText: 'primary key' }).waitFor();
     expect(await page.locator('.split .list').textContent()).toContain('RLS on');
     await page.locator('.detail td', { hasText: 'anyone reads' }).waitFor();
     await page.locator('.detail td', { hasText: 'test it' }).waitFor();
+    await page.locator('.detail td', { hasText: 'generated always as identity' }).waitFor();
     await shot('table-editor');
+    await checkPage('table-editor');
+    // A table with no policies and no rows says so (not "No rows." for policies, not "Rows 1–0").
+    await page.getByRole('button', { name: 'tags' }).click();
+    await page.locator('.detail td', { hasText: 'generated by default as identity' }).waitFor();
+    await page.locator('.detail', { hasText: 'No policies.' }).waitFor();
+    await page.locator('.pager', { hasText: 'No rows' }).waitFor();
+    expect(await page.locator('.detail').textContent()).not.toContain('1–0');
+  });
+
+  it('edits rows in the grid: server-side sort and filter, inline edit, insert, foreign key, delete', async () => {
+    const grid = page.getByRole('grid', { name: 'public.todos' });
+    const cells = (column: string) =>
+      grid.locator(`td[data-column="${column}"] .grid-value`).allTextContents();
+    await page.getByRole('button', { name: 'todos' }).click();
+    await grid.waitFor();
+    // PostgreSQL type names in the headers.
+    expect(await grid.locator('th').allTextContents()).toEqual(['idbigint', 'titletext']);
+    // Sorted by the server: ascending, then descending.
+    await grid.getByRole('button', { name: /title/ }).click();
+    await expect.poll(() => cells('title')).toEqual(['test it', 'write the console']);
+    expect(await grid.locator('th', { hasText: 'title' }).getAttribute('aria-sort')).toBe('ascending');
+    await grid.getByRole('button', { name: /title/ }).click();
+    await expect.poll(() => cells('title')).toEqual(['write the console', 'test it']);
+    // Filtered by the server (the value bound as a parameter).
+    const filter = page.getByRole('form', { name: 'Filter rows' });
+    await filter.getByLabel('Column').selectOption('title');
+    await filter.getByLabel('Operator').selectOption('contains');
+    await filter.getByLabel('Value').fill("wri'te");
+    await filter.getByRole('button', { name: 'Filter', exact: true }).click();
+    await page.getByText('No rows match this filter.').waitFor();
+    await filter.getByLabel('Value').fill('write');
+    await filter.getByRole('button', { name: 'Filter', exact: true }).click();
+    await page.locator('.pager', { hasText: 'Rows 1–1 of 1' }).waitFor();
+    await filter.getByRole('button', { name: 'Clear filter' }).click();
+    await page.locator('.pager', { hasText: 'Rows 1–2 of 2' }).waitFor();
+    // Edited inline (Enter saves); a refused value says why, next to the cell.
+    await grid.locator('td[data-column="title"]', { hasText: 'test it' }).dblclick();
+    await grid.getByLabel('Edit title').fill('tested');
+    await grid.getByLabel('Edit title').press('Enter');
+    await grid.locator('td[data-column="title"]', { hasText: 'tested' }).waitFor();
+    const saved = await api<{ title: string }[]>('POST', `/projects/${projectRef}/database/query`, {
+      query: 'select title from todos order by id',
+    });
+    expect(saved.json.map((r) => r.title)).toEqual(['write the console', 'tested']);
+    await grid.locator('td[data-column="title"]', { hasText: 'tested' }).dblclick();
+    await grid.getByLabel('Edit title').press('Control+Delete');
+    await expect.poll(() => grid.getByRole('alert').textContent()).toMatch(/null value in column "title"/);
+    await grid.getByLabel('Edit title').press('Escape');
+    // Inserted from the form; the foreign key's value opens the row it references.
+    await page.getByRole('button', { name: 'tags' }).click();
+    await page.locator('summary', { hasText: 'Insert a row' }).click();
+    await page.getByLabel('todo_id (bigint)').fill('1');
+    await page.getByLabel('label (text)').fill('first tag');
+    await page.getByRole('button', { name: 'Insert row' }).click();
+    const tags = page.getByRole('grid', { name: 'public.tags' });
+    await tags.locator('td', { hasText: 'first tag' }).waitFor();
+    // Read as anon through GraphQL: RLS is on and tags has no policy, so anon sees no row.
+    await page.getByLabel('Read as').selectOption('anon');
+    await page.getByText('This role sees no rows here').waitFor();
+    await page.getByLabel('Read as').selectOption('owner');
+    await tags.locator('td', { hasText: 'first tag' }).waitFor();
+    await tags.getByRole('button', { name: 'Open todos row 1' }).click();
+    await page.getByRole('grid', { name: 'public.todos' }).waitFor();
+    await page.locator('.pager', { hasText: 'Rows 1–1 of 1' }).waitFor();
+    expect(await page.getByLabel('Value').inputValue()).toBe('1');
+    // todos has a policy that lets anyone read: anon (and a signed-in user) see the row, filtered.
+    await page.getByLabel('Read as').selectOption('anon');
+    await page
+      .getByRole('grid', { name: 'public.todos' })
+      .locator('td', { hasText: 'write the console' })
+      .waitFor();
+    expect(await page.getByRole('grid', { name: 'public.todos' }).locator('tbody tr').count()).toBe(1);
+    await page.getByLabel('Read as').selectOption('authenticated');
+    await page.getByLabel('User id').waitFor();
+    await page
+      .getByRole('grid', { name: 'public.todos' })
+      .locator('td', { hasText: 'write the console' })
+      .waitFor();
+    // Deleted after confirmation.
+    await page.getByRole('button', { name: 'tags' }).click();
+    await tags.locator('td', { hasText: 'first tag' }).click();
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Delete selected row' }).click();
+    await page.getByText('No rows yet. Insert one below.').waitFor();
+    await checkPage('table-editor-rows');
   });
 
   it('creates a bucket, uploads with a progress bar, downloads byte-exact', async () => {
@@ -357,16 +554,43 @@ select id, title from todos order by id`,
     await expect.poll(() => page.locator('progress').getAttribute('value'), { timeout: 60_000 }).toBe('1');
     const row = page.locator('tr.object[data-name="blob.bin"]');
     await row.waitFor();
+    // A header row; size in words, type and modified date in their own columns.
+    expect(await page.locator('.objects-table thead th').allTextContents()).toEqual([
+      'Name',
+      'Size',
+      'Type',
+      'Last modified',
+      'Actions',
+    ]);
+    expect(await row.locator('td').nth(1).textContent()).toBe('3.0 MB');
+    expect(await row.locator('td').nth(2).textContent()).toBe('application/octet-stream');
+    expect(await row.locator('td').nth(3).textContent()).toMatch(/\d{4}/);
     await shot('storage');
+    await checkPage('storage');
     const [download] = await Promise.all([
       page.waitForEvent('download'),
       row.getByRole('button', { name: 'Download' }).click(),
     ]);
     const saved = await download.path();
     expect(Buffer.compare(readFileSync(saved), bytes)).toBe(0);
+    // The signed URL is made in a dialog, its expiry with a unit.
     await row.getByRole('button', { name: 'Signed URL' }).click();
-    const signed = await row.getByLabel('Object URL').inputValue();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Expires in').fill('0');
+    await dialog.getByRole('button', { name: 'Create signed URL' }).click();
+    await expect.poll(() => dialog.getByRole('alert').textContent()).toMatch(/whole number of hours/);
+    await dialog.getByLabel('Expires in').fill('2');
+    await dialog.getByLabel('Unit').selectOption('minutes');
+    await dialog.getByRole('button', { name: 'Create signed URL' }).click();
+    const signed = await dialog.getByLabel('Object URL').inputValue();
     expect(signed).toMatch(/\/storage\/v1\/object\/sign\/docs\/blob\.bin\?token=/);
+    const exp = JSON.parse(
+      Buffer.from(new URL(signed).searchParams.get('token')!.split('.')[1]!, 'base64url').toString(),
+    ) as { exp: number; iat: number };
+    expect(exp.exp - exp.iat).toBe(120);
+    expect(await axeViolations(page), 'axe on the URL dialog').toEqual([]);
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    await dialog.waitFor({ state: 'detached' });
     const viaSigned = Buffer.from(await (await fetch(signed)).arrayBuffer());
     expect(Buffer.compare(viaSigned, bytes)).toBe(0);
   });
@@ -378,23 +602,31 @@ select id, title from todos order by id`,
     const drop = await page.evaluateHandle(() => {
       const dt = new DataTransfer();
       dt.items.add(new File(['hello from a drop'], 'hello.txt', { type: 'text/plain' }));
+      dt.items.add(new File(['second'], 'second.txt', { type: 'text/plain' }));
       return dt;
     });
     await page.locator('.dropzone').dispatchEvent('drop', { dataTransfer: drop });
     const hello = page.locator('tr.object[data-name="notes/hello.txt"]');
     await hello.waitFor();
+    await page.locator('tr.object[data-name="notes/second.txt"]').waitFor();
+    // One progress bar per file.
+    expect(await page.locator('.uploads progress').count()).toBe(2);
+    expect(await page.getByLabel('Upload progress of notes/second.txt').getAttribute('value')).toBe('1');
     await hello.getByRole('button', { name: 'Move' }).click();
-    await hello.getByLabel('Move to').fill('notes/renamed.txt');
-    await hello.getByRole('button', { name: 'Move here' }).click();
+    await page.getByRole('dialog').getByLabel('Move to').fill('notes/renamed.txt');
+    await page.getByRole('dialog').getByRole('button', { name: 'Move here' }).click();
     const renamed = page.locator('tr.object[data-name="notes/renamed.txt"]');
     await renamed.waitFor();
     // Public: the bucket setting, then the object's public URL answers without a key.
     await page.locator('form[aria-label="Bucket docs"] input[name=public]').check();
     await page.locator('form[aria-label="Bucket docs"]').getByRole('button', { name: 'Save' }).click();
     await page.locator('form[aria-label="Bucket docs"]', { hasText: 'Saved.' }).waitFor();
-    await renamed.getByRole('button', { name: 'Public URL' }).click();
-    const publicUrl = await renamed.getByLabel('Object URL').inputValue();
+    await renamed.getByRole('button', { name: 'URL', exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Public URL' }).click();
+    const publicUrl = await page.getByRole('dialog').getByLabel('Object URL').inputValue();
     expect(await (await fetch(publicUrl)).text()).toBe('hello from a drop');
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
     page.once('dialog', (d) => void d.accept());
     await renamed.getByRole('button', { name: 'Delete' }).click();
     await renamed.waitFor({ state: 'detached' });
@@ -421,12 +653,25 @@ select id, title from todos order by id`,
     await restrictions.getByLabel('Allowed IPv4 CIDRs').fill('not-a-cidr');
     await restrictions.getByRole('button', { name: 'Apply restrictions' }).click();
     await expect.poll(() => restrictions.getByRole('alert').textContent()).toMatch(/dbAllowedCidrs/);
+    // No custom hostname is a state in words, not a red error.
+    const hostname = page.locator('section.card', {
+      has: page.getByRole('heading', { name: 'Custom hostname' }),
+    });
+    await hostname.getByText('Not configured.').waitFor();
+    expect(await hostname.getByRole('alert').count()).toBe(0);
+    // Platform-managed secrets cannot be unset, so they have no Unset button.
+    const reserved = page.locator('.secrets li', { hasText: 'SUPABASE_URL' });
+    await reserved.getByText('set by the platform').waitFor();
+    expect(await reserved.getByRole('button', { name: 'Unset' }).count()).toBe(0);
     await shot('settings');
+    await checkPage('settings');
   });
 
   it('deletes the project after confirmation', async () => {
     await page.goto(`${consoleUrl}/#/`);
     const row = page.locator(`li.project[data-ref="${projectRef}"]`);
+    // The status in words, not ACTIVE_HEALTHY.
+    expect(await row.locator('.status').textContent()).toBe('Running');
     await row.getByRole('button', { name: 'Delete' }).click();
     const confirm = row.getByRole('button', { name: 'Delete permanently' });
     expect(await confirm.isDisabled()).toBe(true);
@@ -460,6 +705,6 @@ select id, title from todos order by id`,
 
   it('made no request to another host and hit no CSP violation or page error', () => {
     expect(offHost.join('\n')).toBe('');
-    expect(pageErrors.join('\n')).toBe('');
+    expect(pageErrors.join('\n\n')).toBe('');
   });
 });

@@ -49,8 +49,15 @@ describe('database/query: bad input', () => {
   it('a PostgreSQL error is 400 with its SQLSTATE and message', async () => {
     const r = await query({ query: 'select * from no_such_table' });
     expect(r.status).toBe(400);
+    // With where it is, as psql shows it: the line, and a caret under the character.
     expect(r.body.message).toBe(
-      'Failed to run sql query: ERROR:  42P01: relation "no_such_table" does not exist',
+      'Failed to run sql query: ERROR:  42P01: relation "no_such_table" does not exist\n' +
+        'LINE 1: select * from no_such_table\n' +
+        '                      ^',
+    );
+    const second = await query({ query: 'select 1;\nselect\n  nope + 1' });
+    expect(second.body.message).toMatch(
+      /42703: column "nope" does not exist\nLINE 3: {3}nope \+ 1\n {10}\^$/,
     );
     const syntax = await query({ query: 'selec 1' });
     expect(syntax.status).toBe(400);

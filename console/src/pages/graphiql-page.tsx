@@ -96,7 +96,10 @@ export default function GraphiQLPage({ project, keys, keysError }: ProjectProps)
             <input name="user-id" value={userId} onChange={(e) => setUserId(e.target.value)} />
           </Field>
         )}
-        <code className="muted">{url}</code>
+        <div className="field endpoint">
+          <span>Endpoint</span>
+          <code>{url}</code>
+        </div>
       </div>
       <ErrorText error={error} />
       {introspection === 'off' && (

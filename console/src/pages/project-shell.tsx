@@ -6,13 +6,15 @@ import { PROJECT_TABS, type ProjectTab, projectHref } from '../route';
 import { useLoad } from '../use-load';
 import type { Project } from './projects';
 import { ProjectHome } from './project-home';
-import { SqlPage } from './sql';
-import { TablesPage } from './tables';
 import { StoragePage } from './storage';
 import { SettingsPage } from './settings';
 
 // GraphiQL (and its editor) is a chunk of its own, loaded when its tab opens.
 const GraphiQLPage = lazy(() => import('./graphiql-page'));
+// So is the SQL editor (CodeMirror 6 and its SQL language).
+const SqlEditorPage = lazy(() => import('./sql-editor'));
+// And the table editor (its data grid: TanStack Table and Virtual).
+const TablesPage = lazy(() => import('./tables'));
 
 const TAB_NAMES: Record<ProjectTab, string> = {
   home: 'Home',
@@ -60,8 +62,16 @@ export function ProjectShell({ projectRef, tab }: { projectRef: string; tab: Pro
             <GraphiQLPage {...props} />
           </Suspense>
         )}
-        {tab === 'sql' && <SqlPage {...props} />}
-        {tab === 'tables' && <TablesPage {...props} />}
+        {tab === 'sql' && (
+          <Suspense fallback={<p className="muted">Loading the SQL editor…</p>}>
+            <SqlEditorPage {...props} />
+          </Suspense>
+        )}
+        {tab === 'tables' && (
+          <Suspense fallback={<p className="muted">Loading the table editor…</p>}>
+            <TablesPage {...props} />
+          </Suspense>
+        )}
         {tab === 'storage' && <StoragePage {...props} />}
         {tab === 'settings' && <SettingsPage {...props} />}
       </main>

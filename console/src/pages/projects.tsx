@@ -2,6 +2,7 @@
 import { useState } from 'react';
 import { management } from '../api';
 import { attempt, ErrorText, Field } from '../form';
+import { statusTone, statusWords } from '../format';
 import { projectHref } from '../route';
 import { useLoad } from '../use-load';
 
@@ -23,23 +24,42 @@ export interface Project {
 export function ProjectsPage() {
   const orgs = useLoad(() => management<Organization[]>('GET', '/organizations'), []);
   const projects = useLoad(() => management<Project[]>('GET', '/projects'), []);
+  // The create forms are folded away until asked for; an empty organization's button opens one.
+  const [createIn, setCreateIn] = useState<string>();
   return (
     <main className="page">
       <h1>Projects</h1>
       <ErrorText error={orgs.error ?? projects.error} />
-      {orgs.data?.map((org) => (
-        <section key={org.id} className="org">
-          <h2>{org.name}</h2>
-          <ul className="projects">
-            {projects.data
-              ?.filter((p) => p.organization_id === (org.slug ?? org.id))
-              .map((p) => (
-                <ProjectRow key={p.ref} project={p} onDeleted={projects.reload} />
-              ))}
-          </ul>
-        </section>
-      ))}
-      {orgs.data && <CreateProject orgs={orgs.data} onCreated={projects.reload} />}
+      {orgs.data?.map((org) => {
+        const own = projects.data?.filter((p) => p.organization_id === (org.slug ?? org.id)) ?? [];
+        return (
+          <section key={org.id} className="org">
+            <h2>{org.name}</h2>
+            {projects.data && own.length === 0 ? (
+              <p className="empty">
+                No projects in this organization yet.{' '}
+                <button type="button" onClick={() => setCreateIn(org.slug ?? org.id)}>
+                  Create a project in {org.name}
+                </button>
+              </p>
+            ) : (
+              <ul className="projects">
+                {own.map((p) => (
+                  <ProjectRow key={p.ref} project={p} onDeleted={projects.reload} />
+                ))}
+              </ul>
+            )}
+          </section>
+        );
+      })}
+      {orgs.data && (
+        <CreateProject
+          key={createIn ?? ''}
+          orgs={orgs.data}
+          initialOrg={createIn}
+          onCreated={projects.reload}
+        />
+      )}
       <CreateOrganization onCreated={orgs.reload} />
     </main>
   );
@@ -59,11 +79,14 @@ function ProjectRow({ project, onDeleted }: { project: Project; onDeleted: () =>
       <a className="project-link" href={projectHref(project.ref)}>
         {project.name}
       </a>
+      <span className={`status ${statusTone(project.status)}`} title={project.status}>
+        {statusWords(project.status)}
+      </span>
       <span className="muted">
-        {project.ref} · {project.region} · {project.status}
+        {project.ref} · {project.region}
       </span>
       {!confirming ? (
-        <button type="button" className="danger" onClick={() => setConfirming(true)}>
+        <button type="button" className="danger push" onClick={() => setConfirming(true)}>
           Delete
         </button>
       ) : (
@@ -88,9 +111,17 @@ function ProjectRow({ project, onDeleted }: { project: Project; onDeleted: () =>
   );
 }
 
-function CreateProject({ orgs, onCreated }: { orgs: Organization[]; onCreated: () => void }) {
+function CreateProject({
+  orgs,
+  initialOrg,
+  onCreated,
+}: {
+  orgs: Organization[];
+  initialOrg?: string;
+  onCreated: () => void;
+}) {
   const [name, setName] = useState('');
-  const [org, setOrg] = useState(orgs[0]?.slug ?? orgs[0]?.id ?? '');
+  const [org, setOrg] = useState(initialOrg ?? orgs[0]?.slug ?? orgs[0]?.id ?? '');
   const [region, setRegion] = useState('');
   const [dbPass, setDbPass] = useState('');
   const [error, setError] = useState<string>();
@@ -112,8 +143,8 @@ function CreateProject({ orgs, onCreated }: { orgs: Organization[]; onCreated: (
     if (ok) setName('');
   };
   return (
-    <section className="card">
-      <h2>New project</h2>
+    <details className="card" open={Boolean(initialOrg)}>
+      <summary>New project</summary>
       <form onSubmit={(e) => void submit(e)} className="grid-form">
         <Field label="Organization">
           <select name="organization" value={org} onChange={(e) => setOrg(e.target.value)}>
@@ -130,7 +161,7 @@ function CreateProject({ orgs, onCreated }: { orgs: Organization[]; onCreated: (
         <Field label="Region">
           <input
             name="region"
-            placeholder="default"
+            placeholder="local"
             value={region}
             onChange={(e) => setRegion(e.target.value)}
           />
@@ -143,7 +174,7 @@ function CreateProject({ orgs, onCreated }: { orgs: Organization[]; onCreated: (
           {busy ? 'Creating…' : 'Create project'}
         </button>
       </form>
-    </section>
+    </details>
   );
 }
 
@@ -162,8 +193,8 @@ function CreateOrganization({ onCreated }: { onCreated: () => void }) {
     if (ok) setName('');
   };
   return (
-    <section className="card" data-form="organization">
-      <h2>New organization</h2>
+    <details className="card" data-form="organization">
+      <summary>New organization</summary>
       <form onSubmit={(e) => void submit(e)} className="grid-form">
         <Field label="Organization name" error={error}>
           <input name="organization_name" value={name} onChange={(e) => setName(e.target.value)} />
@@ -172,6 +203,6 @@ function CreateOrganization({ onCreated }: { onCreated: () => void }) {
           {busy ? 'Creating…' : 'Create organization'}
         </button>
       </form>
-    </section>
+    </details>
   );
 }

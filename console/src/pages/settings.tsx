@@ -4,7 +4,7 @@
  * (a role that may not read a section gets the API's 403 message there).
  */
 import { useState } from 'react';
-import { management } from '../api';
+import { ApiError, management } from '../api';
 import { CopyValue } from '../copy-value';
 import { DataTable } from '../data-table';
 import { attempt, ErrorText, Field } from '../form';
@@ -19,10 +19,7 @@ export function SettingsPage({ project }: ProjectProps) {
       <h1>Settings</h1>
       <Secrets projectRef={ref} />
       <Functions projectRef={ref} />
-      <JsonSection
-        title="Custom hostname"
-        load={() => management('GET', `/projects/${ref}/custom-hostname`)}
-      />
+      <CustomHostname projectRef={ref} />
       <NetworkBans projectRef={ref} />
       <NetworkRestrictions projectRef={ref} />
       <RootKey projectRef={ref} />
@@ -30,16 +27,35 @@ export function SettingsPage({ project }: ProjectProps) {
   );
 }
 
-function JsonSection({ title, load }: { title: string; load: () => Promise<unknown> }) {
-  const data = useLoad(load, []);
+/** The API answers 400 while no custom hostname is set up: that is a state, not an error. */
+function CustomHostname({ projectRef }: { projectRef: string }) {
+  const data = useLoad(
+    () =>
+      management('GET', `/projects/${projectRef}/custom-hostname`).catch((err: unknown) => {
+        if (err instanceof ApiError && err.status === 400) return null;
+        throw err;
+      }),
+    [projectRef],
+  );
   return (
     <section className="card">
-      <h2>{title}</h2>
+      <h2>Custom hostname</h2>
       <ErrorText error={data.error} />
-      {data.data !== undefined && <pre className="json">{JSON.stringify(data.data, null, 2)}</pre>}
+      {data.data === null && (
+        <p className="muted" data-state="not-configured">
+          Not configured. The project answers on its default address; set a custom hostname up through the
+          Management API (<code>POST /v1/projects/{projectRef}/custom-hostname/initialize</code>).
+        </p>
+      )}
+      {data.data !== undefined && data.data !== null && (
+        <pre className="json">{JSON.stringify(data.data, null, 2)}</pre>
+      )}
     </section>
   );
 }
+
+/** Platform-managed secrets (URL and keys) are set by the platform and cannot be unset. */
+const RESERVED = /^SUPABASE_/;
 
 function Secrets({ projectRef }: { projectRef: string }) {
   const list = useLoad(
@@ -49,6 +65,7 @@ function Secrets({ projectRef }: { projectRef: string }) {
   const [name, setName] = useState('');
   const [value, setValue] = useState('');
   const [error, setError] = useState<string>();
+  const [rowError, setRowError] = useState<{ name: string; message?: string }>();
   const set = async (e: React.FormEvent) => {
     e.preventDefault();
     if (
@@ -62,11 +79,16 @@ function Secrets({ projectRef }: { projectRef: string }) {
       list.reload();
     }
   };
-  const unset = (n: string) =>
-    attempt(async () => {
-      await management('DELETE', `/projects/${projectRef}/secrets`, [n]);
-      list.reload();
-    }, setError);
+  const unset = (n: string) => {
+    if (!confirm(`Unset the secret ${n}? Functions will no longer see it.`)) return;
+    void attempt(
+      async () => {
+        await management('DELETE', `/projects/${projectRef}/secrets`, [n]);
+        list.reload();
+      },
+      (message) => setRowError({ name: n, message }),
+    );
+  };
   return (
     <section className="card">
       <h2>Secrets</h2>
@@ -74,12 +96,22 @@ function Secrets({ projectRef }: { projectRef: string }) {
       <ul className="secrets">
         {list.data?.map((s) => (
           <li key={s.name}>
-            <code>{s.name}</code> <span className="muted">digest {s.value}</span>{' '}
-            <button type="button" className="danger" onClick={() => void unset(s.name)}>
-              Unset
-            </button>
+            <code>{s.name}</code> <span className="muted digest">digest {s.value}</span>{' '}
+            {RESERVED.test(s.name) ? (
+              <span className="muted">set by the platform</span>
+            ) : (
+              <button type="button" className="danger" onClick={() => unset(s.name)}>
+                Unset
+              </button>
+            )}
+            {rowError?.name === s.name && <ErrorText error={rowError.message} />}
           </li>
         ))}
+        {list.data?.length === 0 && (
+          <li className="empty">
+            No secrets yet. Add one below; functions read it as an environment variable.
+          </li>
+        )}
       </ul>
       <form className="grid-form" onSubmit={(e) => void set(e)}>
         <Field label="Name">
@@ -129,7 +161,12 @@ function Functions({ projectRef }: { projectRef: string }) {
               </span>
             </li>
           ))}
-          {list.data.length === 0 && <li className="muted">No functions deployed.</li>}
+          {list.data.length === 0 && (
+            <li className="empty">
+              No functions deployed. Deploy one with{' '}
+              <code>supabase functions deploy &lt;name&gt; --use-api</code> or the Management API.
+            </li>
+          )}
         </ul>
       )}
       <ErrorText error={detail.error} />

@@ -1,7 +1,12 @@
-/** A bucket's objects: folders, upload (drop or pick, with progress), download, delete, move, URLs. */
+/**
+ * A bucket's objects: folders, upload (drop or pick, a progress bar per file), download, delete,
+ * and Move / URL dialogs. A table with headers: name, size, type, last modified.
+ */
 import { useState } from 'react';
 import { type ApiKeys, ApiError, messageOf, objectPath, projectBase, storage, storageHeaders } from '../api';
-import { attempt, ErrorText } from '../form';
+import { Dialog } from '../dialog';
+import { attempt, ErrorText, Field } from '../form';
+import { humanSize, shortDate } from '../format';
 import { uploadObject } from '../upload';
 import { useLoad } from '../use-load';
 import type { Bucket } from './storage';
@@ -9,7 +14,15 @@ import type { Bucket } from './storage';
 interface Entry {
   name: string;
   id: string | null;
-  metadata?: { size?: number; mimetype?: string } | null;
+  updated_at?: string | null;
+  created_at?: string | null;
+  metadata?: { size?: number; mimetype?: string; lastModified?: string } | null;
+}
+
+interface UploadState {
+  name: string;
+  fraction: number;
+  error?: string;
 }
 
 interface Props {
@@ -20,7 +33,7 @@ interface Props {
 
 export function BucketObjects({ projectRef, keys, bucket }: Props) {
   const [prefix, setPrefix] = useState('');
-  const [progress, setProgress] = useState<{ name: string; fraction: number }>();
+  const [uploads, setUploads] = useState<UploadState[]>([]);
   const [error, setError] = useState<string>();
   const [dragging, setDragging] = useState(false);
   const list = useLoad(
@@ -34,17 +47,20 @@ export function BucketObjects({ projectRef, keys, bucket }: Props) {
     [projectRef, keys, bucket.id, prefix],
   );
   const upload = async (files: FileList | File[]) => {
-    for (const file of Array.from(files)) {
-      const name = prefix + file.name;
-      setProgress({ name, fraction: 0 });
-      const ok = await attempt(
+    const batch = Array.from(files);
+    setError(undefined);
+    setUploads(batch.map((f) => ({ name: prefix + f.name, fraction: 0 })));
+    const update = (i: number, patch: Partial<UploadState>) =>
+      setUploads((all) => all.map((u, j) => (j === i ? { ...u, ...patch } : u)));
+    // One after another: each file keeps its own bar; a failed one says why on its line.
+    for (const [i, file] of batch.entries()) {
+      await attempt(
         () =>
-          uploadObject(projectRef, keys, bucket.id, name, file, (fraction) =>
-            setProgress({ name, fraction }),
+          uploadObject(projectRef, keys, bucket.id, prefix + file.name, file, (fraction) =>
+            update(i, { fraction }),
           ),
-        setError,
+        (message) => message && update(i, { error: message }),
       );
-      if (!ok) break;
     }
     list.reload();
   };
@@ -95,44 +111,68 @@ export function BucketObjects({ projectRef, keys, bucket }: Props) {
             }}
           />
         </label>
-        {progress && (
-          <div className="progress-line">
-            <span>{progress.name}</span>
-            <progress max={1} value={progress.fraction} aria-label="Upload progress" />
-            <span>{Math.round(progress.fraction * 100)}%</span>
-          </div>
+        {uploads.length > 0 && (
+          <ul className="uploads">
+            {uploads.map((u) => (
+              <li key={u.name} className="progress-line" data-upload={u.name}>
+                <span className="upload-name">{u.name}</span>
+                <progress max={1} value={u.fraction} aria-label={`Upload progress of ${u.name}`} />
+                <span>{u.error ? 'failed' : `${Math.round(u.fraction * 100)}%`}</span>
+                <ErrorText error={u.error} />
+              </li>
+            ))}
+          </ul>
         )}
       </div>
       <NewFolder onCreate={(name) => setPrefix(`${prefix}${name}/`)} />
       <ErrorText error={error ?? list.error} />
-      <table className="data objects-table">
-        <tbody>
-          {list.data?.map((e) =>
-            e.id === null ? (
-              <tr key={`dir:${e.name}`}>
-                <td colSpan={3}>
-                  <button
-                    type="button"
-                    className="link folder"
-                    onClick={() => setPrefix(`${prefix}${e.name}/`)}
-                  >
-                    {e.name}/
-                  </button>
-                </td>
-              </tr>
-            ) : (
-              <ObjectRow
-                key={e.name}
-                {...{ projectRef, keys, bucket }}
-                path={prefix + e.name}
-                entry={e}
-                onChange={list.reload}
-              />
-            ),
-          )}
-        </tbody>
-      </table>
-      {list.data?.length === 0 && <p className="muted">Empty folder.</p>}
+      <div className="table-wrap">
+        <table className="data objects-table">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Size</th>
+              <th scope="col" className="wide-only">
+                Type
+              </th>
+              <th scope="col" className="wide-only">
+                Last modified
+              </th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data?.map((e) =>
+              e.id === null ? (
+                <tr key={`dir:${e.name}`}>
+                  <td colSpan={5}>
+                    <button
+                      type="button"
+                      className="link folder"
+                      onClick={() => setPrefix(`${prefix}${e.name}/`)}
+                    >
+                      {e.name}/
+                    </button>
+                  </td>
+                </tr>
+              ) : (
+                <ObjectRow
+                  key={e.name}
+                  {...{ projectRef, keys, bucket }}
+                  path={prefix + e.name}
+                  entry={e}
+                  onChange={list.reload}
+                />
+              ),
+            )}
+          </tbody>
+        </table>
+      </div>
+      {list.data?.length === 0 && (
+        <p className="empty">This folder is empty. Drop files above or choose files to upload them here.</p>
+      )}
     </section>
   );
 }
@@ -170,9 +210,7 @@ function ObjectRow({
   onChange,
 }: Props & { path: string; entry: Entry; onChange: () => void }) {
   const [error, setError] = useState<string>();
-  const [url, setUrl] = useState<string>();
-  const [expires, setExpires] = useState('3600');
-  const [moveTo, setMoveTo] = useState<string>();
+  const [dialog, setDialog] = useState<'move' | 'url'>();
   const base = `${projectBase(projectRef)}/storage/v1`;
   const download = () =>
     attempt(async () => {
@@ -196,79 +234,145 @@ function ObjectRow({
       await storage(projectRef, keys, 'DELETE', `/object/${objectPath(bucket.id, path)}`);
       onChange();
     }, setError);
-  const move = (to: string) =>
-    attempt(async () => {
-      await storage(projectRef, keys, 'POST', '/object/move', {
-        bucketId: bucket.id,
-        sourceKey: path,
-        destinationKey: to,
-      });
-      setMoveTo(undefined);
-      onChange();
-    }, setError);
-  const sign = () =>
-    attempt(async () => {
-      if (!/^\d+$/.test(expires) || Number(expires) < 1)
-        throw new Error('Expiry must be a positive number of seconds');
-      const r = await storage<{ signedURL: string }>(
-        projectRef,
-        keys,
-        'POST',
-        `/object/sign/${objectPath(bucket.id, path)}`,
-        {
-          expiresIn: Number(expires),
-        },
-      );
-      setUrl(`${base}${r.signedURL}`);
-    }, setError);
+  const type = entry.metadata?.mimetype;
   return (
     <tr className="object" data-name={path}>
-      <td>{entry.name}</td>
-      <td className="muted">
-        {entry.metadata?.size ?? ''} {entry.metadata?.mimetype ?? ''}
+      <td className="object-name">
+        {entry.name}
+        {type && <span className="muted narrow-only"> · {type}</span>}
       </td>
+      <td className="size">{humanSize(entry.metadata?.size)}</td>
+      <td className="muted wide-only">{type ?? '—'}</td>
+      <td className="muted wide-only">{shortDate(entry.updated_at ?? entry.metadata?.lastModified)}</td>
       <td className="actions">
         <button type="button" onClick={() => void download()}>
           Download
         </button>
-        <button type="button" onClick={() => setMoveTo(path)}>
+        <button type="button" onClick={() => setDialog('move')}>
           Move
         </button>
         <button type="button" className="danger" onClick={() => void remove()}>
           Delete
         </button>
-        {bucket.public && (
-          <button
-            type="button"
-            onClick={() => setUrl(`${base}/object/public/${objectPath(bucket.id, path)}`)}
-          >
-            Public URL
-          </button>
-        )}
-        <span className="sign">
-          <input
-            aria-label="Signed URL expiry (seconds)"
-            value={expires}
-            onChange={(e) => setExpires(e.target.value)}
-            size={6}
-          />
-          <button type="button" onClick={() => void sign()}>
-            Signed URL
-          </button>
-        </span>
-        {moveTo !== undefined && (
-          <form
-            className="inline"
-            onSubmit={(e) => {
-              e.preventDefault();
-              void move(moveTo);
+        <button type="button" onClick={() => setDialog('url')}>
+          {bucket.public ? 'URL' : 'Signed URL'}
+        </button>
+        <ErrorText error={error} />
+        {dialog === 'move' && (
+          <MoveDialog
+            {...{ projectRef, keys, bucket, path }}
+            onClose={() => setDialog(undefined)}
+            onMoved={() => {
+              setDialog(undefined);
+              onChange();
             }}
-          >
-            <input aria-label="Move to" value={moveTo} onChange={(e) => setMoveTo(e.target.value)} />
-            <button type="submit">Move here</button>
-          </form>
+          />
         )}
-        {url && (
+        {dialog === 'url' && (
+          <UrlDialog {...{ projectRef, keys, bucket, path }} onClose={() => setDialog(undefined)} />
+        )}
+      </td>
+    </tr>
+  );
+}
+
+type ObjectProps = Props & { path: string; onClose: () => void };
+
+function MoveDialog({
+  projectRef,
+  keys,
+  bucket,
+  path,
+  onClose,
+  onMoved,
+}: ObjectProps & { onMoved: () => void }) {
+  const [to, setTo] = useState(path);
+  const [error, setError] = useState<string>();
+  const move = (e: React.FormEvent) => {
+    e.preventDefault();
+    void attempt(async () => {
+      await storage(projectRef, keys, 'POST', '/object/move', {
+        bucketId: bucket.id,
+        sourceKey: path,
+        destinationKey: to.trim(),
+      });
+      onMoved();
+    }, setError);
+  };
+  return (
+    <Dialog title={`Move ${path}`} onClose={onClose}>
+      <form onSubmit={move}>
+        <Field label="Move to" error={error}>
+          <input name="move-to" value={to} onChange={(e) => setTo(e.target.value)} />
+        </Field>
+        <p className="dialog-actions">
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit">Move here</button>
+        </p>
+      </form>
+    </Dialog>
+  );
+}
+
+const EXPIRY_UNITS = { seconds: 1, minutes: 60, hours: 3600, days: 86400 } as const;
+type ExpiryUnit = keyof typeof EXPIRY_UNITS;
+
+function UrlDialog({ projectRef, keys, bucket, path, onClose }: ObjectProps) {
+  const base = `${projectBase(projectRef)}/storage/v1`;
+  const [amount, setAmount] = useState('1');
+  const [unit, setUnit] = useState<ExpiryUnit>('hours');
+  const [url, setUrl] = useState<string>();
+  const [error, setError] = useState<string>();
+  const sign = (e: React.FormEvent) => {
+    e.preventDefault();
+    void attempt(async () => {
+      if (!/^\d+$/.test(amount.trim()) || Number(amount) < 1)
+        throw new Error(`Expiry must be a whole number of ${unit}, 1 or more`);
+      const r = await storage<{ signedURL: string }>(
+        projectRef,
+        keys,
+        'POST',
+        `/object/sign/${objectPath(bucket.id, path)}`,
+        { expiresIn: Number(amount) * EXPIRY_UNITS[unit] },
+      );
+      setUrl(`${base}${r.signedURL}`);
+    }, setError);
+  };
+  const publicUrl = `${base}/object/public/${objectPath(bucket.id, path)}`;
+  return (
+    <Dialog title={`URL of ${path}`} onClose={onClose}>
+      {bucket.public && (
+        <p>
+          <button type="button" onClick={() => setUrl(publicUrl)}>
+            Public URL
+          </button>{' '}
+          <span className="muted">anyone with the address can read it (the bucket is public)</span>
+        </p>
+      )}
+      <form className="inline wrap" onSubmit={sign}>
+        <Field label="Expires in">
+          <input
+            name="expires-in"
+            inputMode="numeric"
+            size={5}
+            value={amount}
+            onChange={(e) => setAmount(e.target.value)}
+          />
+        </Field>
+        <Field label="Unit">
+          <select name="expiry-unit" value={unit} onChange={(e) => setUnit(e.target.value as ExpiryUnit)}>
+            {Object.keys(EXPIRY_UNITS).map((u) => (
+              <option key={u}>{u}</option>
+            ))}
+          </select>
+        </Field>
+        <button type="submit">Create signed URL</button>
+      </form>
+      <ErrorText error={error} />
+      {url && (
+        <>
           <input
             className="url"
             readOnly
@@ -276,9 +380,13 @@ function ObjectRow({
             value={url}
             onFocus={(e) => e.target.select()}
           />
-        )}
-        <ErrorText error={error} />
-      </td>
-    </tr>
+          <p>
+            <button type="button" onClick={() => void navigator.clipboard.writeText(url)}>
+              Copy URL
+            </button>
+          </p>
+        </>
+      )}
+    </Dialog>
   );
 }

@@ -43,14 +43,20 @@ export function StoragePage({ project, keys, keysError }: ProjectProps) {
               </li>
             ))}
           </ul>
-          <BucketForm
-            title="New bucket"
-            onSave={async (b) => {
-              await storage(ref, keys, 'POST', '/bucket', { id: b.name, ...b });
-              buckets.reload();
-              setSelected(b.name);
-            }}
-          />
+          {buckets.data?.length === 0 && (
+            <p className="empty">No buckets yet. Create one to upload files into it.</p>
+          )}
+          <details className="new-bucket" open={buckets.data?.length === 0}>
+            <summary className="new-bucket-summary">New bucket</summary>
+            <BucketForm
+              title="New bucket"
+              onSave={async (b) => {
+                await storage(ref, keys, 'POST', '/bucket', { id: b.name, ...b });
+                buckets.reload();
+                setSelected(b.name);
+              }}
+            />
+          </details>
         </div>
         <div className="detail">
           {bucket && (

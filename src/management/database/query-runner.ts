@@ -34,11 +34,28 @@ export class SqlError extends Error {
   }
 }
 
-/** A PostgreSQL error (it has a SQLSTATE) as a SqlError; anything else as it is. */
-export function sqlErrorOf(err: unknown): unknown {
-  const e = err as { code?: string; message?: string };
+/**
+ * Where in `query` an error points (PostgreSQL's 1-based character `position`), the way psql shows
+ * it: `\nLINE <n>: <that line>\n<spaces>^` under the character. Empty when there is no position.
+ */
+export function errorContext(query: string | undefined, position: string | undefined): string {
+  const at = Number(position);
+  if (!query || !Number.isInteger(at) || at < 1 || at > query.length + 1) return '';
+  const chars = Array.from(query); // PostgreSQL counts characters, not UTF-16 units
+  const before = chars.slice(0, at - 1).join('');
+  const lineNo = before.split('\n').length;
+  const lineStart = before.lastIndexOf('\n') + 1;
+  const column = Array.from(before.slice(lineStart)).length;
+  const line = (query.slice(lineStart).split('\n')[0] ?? '').replace(/\r$/, '');
+  const prefix = `LINE ${lineNo}: `;
+  return `\n${prefix}${line}\n${' '.repeat(prefix.length + column)}^`;
+}
+
+/** A PostgreSQL error (it has a SQLSTATE) as a SqlError, with its position in `query`; anything else as it is. */
+export function sqlErrorOf(err: unknown, query?: string): unknown {
+  const e = err as { code?: string; message?: string; position?: string };
   return typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)
-    ? new SqlError(e.code, e.message ?? '')
+    ? new SqlError(e.code, (e.message ?? '') + errorContext(query, e.position))
     : err;
 }
 
@@ -104,7 +121,7 @@ export async function runProjectQuery(
     return lastRows(r);
   } catch (err) {
     if (killed) throw new SqlError('57014', 'canceling statement due to statement timeout');
-    throw sqlErrorOf(err);
+    throw sqlErrorOf(err, req.query);
   } finally {
     clearTimeout(watchdog);
     await client.end().catch(() => {});

@@ -1,0 +1,70 @@
+/**
+ * Checks the console's browser test runs on every page it visits: axe-core (the npm package's
+ * source, evaluated in the page through the DevTools protocol, so the page's CSP still forbids
+ * inline script) must find no serious or critical violation, and at 390 px wide the page must not
+ * scroll sideways (document.documentElement.scrollWidth <= 390). Screenshots of the narrow layout
+ * are saved beside the others when STRATA_CONSOLE_SCREENSHOTS is set.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { screenshotDir } from '../support/chromium.js';
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+export const NARROW = { width: 390, height: 844 };
+export const WIDE = { width: 1280, height: 800 };
+
+interface Violation {
+  id: string;
+  impact: string | null;
+  help: string;
+  targets: string[];
+}
+
+/** Serious or critical axe-core violations on the page as it is now, in words. */
+export async function axeViolations(page: Page): Promise<string[]> {
+  const loaded = await page.evaluate(() => 'axe' in window);
+  if (!loaded) await page.evaluate(`${axeSource};0`);
+  const found = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<unknown> } }).axe;
+    // GraphiQL's own editors (CodeMirror 5 inside the graphiql package) are left out: their unlabelled
+    // textareas are the package's, not the console's. The page around them is checked.
+    const context = document.querySelector('.graphiql-host') ? { exclude: [['.graphiql-host']] } : document;
+    const r = (await axe.run(context, { resultTypes: ['violations'] })) as {
+      violations: {
+        id: string;
+        impact: string | null;
+        help: string;
+        nodes: { target: string[]; failureSummary?: string }[];
+      }[];
+    };
+    return r.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      targets: v.nodes
+        .slice(0, 3)
+        .map((n) => `${n.target.join(' ')} ${(n as { failureSummary?: string }).failureSummary ?? ''}`),
+    }));
+  });
+  return (found as Violation[])
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id} (${v.help}): ${v.targets.join(', ')}`);
+}
+
+/** How wide the page is at 390 px (its scrollWidth); a narrow screenshot `<name>-narrow.png` when asked. */
+export async function narrowWidth(page: Page, name: string): Promise<number> {
+  await page.setViewportSize(NARROW);
+  try {
+    // Let layout settle (media queries, virtualized lists measuring themselves).
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    const dir = screenshotDir();
+    if (dir) await page.screenshot({ path: join(dir, `${name}-narrow.png`), fullPage: true });
+    return width;
+  } finally {
+    await page.setViewportSize(WIDE);
+  }
+}

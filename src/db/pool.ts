@@ -27,12 +27,13 @@ export function createPool(connectionString: string, opts: PoolOptions = {}): pg
   return pool;
 }
 
-/** Opens one client, runs `work`, closes it. */
+/** Opens one client, runs `work`, closes it. `options`: the startup packet's `-c` settings. */
 export async function withClient<T>(
   connectionString: string,
   work: (c: pg.Client) => Promise<T>,
+  options?: string,
 ): Promise<T> {
-  const client = new pg.Client({ connectionString, application_name: 'strata' });
+  const client = new pg.Client({ connectionString, application_name: 'strata', options });
   client.on('error', () => {});
   await client.connect();
   try {

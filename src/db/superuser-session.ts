@@ -9,26 +9,16 @@
  * everything else schema-qualified, and read nothing a tenant can create or replace
  * (docs/security/tenant-platform.md).
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { withClient } from './pool.js';
 
 /** Startup options of every platform superuser session in a project database. */
 export const CATALOG_ONLY_OPTIONS = '-c search_path=pg_catalog,pg_temp';
 
 /** Like withClient, for a superuser session in a project database: names resolve in pg_catalog only. */
-export async function withSuperuserSession<T>(
+export function withSuperuserSession<T>(
   connectionString: string,
   work: (c: pg.Client) => Promise<T>,
 ): Promise<T> {
-  const client = new pg.Client({
-    connectionString,
-    application_name: 'strata',
-    options: CATALOG_ONLY_OPTIONS,
-  });
-  client.on('error', () => {});
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end().catch(() => {});
-  }
+  return withClient(connectionString, work, CATALOG_ONLY_OPTIONS);
 }

@@ -40,6 +40,9 @@ export const MIN_REFRESH_GAP_MS = 50;
 /** With a change feed, refreshes that no commit asked for (time-dependent results: now() in a policy). */
 export const SAFETY_REFRESH_MS = 60_000;
 
+/** After the latest reported commit, one more refresh (see onCommit). */
+export const COMMIT_SETTLE_MS = 250;
+
 export type FeedStarter = (onCommit: () => void, onFailure: (err: Error) => void) => Promise<ChangeFeed>;
 
 export class TooManySubscriptions extends Error {}
@@ -61,6 +64,8 @@ export class LiveQueries {
   /** When the last refresh started, and the refresh a commit asked for within the gap after it. */
   private lastRefresh = 0;
   private delayed: NodeJS.Timeout | undefined;
+  /** The refresh COMMIT_SETTLE_MS after the latest reported commit. */
+  private settle: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -152,6 +157,8 @@ export class LiveQueries {
     this.timer = undefined;
     if (this.delayed) clearTimeout(this.delayed);
     this.delayed = undefined;
+    if (this.settle) clearTimeout(this.settle);
+    this.settle = undefined;
     const feed = this.feed;
     this.feed = undefined;
     if (this.feedState === 'on') this.feedState = 'none';
@@ -210,6 +217,16 @@ export class LiveQueries {
    * most one refresh per gap rather than one per commit.
    */
   private onCommit(): void {
+    // A commit is decoded from the WAL a moment before it is visible to new snapshots
+    // (PostgreSQL flushes the commit record, then ends the transaction in the proc array): a
+    // refresh started in between misses it. One more refresh after the commits settle covers that
+    // window; a steady stream of commits keeps pushing it back, so it costs one refresh per burst.
+    if (this.settle) clearTimeout(this.settle);
+    this.settle = setTimeout(() => {
+      this.settle = undefined;
+      void this.tick();
+    }, COMMIT_SETTLE_MS);
+    this.settle.unref();
     if (this.ticking) {
       this.again = true;
       return;

@@ -1,11 +1,13 @@
 /**
  * The GraphQL engine's public face: a TypeScript re-implementation of pg_graphql (v1.6.x).
  *
- * introspect/  one catalog query → the catalog model (every naming/typing decision)
- * schema/      catalog model → graphql-js GraphQLSchema (SDL, introspection, GraphiQL)
- * build/       operation AST × variables × catalog → a validated, typed plan per top-level field
- * transpile/   plan → one SQL statement per top-level field, returning its JSON (no checks)
- * execute/     request pipeline, caches, error shapes
+ * The stages, and pg_graphql's module doing the same job:
+ * introspect/  one catalog query → the catalog model (every naming/typing decision)  ≈ sql_types.rs
+ * schema/      catalog model → graphql-js GraphQLSchema (SDL, introspection, GraphiQL) ≈ graphql.rs
+ * plan/        operation AST × variables × catalog → a validated, typed plan per
+ *              top-level field                                                      ≈ builder.rs
+ * transpile/   plan → one SQL statement per top-level field, returning its JSON     ≈ transpile.rs
+ * execute/     request pipeline, caches, error shapes                               ≈ resolve.rs
  *
  * Caches (execute/cache.ts): catalog + schemas per (database, role, search_path, schema version);
  * plans per request inside that entry — a template per (document, operation, variable shape)

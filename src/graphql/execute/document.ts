@@ -6,8 +6,8 @@ import {
   type FragmentDefinitionNode,
   type OperationDefinitionNode,
 } from 'graphql';
-import { GraphQLEngineError } from '../build/errors.js';
-import { DEFAULTED, inputValue, type Vars } from '../build/values.js';
+import { GraphQLEngineError } from '../plan/errors.js';
+import { DEFAULTED, inputValue, type Vars } from '../plan/values.js';
 import { checkFragmentCycles } from './fragment-cycles.js';
 import { parseDocument } from './parse-document.js';
 

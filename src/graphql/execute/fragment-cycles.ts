@@ -13,7 +13,7 @@
  * outcome is the same whatever the path to it. Errors end the check, so the result is pg_graphql's.
  */
 import { Kind, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
-import { GraphQLEngineError } from '../build/errors.js';
+import { GraphQLEngineError } from '../plan/errors.js';
 
 const STACK_DEPTH_LIMIT = 50;
 

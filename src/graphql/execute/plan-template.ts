@@ -3,14 +3,14 @@
  * requested again with other values of them skips building and transpiling.
  *
  * The first request of a document with such variables is planned for reuse: the builder reads
- * those variables as VarScalar (build/values.ts), and a parameter that takes one as it is names
+ * those variables as VarScalar (plan/values.ts), and a parameter that takes one as it is names
  * its variable (CompiledField.variables). When every such read became a parameter (nothing else
  * looked at the value: not a limit, a cursor, a nodeId, an enum name, a length-checked string)
  * and the plan has no error, it is a template: later requests with the same variable *shape*
  * (which variables are strings or integers; every other value as it is) reuse its SQL with their
  * own values in those parameters. Otherwise the document is planned per value.
  */
-import type { TemplateReads } from '../build/values.js';
+import type { TemplateReads } from '../plan/values.js';
 import type { Plan, Request } from './plan.js';
 
 type RunnablePlan = Extract<Plan, { kind: 'plan' }>;

@@ -3,9 +3,9 @@ import type { CancelSignal } from '../../db/cancel-request.js';
 import type { FieldNode } from 'graphql';
 import type { Catalog } from '../introspect/model.js';
 import { NulInTextError } from '../../db/sql-text.js';
-import { GraphQLEngineError } from '../build/errors.js';
-import { buildOperation } from '../build/operation.js';
-import { TEMPLATE, type TemplateReads } from '../build/values.js';
+import { GraphQLEngineError } from '../plan/errors.js';
+import { buildOperation } from '../plan/operation.js';
+import { TEMPLATE, type TemplateReads } from '../plan/values.js';
 import { transpileRootField, type CompiledField } from '../transpile/root.js';
 import { parseRequestDocument, selectOperation, type Operation, type ParsedDocument } from './document.js';
 

@@ -10,7 +10,7 @@ import type { Principal } from '../../db/with-role.js';
 import { loadEngine, type GraphQLRequestBody } from './engine-port.js';
 import type { RequestLimits } from './options.js';
 import { queryShape } from './query-shape.js';
-import { GraphQLEngineError } from '../build/errors.js';
+import { GraphQLEngineError } from '../plan/errors.js';
 import { parseRequestDocument } from '../execute/document.js';
 import { transientFailure } from './transient-errors.js';
 

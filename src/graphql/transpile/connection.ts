@@ -10,7 +10,7 @@ import type {
   ConnectionPlan,
   NodePlan,
   PageInfoFieldPlan,
-} from '../build/plan-types.js';
+} from '../plan/plan-types.js';
 import { filterSql } from './filter.js';
 import { col, jsonOf } from './json-value.js';
 import { nodeObjectSql } from './node.js';

@@ -1,5 +1,5 @@
 /** FilterPlan → a SQL boolean over a row. */
-import type { FilterPlan, PkMatch } from '../build/plan-types.js';
+import type { FilterPlan, PkMatch } from '../plan/plan-types.js';
 import { col } from './json-value.js';
 import type { Relationship } from '../introspect/model.js';
 import type { SqlBuilder } from './sql-text.js';

@@ -1,5 +1,5 @@
 /** Mutation plans → one data-modifying CTE, the response's records built from its rows. */
-import type { MutationResponsePlan, RootPlan } from '../build/plan-types.js';
+import type { MutationResponsePlan, RootPlan } from '../plan/plan-types.js';
 import type { Table } from '../introspect/model.js';
 import { selectableColumns } from '../introspect/rules.js';
 import { filterSql } from './filter.js';

@@ -9,7 +9,7 @@
  * built in the same statement, whose snapshot misses the inserted rows: its reads of a table the
  * mutation inserted into add them from the CTEs' RETURNING (SqlBuilder.readAlso).
  */
-import type { InsertRowPlan, RootPlan } from '../build/plan-types.js';
+import type { InsertRowPlan, RootPlan } from '../plan/plan-types.js';
 import type { Table } from '../introspect/model.js';
 import { selectableColumns } from '../introspect/rules.js';
 import { readInserted, responseSql, returning } from './mutation.js';

@@ -1,6 +1,6 @@
 /** NodePlan → json_build_object of the selected fields (relationships and computed fields as correlated subqueries). */
 import type { Func } from '../introspect/model.js';
-import type { FunctionResultPlan, NodeFieldPlan, NodePlan } from '../build/plan-types.js';
+import type { FunctionResultPlan, NodeFieldPlan, NodePlan } from '../plan/plan-types.js';
 import { connectionSql } from './connection.js';
 import { col, jsonOf, nodeIdOf } from './json-value.js';
 import { jsonObject, quoteIdent, quoteLiteral, type SqlBuilder } from './sql-text.js';

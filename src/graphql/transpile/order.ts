@@ -1,5 +1,5 @@
 /** Sort keys and cursors → ORDER BY lists, cursor values and the keyset condition for before/after. */
-import type { CursorPlan, OrderKey } from '../build/plan-types.js';
+import type { CursorPlan, OrderKey } from '../plan/plan-types.js';
 import { base64Json, col } from './json-value.js';
 import { elementCast } from '../introspect/rules.js';
 import type { Relationship } from '../introspect/model.js';

@@ -1,8 +1,8 @@
 /**
  * The transpiler's entry: a RootPlan → exactly one SQL statement returning the field's finished
- * JSON, with its parameters. It checks nothing: every rule was applied by the builder (build/).
+ * JSON, with its parameters. It checks nothing: every rule was applied by the builder (plan/).
  */
-import type { RootPlan } from '../build/plan-types.js';
+import type { RootPlan } from '../plan/plan-types.js';
 import { connectionSql } from './connection.js';
 import { pkConditions, pkMatchSql } from './filter.js';
 import { mutationSql } from './mutation.js';
@@ -13,7 +13,7 @@ import { quoteIdent, SqlBuilder, tableRef } from './sql-text.js';
 export interface CompiledField {
   sql: string;
   params: (string | null)[];
-  /** Per parameter: the request variable whose value it is as it is, if any (see build/plan-types.ts). */
+  /** Per parameter: the request variable whose value it is as it is, if any (see plan/plan-types.ts). */
   variables: (string | undefined)[];
 }
 

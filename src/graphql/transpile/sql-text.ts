@@ -1,6 +1,6 @@
 /** SQL text assembly: bound text parameters, deterministic aliases, identifier quoting. */
 import { quoteIdent, quoteLiteral } from '../../db/sql-text.js';
-import type { Param } from '../build/plan-types.js';
+import type { Param } from '../plan/plan-types.js';
 import type { Table } from '../introspect/model.js';
 
 export { quoteIdent, quoteLiteral };
@@ -17,7 +17,7 @@ interface ExtraRows {
 
 export class SqlBuilder {
   readonly params: (string | null)[] = [];
-  /** Per parameter: the request variable whose value it is as it is (see build/plan-types.ts). */
+  /** Per parameter: the request variable whose value it is as it is (see plan/plan-types.ts). */
   readonly variables: (string | undefined)[] = [];
   private n = 0;
   private readonly extra = new Map<string, ExtraRows>();

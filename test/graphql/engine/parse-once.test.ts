@@ -1,7 +1,7 @@
 /** A request's document is parsed once: the HTTP layer's parse is the AST the engine runs. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolve } from '../../../src/graphql/engine.js';
-import { GraphQLEngineError } from '../../../src/graphql/build/errors.js';
+import { GraphQLEngineError } from '../../../src/graphql/plan/errors.js';
 import { parseRequestDocument } from '../../../src/graphql/execute/document.js';
 import { queryShape } from '../../../src/graphql/http/query-shape.js';
 import { setupEnv, type Env } from './harness.js';

@@ -1,4 +1,4 @@
-/** The builder's entry: one top-level field → its validated RootPlan (every validation rule lives in build/). */
+/** The builder's entry: one top-level field → its validated RootPlan (every validation rule lives in plan/). */
 import type { Catalog } from '../introspect/model.js';
 import { elementCast, LIST_PAGE_ARGS, pkColumns } from '../introspect/rules.js';
 import { rootFields } from '../introspect/root-fields.js';

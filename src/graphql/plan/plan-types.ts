@@ -1,5 +1,5 @@
 /**
- * The plan of one top-level field: what the builder (build/) validated, typed for the transpiler
+ * The plan of one top-level field: what the builder (plan/) validated, typed for the transpiler
  * (transpile/), which turns it into SQL without any further check. Values are parameters; a
  * parameter that is exactly one request variable names it, so a plan's SQL can be reused with
  * other values of that variable (execute/plan-template.ts).

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Page, Response } from 'playwright-core';
 import { screenshotDir } from '../support/chromium.js';
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -67,4 +67,30 @@ export async function narrowWidth(page: Page, name: string): Promise<number> {
   } finally {
     await page.setViewportSize(WIDE);
   }
+}
+
+/**
+ * Replaces the SQL editor's text the way a keyboard does: select all, delete, then insert. (Playwright's
+ * fill() replaces the highlighted text in one edit, and Chromium then keeps the old tokens' colours
+ * as inline style on the new text, which the page's CSP refuses, and reports.)
+ */
+export async function setSql(page: Page, text: string): Promise<void> {
+  const editor = page.getByLabel('SQL');
+  await editor.click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(text);
+}
+
+/** Runs `action` and logs the JS it made the page load (a lazily loaded editor's chunks). */
+export async function logLazyJs(page: Page, what: string, action: () => Promise<void>): Promise<void> {
+  const sizes: number[] = [];
+  const onResponse = async (r: Response) => {
+    if (r.url().endsWith('.js')) sizes.push((await r.body()).length);
+  };
+  page.on('response', onResponse);
+  await action();
+  page.off('response', onResponse);
+  const kb = sizes.reduce((a, b) => a + b, 0) / 1024;
+  console.log(`console budget: ${what} loads ${kb.toFixed(0)} KiB of JS in ${sizes.length} files`);
 }

@@ -3,9 +3,10 @@
  * them, on REST, TUS and S3 and on both backends: each keeps its own bytes and lists under its exact
  * name, and none lands on another key's file. `.` and `..` segments stay refused everywhere.
  */
+import { s3ClientWithNewKey } from './s3-support.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { bucketName, startStorage, type BackendKind, type StorageHarness } from './harness.js';
 import { runUpload, statusOf } from './tus-support.js';
 import { s3Error } from './s3-support.js';
@@ -54,24 +55,7 @@ describe.each(['file', 's3'] as BackendKind[])('empty key segments on the %s bac
     h = await startStorage(kind);
     b = bucketName('seg');
     expect((await h.service.createBucket(b)).error).toBeNull();
-    const res = await fetch(`${h.tp.url}/v1/projects/${h.tp.platform.defaultRef}/storage/s3-access-keys`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${h.tp.platform.defaultAccessToken}`,
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({ description: 'segments' }),
-    });
-    const keys = (await res.json()) as { access_key: string; secret_key: string };
-    s3 = new S3Client({
-      endpoint: `${h.base}/s3`,
-      region: 'local',
-      forcePathStyle: true,
-      credentials: { accessKeyId: keys.access_key, secretAccessKey: keys.secret_key },
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-      maxAttempts: 1,
-    });
+    s3 = await s3ClientWithNewKey(h, 'segments');
   });
   afterAll(async () => {
     s3?.destroy();

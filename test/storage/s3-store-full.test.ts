@@ -4,6 +4,7 @@
  * API answers 507 InsufficientStorage in its own shape instead of a 500; no row is left, and
  * uploads work again once the store has room.
  */
+import { s3ClientWithNewKey } from './s3-support.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { type Server, createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -92,24 +93,7 @@ beforeAll(async () => {
       forcePathStyle: true,
     },
   });
-  const res = await fetch(`${h.tp.url}/v1/projects/${h.tp.platform.defaultRef}/storage/s3-access-keys`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${h.tp.platform.defaultAccessToken}`,
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify({ description: 'full' }),
-  });
-  const keys = (await res.json()) as { access_key: string; secret_key: string };
-  s3 = new S3Client({
-    endpoint: `${h.base}/s3`,
-    region: 'local',
-    forcePathStyle: true,
-    credentials: { accessKeyId: keys.access_key, secretAccessKey: keys.secret_key },
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    maxAttempts: 1,
-  });
+  s3 = await s3ClientWithNewKey(h, 'full');
   expect((await h.service.createBucket(b)).error).toBeNull();
 });
 

@@ -27,6 +27,38 @@ export async function s3Error(p: Promise<unknown>): Promise<S3ServiceException> 
   throw new Error('expected an S3 error');
 }
 
+/** An SDK client for `endpoint` (no retries, checksums only where required). */
+export function s3ClientFor(
+  endpoint: string,
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string },
+): S3Client {
+  return new S3Client({
+    endpoint,
+    region: 'local',
+    forcePathStyle: true,
+    credentials,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    maxAttempts: 1,
+  });
+}
+
+/** A new access key of the harness's default project (Management API) and a client signing with it. */
+export async function s3ClientWithNewKey(h: StorageHarness, description: string): Promise<S3Client> {
+  const { tp } = h;
+  const res = await fetch(`${tp.url}/v1/projects/${tp.platform.defaultRef}/storage/s3-access-keys`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${tp.platform.defaultAccessToken}`,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ description }),
+  });
+  expect(res.status).toBe(201);
+  const keys = (await res.json()) as AccessKey;
+  return s3ClientFor(`${h.base}/s3`, { accessKeyId: keys.access_key, secretAccessKey: keys.secret_key });
+}
+
 export interface S3TestPlatform {
   h: StorageHarness;
   endpoint: string;
@@ -40,15 +72,7 @@ export interface S3TestPlatform {
 export function useS3Platform(): S3TestPlatform {
   const env = {
     client(creds: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }): S3Client {
-      return new S3Client({
-        endpoint: env.endpoint,
-        region: 'local',
-        forcePathStyle: true,
-        credentials: creds,
-        requestChecksumCalculation: 'WHEN_REQUIRED',
-        responseChecksumValidation: 'WHEN_REQUIRED',
-        maxAttempts: 1,
-      });
+      return s3ClientFor(env.endpoint, creds);
     },
     async mgmt<T = unknown>(
       method: string,

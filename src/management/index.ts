@@ -44,7 +44,7 @@ import { connectionRoutes } from './database/connection-routes.js';
 import { postgresConfigRoutes } from './database/postgres-config-routes.js';
 import { serviceRoutes } from './database/service-routes.js';
 import { migrationRoutes } from './database/migrations-routes.js';
-import { consoleRoleTokenRoutes } from './console/role-token-routes.js';
+import { consoleRoleTokenRoutes } from './role-tokens/routes.js';
 
 const MODULES: ManagementModule[] = [
   organizationRoutes,

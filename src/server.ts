@@ -23,7 +23,12 @@ import { managementRoutes, sendManagementFrameworkError } from './management/ind
 import { projectBootstrapHooks } from './platform/bootstrap-hooks.js';
 import { registerNetworkGuard } from './platform/network-guard.js';
 import { registerRestNotServed } from './platform/rest-not-served.js';
-import { registerFunctions, sendFunctionsFrameworkError } from './functions/index.js';
+import {
+  createEdgeFunctions,
+  type EdgeFunctions,
+  registerFunctions,
+  sendFunctionsFrameworkError,
+} from './functions/index.js';
 import { startPooler } from './platform/pooler.js';
 import { consoleLoginTokensOf } from './console/login-tokens.js';
 import { buildConsoleServer } from './console/server.js';
@@ -43,6 +48,14 @@ export async function buildServer(
   platform: Platform,
   ports: PlatformPorts = { api: platform.config.port },
 ): Promise<FastifyInstance> {
+  return (await buildApiServer(platform, ports)).app;
+}
+
+/** The API server and the services built for it (the functions runtime, closed with the app). */
+async function buildApiServer(
+  platform: Platform,
+  ports: PlatformPorts,
+): Promise<{ app: FastifyInstance; functions: EdgeFunctions }> {
   const app = Fastify({
     logger: platform.config.logRequests ? { level: 'info' } : false,
     bodyLimit: platform.config.bodyLimit,
@@ -77,8 +90,9 @@ export async function buildServer(
   realtimes.set(app, startRealtime(app, platform));
   await app.register(graphqlRoutes, { platform });
   await app.register(storageRoutes, { platform, prefix: '/storage/v1' });
-  await app.register(managementRoutes, { platform, prefix: '/v1' });
-  await registerFunctions(app, platform);
+  const functions = createEdgeFunctions(platform, app.server);
+  await app.register(managementRoutes, { platform, functions, prefix: '/v1' });
+  await registerFunctions(app, platform, functions);
   registerRestNotServed(app);
   // The console used to be here: its address now leads to the console's own origin.
   app.get('/', async (req, reply) => {
@@ -86,7 +100,7 @@ export async function buildServer(
     if (consoleOrigin === undefined) return reply.code(404).send({ message: 'No console on this server' });
     return reply.redirect(`${consoleOrigin}/`, 302);
   });
-  return app;
+  return { app, functions };
 }
 
 function listeningPort(server: FastifyInstance, asked: number): number {
@@ -124,6 +138,8 @@ export interface RunningPlatform {
   consoleUrl: string | undefined;
   /** GraphQL subscriptions (live queries) on this node. */
   realtime: RealtimeServer;
+  /** The Edge Functions runtime of this node (its workers, its catalog of deployed functions). */
+  functions: EdgeFunctions;
   /** The console's address with a fresh one-time login token for `accessToken` (not the token itself). */
   consoleLoginUrl(accessToken: string): string;
   /**
@@ -140,7 +156,7 @@ export async function startPlatform(
 ): Promise<RunningPlatform> {
   const platform = await Platform.start(config, { projectBootstrapHooks, ...options });
   const ports: PlatformPorts = { api: config.port };
-  const app = await buildServer(platform, ports).catch(async (err: unknown) => {
+  const { app, functions } = await buildApiServer(platform, ports).catch(async (err: unknown) => {
     await platform.close();
     throw err;
   });
@@ -176,6 +192,7 @@ export async function startPlatform(
     url: originOn(host, port),
     port,
     realtime: realtimes.get(app) as RealtimeServer,
+    functions,
     consoleUrl,
     consoleLoginUrl: (accessToken) => {
       if (consoleUrl === undefined) throw new Error('The console is off (STRATA_CONSOLE_PORT=off)');

@@ -26,9 +26,8 @@
  * Import helpers from './http/index.js'.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Platform } from '../platform/platform.js';
 import { registerManagementHttp } from './http/setup.js';
-import type { ManagementModule } from './http/module.js';
+import type { ManagementModule, ManagementServices } from './http/module.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { projectRoutes } from './projects/routes.js';
 import { secretRoutes } from './secrets/routes.js';
@@ -67,8 +66,8 @@ const MODULES: ManagementModule[] = [
   functionInvokeRoutes,
 ];
 
-export async function managementRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {
+export async function managementRoutes(app: FastifyInstance, opts: ManagementServices): Promise<void> {
   registerManagementHttp(app, opts.platform);
-  for (const mod of MODULES) await app.register(mod, { platform: opts.platform });
+  for (const mod of MODULES) await app.register(mod, { platform: opts.platform, functions: opts.functions });
 }
 export { sendManagementFrameworkError } from './http/errors.js';

@@ -22,6 +22,7 @@ import type { ProjectContext } from './project-context.js';
 import { newProjectRef } from './refs.js';
 import { DatabaseHealth } from './db-health.js';
 import { ClusterEvents } from './cluster-events.js';
+import { FunctionEvents } from './function-events.js';
 import { withStartupLock } from './startup-lock.js';
 import { removeProjectBytes } from '../storage/backend/index.js';
 import { sha256Hex } from './sha256.js';
@@ -79,6 +80,8 @@ export class Platform {
   readonly health: DatabaseHealth;
   /** Cache invalidation between the processes sharing this platform database (cluster-events.ts). */
   readonly events: ClusterEvents;
+  /** Function deploys, secret changes and project removals, for the functions runtime (function-events.ts). */
+  readonly functionEvents: FunctionEvents;
   private readonly cache = new Map<string, Promise<ProjectContext | undefined>>();
   private readonly hostResolvers: Array<(host: string) => Promise<string | undefined>> = [];
   defaultRef = '';
@@ -106,6 +109,7 @@ export class Platform {
       this.pool,
       options.notice ?? ((l) => console.error(`[strata] ${l}`)),
     );
+    this.functionEvents = new FunctionEvents(this.events);
     this.events.subscribe((e) => {
       if (!e) for (const ref of [...this.cache.keys()]) void this.revalidate(ref);
       else if (e.kind === 'project') void this.revalidate(e.ref);

@@ -8,7 +8,6 @@ import { badRequest, RESOURCE_REMOVED } from '../http/errors.js';
 import { authorizeRole, loadManagedOrganization, projectOf } from '../http/project-access.js';
 import { CreateProjectBody, createProjectInput } from './create-body.js';
 import { syncManagedServer } from '../network/restrictions.js';
-import { functionsRemoved } from '../../functions/registry.js';
 import { legacyApiKeys, listProjects, projectResponse, projectWithDatabase } from './service.js';
 
 export const projectRoutes: ManagementModule = async (app, { platform }) => {
@@ -73,7 +72,9 @@ export const projectRoutes: ManagementModule = async (app, { platform }) => {
     if (project.isDefault) throw badRequest('The default project cannot be deleted');
     // Parallel deletes: one removes it (its function workers first: they hold sessions on the
     // database and its functions login); the others answer as for a removed project.
-    const removed = await platform.deleteProject(project.ref, () => functionsRemoved(platform, project.ref));
+    const removed = await platform.deleteProject(project.ref, () =>
+      platform.functionEvents.announceProjectRemoved(project.ref),
+    );
     if (!removed) throw badRequest(RESOURCE_REMOVED);
     await syncManagedServer(platform, project.dbServer);
     return { id: project.id, ref: project.ref, name: project.name };

@@ -317,10 +317,15 @@ select id, title from todos order by id`,
     await page.keyboard.press('Control+Enter');
     await expect.poll(() => page.locator('.sql-result').textContent()).toContain('5000 rows');
     expect(await page.locator('.sql-result tr').count()).toBeLessThan(60);
-    expect(await page.locator('.sql-result [role=grid]').getAttribute('aria-rowcount')).toBe('5001');
+    // Paged by 1,000 rows.
+    expect(await page.locator('.sql-result [role=grid]').getAttribute('aria-rowcount')).toBe('1001');
+    await page.locator('.sql-result .pager', { hasText: 'Rows 1–1000 of 5000' }).waitFor();
     await page.locator('.sql-result td').first().click();
     await page.keyboard.press('Control+End');
-    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('5000');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('1000');
+    await page.locator('.sql-result').getByRole('button', { name: 'Next' }).click();
+    await page.locator('.sql-result .pager', { hasText: 'Rows 1001–2000 of 5000' }).waitFor();
+    expect(await page.locator('.sql-result td').first().textContent()).toBe('1001');
     // The page stays its size: the grid scrolls inside.
     expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBeLessThan(1400);
     // Snippets are kept in the browser.

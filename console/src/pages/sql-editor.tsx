@@ -19,6 +19,8 @@ import { errorOffset, loadDraft, loadSnippets, saveDraft, saveSnippets, type Sni
 import type { ProjectProps } from '../project-props';
 
 const START = 'select now();';
+/** Rows per page of a result (the grid renders only the rows in view; paging keeps a page's DOM and sort small). */
+const PAGE = 1000;
 
 export default function SqlEditorPage({ project }: ProjectProps) {
   const ref = project.ref;
@@ -29,6 +31,7 @@ export default function SqlEditorPage({ project }: ProjectProps) {
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const [took, setTook] = useState<number>();
+  const [page, setPage] = useState(0);
   const [hasSelection, setHasSelection] = useState(false);
   const [snippets, setSnippets] = useState<Snippet[]>(() => loadSnippets(ref));
   const [snippetName, setSnippetName] = useState('');
@@ -91,6 +94,7 @@ export default function SqlEditorPage({ project }: ProjectProps) {
     const t0 = performance.now();
     try {
       setRows(await runSql(ref, text));
+      setPage(0);
       setTook(performance.now() - t0);
       refreshCatalog.current();
     } catch (err) {
@@ -202,7 +206,32 @@ export default function SqlEditorPage({ project }: ProjectProps) {
           {rows.length === 0 ? (
             <p className="empty">The statement ran and returned no rows.</p>
           ) : (
-            <DataGrid label="Query result" rows={rows} columns={columns} height={360} />
+            <>
+              <DataGrid
+                key={page}
+                label="Query result"
+                rows={rows.slice(page * PAGE, (page + 1) * PAGE)}
+                columns={columns}
+                height={360}
+              />
+              {rows.length > PAGE && (
+                <p className="pager">
+                  <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
+                    Previous
+                  </button>
+                  <span>
+                    Rows {page * PAGE + 1}–{Math.min(rows.length, (page + 1) * PAGE)} of {rows.length}
+                  </span>
+                  <button
+                    type="button"
+                    disabled={(page + 1) * PAGE >= rows.length}
+                    onClick={() => setPage(page + 1)}
+                  >
+                    Next
+                  </button>
+                </p>
+              )}
+            </>
           )}
         </div>
       )}

@@ -20,7 +20,6 @@ import { registerProjectRouting, rewriteProjectUrl } from './platform/routing.js
 import { graphqlRoutes } from './graphql/http/fastify-route.js';
 import { sendStorageFrameworkError, storageRoutes } from './storage/index.js';
 import { managementRoutes, sendManagementFrameworkError } from './management/index.js';
-import { projectBootstrapHooks } from './platform/bootstrap-hooks.js';
 import { registerNetworkGuard } from './platform/network-guard.js';
 import { registerRestNotServed } from './platform/rest-not-served.js';
 import { registerFunctions, sendFunctionsFrameworkError } from './functions/index.js';
@@ -31,6 +30,7 @@ import { registerManagementCors } from './console/management-cors.js';
 import { consoleOriginFor, originOn, type PlatformPorts } from './console/origins.js';
 import { registerNodeLifecycle, type NodeLifecycle } from './platform/node-lifecycle.js';
 import { startRealtime, type RealtimeServer } from './realtime/index.js';
+import { createServices, platformParts, type PlatformServices } from './services.js';
 
 const lifecycles = new WeakMap<FastifyInstance, NodeLifecycle>();
 const realtimes = new WeakMap<FastifyInstance, RealtimeServer>();
@@ -41,6 +41,7 @@ const realtimes = new WeakMap<FastifyInstance, RealtimeServer>();
  */
 export async function buildServer(
   platform: Platform,
+  services: PlatformServices,
   ports: PlatformPorts = { api: platform.config.port },
 ): Promise<FastifyInstance> {
   const app = Fastify({
@@ -52,7 +53,7 @@ export async function buildServer(
     frameworkErrors: sendFrameworkError,
   });
   registerProjectRouting(app, platform);
-  registerNetworkGuard(app, platform);
+  registerNetworkGuard(app, services.bans);
   registerManagementCors(app, ports);
   // Errors of routes with no handler of their own (this /health, unknown paths): an unreachable
   // database is a 503 `{message}`, never the driver's text; anything else keeps Fastify's answer.
@@ -71,13 +72,13 @@ export async function buildServer(
       .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
       .send({ status: 'unavailable', database: 'down', message: DATABASE_UNAVAILABLE_MESSAGE });
   });
-  lifecycles.set(app, registerNodeLifecycle(app, platform));
+  lifecycles.set(app, registerNodeLifecycle(app, platform, services.storageProbe));
   // Subscriptions on {project}/graphql/v1 (src/realtime/): WebSocket upgrades, and event streams
   // through a preHandler of the GraphQL route (so before it); closed before the server.
-  realtimes.set(app, startRealtime(app, platform));
+  realtimes.set(app, startRealtime(app, platform, services.bans));
   await app.register(graphqlRoutes, { platform });
   await app.register(storageRoutes, { platform, prefix: '/storage/v1' });
-  await app.register(managementRoutes, { platform, prefix: '/v1' });
+  await app.register(managementRoutes, { platform, services: services.management, prefix: '/v1' });
   await registerFunctions(app, platform);
   registerRestNotServed(app);
   // The console used to be here: its address now leads to the console's own origin.
@@ -116,6 +117,8 @@ function sendFrameworkError(err: FastifyError, req: FastifyRequest, reply: Fasti
 
 export interface RunningPlatform {
   platform: Platform;
+  /** The services built once for the platform (network bans, the Management API's...). */
+  services: PlatformServices;
   app: FastifyInstance;
   /** http://host:port of the HTTP server. */
   url: string;
@@ -138,9 +141,10 @@ export async function startPlatform(
   config: StrataConfig,
   options: PlatformOptions = {},
 ): Promise<RunningPlatform> {
-  const platform = await Platform.start(config, { projectBootstrapHooks, ...options });
+  const platform = await Platform.start(config, { ...platformParts(config), ...options });
+  const services = createServices(platform);
   const ports: PlatformPorts = { api: config.port };
-  const app = await buildServer(platform, ports).catch(async (err: unknown) => {
+  const app = await buildServer(platform, services, ports).catch(async (err: unknown) => {
     await platform.close();
     throw err;
   });
@@ -165,13 +169,14 @@ export async function startPlatform(
     await platform.close();
     throw err;
   }
-  const pooler = await startPooler(platform, options.log ?? ((line) => console.warn(line)));
+  const pooler = await startPooler(platform, services.bans, options.log ?? ((line) => console.warn(line)));
   const port = ports.api;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const consoleUrl = ports.console === undefined ? undefined : originOn(host, ports.console);
   let closed = false;
   return {
     platform,
+    services,
     app,
     url: originOn(host, port),
     port,

@@ -4,7 +4,7 @@
  * headroom. Runs against the platform database (DATABASE_URL / --database-url, as `strata users`).
  */
 import { parseArgs } from 'node:util';
-import { COMMON, type CommonFlags, withPlatformPool } from '../management/cli-users.js';
+import { COMMON, type CommonFlags, withPlatformPool } from './cli-platform-db.js';
 
 export const SERVERS_HELP = `Usage:
   strata servers list [--json]      servers, their live projects, and whether they are draining

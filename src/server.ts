@@ -24,7 +24,7 @@ import { registerNetworkGuard } from './platform/network-guard.js';
 import { registerRestNotServed } from './platform/rest-not-served.js';
 import { registerFunctions, sendFunctionsFrameworkError } from './functions/index.js';
 import { startPooler } from './platform/pooler.js';
-import { consoleLoginTokensOf } from './console/login-tokens.js';
+import { ConsoleLoginTokens } from './console/login-tokens.js';
 import { buildConsoleServer } from './console/server.js';
 import { registerManagementCors } from './console/management-cors.js';
 import { consoleOriginFor, originOn, type PlatformPorts } from './console/origins.js';
@@ -32,18 +32,32 @@ import { registerNodeLifecycle, type NodeLifecycle } from './platform/node-lifec
 import { startRealtime, type RealtimeServer } from './realtime/index.js';
 import { createServices, platformParts, type PlatformServices } from './services.js';
 
-const lifecycles = new WeakMap<FastifyInstance, NodeLifecycle>();
-const realtimes = new WeakMap<FastifyInstance, RealtimeServer>();
-
 /**
  * The API server. The console is not on it (its own origin: console/server.ts); `ports` says where
- * it is, for the Management API's CORS and the redirect of `GET /` (none: no console).
+ * it is, for the Management API's CORS and the redirect of `GET /` (none: no console). `services`:
+ * the platform's (src/services.ts), built here when not given.
  */
 export async function buildServer(
   platform: Platform,
-  services: PlatformServices,
   ports: PlatformPorts = { api: platform.config.port },
+  services: PlatformServices = createServices(platform),
 ): Promise<FastifyInstance> {
+  return (await buildApiServer(platform, ports, services)).app;
+}
+
+interface ApiServer {
+  app: FastifyInstance;
+  /** GET /ready and the drain on SIGTERM. */
+  lifecycle: NodeLifecycle;
+  /** GraphQL subscriptions on this node. */
+  realtime: RealtimeServer;
+}
+
+async function buildApiServer(
+  platform: Platform,
+  ports: PlatformPorts,
+  services: PlatformServices,
+): Promise<ApiServer> {
   const app = Fastify({
     logger: platform.config.logRequests ? { level: 'info' } : false,
     bodyLimit: platform.config.bodyLimit,
@@ -72,10 +86,10 @@ export async function buildServer(
       .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
       .send({ status: 'unavailable', database: 'down', message: DATABASE_UNAVAILABLE_MESSAGE });
   });
-  lifecycles.set(app, registerNodeLifecycle(app, platform, services.storageProbe));
+  const lifecycle = registerNodeLifecycle(app, platform, services.storageProbe);
   // Subscriptions on {project}/graphql/v1 (src/realtime/): WebSocket upgrades, and event streams
   // through a preHandler of the GraphQL route (so before it); closed before the server.
-  realtimes.set(app, startRealtime(app, platform, services.bans));
+  const realtime = startRealtime(app, platform, services.bans);
   await app.register(graphqlRoutes, { platform });
   await app.register(storageRoutes, { platform, prefix: '/storage/v1' });
   await app.register(managementRoutes, { platform, services: services.management, prefix: '/v1' });
@@ -87,7 +101,7 @@ export async function buildServer(
     if (consoleOrigin === undefined) return reply.code(404).send({ message: 'No console on this server' });
     return reply.redirect(`${consoleOrigin}/`, 302);
   });
-  return app;
+  return { app, lifecycle, realtime };
 }
 
 function listeningPort(server: FastifyInstance, asked: number): number {
@@ -144,16 +158,19 @@ export async function startPlatform(
   const platform = await Platform.start(config, { ...platformParts(config), ...options });
   const services = createServices(platform);
   const ports: PlatformPorts = { api: config.port };
-  const app = await buildServer(platform, services, ports).catch(async (err: unknown) => {
-    await platform.close();
-    throw err;
-  });
+  const { app, lifecycle, realtime } = await buildApiServer(platform, ports, services).catch(
+    async (err: unknown) => {
+      await platform.close();
+      throw err;
+    },
+  );
+  // One-time console login links: issued here, redeemed by the console.
+  const logins = new ConsoleLoginTokens();
   let consoleApp: FastifyInstance | undefined;
   try {
     await app.listen({ host: config.host, port: config.port });
     ports.api = listeningPort(app, config.port);
     if (config.consolePort !== undefined) {
-      const logins = consoleLoginTokensOf(app);
       consoleApp = await buildConsoleServer({ logins, ports, logRequests: config.logRequests });
       await consoleApp.listen({ host: config.host, port: config.consolePort }).catch((err: unknown) => {
         if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
@@ -180,16 +197,16 @@ export async function startPlatform(
     app,
     url: originOn(host, port),
     port,
-    realtime: realtimes.get(app) as RealtimeServer,
+    realtime,
     consoleUrl,
     consoleLoginUrl: (accessToken) => {
       if (consoleUrl === undefined) throw new Error('The console is off (STRATA_CONSOLE_PORT=off)');
-      return `${consoleUrl}/#login=${consoleLoginTokensOf(app).issue(accessToken)}`;
+      return `${consoleUrl}/#login=${logins.issue(accessToken)}`;
     },
     async close(opts = {}) {
       if (closed) return;
       closed = true;
-      if (opts.graceMs) await lifecycles.get(app)?.drain(opts.graceMs);
+      if (opts.graceMs) await lifecycle.drain(opts.graceMs);
       await pooler?.close();
       await consoleApp?.close().catch(() => {});
       await app.close().catch(() => {});

@@ -3,7 +3,8 @@
  * performs is set as `storage.operation` for its transactions (database/tx.ts `inTx`), where
  * operation-scoped policies read it (`storage.operation()`, `storage.allow_only_operation(...)`),
  * so changing a value changes what those policies see. Keys and values follow the upstream storage
- * server's table where Strata has the same route; the S3 and tus names are Strata's own.
+ * server's table where Strata has the same route; the S3 names (and tus, which commits as
+ * CREATE_OBJECT) are Strata's own. The Iceberg and vector rows are upstream's, for those routes.
  */
 export const OPERATIONS = {
   // Buckets (REST, and the S3 bucket calls that share them)
@@ -53,6 +54,35 @@ export const OPERATIONS = {
   S3_ABORT_MULTIPART: 'storage.s3.abort_multipart_upload',
   S3_LIST_PARTS: 'storage.s3.list_parts',
   S3_LIST_MULTIPART: 'storage.s3.list_multipart_uploads',
+
+  // Analytics buckets and their Iceberg REST catalog (upstream's names)
+  ICEBERG_GET_CONFIG: 'storage.iceberg.config.get',
+  ICEBERG_CREATE_NAMESPACE: 'storage.iceberg.namespace.create',
+  ICEBERG_DROP_NAMESPACE: 'storage.iceberg.namespace.drop',
+  ICEBERG_LIST_NAMESPACES: 'storage.iceberg.namespace.list',
+  ICEBERG_LOAD_NAMESPACE: 'storage.iceberg.namespace.load',
+  ICEBERG_NAMESPACE_EXISTS: 'storage.iceberg.namespace.exists',
+  ICEBERG_LIST_TABLES: 'storage.iceberg.table.list',
+  ICEBERG_LOAD_TABLE: 'storage.iceberg.table.load',
+  ICEBERG_TABLE_EXISTS: 'storage.iceberg.table.exists',
+  ICEBERG_CREATE_TABLE: 'storage.iceberg.table.create',
+  ICEBERG_DROP_TABLE: 'storage.iceberg.table.drop',
+  ICEBERG_COMMIT_TABLE: 'storage.iceberg.table.commit',
+
+  // Vector buckets (upstream's names)
+  CREATE_VECTOR_BUCKET: 'storage.vector.bucket.create',
+  DELETE_VECTOR_BUCKET: 'storage.vector.bucket.delete',
+  LIST_VECTOR_BUCKETS: 'storage.vector.bucket.list',
+  GET_VECTOR_BUCKET: 'storage.vector.bucket.get',
+  CREATE_VECTOR_INDEX: 'storage.vector.index.create',
+  DELETE_VECTOR_INDEX: 'storage.vector.index.delete',
+  LIST_VECTOR_INDEXES: 'storage.vector.index.list',
+  GET_VECTOR_INDEX: 'storage.vector.index.get',
+  GET_VECTORS: 'storage.vector.vectors.get',
+  PUT_VECTORS: 'storage.vector.vectors.put',
+  LIST_VECTORS: 'storage.vector.vectors.list',
+  QUERY_VECTORS: 'storage.vector.vectors.query',
+  DELETE_VECTORS: 'storage.vector.vectors.delete',
 
   // Background work (reconcile.ts), not a route
   RECONCILE: 'storage.reconcile',

@@ -24,6 +24,7 @@ import type { GraphQLSchema } from 'graphql';
 import { sqlPath } from '../db/sql-dir.js';
 import type { ParsedDocument } from './execute/document.js';
 import { compileRequest, type CompiledRequest } from './execute/plan.js';
+import { reusableBuild, shapeKey, templateReads } from './execute/plan-template.js';
 import { entryFor, resolveOnClient } from './execute/run-client.js';
 import type { Catalog } from './introspect/model.js';
 import { catalogOnPool, resolveOnPool, resolveOnPoolText } from './execute/run-pool.js';
@@ -152,11 +153,22 @@ export async function catalogFor(client: pg.ClientBase): Promise<Catalog> {
 }
 
 /**
- * The plan and the SQL of a request, without running it: the planner's output per top-level field
- * and each SQL field's statement (`$n` placeholders, its parameters, and the variable each
- * parameter reads). A role's catalog comes from catalogFor(client). Throws NulInTextError where
- * a run would answer PostgreSQL's error for a NUL in a value.
+ * The plan and the SQL of a request, without running it, as the request's first run plans them:
+ * the planner's output per top-level field and each SQL field's statement (`$n` placeholders, its
+ * parameters, and the variable each parameter takes as it is, when the plan can serve other values
+ * of its string and integer variables: execute/plan-template.ts). A role's catalog comes from
+ * catalogFor(client). Throws NulInTextError where a run would answer PostgreSQL's error for a NUL
+ * in a value.
  */
 export function compile(catalog: Catalog, req: GraphQLRequest): CompiledRequest {
+  if (shapeKey(req.variables) !== undefined) {
+    const reads = templateReads(req);
+    const compiled = compileRequest(catalog, req, reads);
+    if (
+      compiled.plan.kind === 'fields' &&
+      reusableBuild(compiled.plan.fields, compiled.plan.errors, reads, 'root')
+    )
+      return compiled;
+  }
   return compileRequest(catalog, req);
 }

@@ -70,11 +70,11 @@ export interface CompiledRequest {
   sql: Array<{ alias: string } & CompiledField>;
 }
 
-/** `req`'s plan and SQL against `catalog`, as planRequest makes them for a run (no template reads). */
-export function compileRequest(catalog: Catalog, req: Request): CompiledRequest {
+/** `req`'s plan and SQL against `catalog`, as planRequest makes them (with `template`, for reuse). */
+export function compileRequest(catalog: Catalog, req: Request, template?: TemplateReads): CompiledRequest {
   const op = operationOf(catalog, req);
   if ('kind' in op) return { plan: op, sql: [] };
-  const plan = buildOperation(catalog, op.op, { fragments: op.fragments, vars: op.vars });
+  const plan = buildOperation(catalog, op.op, { fragments: op.fragments, vars: op.vars, template });
   const sql =
     plan.kind === 'response'
       ? []

@@ -14,14 +14,18 @@ import { BENCH_ACCOUNT, selectQueries } from './queries.mjs';
 
 const CATALOG = /\nwith recursive\nsearch_path_schemas as \([\s\S]*\) as catalog\n/;
 
-/** Every query text a connection sends, in order. */
+/** Every query text the recorded connections send, in order. */
 const sent = [];
-class RecordingClient extends pg.Client {
-  query(config, values, callback) {
-    const text = typeof config === 'string' ? config : config?.text;
-    if (typeof text === 'string') sent.push(text);
-    return super.query(config, values, callback);
-  }
+/** @param {pg.ClientBase} client */
+function record(client) {
+  const query = client.query.bind(client);
+  client.query = /** @type {any} */ (
+    (config, ...rest) => {
+      const text = typeof config === 'string' ? config : config?.text;
+      if (typeof text === 'string') sent.push(text);
+      return query(config, ...rest);
+    }
+  );
 }
 
 const catalogs = new Set();
@@ -55,7 +59,8 @@ const lines = [];
 try {
   const engine = await import(dist('graphql/engine.js'));
   const queries = selectQueries(process.env.BENCH_QUERIES).filter((q) => q.strata);
-  const pool = new pg.Pool({ connectionString: db.apiUrl, max: 1, Client: RecordingClient });
+  const pool = new pg.Pool({ connectionString: db.apiUrl, max: 1 });
+  pool.on('connect', record);
   try {
     for (const q of queries) {
       const { query, variables } = q.strata;
@@ -68,8 +73,9 @@ try {
   } finally {
     await pool.end();
   }
-  const client = new RecordingClient({ connectionString: db.apiUrl });
+  const client = new pg.Client({ connectionString: db.apiUrl });
   await client.connect();
+  record(client);
   try {
     for (const q of queries) {
       const { query, variables } = q.strata;

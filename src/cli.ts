@@ -65,9 +65,9 @@ export async function main(argv: string[]): Promise<void> {
     case 'stop':
       return stopCommand(rest);
     case 'serve':
-      return (await import('./graphql/http/commands.js')).serveCommand(rest);
+      return (await import('./graphql/http/standalone.js')).serveCommand(rest);
     case 'sdl':
-      return (await import('./graphql/http/commands.js')).sdlCommand(rest);
+      return (await import('./graphql/http/sdl.js')).sdlCommand(rest);
     case 'users':
       return (await import('./management/cli-users.js')).usersCommand(rest);
     case 'tokens':

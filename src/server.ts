@@ -17,7 +17,7 @@ import {
 import type { StrataConfig } from './config.js';
 import { Platform, type PlatformOptions } from './platform/platform.js';
 import { registerProjectRouting, rewriteProjectUrl } from './platform/routing.js';
-import { graphqlRoutes } from './graphql/http/fastify-route.js';
+import { graphqlRoutes } from './graphql/http/handler.js';
 import { sendStorageFrameworkError, storageRoutes } from './storage/index.js';
 import { managementRoutes, sendManagementFrameworkError } from './management/index.js';
 import { registerNetworkGuard } from './platform/network-guard.js';

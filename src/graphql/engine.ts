@@ -17,12 +17,16 @@
  * query on a miss); resolveWithPool() = one message `begin; select set_config(role), claims, version
  * guard; statements; commit` (a changed version makes the guard fail first: reload + retry).
  */
+import { readFileSync } from 'node:fs';
 import type { CancelSignal } from '../db/cancel-request.js';
 import type pg from 'pg';
 import type { GraphQLSchema } from 'graphql';
+import { sqlPath } from '../db/sql-dir.js';
 import type { ParsedDocument } from './execute/document.js';
-import { install, objectsSql } from './execute/install.js';
+import { compileRequest, type CompiledRequest } from './execute/plan.js';
+import { reusableBuild, shapeKey, templateReads } from './execute/plan-template.js';
 import { entryFor, resolveOnClient } from './execute/run-client.js';
+import type { Catalog } from './introspect/model.js';
 import { catalogOnPool, resolveOnPool, resolveOnPoolText } from './execute/run-pool.js';
 import { rootFields } from './introspect/root-fields.js';
 import { schemaOf } from './execute/cache.js';
@@ -44,14 +48,26 @@ export interface GraphQLRequest {
   onCatalogNotices?: (notices: string[]) => void;
 }
 
-/** Installs the engine's database-side objects (idempotent). Needs a superuser (event triggers). */
-export async function installSchema(client: pg.ClientBase): Promise<void> {
-  await install(client);
+export type { CompiledRequest };
+
+let objectsSql: string | undefined;
+
+/**
+ * The SQL of the engine's database-side objects (schema `graphql`: the schema version sequence and
+ * its event triggers, exception/comment_directive helpers, the version guard, the schema state
+ * marker), less `create schema graphql` (an extension's control file creates that): the extension
+ * script's body (extension/install.ts). Its one source is sql/graphql/objects.sql, also copied at
+ * build time into the project migration sql/project/0003_graphql_schema_version.sql
+ * (scripts/generate-engine-sql.mjs).
+ */
+export function installSchemaSql(): string {
+  objectsSql ??= readFileSync(sqlPath('graphql', 'objects.sql'), 'utf8');
+  return objectsSql;
 }
 
-/** The SQL installSchema() runs, less `create schema graphql` (the extension script's body). */
-export function installSchemaSql(): string {
-  return objectsSql();
+/** Installs the engine's database-side objects (idempotent). Needs a superuser (event triggers). */
+export async function installSchema(client: pg.ClientBase): Promise<void> {
+  await client.query(`create schema if not exists graphql;\n${installSchemaSql()}`);
 }
 
 /** Resolves one request on `client`, as its current role and search_path (savepoint inside a transaction). */
@@ -126,4 +142,33 @@ export async function reflectSchema(
 /** The reflected schema for the client's current role and search_path. */
 export async function buildGraphQLSchema(client: pg.ClientBase): Promise<GraphQLSchema> {
   return schemaOf(await entryFor(client), false);
+}
+
+/**
+ * The catalog the client's current role and search_path see, as resolve() plans against it
+ * (cached per role, search_path and schema version; needs the engine's objects). For compile().
+ */
+export async function catalogFor(client: pg.ClientBase): Promise<Catalog> {
+  return (await entryFor(client)).catalog;
+}
+
+/**
+ * The plan and the SQL of a request, without running it, as the request's first run plans them:
+ * the planner's output per top-level field and each SQL field's statement (`$n` placeholders, its
+ * parameters, and the variable each parameter takes as it is, when the plan can serve other values
+ * of its string and integer variables: execute/plan-template.ts). A role's catalog comes from
+ * catalogFor(client). Throws NulInTextError where a run would answer PostgreSQL's error for a NUL
+ * in a value.
+ */
+export function compile(catalog: Catalog, req: GraphQLRequest): CompiledRequest {
+  if (shapeKey(req.variables) !== undefined) {
+    const reads = templateReads(req);
+    const compiled = compileRequest(catalog, req, reads);
+    if (
+      compiled.plan.kind === 'fields' &&
+      reusableBuild(compiled.plan.fields, compiled.plan.errors, reads, 'root')
+    )
+      return compiled;
+  }
+  return compileRequest(catalog, req);
 }

@@ -3,7 +3,6 @@ import type { GraphQLSchema } from 'graphql';
 import type { Catalog } from '../introspect/model.js';
 import { buildSchemaFromCatalog } from '../schema/build.js';
 import { planRequest, type Plan, type Request } from './plan.js';
-import { deleteOldest } from './evict-oldest.js';
 import { fillTemplate, shapeKey, templateOf, templateReads, type Template } from './plan-template.js';
 
 export interface CatalogEntry {
@@ -14,6 +13,12 @@ export interface CatalogEntry {
   templates: Map<string, Template | null>;
   schema?: GraphQLSchema;
   introspectionSchema?: GraphQLSchema;
+}
+
+/** Deletes the first-inserted key of `map` (plain Maps iterate in insertion order); nothing when it is empty. */
+function deleteOldest<K>(map: Map<K, unknown>): void {
+  const oldest = map.keys().next();
+  if (!oldest.done) map.delete(oldest.value);
 }
 
 const MAX_ENTRIES = 64;

@@ -39,11 +39,22 @@ export function templateReads(req: Request): TemplateReads {
   return { names: new Set(Object.keys(variables).filter((n) => kindOf(variables[n]))), reads: [] };
 }
 
+/**
+ * Whether a build with `reads` may serve other values: no error, every top-level field a SQL
+ * statement, and every read became a parameter.
+ */
+export function reusableBuild(
+  fields: ReadonlyArray<{ kind: string }>,
+  errors: readonly string[],
+  reads: TemplateReads,
+  sqlKind: string,
+): boolean {
+  return !errors.length && fields.every((f) => f.kind === sqlKind) && reads.reads.every((r) => r.used);
+}
+
 /** The template of a plan built with `reads`, or undefined when values shaped more than parameters. */
 export function templateOf(plan: Plan, reads: TemplateReads): Template | undefined {
-  if (plan.kind !== 'plan' || plan.errors.length || plan.items.some((i) => i.kind !== 'sql'))
-    return undefined;
-  if (reads.reads.some((r) => !r.used)) return undefined;
+  if (plan.kind !== 'plan' || !reusableBuild(plan.items, plan.errors, reads, 'sql')) return undefined;
   return { plan };
 }
 

@@ -4,8 +4,8 @@ import type { FieldNode } from 'graphql';
 import type { Catalog } from '../introspect/model.js';
 import { NulInTextError } from '../../db/sql-text.js';
 import { GraphQLEngineError } from '../plan/errors.js';
-import { buildOperation } from '../plan/operation.js';
-import { TEMPLATE, type TemplateReads } from '../plan/values.js';
+import { buildOperation, type OperationPlan } from '../plan/operation.js';
+import type { TemplateReads } from '../plan/values.js';
 import { transpileRootField, type CompiledField } from '../transpile/root.js';
 import { parseRequestDocument, selectOperation, type Operation, type ParsedDocument } from './document.js';
 
@@ -38,26 +38,55 @@ export interface Request {
   onCatalogNotices?: (notices: string[]) => void;
 }
 
-/** The plan of `req`; with `template`, its string and integer variables are read for reuse (plan-template.ts). */
-export function planRequest(catalog: Catalog, req: Request, template?: TemplateReads): Plan {
+type ResponsePlan = Extract<Plan, { kind: 'response' }>;
+
+/** The operation `req` runs, or the response its request-level error makes (catalog, parse, operation choice). */
+function operationOf(catalog: Catalog, req: Request): Operation | ResponsePlan {
   if (catalog.loadError) return { kind: 'response', response: { errors: [{ message: catalog.loadError }] } };
-  let op: Operation;
   try {
     const doc = req.parsed ?? parseRequestDocument(req.query);
     if (doc instanceof GraphQLEngineError) throw doc;
-    op = selectOperation(doc, req.operationName, req.variables);
+    return selectOperation(doc, req.operationName, req.variables);
   } catch (e) {
     return { kind: 'response', response: { errors: [{ message: (e as Error).message }] } };
   }
-  if (template) op.vars[TEMPLATE] = template;
-  const plan = planOperation(catalog, op);
-  delete op.vars[TEMPLATE];
-  return plan;
+}
+
+/** The plan of `req`; with `template`, its string and integer variables are read for reuse (plan-template.ts). */
+export function planRequest(catalog: Catalog, req: Request, template?: TemplateReads): Plan {
+  const op = operationOf(catalog, req);
+  if ('kind' in op) return op;
+  return planOperation(catalog, op, template);
+}
+
+/** What the planner and the transpiler make of a request, nothing run (engine.ts compile). */
+export interface CompiledRequest {
+  /**
+   * The planner's output (plan/operation.ts): per top-level field a RootPlan, a constant or an
+   * introspection call, and the fields' errors; or the response a request-level error makes.
+   */
+  plan: OperationPlan;
+  /** Per top-level field planned to SQL, in document order: its alias and its statement. */
+  sql: Array<{ alias: string } & CompiledField>;
+}
+
+/** `req`'s plan and SQL against `catalog`, as planRequest makes them (with `template`, for reuse). */
+export function compileRequest(catalog: Catalog, req: Request, template?: TemplateReads): CompiledRequest {
+  const op = operationOf(catalog, req);
+  if ('kind' in op) return { plan: op, sql: [] };
+  const plan = buildOperation(catalog, op.op, { fragments: op.fragments, vars: op.vars, template });
+  const sql =
+    plan.kind === 'response'
+      ? []
+      : plan.fields.flatMap((f) =>
+          f.kind === 'root' ? [{ alias: f.alias, ...transpileRootField(f.plan) }] : [],
+        );
+  return { plan, sql };
 }
 
 /** The operation's plan from the builder, its root fields transpiled to SQL. */
-function planOperation(catalog: Catalog, op: Operation): Plan {
-  const built = buildOperation(catalog, op.op, { fragments: op.fragments, vars: op.vars });
+function planOperation(catalog: Catalog, op: Operation, template: TemplateReads | undefined): Plan {
+  const built = buildOperation(catalog, op.op, { fragments: op.fragments, vars: op.vars, template });
   if (built.kind === 'response') return built;
   try {
     const items = built.fields.map((f): PlanItem => {

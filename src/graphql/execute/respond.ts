@@ -79,10 +79,6 @@ export async function respondText(
   return `{"data":{${body}}${errors}}`;
 }
 
-/**
- * A statement's error as a GraphQL result (status 200). A database that cannot be reached is not
- * the request's fault: it is rethrown, and the HTTP layer answers 503 (see transient-errors.ts).
- */
 /** PostgreSQL's error for the first statement parameter it could not take as text, if any. */
 export function textParamsError(
   items: ReadonlyArray<{ compiled: { params: readonly (string | null)[] } }>,
@@ -92,6 +88,10 @@ export function textParamsError(
   return undefined;
 }
 
+/**
+ * A statement's error as a GraphQL result (status 200). A database that cannot be reached is not
+ * the request's fault: it is rethrown, and the HTTP layer answers 503 (http/core.ts transientFailure).
+ */
 export function sqlErrorResponse(e: unknown): Record<string, unknown> {
   if (isDatabaseUnavailable(e)) throw e;
   return { data: null, errors: [{ message: (e as Error).message }] };

@@ -13,7 +13,6 @@ import { variablesError } from './request-input.js';
 import { respond, sqlErrorResponse, sqlItems } from './respond.js';
 import { firstRow } from '../../db/first-row.js';
 import { inTransaction } from '../../db/transaction-status.js';
-import { firstValue } from './first-value.js';
 
 const CONFIG_SQL = `select current_user::text as role, current_schemas(false)::text as search_path,
   (select oid::text from pg_database where datname = current_database()) || ':' || current_database() as db,
@@ -21,6 +20,16 @@ const CONFIG_SQL = `select current_user::text as role, current_schemas(false)::t
   (select max(version) from graphql.strata_schema_state) as tx_version`;
 
 const SP = 'strata_graphql';
+
+/** A compiled statement's answer: the single column of its first row (null when it returned no row). */
+function firstValue(res: pg.QueryResult | undefined): unknown {
+  if (res === undefined) throw new Error('internal error: a statement of the message has no result');
+  const row = res.rows[0];
+  if (!row) return null;
+  const field = res.fields[0];
+  if (field === undefined) throw new Error('internal error: a statement returned a row without a column');
+  return row[field.name] ?? null;
+}
 
 /**
  * Runs `statements` as one simple-protocol message and returns each statement's result.

@@ -5,6 +5,7 @@
  * The guard raises (SQLSTATE GQLSV) before any statement runs when the schema version is not the
  * cached one; the catalog is then reloaded (one more round trip) and the request retried once.
  */
+import { Kind } from 'graphql';
 import type pg from 'pg';
 import { rolePrelude, rolePreludeParams, rolePreludeStatement, type Principal } from '../../db/with-role.js';
 import { firstRow } from '../../db/first-row.js';
@@ -18,7 +19,6 @@ import { batchFor, forgetPrepared, isPreparedStateLost, stopPreparing } from './
 import { catalogKey, getEntry, planFor, putEntry, schemaOf, type CatalogEntry } from './cache.js';
 import type { Plan, Request } from './plan.js';
 import { variablesError } from './request-input.js';
-import { isSchemaFree } from './schema-free.js';
 import { respond, respondText, sqlErrorResponse, sqlItems, textParamsError } from './respond.js';
 
 interface PoolState {
@@ -139,6 +139,27 @@ async function versionIs(pool: pg.Pool, version: number): Promise<boolean> {
   return Number(rows[0].v) === version;
 }
 
+/**
+ * Plans whose answer is the same under every schema version: a query that selects only
+ * `__typename` at its root (`{ __typename }`, a common health check), with no fragments, variables,
+ * directives or arguments that a schema could make invalid. Its answer is `"Query"` whatever the
+ * catalog holds, so it needs neither a statement nor the schema-version check.
+ */
+function isSchemaFree(plan: Plan): boolean {
+  if (plan.kind !== 'plan' || plan.operation !== 'query' || plan.errors.length) return false;
+  if (!plan.items.every((i) => i.kind === 'value')) return false;
+  const { op, fragments } = plan.op;
+  if (fragments.size || op.variableDefinitions?.length || op.directives?.length) return false;
+  return op.selectionSet.selections.every(
+    (s) =>
+      s.kind === Kind.FIELD &&
+      s.name.value === '__typename' &&
+      !s.directives?.length &&
+      !s.arguments?.length &&
+      !s.selectionSet,
+  );
+}
+
 /** A request's outcome: a response already complete, or the statements' JSON texts for a plan. */
 type Outcome =
   | { kind: 'object'; response: Record<string, unknown> }
@@ -160,7 +181,7 @@ async function run(pool: pg.Pool, principal: Principal, req: Request): Promise<O
     const items = plan.kind === 'plan' ? sqlItems(plan) : [];
     // Answers that need no statement (errors, introspection) were computed from the cached schema:
     // confirm its version first (one round trip, only on these paths), unless the answer is the same
-    // under every version (schema-free.ts).
+    // under every version (isSchemaFree).
     if (plan.kind === 'response' || !items.length || plan.errors.length) {
       if (attempt === 0 && !isSchemaFree(plan) && !(await versionIs(pool, state.version))) {
         state = undefined;

@@ -7,7 +7,8 @@
  *    in ONE transaction, so API requests running meanwhile see the old objects or the new ones;
  *  - elsewhere as plain SQL (the engine's installSchema), the version readable through
  *    graphql.strata_version() in both cases.
- * Either way the objects come from their one source, sql/graphql/objects.sql (see engine-sql.ts).
+ * Either way the objects come from their one source, sql/graphql/objects.sql (engine.ts
+ * installSchemaSql).
  * Needs a superuser connection (event triggers).
  */
 import type pg from 'pg';
@@ -16,8 +17,7 @@ import { resolve } from 'node:path';
 import { embeddedExtensionDir } from '../../db/embedded.js';
 import { firstRow } from '../../db/first-row.js';
 import { quoteIdent, quoteLiteral } from '../../db/sql-text.js';
-import { loadEngine } from '../http/engine-port.js';
-import { engineObjectsSql, eventTriggerNames } from './engine-sql.js';
+import { installSchema, installSchemaSql } from '../engine.js';
 import { serverExtensionDir, isWritableDir } from './extension-dir.js';
 import {
   DEFAULT_EXTENSION_NAME,
@@ -53,6 +53,11 @@ export interface InstallReport {
   previousVersion?: string;
   /** Set when a newer version could not replace the installed one (objects of the database depend on it). */
   warning?: string;
+}
+
+/** Names of the event triggers the engine's SQL creates (they live outside schema graphql). */
+function eventTriggerNames(sql: string): string[] {
+  return [...sql.matchAll(/create\s+event\s+trigger\s+("?)([\w$]+)\1/gi)].map((m) => m[2]);
 }
 
 const LOCK_KEY = createHash('sha256').update('strata graphql install').digest().readInt32BE(0);
@@ -195,7 +200,6 @@ async function installPlain(
     // Installed as an extension earlier, but its files cannot be updated from here: keep it.
     return { mode: 'extension', name, version: ext.extversion, action: 'unchanged' };
   }
-  const engine = await loadEngine();
   return inTransaction(client, async () => {
     const previousVersion = await installedVersion(client);
     const previousHash = await installedHash(client);
@@ -203,7 +207,7 @@ async function installPlain(
     if (previousVersion === version && previousHash === objectsHash(engineSql)) {
       return { mode: 'sql', name, version, action: 'unchanged' } as const;
     }
-    await engine.installSchema(client);
+    await installSchema(client);
     await client.query(versionFunctionSql(version, engineSql));
     return {
       mode: 'sql',
@@ -249,7 +253,7 @@ export async function installGraphQL(
   const name = opts.name ?? DEFAULT_EXTENSION_NAME;
   const version = opts.version ?? STRATA_VERSION;
   checkExtensionName(name, version);
-  const engineSql = await engineObjectsSql();
+  const engineSql = installSchemaSql();
   const dir = await chosenDir(client, opts.extensionDir);
   if (dir && isWritableDir(dir)) {
     const undo = writeExtensionFiles(dir, name, version, engineSql);

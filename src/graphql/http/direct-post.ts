@@ -8,17 +8,17 @@
  */
 import type { CancelSignal } from '../../db/cancel-request.js';
 import type { IncomingHttpHeaders } from 'node:http';
-import { HttpGraphQLError, runEngineRequest } from './engine-call.js';
-import type { GraphQLRequestBody } from './engine-port.js';
-import { JSON_CONTENT_TYPE, jsonErrorBody } from './json-errors.js';
+import {
+  AuthError,
+  HttpGraphQLError,
+  JSON_CONTENT_TYPE,
+  jsonErrorBody,
+  principalOfRequest,
+  runEngineRequest,
+  type GraphQLRequestBody,
+  type HttpAnswer,
+} from './core.js';
 import type { GraphQLTarget, RequestLimits } from './options.js';
-import { AuthError, principalOfRequest } from './request-principal.js';
-
-export interface HttpAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body?: string | Buffer;
-}
 
 const JSON_MEDIA = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 const PARAMS = new Set(['query', 'variables', 'operationName', 'extensions']);

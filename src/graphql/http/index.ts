@@ -1,6 +1,6 @@
 /** The GraphQL API's HTTP layer and tools: handler, standalone server, SDL printer, engine-object installer. */
 export { createGraphQLHandler, type GraphQLHandler } from './handler.js';
-export { GraphQLCore, type HttpAnswer } from './core.js';
+export { GraphQLCore, type HttpAnswer } from './handler.js';
 export { serveDatabase, type ServeOptions, type ServingDatabase } from './standalone.js';
 export { printSchemaSdl, type SdlOptions } from './sdl.js';
 export {

@@ -1,8 +1,10 @@
-/** The reflected schema as SDL, for one role and search_path (`strata sdl`). */
+/** The reflected schema as SDL, for one role and search_path: printSchemaSdl, and the CLI around it (`strata sdl`). */
+import { parseArgs } from 'node:util';
 import { printSchema } from 'graphql';
+import { checkedDatabaseUrl, standaloneEnv } from '../../config.js';
 import { withClient } from '../../db/pool.js';
 import { quoteIdent, quoteLiteral } from '../../db/sql-text.js';
-import { loadEngine } from './engine-port.js';
+import { reflectSchema } from '../engine.js';
 
 export interface SdlOptions {
   /** The role whose privileges shape the schema (default: the connecting role itself). */
@@ -21,7 +23,6 @@ export interface SdlOptions {
 export async function printSchemaSdl(databaseUrl: string, opts: SdlOptions = {}): Promise<string> {
   const role = opts.role?.trim() || undefined;
   const schemas = (opts.schemas ?? []).map((s) => s.trim()).filter(Boolean);
-  const engine = await loadEngine();
   return withClient(databaseUrl, async (client) => {
     await client.query('begin read only');
     try {
@@ -33,11 +34,31 @@ export async function printSchemaSdl(databaseUrl: string, opts: SdlOptions = {})
       }
       if (schemas.length)
         await client.query(`set local search_path to ${schemas.map(quoteIdent).join(', ')}`);
-      const { schema, warnings } = await engine.reflectSchema(client, { omitInvalidEnumValues: true });
+      const { schema, warnings } = await reflectSchema(client, { omitInvalidEnumValues: true });
       for (const w of warnings) opts.onWarning?.(w);
       return printSchema(schema);
     } finally {
       await client.query('rollback').catch(() => {});
     }
   });
+}
+
+export async function sdlCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      'database-url': { type: 'string' },
+      role: { type: 'string' },
+      schemas: { type: 'string' },
+    },
+  });
+  const databaseUrl = values['database-url'] ?? standaloneEnv().databaseUrl;
+  if (!databaseUrl) throw new Error('strata sdl: --database-url (or DATABASE_URL) is required');
+  checkedDatabaseUrl(databaseUrl, 'strata sdl: --database-url (or DATABASE_URL)');
+  const sdl = await printSchemaSdl(databaseUrl, {
+    role: values.role,
+    schemas: values.schemas ? values.schemas.split(',') : undefined,
+    onWarning: (m) => console.warn(`warning: ${m}`),
+  });
+  process.stdout.write(sdl.endsWith('\n') ? sdl : sdl + '\n');
 }

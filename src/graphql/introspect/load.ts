@@ -1,6 +1,6 @@
 /** Runs the catalog query and turns its document into the catalog model (names and types decided here). */
 import type pg from 'pg';
-import { CATALOG_SQL, COLUMN_FIELDS } from './catalog-sql.js';
+import { CATALOG_SQL, COLUMN_NAMES } from './catalog-sql.js';
 import {
   DirectiveError,
   enabled,
@@ -91,11 +91,11 @@ export function buildCatalog(raw: Raw): Catalog {
   }
 }
 
-/** A column of the catalog document (a JSON array, see COLUMN_FIELDS) as an object. */
+/** A column of the catalog document (a JSON array, see COLUMN_NAMES) as an object. */
 function namedColumn(values: unknown[]): Raw {
   const c: Raw = {};
-  for (let i = 0; i < COLUMN_FIELDS.length; i++)
-    c[(COLUMN_FIELDS[i] as (typeof COLUMN_FIELDS)[number])[0]] = values[i];
+  for (let i = 0; i < COLUMN_NAMES.length; i++)
+    c[COLUMN_NAMES[i] as (typeof COLUMN_NAMES)[number]] = values[i];
   return c;
 }
 

@@ -9,7 +9,7 @@ import {
   type ValueNode,
 } from 'graphql';
 import { GraphQLEngineError, debugList, fail } from './errors.js';
-import { DEFAULTED, inputValue, type Vars } from './values.js';
+import { DEFAULTED, inputValue, type TemplateReads, type Vars } from './values.js';
 
 export interface Field {
   alias: string;
@@ -23,6 +23,11 @@ export interface Ctx {
   /** Fragment name → type condition → the definition a spread uses (execute/document.ts). */
   fragments: Map<string, Map<string, FragmentDefinitionNode>>;
   vars: Vars;
+  /**
+   * Set while a plan is built for reuse (execute/plan-template.ts): the string and integer
+   * variables to read as VarScalar, and what was read.
+   */
+  template?: TemplateReads;
 }
 
 /**
@@ -169,7 +174,7 @@ export function argsOf(field: Field, ctx: Ctx, allowed?: string[]): Record<strin
     // A repeated argument: pg_graphql reads the first one (read_argument finds it by name).
     if (seen.has(a.name.value)) continue;
     seen.add(a.name.value);
-    const v = inputValue(a.value, ctx.vars);
+    const v = inputValue(a.value, ctx.vars, ctx.template);
     if (v !== undefined) out[a.name.value] = v;
   }
   return out;

@@ -32,10 +32,7 @@ export interface TemplateReads {
   reads: VarScalar[];
 }
 
-export type Vars = Record<string, unknown> & { [DEFAULTED]?: Set<string>; [TEMPLATE]?: TemplateReads };
-
-/** Set on a build's variables while a reusable plan is built. */
-export const TEMPLATE = Symbol('template reads');
+export type Vars = Record<string, unknown> & { [DEFAULTED]?: Set<string> };
 
 /**
  * Variables absent from the request whose value is their default in the operation. pg_graphql
@@ -44,16 +41,18 @@ export const TEMPLATE = Symbol('template reads');
  */
 export const DEFAULTED = Symbol('defaulted variables');
 
-/** Converts an AST value; an absent variable gives `undefined` (the argument is then ignored). */
-export function inputValue(node: ValueNode, vars: Vars): unknown {
+/**
+ * Converts an AST value; an absent variable gives `undefined` (the argument is then ignored).
+ * With `template` (a plan built for reuse), its variables are read as VarScalar and recorded.
+ */
+export function inputValue(node: ValueNode, vars: Vars, template?: TemplateReads): unknown {
   switch (node.kind) {
     case Kind.VARIABLE: {
       const name = node.name.value;
       const v = vars[name];
-      const t = vars[TEMPLATE];
-      if (t?.names.has(name) && (typeof v === 'string' || typeof v === 'number')) {
+      if (template?.names.has(name) && (typeof v === 'string' || typeof v === 'number')) {
         const w = new VarScalar(name, v);
-        t.reads.push(w);
+        template.reads.push(w);
         return w;
       }
       return v;
@@ -71,11 +70,11 @@ export function inputValue(node: ValueNode, vars: Vars): unknown {
     case Kind.ENUM:
       return new EnumLiteral(node.value);
     case Kind.LIST:
-      return node.values.map((v) => inputValue(v, vars));
+      return node.values.map((v) => inputValue(v, vars, template));
     case Kind.OBJECT: {
       const o: Record<string, unknown> = {};
       for (const f of node.fields) {
-        const v = inputValue(f.value, vars);
+        const v = inputValue(f.value, vars, template);
         if (v !== undefined) o[f.name.value] = v;
       }
       return o;

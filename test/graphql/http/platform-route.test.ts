@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { startTestPlatform, type TestPlatform } from '../../support/platform.js';
 import { graphqlInstallHook } from '../../../src/graphql/extension/install.js';
-import { loadEngine } from '../../../src/graphql/http/engine-port.js';
+import { resolveWithPool } from '../../../src/graphql/engine.js';
 import type { ProjectContext } from '../../../src/platform/project-context.js';
 import { http, postGraphQL } from './support.js';
 
@@ -39,9 +39,8 @@ describe('platform GraphQL route', () => {
   it("answers with the engine's answer for the project's database", async () => {
     const r = await postGraphQL(tp.url + '/graphql/v1', Q, { apikey: project.anonKey });
     expect(r.status).toBe(200);
-    const engine = await loadEngine();
     expect(JSON.parse(r.text)).toEqual(
-      await engine.resolveWithPool(
+      await resolveWithPool(
         project.pool,
         { role: 'anon', claims: { role: 'anon' } },
         { ...Q, variables: null, operationName: null },

@@ -6,7 +6,7 @@ import { printSchema } from 'graphql';
 import { createTestDatabase, connect, type TestDatabase } from '../../support/database.js';
 import { installGraphQL } from '../../../src/graphql/extension/install.js';
 import { printSchemaSdl } from '../../../src/graphql/http/sdl.js';
-import { loadEngine } from '../../../src/graphql/http/engine-port.js';
+import { buildGraphQLSchema } from '../../../src/graphql/engine.js';
 
 const root = new URL('../../../', import.meta.url).pathname;
 
@@ -59,7 +59,7 @@ describe('printSchemaSdl', () => {
       await c.query('begin');
       await c.query('set local role anon');
       await c.query('set local search_path to public');
-      expected = printSchema(await (await loadEngine()).buildGraphQLSchema(c));
+      expected = printSchema(await buildGraphQLSchema(c));
       await c.query('rollback');
     } finally {
       await c.end();

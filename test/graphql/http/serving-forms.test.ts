@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import express from 'express';
 import Fastify from 'fastify';
 import { createGraphQLHandler, type GraphQLHandler } from '../../../src/graphql/http/handler.js';
-import { loadEngine } from '../../../src/graphql/http/engine-port.js';
+import { resolveWithPool } from '../../../src/graphql/engine.js';
 import {
   graphqlTestDb,
   listen,
@@ -74,8 +74,7 @@ async function engineAnswer(
   query: string,
   variables: Record<string, unknown> | null = null,
 ): Promise<unknown> {
-  const engine = await loadEngine();
-  return engine.resolveWithPool(
+  return resolveWithPool(
     t.pool,
     { role: 'anon', claims: { role: 'anon' } },
     { query, variables, operationName: null },

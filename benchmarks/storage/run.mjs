@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { MiB, bufferStream, childCpu, drain, http, makeFile, run, sampleRss, time } from './io.mjs';
-import { report, summarize } from './report.mjs';
+import { GOALS, report, summarize } from './report.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const BACKEND = process.env.BENCH_BACKEND === 's3' ? 's3' : 'file';
@@ -98,6 +98,7 @@ async function main() {
     sizes: [],
     /** @type {ReturnType<typeof summarize> | undefined} */
     summary: undefined,
+    goals: GOALS,
   };
   /** @type {import('node:child_process').ChildProcess[]} */
   const started = [];

@@ -88,6 +88,8 @@ function runArea(area, out) {
       tail = (tail + c).slice(-4000);
     });
     let timedOut = false;
+    /** @type {NodeJS.Timeout | undefined} */
+    let killTimer;
     /** Signals the bench's whole process group: it and the servers, databases and workers it started. */
     const signalGroup = (sig) => {
       try {
@@ -98,11 +100,12 @@ function runArea(area, out) {
       timedOut = true;
       // SIGINT first: the graphql bench stops its servers and database on it.
       signalGroup('SIGINT');
-      setTimeout(() => signalGroup('SIGKILL'), 20_000).unref();
+      killTimer = setTimeout(() => signalGroup('SIGKILL'), 20_000);
     }, TIMEOUT_MIN * 60_000);
     child.on('error', (err) => reject(err));
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      clearTimeout(killTimer);
       current = undefined;
       if (timedOut) return reject(new Error(`timed out after ${TIMEOUT_MIN} min`));
       if (code !== 0) {

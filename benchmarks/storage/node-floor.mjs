@@ -3,7 +3,8 @@
 // - upload floor, `POST /<name>`: streams the request body into the file <name> of BENCH_FLOOR_DIR,
 //   computing the same MD5 (the ETag) on the way, fsyncs the file and its folder (the durability
 //   an acknowledged upload has) and answers the MD5;
-// - download floor, `GET /<name>`: a file read stream piped to the response;
+// - download floor, `GET /<name>`: a file read stream piped to the response, reading 1 MiB at a
+//   time (half the CPU per GiB of Node's default 64 KiB here; BENCH_FLOOR_READ_KIB changes it);
 // - `DELETE /<name>` removes the file.
 // Answers 'cpu' with its CPU time as the Strata server does (server.mjs) and 'stop' by exiting.
 import { createHash } from 'node:crypto';
@@ -15,6 +16,8 @@ import { performance } from 'node:perf_hooks';
 import { pipeline } from 'node:stream/promises';
 
 const dir = process.env.BENCH_FLOOR_DIR ?? '';
+/** Bytes per read of the download floor's file stream (BENCH_FLOOR_READ_KIB; Node's default is 64 KiB). */
+const READ_BYTES = Number(process.env.BENCH_FLOOR_READ_KIB ?? 1024) * 1024;
 if (!dir) throw new Error('BENCH_FLOOR_DIR is not set');
 
 /** @param {import('node:http').IncomingMessage} req @param {string} file */
@@ -42,7 +45,7 @@ const server = createServer((req, res) => {
     } else if (req.method === 'GET') {
       const { size } = await stat(file);
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': size });
-      await pipeline(createReadStream(file), res);
+      await pipeline(createReadStream(file, { highWaterMark: READ_BYTES }), res);
     } else if (req.method === 'DELETE') {
       await rm(file);
       res.writeHead(204).end();

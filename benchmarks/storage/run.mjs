@@ -4,7 +4,7 @@
 // - upload floor: streams the body to a file, computes the same MD5, fsyncs the file and its folder
 //   (the durability an acknowledged upload has: Strata fsyncs the object file and the folder entry
 //   that publishes it);
-// - download floor: a file read stream piped to the response.
+// - download floor: a file read stream (1 MiB reads) piped to the response.
 // The floor and Strata take turns going first, rep by rep. For scale, the OS tools on the same
 // bytes: `cp SRC DST && sync DST DIR` (the copy plus an fsync of that file and its folder) and
 // `cat SRC` from the page cache into a pipe this process drains.

@@ -11,5 +11,9 @@ server.listen(0, '127.0.0.1', () => {
   process.send?.({ url: `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}` });
 });
 process.on('message', (m) => {
+  if (m === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    process.send?.({ cpu: user + system });
+  }
   if (m === 'stop') server.close(() => process.exit(0));
 });

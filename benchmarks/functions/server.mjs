@@ -10,6 +10,8 @@ const config = {
   port: 0,
   consolePort: undefined,
   dbPort: 0,
+  // No pooler: the bench never uses it, and its fixed port may be taken by another instance.
+  poolerPort: undefined,
   databaseUrl: undefined,
 };
 // run.mjs lets idle workers go quickly, to time a start on request (no pre-started worker).
@@ -24,6 +26,12 @@ process.send?.({
   accessToken: running.platform.defaultAccessToken,
 });
 process.on('message', async (m) => {
+  // This process's own CPU time in µs (its Deno workers and the embedded database are other processes).
+  if (m === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    process.send?.({ cpu: user + system });
+    return;
+  }
   if (m === 'stop') {
     await running.close();
     process.exit(0);

@@ -13,6 +13,8 @@ const config = {
   port: 0,
   consolePort: undefined,
   dbPort: 0,
+  // No pooler: the bench never uses it, and its fixed port may be taken by another instance.
+  poolerPort: undefined,
   databaseUrl: undefined,
   storageFileSizeLimit: 4 * 1024 * 1024 * 1024,
   storageBackend: process.env.BENCH_S3_ENDPOINT ? 's3' : 'file',

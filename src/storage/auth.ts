@@ -2,7 +2,7 @@
  * Who a Storage request runs as. The token comes from `Authorization: Bearer`, else the
  * `authorization` query parameter (with or without "Bearer "), else the `apikey` header. Verified
  * with the project's JWT secret (HS256 only, src/auth/jwt.ts); failures use the verifier texts of
- * the reference (§1.2).
+ * the reference (supabase/storage's JWT and apikey handling).
  */
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../db/with-role.js';

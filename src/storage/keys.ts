@@ -1,5 +1,5 @@
 /**
- * Bucket names and object keys (spec §1.4). Keys take the reference's character set. Empty
+ * Bucket names and object keys (supabase/storage's key rules). Keys take the reference's character set. Empty
  * segments are keys of their own (`a//b`, `/a`, `a/` differ from `a/b` and `a`), as the reference
  * accepts them on each of its backends; the backends spell them so that they never collapse into
  * another path (backend/key-segments.ts). `.` and `..` segments are refused, as the reference's

@@ -1,4 +1,4 @@
-/** Per-bucket upload limits: file_size_limit (§1.5) and allowed_mime_types (§1.6). */
+/** Per-bucket upload limits: file_size_limit and allowed_mime_types. */
 import { errors } from './errors.js';
 
 const UNITS: Record<string, number> = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9 };

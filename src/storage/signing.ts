@@ -1,5 +1,5 @@
 /**
- * Signed URL tokens (§3): HS256 JWTs signed with the project's JWT secret carrying `url`
+ * Signed URL tokens: HS256 JWTs signed with the project's JWT secret carrying `url`
  * ("<bucket>/<key>", decoded), `scope` ("download" | "upload") and `exp`; upload tokens also carry
  * `upsert` and the signer's `owner`.
  */
@@ -59,7 +59,7 @@ export interface VerifiedToken {
   transformations?: string;
 }
 
-/** Signature/format/expiry, then kind, then path binding, then expiry again (§2 S14). */
+/** Signature/format/expiry, then kind, then path binding, then expiry again (GET /object/sign/{bucket}/{key}). */
 export async function verifyUrlToken(
   secret: string,
   token: string,

@@ -1,4 +1,4 @@
-/** M20 / M21 pgsodium root key, and the project vault it keys (sql/project/0200_vault.sql). */
+/** GET/PUT /v1/projects/{ref}/pgsodium root key, and the project vault it keys (sql/project/0200_vault.sql). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { SupabaseManagementAPI } from 'supabase-management-js';

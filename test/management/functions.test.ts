@@ -1,4 +1,4 @@
-/** M9–M14 edge functions (JSON, eszip and raw bodies), the runtime config, and supabase-management-js v2. */
+/** /v1/projects/{ref}/functions (JSON, eszip and raw bodies), the runtime config, and supabase-management-js v2. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { SupabaseManagementAPI } from 'supabase-management-js';
@@ -36,7 +36,7 @@ async function upload(method: string, path: string, body: Buffer | string, conte
   };
 }
 
-describe('create (M9)', () => {
+describe('create (POST functions)', () => {
   it('JSON body: 201 with the function record (epoch-ms timestamps, version 1, ACTIVE, verify_jwt defaulting to true)', async () => {
     const before = Date.now();
     const r = await api(tp, 'POST', base, {
@@ -146,7 +146,7 @@ describe('create (M9)', () => {
   });
 });
 
-describe('list, get (M10, M11)', () => {
+describe('list, get (GET functions, GET functions/{slug})', () => {
   it('lists every function of the project', async () => {
     const r = await api(tp, 'GET', base);
     expect(r.status).toBe(200);
@@ -174,7 +174,7 @@ describe('list, get (M10, M11)', () => {
   });
 });
 
-describe('update (M12)', () => {
+describe('update (PATCH functions/{slug})', () => {
   it('bumps version on each update, keeps verify_jwt unless sent, refreshes updated_at', async () => {
     const before = (await api(tp, 'GET', `${base}/no-jwt`)).body;
     await new Promise((r) => setTimeout(r, 5));
@@ -225,7 +225,7 @@ describe('update (M12)', () => {
   });
 });
 
-describe('body (M14)', () => {
+describe('body (GET functions/{slug}/body)', () => {
   it('Accept: multipart/form-data gives a metadata field and the source file', async () => {
     const r = await fetch(tp.url + `${base}/hello-world/body`, {
       headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}`, accept: 'multipart/form-data' },
@@ -277,7 +277,7 @@ describe('runtime config (non-spec)', () => {
   });
 });
 
-describe('delete (M13)', () => {
+describe('delete (DELETE functions/{slug})', () => {
   it('200 {"message":"ok"}, then 404', async () => {
     const r = await api(tp, 'DELETE', `${base}/renamed`);
     expect(r.status).toBe(200);

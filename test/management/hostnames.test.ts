@@ -1,4 +1,4 @@
-/** M15–M19 custom hostname: the §4 state machine against a loopback DNS server, then Host routing. */
+/** /v1/projects/{ref}/custom-hostname: the hostname state machine against a loopback DNS server, then Host routing. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
 import { SupabaseManagementAPI } from 'supabase-management-js';

@@ -1,5 +1,5 @@
 /**
- * M22 / M23 network bans: the gateway bans a client IP on a project after repeated failed
+ * POST network-bans/retrieve / DELETE network-bans: the gateway bans a client IP on a project after repeated failed
  * authentications (banThreshold within banWindowMs) and answers 403 until the ban is lifted.
  * Clients use other loopback source addresses (127.0.0.2, 127.0.0.3, ...).
  */

@@ -1,5 +1,5 @@
 /**
- * M24 / M25 network restrictions. On a server the platform does not run (the run's shared
+ * GET network-restrictions / POST network-restrictions/apply. On a server the platform does not run (the run's shared
  * server, given as DATABASE_URL) apply stores the config; on the platform's own embedded server it
  * rewrites pg_hba.conf and reloads PostgreSQL, so a restricted CIDR refuses direct connections.
  */

@@ -1,4 +1,4 @@
-/** M3 / M4: organizations, over plain HTTP and through supabase-management-js v2. */
+/** GET/POST /v1/organizations: over plain HTTP and through supabase-management-js v2. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SupabaseManagementAPI, SupabaseManagementAPIError } from 'supabase-management-js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';

@@ -1,5 +1,5 @@
 /**
- * M1 / M2 and the adjacent project routes: a project created through the API is real (its own
+ * GET/POST /v1/projects and the adjacent project routes: a project created through the API is real (its own
  * database, keys, GraphQL and Storage at its own address) and deleting it removes the database.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-/** M5 / M6 / M7: project secrets, through supabase-management-js v2 and as the CLI calls them. */
+/** GET/POST/DELETE /v1/projects/{ref}/secrets: project secrets, through supabase-management-js v2 and as the CLI calls them. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { SupabaseManagementAPI } from 'supabase-management-js';

@@ -1,5 +1,5 @@
 /**
- * M8: TypeScript types from a project's live catalog, compared with golden files written in the
+ * GET /v1/projects/{ref}/types/typescript: TypeScript types from a project's live catalog, compared with golden files written in the
  * reference generator's layout, and checked to be exactly what Prettier would print.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

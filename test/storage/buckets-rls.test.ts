@@ -1,4 +1,4 @@
-/** Buckets (S1–S6) and row-level security on storage.buckets and storage.objects, as the three callers. */
+/** Buckets (the /bucket routes) and row-level security on storage.buckets and storage.objects, as the three callers. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStorage, bucketName, uuid, type StorageHarness } from './harness.js';
 

@@ -1,5 +1,5 @@
 /**
- * The project's encryption root key (M20–M21): 32 random bytes, hex, kept in the platform database
+ * The project's encryption root key (GET/PUT /v1/projects/{ref}/pgsodium): 32 random bytes, hex, kept in the platform database
  * sealed with the platform key. Generated when the project is created (provisioning.ts), or on
  * first use for projects that predate it (GET pgsodium), replaced by PUT. From it the platform derives the project's vault key
  * (HKDF-SHA256, info "strata-vault-v1") and installs it into the project database's vault.key

@@ -1,5 +1,5 @@
 /**
- * M20 GET / M21 PUT /v1/projects/{ref}/pgsodium: the project's encryption root key, which keys the
+ * GET / PUT /v1/projects/{ref}/pgsodium: the project's encryption root key, which keys the
  * project's vault (see root-key.ts and sql/project/0200_vault.sql).
  */
 import { Type } from '@sinclair/typebox';

@@ -1,4 +1,4 @@
-/** Custom hostname operations (M15–M19) on top of the store, the DNS lookups and the state machine. */
+/** Custom hostname operations (/v1/projects/{ref}/custom-hostname/*) on top of the store, the DNS lookups and the state machine. */
 import { isIP } from 'node:net';
 import type { Platform } from '../../platform/platform.js';
 import { dnsLookup } from './dns-lookup.js';

@@ -1,7 +1,7 @@
 /**
- * M15–M19 custom hostname: GET, DELETE, POST initialize / reverify / activate (spec §4). Once
+ * /v1/projects/{ref}/custom-hostname: GET, DELETE, POST initialize / reverify / activate. Once
  * active, requests with that Host reach the project's APIs (host-routing.ts).
- * initialize, reverify and delete are limited to 10 requests per minute (spec §1).
+ * initialize, reverify and delete are limited to 10 requests per minute (the hosted platform's limit).
  */
 import { Type } from '@sinclair/typebox';
 import type { ManagementModule } from '../http/index.js';

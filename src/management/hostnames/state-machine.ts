@@ -1,5 +1,5 @@
 /**
- * The custom hostname state machine (spec §4): initialize → 2_initiated; reverify checks DNS
+ * The custom hostname state machine (the hosted platform's custom-hostname statuses): initialize → 2_initiated; reverify checks DNS
  * (the verification TXT record, then the CNAME to the project's origin) and advances
  * 2 → 3_challenge_verified → 4_origin_setup_completed; activate 4 → 5_services_reconfigured
  * (from then on the platform routes the hostname to the project); delete resets.

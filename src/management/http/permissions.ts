@@ -8,10 +8,10 @@
  *                  no deleting projects, no network bans/restrictions, no custom hostname, no root
  *                  key, no service_role key;
  *   read_only      reads non-secret configuration only, writes nothing.
- * The permission names are the spec's FGA permissions (management.md §2).
+ * The permission names are the hosted platform's fine-grained (FGA) permission names.
  *
  * `where` says where the organization whose membership counts comes from: the project of `:ref`,
- * the organization of `:slug`, the request body (M2 names its organization there: the route calls
+ * the organization of `:slug`, the request body (POST /v1/projects names its organization there: the route calls
  * `authorizeOrganization` itself), or nowhere (`caller`: answers only ever cover the caller's own
  * organizations, so any authenticated caller may call it).
  *

@@ -7,7 +7,7 @@ export interface RateLimitPolicy {
   windowMs?: number;
   /**
    * The scope of the counter: by default the project (`:ref` in the path), the organization
-   * (`:slug`) or the caller. Return a string to choose another (M2 uses the body's organization).
+   * (`:slug`) or the caller. Return a string to choose another (POST /v1/projects uses the body's organization).
    */
   scope?: (req: import('fastify').FastifyRequest) => string | undefined;
 }
@@ -18,7 +18,7 @@ declare module 'fastify' {
     failureMessage?: string;
     /** Rate limit of this route; `false` turns it off. */
     managementRateLimit?: RateLimitPolicy | false;
-    /** Routes that work without a personal access token (none of M1–M25). */
+    /** Routes that work without a personal access token (none of the reference's routes). */
     managementPublic?: boolean;
   }
 }

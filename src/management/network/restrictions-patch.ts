@@ -1,7 +1,7 @@
 /**
- * PATCH /v1/projects/{ref}/network-restrictions (adjacent to M25; the CLI's `update --append`):
+ * PATCH /v1/projects/{ref}/network-restrictions (beside POST network-restrictions/apply; the CLI's `update --append`):
  * `{add: {dbAllowedCidrs?, dbAllowedCidrsV6?}, remove: {...}}` edits the requested config, which
- * is then applied like M25. The answer is the V2 shape: CIDRs as `{address, type: "v4"|"v6"}`.
+ * is then applied like POST network-restrictions/apply. The answer is the V2 shape: CIDRs as `{address, type: "v4"|"v6"}`.
  * A never-configured project starts from the open config (0.0.0.0/0, ::/0), so adding to it keeps
  * it open until 0.0.0.0/0 (or ::/0) is removed.
  */

@@ -1,6 +1,6 @@
 /**
- * M22 POST network-bans/retrieve, M23 DELETE network-bans (bans are made by the gateway,
- * src/platform/network-guard.ts), M24 GET network-restrictions, M25 POST network-restrictions/apply.
+ * POST network-bans/retrieve, DELETE network-bans (bans are made by the gateway,
+ * src/platform/network-guard.ts), GET network-restrictions, POST network-restrictions/apply.
  */
 import ipaddr from 'ipaddr.js';
 import { Type } from '@sinclair/typebox';
@@ -95,7 +95,7 @@ export const networkRoutes: ManagementModule = async (app, { services }) => {
     },
   );
 
-  // Adjacent to M25 (CLI `network-restrictions update --append`): add/remove CIDRs, V2 answer shape.
+  // Beside POST network-restrictions/apply (CLI `network-restrictions update --append`): add/remove CIDRs, V2 answer shape.
   app.patch(
     '/projects/:ref/network-restrictions',
     {

@@ -1,5 +1,5 @@
 /**
- * M3 GET /v1/organizations, M4 POST /v1/organizations, and the adjacent GET
+ * GET /v1/organizations, POST /v1/organizations, and the adjacent GET
  * /v1/organizations/{slug} and GET /v1/organizations/{slug}/members (members are added and removed
  * with `strata users` on a self-hosted platform; the hosted API has no route for that either).
  */

@@ -1,5 +1,5 @@
 /**
- * M2's body (V1CreateProjectBody, additionalProperties: false): its schema, and the checks that
+ * The body of POST /v1/projects (V1CreateProjectBody, additionalProperties: false): its schema, and the checks that
  * span fields (an organization named one way or the other, one region choice, a parseable URL).
  */
 import { type Static, Type } from '@sinclair/typebox';

@@ -1,5 +1,5 @@
 /**
- * M1 GET /v1/projects, M2 POST /v1/projects, and the adjacent GET /v1/projects/{ref},
+ * GET /v1/projects, POST /v1/projects, and the adjacent GET /v1/projects/{ref},
  * DELETE /v1/projects/{ref} and GET /v1/projects/{ref}/api-keys.
  */
 import type { ManagementModule } from '../http/module.js';
@@ -22,7 +22,7 @@ export const projectRoutes: ManagementModule = async (app, { platform, services 
       schema: { body: CreateProjectBody },
       config: {
         failureMessage: 'Failed to create project',
-        // The scope of M2's counter is the organization named in the body.
+        // The scope of POST /v1/projects's counter is the organization named in the body.
         managementRateLimit: {
           scope: (req) => {
             // Runs before validation: the body may be anything.

@@ -1,4 +1,4 @@
-/** M5 GET, M6 POST (bulk upsert) and M7 DELETE (bulk delete) /v1/projects/{ref}/secrets. */
+/** GET, POST (bulk upsert) and DELETE (bulk delete) /v1/projects/{ref}/secrets. */
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { ManagementModule } from '../http/module.js';

@@ -1,4 +1,4 @@
-/** M8 GET /v1/projects/{ref}/types/typescript?included_schemas=public,other */
+/** GET /v1/projects/{ref}/types/typescript?included_schemas=public,other */
 import type { ManagementModule } from '../http/module.js';
 import { projectOf } from '../http/project-access.js';
 import { badRequest } from '../http/errors.js';

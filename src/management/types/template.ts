@@ -1,5 +1,5 @@
 /**
- * The generated TypeScript file (the reference generator's layout, spec §6): Json, Database with
+ * The generated TypeScript file (the reference generator's layout, postgres-meta's typegen): Json, Database with
  * one entry per schema (Tables, Views, Functions, Enums, CompositeTypes), helper generics and the
  * Constants object with enum values.
  */

@@ -1,4 +1,4 @@
-/** PostgreSQL types → TypeScript types, as the reference generator maps them (spec §6). */
+/** PostgreSQL types → TypeScript types, as the reference generator maps them (supabase/postgres-meta's typegen). */
 import type { PgType, TypegenCatalog } from './catalog.js';
 import { resolveDomain } from './catalog.js';
 import { stringLiteral } from './doc.js';

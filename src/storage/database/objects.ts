@@ -1,7 +1,7 @@
 /** SQL on storage.objects rows: reads, deletes, listing. Each runs on the connection given. */
 import type { Db } from './tx.js';
 
-/** System metadata (§1.7). */
+/** System metadata (storage.objects.metadata: size, mimetype, eTag, cacheControl, lastModified, …). */
 export interface SystemMetadata {
   eTag: string;
   size: number;

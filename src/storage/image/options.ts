@@ -1,5 +1,5 @@
 /**
- * Image transformation options (§ render): read from a render route's query string (validated by
+ * Image transformation options (/render/image routes): read from a render route's query string (validated by
  * the route schema `TransformQuery`), from the `transform` body of a signed
  * URL request, or from the `transformations` claim of a signed render token ("height:100,width:200,
  * resize:cover,quality:80,format:avif", the form the reference signs).

@@ -1,4 +1,4 @@
-/** S1–S6: /bucket routes. */
+/** The /bucket routes: list, get, create, update, empty, delete. */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isServiceRole, requireCaller } from '../auth.js';

@@ -1,4 +1,4 @@
-/** JSON object routes: delete one (S7) and many (S11), move (S16), copy (S19), list (S17). */
+/** JSON object routes: delete one and many, move, copy, list. */
 import { parseJsonObject } from './upload-body.js';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';

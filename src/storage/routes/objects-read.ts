@@ -1,5 +1,5 @@
 /**
- * Reads: downloads (S8 optional auth, S12 authenticated, S20 public) and info (S18, S21 and the
+ * Reads: downloads (/object/{bucket}/{key} with optional auth, /object/authenticated/…, /object/public/…) and info (/object/info/…, /object/info/public/… and the
  * /object/info/{bucket} alias), each with its HEAD form answered from the row alone.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -43,7 +43,7 @@ async function readRow(
   return requireObject(scope.project, caller, operation, bucket, key);
 }
 
-/** The info reply (S18): system metadata flattened, user metadata as `metadata`. */
+/** The info reply (GET /object/info/authenticated/…): system metadata flattened, user metadata as `metadata`. */
 export function infoJson(r: ObjectRow): Record<string, unknown> {
   const m = r.metadata;
   return {

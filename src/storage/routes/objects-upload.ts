@@ -1,5 +1,5 @@
 /**
- * Uploads with raw or multipart bodies: S10 (POST, `x-upsert`), S9 (PUT, always upsert) and the
+ * Uploads with raw or multipart bodies: POST /object/{bucket}/{key} (`x-upsert`), PUT (always upsert) and the
  * signed upload (PUT /object/upload/sign, authorised by its token). Registered in a context whose
  * only body parsers leave the body as a stream (see index.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * Download and HEAD replies (§1.8): headers from the row's system metadata, conditional requests
+ * Download and HEAD replies: headers from the row's system metadata, conditional requests
  * answered without touching the backend, one byte range at most (byte-range.ts), bytes streamed
  * from the backend.
  */

@@ -1,5 +1,5 @@
 /**
- * Signed URLs: create one (S13) or many (S15), download through one (S14), and signed uploads'
+ * Signed URLs: create one (POST /object/sign/{bucket}/{key}) or many (POST /object/sign/{bucket}), download through one (GET /object/sign/…), and signed uploads'
  * URL creation (POST /object/upload/sign, with an RLS dry run of the write at signing time).
  */
 import { type Static, Type } from '@sinclair/typebox';

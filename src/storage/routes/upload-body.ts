@@ -1,5 +1,5 @@
 /**
- * The content of an upload request (§1.9 step 3): a raw body streamed as is, or the first file
+ * The content of an upload request : a raw body streamed as is, or the first file
  * part of a multipart form (fields before it: cacheControl, contentType, metadata/userMetadata).
  */
 import { wellFormedReviver } from '../../db/well-formed.js';

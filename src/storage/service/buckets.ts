@@ -1,4 +1,4 @@
-/** Buckets: storage.buckets under the caller's role (RLS decides), as in spec S1–S6. */
+/** Buckets: storage.buckets under the caller's role (RLS decides): the /bucket routes. */
 import type { ProjectContext } from '../../platform/project-context.js';
 import { SERVICE, ownerUuid, type Caller } from '../auth.js';
 import {

@@ -1,5 +1,5 @@
 /**
- * list-v2 (beyond S1–S21; storage-js listV2): full keys under a prefix, optionally grouped at the
+ * list-v2 (POST /object/list-v2/{bucket}; storage-js listV2): full keys under a prefix, optionally grouped at the
  * next `/` into folders ("full/path/"), keyset-paginated with an opaque cursor. Runs under the
  * caller's role, so only visible objects count.
  */

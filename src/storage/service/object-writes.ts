@@ -99,7 +99,7 @@ export async function commitNewBytes(
 }
 
 /**
- * S16 commit: the source row (still at `fromVersion`) moves to the destination in place (id kept),
+ * Move commit (POST /object/move): the source row (still at `fromVersion`) moves to the destination in place (id kept),
  * with the caller as owner and the new bytes' metadata.
  */
 export async function commitMove(

@@ -75,7 +75,7 @@ export async function requireObject(
   return row;
 }
 
-/** S7: the row must exist (bypassing RLS); the DELETE must be allowed (else 403 Access denied). */
+/** DELETE /object/{bucket}/{key}: the row must exist (bypassing RLS); the DELETE must be allowed (else 403 Access denied). */
 export async function deleteObject(
   project: ProjectContext,
   caller: Caller,
@@ -88,7 +88,7 @@ export async function deleteObject(
   return row;
 }
 
-/** S11: exact names; what RLS hides or what is missing is skipped. */
+/** DELETE /object/{bucket} (many): exact names; what RLS hides or what is missing is skipped. */
 export async function deleteObjects(
   project: ProjectContext,
   caller: Caller,
@@ -114,7 +114,7 @@ export async function emptyBucket(
   });
 }
 
-/** S17 through storage.search (security invoker: only visible objects count). */
+/** POST /object/list/{bucket} through storage.search (security invoker: only visible objects count). */
 export async function listObjects(
   project: ProjectContext,
   caller: Caller,

@@ -1,5 +1,5 @@
 /**
- * Move (S16) and copy (S19): read the source as the caller, copy its bytes to a fresh version at
+ * Move (POST /object/move) and copy (POST /object/copy): read the source as the caller, copy its bytes to a fresh version at
  * the destination, then commit the row; the new bytes are removed if the commit fails, the old
  * ones (move, or a replaced destination) after it succeeds.
  */

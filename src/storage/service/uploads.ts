@@ -1,5 +1,5 @@
 /**
- * The upload pipeline (§1.9), ordered so that either side failing leaves nothing half-done:
+ * The upload pipeline, ordered so that either side failing leaves nothing half-done:
  * bucket limits → key → RLS dry run → bytes to a fresh version → row commit (bytes removed if it
  * fails) → previous version's bytes removed.
  */

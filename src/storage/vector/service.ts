@@ -23,6 +23,7 @@ import {
   type QueryVectorsInput,
   checkDistinctKeys,
   checkMetadata,
+  l2norm,
   nonFilterableKeys,
   segmentOf,
   toFloat32,
@@ -113,7 +114,10 @@ export function createIndex(scope: VectorScope, body: Static<typeof CreateIndexB
       dataType: body.dataType,
       dimension: body.dimension,
       metric: body.distanceMetric,
-      metadataConfiguration: body.metadataConfiguration,
+      // Only what is known of it is kept (the schema lets other keys through, as upstream's does).
+      metadataConfiguration: body.metadataConfiguration && {
+        nonFilterableMetadataKeys: body.metadataConfiguration.nonFilterableMetadataKeys,
+      },
     });
     if (!created) throw vectorErrors.conflict('vector index', body.indexName);
   });
@@ -175,7 +179,8 @@ export function putVectors(scope: VectorScope, body: PutVectorsInput): Promise<v
     const vectors = body.vectors.map((v) => {
       const metadata = v.metadata ?? {};
       checkMetadata(v.key, metadata, nonFilterable);
-      return { key: v.key, data: toFloat32(v.data.float32, target, `key '${v.key}'`), metadata };
+      const data = toFloat32(v.data.float32, target, `key '${v.key}'`);
+      return { key: v.key, data, norm: l2norm(data), metadata };
     });
     await sql.upsertVectors(db, index.id, vectors);
   });

@@ -206,3 +206,10 @@ export function toFloat32(
     throw fail('a zero vector cannot be used with the cosine distance metric');
   return out;
 }
+
+/** The L2 norm (summed in float64, as the queries sum). */
+export function l2norm(values: readonly number[]): number {
+  let sum = 0;
+  for (const v of values) sum += v * v;
+  return Math.sqrt(sum);
+}

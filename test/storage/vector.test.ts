@@ -351,6 +351,15 @@ describe('vectors', () => {
       { ...at('many'), vectors: [{ key: 'o', data: { float32: [1, 1] }, metadata: { a: { b: 1 } } }] },
       'InvalidRequest',
     );
+    // A number beyond a double's range parses as Infinity: refused, not stored as null.
+    const huge = await h.api('/vector/PutVectors', {
+      method: 'POST',
+      token: svc,
+      headers: { 'content-type': 'application/json' },
+      body: `{"vectorBucketName":"${B}","indexName":"many","vectors":[{"key":"inf","data":{"float32":[1,1]},"metadata":{"n":1e400}}]}`,
+    });
+    expect(huge.status).toBe(400);
+    expect((await huge.json()).code).toBe('InvalidRequest');
     const wide = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`f${i}`, i]));
     await refused(
       'PutVectors',

@@ -216,8 +216,12 @@ export interface VectorColumns {
 const columns = (want: VectorColumns) =>
   ['v.key', want.data ? 'v.data' : '', want.metadata ? 'v.metadata' : ''].filter(Boolean).join(', ');
 
-/** Inserts the vectors, replacing those with the same keys (keys must be distinct). */
-export async function upsertVectors(db: Queryable, indexId: string, vectors: VectorInput[]): Promise<void> {
+/**
+ * Inserts the vectors, replacing those with the same keys (keys must be distinct). Rows are
+ * written in key order, so concurrent batches sharing keys lock them in the same order (no deadlock).
+ */
+export async function upsertVectors(db: Queryable, indexId: string, batch: VectorInput[]): Promise<void> {
+  const vectors = [...batch].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   await db.query(
     `insert into storage.vectors as v (index_id, key, data, norm, metadata)
      select $1, t.key, t.data::float4[], t.norm, t.metadata

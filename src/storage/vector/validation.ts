@@ -27,7 +27,14 @@ export const LIMITS = {
   filterableMetadataBytes: 2_048,
 } as const;
 
-const ajv = new Ajv({ allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false });
+// strictNumbers: a JSON number too large for a double (1e400) parses as Infinity and is refused.
+const ajv = new Ajv({
+  allErrors: true,
+  coerceTypes: false,
+  removeAdditional: false,
+  useDefaults: false,
+  strictNumbers: true,
+});
 
 /** Body validation for the vector routes (their plugin's validator compiler). */
 export const compileVectorSchema: FastifySchemaCompiler<TSchema> = ({ schema }) => {

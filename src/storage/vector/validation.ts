@@ -1,6 +1,6 @@
 /**
  * Input of the vector routes: the request body schemas (upstream's limits and names, checked by an
- * Ajv of their own: no type coercion, every error reported, worded `body/<path> <message>`), and
+ * Ajv of their own: no type coercion, the first error reported, worded `body/<path> <message>`), and
  * the checks a schema cannot make (duplicate keys, metadata sizes, the index's dimension, float32
  * range, zero vectors on cosine indexes).
  */
@@ -27,9 +27,10 @@ export const LIMITS = {
   filterableMetadataBytes: 2_048,
 } as const;
 
-// strictNumbers: a JSON number too large for a double (1e400) parses as Infinity and is refused.
+// The first error only (upstream reports all: a 20 MiB body of wrong values would make millions of
+// error objects). strictNumbers: a JSON number past a double (1e400) parses as Infinity: refused.
 const ajv = new Ajv({
-  allErrors: true,
+  allErrors: false,
   coerceTypes: false,
   removeAdditional: false,
   useDefaults: false,

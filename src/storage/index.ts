@@ -26,6 +26,7 @@ import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../db/conne
 import { StorageJanitor } from './reconcile.js';
 import { TusServers, tusRoutes } from './tus/routes.js';
 import { assertNoNul, queryHasNul } from './nul.js';
+import { vectorRoutes } from './vector/routes.js';
 
 function toStorageError(err: FastifyError | Error): StorageError {
   if (err instanceof StorageError) return err;
@@ -158,5 +159,6 @@ async function storageApi(app: FastifyInstance, opts: { platform: Platform }): P
     await json.register(signedRoutes, deps);
     await json.register(imageRoutes, deps);
     await json.register(cdnPurgeRoutes, deps);
+    await json.register(vectorRoutes, { ...deps, prefix: '/vector' });
   });
 }

@@ -8,7 +8,8 @@ import type { Static } from '@sinclair/typebox';
 import type { ProjectContext } from '../../platform/project-context.js';
 import type { Caller } from '../auth.js';
 import * as sql from '../database/vectors.js';
-import { type Db, inTx } from '../service/tx.js';
+import { type Db, inTx } from '../database/index.js';
+import { OPERATIONS, type Operation } from '../operations.js';
 import { vectorErrors } from './errors.js';
 import { parseFilter } from './filter.js';
 import {
@@ -36,8 +37,8 @@ export interface VectorScope {
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 
-function run<T>(scope: VectorScope, operation: string, work: (db: Db) => Promise<T>): Promise<T> {
-  return inTx(scope.project, scope.caller, `storage.vector.${operation}`, work);
+function run<T>(scope: VectorScope, operation: Operation, work: (db: Db) => Promise<T>): Promise<T> {
+  return inTx(scope.project, scope.caller, operation, work);
 }
 
 /** The first `limit` rows and the token of the next page (when one more row was read). */
@@ -62,7 +63,7 @@ async function bucketOf(db: Db, name: string, forUpdate = false) {
 }
 
 export function createBucket(scope: VectorScope, name: string): Promise<void> {
-  return run(scope, 'CreateVectorBucket', async (db) => {
+  return run(scope, OPERATIONS.CREATE_VECTOR_BUCKET, async (db) => {
     await sql.lockBucketCreation(db);
     if (await sql.findBucket(db, name)) throw vectorErrors.conflict('vector bucket', name);
     if ((await sql.countBuckets(db)) >= LIMITS.buckets) throw vectorErrors.maxBuckets(LIMITS.buckets);
@@ -71,7 +72,7 @@ export function createBucket(scope: VectorScope, name: string): Promise<void> {
 }
 
 export function getBucket(scope: VectorScope, name: string) {
-  return run(scope, 'GetVectorBucket', async (db) => {
+  return run(scope, OPERATIONS.GET_VECTOR_BUCKET, async (db) => {
     const bucket = await bucketOf(db, name);
     return { vectorBucket: { vectorBucketName: bucket.id, creationTime: seconds(bucket.created_at) } };
   });
@@ -79,7 +80,7 @@ export function getBucket(scope: VectorScope, name: string) {
 
 export function listBuckets(scope: VectorScope, body: Static<typeof ListBucketsBody>) {
   const limit = body.maxResults ?? LIMITS.listPage;
-  return run(scope, 'ListVectorBuckets', async (db) => {
+  return run(scope, OPERATIONS.LIST_VECTOR_BUCKETS, async (db) => {
     const rows = await sql.listBuckets(db, { prefix: body.prefix, after: body.nextToken, limit: limit + 1 });
     const p = page(rows, limit, (b) => b.id);
     return {
@@ -91,7 +92,7 @@ export function listBuckets(scope: VectorScope, body: Static<typeof ListBucketsB
 
 /** Only an empty bucket (no index left) is deleted. */
 export function deleteBucket(scope: VectorScope, name: string): Promise<void> {
-  return run(scope, 'DeleteVectorBucket', async (db) => {
+  return run(scope, OPERATIONS.DELETE_VECTOR_BUCKET, async (db) => {
     await bucketOf(db, name, true);
     if (await sql.bucketHasIndexes(db, name)) throw vectorErrors.bucketNotEmpty(name);
     await sql.deleteBucket(db, name);
@@ -99,7 +100,7 @@ export function deleteBucket(scope: VectorScope, name: string): Promise<void> {
 }
 
 export function createIndex(scope: VectorScope, body: Static<typeof CreateIndexBody>): Promise<void> {
-  return run(scope, 'CreateIndex', async (db) => {
+  return run(scope, OPERATIONS.CREATE_VECTOR_INDEX, async (db) => {
     // The bucket's row lock serialises index creation in it (the count) and keeps it from being deleted.
     await bucketOf(db, body.vectorBucketName, true);
     if (await sql.findIndex(db, body.vectorBucketName, body.indexName)) {
@@ -124,7 +125,7 @@ export function createIndex(scope: VectorScope, body: Static<typeof CreateIndexB
 }
 
 export function getIndex(scope: VectorScope, bucket: string, name: string) {
-  return run(scope, 'GetIndex', async (db) => {
+  return run(scope, OPERATIONS.GET_VECTOR_INDEX, async (db) => {
     const index = await indexOf(db, bucket, name);
     return {
       index: {
@@ -142,7 +143,7 @@ export function getIndex(scope: VectorScope, bucket: string, name: string) {
 
 export function listIndexes(scope: VectorScope, body: Static<typeof ListIndexesBody>) {
   const limit = body.maxResults ?? LIMITS.listPage;
-  return run(scope, 'ListIndexes', async (db) => {
+  return run(scope, OPERATIONS.LIST_VECTOR_INDEXES, async (db) => {
     await bucketOf(db, body.vectorBucketName);
     const rows = await sql.listIndexes(db, body.vectorBucketName, {
       prefix: body.prefix,
@@ -163,7 +164,7 @@ export function listIndexes(scope: VectorScope, body: Static<typeof ListIndexesB
 
 /** The index and its vectors. */
 export function deleteIndex(scope: VectorScope, bucket: string, name: string): Promise<void> {
-  return run(scope, 'DeleteIndex', async (db) => {
+  return run(scope, OPERATIONS.DELETE_VECTOR_INDEX, async (db) => {
     const index = await indexOf(db, bucket, name, 'update');
     await sql.deleteIndex(db, index.id);
   });
@@ -172,7 +173,7 @@ export function deleteIndex(scope: VectorScope, bucket: string, name: string): P
 /** Inserts or replaces the vectors, all or none. */
 export function putVectors(scope: VectorScope, body: PutVectorsInput): Promise<void> {
   checkDistinctKeys(body.vectors);
-  return run(scope, 'PutVectors', async (db) => {
+  return run(scope, OPERATIONS.PUT_VECTORS, async (db) => {
     const index = await indexOf(db, body.vectorBucketName, body.indexName, 'share');
     const nonFilterable = nonFilterableKeys(index.metadata_configuration);
     const target = { dimension: index.dimension, metric: index.distance_metric };
@@ -198,7 +199,7 @@ function vectorReply(row: sql.VectorRow, want: { data?: boolean; metadata?: bool
 
 export function getVectors(scope: VectorScope, body: Static<typeof GetVectorsBody>) {
   const want = { data: body.returnData === true, metadata: body.returnMetadata === true };
-  return run(scope, 'GetVectors', async (db) => {
+  return run(scope, OPERATIONS.GET_VECTORS, async (db) => {
     const index = await indexOf(db, body.vectorBucketName, body.indexName);
     const rows = await sql.getVectors(db, index.id, body.keys, want);
     return { vectors: rows.map((r) => vectorReply(r, want)) };
@@ -209,7 +210,7 @@ export function listVectors(scope: VectorScope, body: ListVectorsInput) {
   const segment = segmentOf(body);
   const limit = body.maxResults ?? LIMITS.listPage;
   const want = { data: body.returnData === true, metadata: body.returnMetadata === true };
-  return run(scope, 'ListVectors', async (db) => {
+  return run(scope, OPERATIONS.LIST_VECTORS, async (db) => {
     const index = await indexOf(db, body.vectorBucketName, body.indexName);
     const rows = await sql.listVectors(db, index.id, {
       ...want,
@@ -224,7 +225,7 @@ export function listVectors(scope: VectorScope, body: ListVectorsInput) {
 
 /** The topK nearest vectors (exact: every vector of the index is compared), nearest first. */
 export function queryVectors(scope: VectorScope, body: QueryVectorsInput) {
-  return run(scope, 'QueryVectors', async (db) => {
+  return run(scope, OPERATIONS.QUERY_VECTORS, async (db) => {
     const index = await indexOf(db, body.vectorBucketName, body.indexName);
     const filter =
       body.filter === undefined
@@ -251,7 +252,7 @@ export function queryVectors(scope: VectorScope, body: QueryVectorsInput) {
 }
 
 export function deleteVectors(scope: VectorScope, body: Static<typeof DeleteVectorsBody>): Promise<void> {
-  return run(scope, 'DeleteVectors', async (db) => {
+  return run(scope, OPERATIONS.DELETE_VECTORS, async (db) => {
     const index = await indexOf(db, body.vectorBucketName, body.indexName, 'share');
     await sql.deleteVectors(db, index.id, body.keys);
   });

@@ -15,6 +15,7 @@ import type { Backends } from './backend/index.js';
 import type { ObjectLocation, StorageBackend, SweepReport } from './backend/interface.js';
 import { lockKey } from './service/object-writes.js';
 import { inTx } from './service/tx.js';
+import { ICEBERG_LIVE_VERSIONS } from './database/iceberg.js';
 
 /** Extra work of a pass that is not about object versions (e.g. expired resumable uploads). */
 export type ProjectSweeper = (project: ProjectContext, before: number) => Promise<number>;
@@ -23,13 +24,15 @@ const idOf = (l: { bucket: string; key: string; version: string }) =>
   `${l.bucket}\u0000${l.key}\u0000${l.version}`;
 
 /**
- * Every version a row refers to: committed objects, and the parts (and target) of S3 multipart
- * uploads still in progress, whose bytes are versions of the key that no object row names yet.
+ * Every version a row refers to: committed objects, the parts (and target) of S3 multipart
+ * uploads still in progress, whose bytes are versions of the key that no object row names yet, and
+ * the metadata files of Iceberg tables.
  */
 const LIVE_VERSIONS = `live(bucket_id, name, version) as (
          select bucket_id, name, version from storage.objects
          union all select bucket_id, key, version from storage.s3_multipart_uploads_parts
-         union all select bucket_id, key, version from storage.s3_multipart_uploads)`;
+         union all select bucket_id, key, version from storage.s3_multipart_uploads
+         union all ${ICEBERG_LIVE_VERSIONS})`;
 
 /** Of `candidates`, the ones a committed row references. */
 async function referenced(project: ProjectContext, candidates: ObjectLocation[]): Promise<Set<string>> {

@@ -30,7 +30,9 @@ export async function icebergRoutes(app: FastifyInstance, deps: IcebergDeps): Pr
       }
     },
   );
-  await app.register(icebergBucketRoutes, deps);
-  await app.register(icebergCatalogRoutes, deps);
-  await app.register(icebergTableRoutes, deps);
+  // Not `deps` itself: its `prefix` (this context's) would be added again.
+  const d: IcebergDeps = { platform: deps.platform, backends: deps.backends };
+  await app.register(icebergBucketRoutes, d);
+  await app.register(icebergCatalogRoutes, d);
+  await app.register(icebergTableRoutes, d);
 }

@@ -252,7 +252,21 @@ describe('iceberg catalog', () => {
     const bad = await commit([], [{ action: 'rename-everything' }]);
     expect([bad.status, bad.json.error.type]).toEqual([400, 'BadRequestException']);
     expect((await commit([], [{ action: 'set-location', location: 's3://elsewhere/x' }])).status).toBe(400);
-    expect((await ice('POST', path, '{"requirements": [', undefined)).status).toBe(400);
+    for (const hostile of [
+      '{"requirements": [',
+      '['.repeat(100_000),
+      '{"updates": [{"action": "set-properties", "updates": {"k": "\\u0000"}}]}',
+    ]) {
+      const r = await ice('POST', path, hostile);
+      expect([r.status, r.json.error.type]).toEqual([400, 'BadRequestException']);
+    }
+    const proto = await ice(
+      'POST',
+      path,
+      '{"requirements":[],"updates":[{"action":"set-properties","updates":{"__proto__":"x"}}]}',
+    );
+    expect(proto.json.metadata.properties).toEqual({ purpose: 'test', ['__proto__']: 'x' });
+    await commit([], [{ action: 'remove-properties', removals: ['__proto__'] }]);
 
     const schema = {
       type: 'struct',
@@ -317,9 +331,11 @@ describe('iceberg catalog', () => {
     expect(withSnapshot.json.metadata['last-sequence-number']).toBe(1);
     const loaded = await ice('GET', path);
     expect(loaded.text).toContain(`"snapshot-id":${big}`);
-    const stale = await commit(
-      [{ type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': 1234567890123456700 }],
-      prop,
+    // One digit off (as a rounding parser would make it): a conflict.
+    const stale = await ice(
+      'POST',
+      path,
+      `{"requirements":[{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":1234567890123456788}],"updates":[]}`,
     );
     expect(stale.status).toBe(409);
     const current = await ice(
@@ -387,6 +403,12 @@ describe('iceberg catalog', () => {
       'last-column-id': 4,
       location: sm.location,
     });
+    // Without assert-create, a commit to a table that does not exist makes nothing.
+    const plain = await ice('POST', `/v1/${bucket}/namespaces/${ns}/tables/never`, {
+      requirements: [],
+      updates: [],
+    });
+    expect([plain.status, plain.json.error.type]).toEqual([404, 'NoSuchTableException']);
     const again = await ice('POST', `/v1/${bucket}/namespaces/${ns}/tables/staged`, {
       requirements: [{ type: 'assert-create' }],
       updates: [],

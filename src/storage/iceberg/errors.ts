@@ -4,7 +4,7 @@
  * Storage errors included: `type` is then the Storage error code, e.g. AccessDenied).
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable } from '../../db/connection-errors.js';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../../db/connection-errors.js';
 import { StorageError, errors as storageErrors, fromSystemError } from '../errors.js';
 import { JsonSyntaxError } from './json.js';
 
@@ -57,6 +57,7 @@ export function sendIcebergError(err: unknown, req: FastifyRequest, reply: Fasti
   const e = toIcebergError(err);
   if (e.status >= 500 && e.status !== 503) req.log.error({ err }, 'iceberg request failed');
   reply.code(e.status);
+  if (e.status === 503) reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
   if (req.method === 'HEAD' || reply.raw.headersSent) return reply.send();
   return reply
     .type('application/json; charset=utf-8')

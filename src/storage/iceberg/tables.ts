@@ -232,7 +232,9 @@ export async function commitTable(
       const current = row ? parseMetadata(row.metadata) : undefined;
       checkRequirements(current, requirements);
       if (!row || !current) {
-        // assert-create held: the commit of a staged create makes the table.
+        // Only the commit of a staged create (assert-create, which held) may make the table.
+        if (!requirements.some((r) => isObject(r) && r.type === 'assert-create'))
+          throw iceErrors.noSuchTable();
         assertResourceName(table, 'table');
         const base = emptyTableMetadata(`s3://${warehouse}/${namespace}/${table}`);
         const assigned = updates.find((u) => isObject(u) && u.action === 'assign-uuid');

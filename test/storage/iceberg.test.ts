@@ -416,6 +416,33 @@ describe('iceberg catalog', () => {
     expect([again.status, again.json.error.type]).toEqual([409, 'CommitFailedException']);
   });
 
+  it('updates namespace properties and renames tables', async () => {
+    const { bucket, ns } = await warehouse();
+    const props = `/v1/${bucket}/namespaces/${ns}/properties`;
+    await ice('POST', props, { updates: { a: '1', b: '2' } });
+    const changed = await ice('POST', props, { removals: ['a', 'zz'], updates: { c: '3' } });
+    expect(changed.json).toEqual({ updated: ['c'], removed: ['a'], missing: ['zz'] });
+    expect((await ice('GET', `/v1/${bucket}/namespaces/${ns}`)).json.properties).toEqual({ b: '2', c: '3' });
+    const clash = await ice('POST', props, { removals: ['b'], updates: { b: 'x' } });
+    expect([clash.status, clash.json.error.type]).toEqual([422, 'UnprocessableEntityException']);
+
+    const other = `ns${hex()}`;
+    await ice('POST', `/v1/${bucket}/namespaces`, { namespace: other });
+    for (const t of ['r1', 'r2']) await ice('POST', `/v1/${bucket}/namespaces/${ns}/tables`, tablePayload(t));
+    const rename = (from: string, toNs: string, to: string) =>
+      ice('POST', `/v1/${bucket}/tables/rename`, {
+        source: { namespace: [ns], name: from },
+        destination: { namespace: [toNs], name: to },
+      });
+    expect((await rename('r1', ns, 'r2')).json.error.type).toBe('AlreadyExistsException');
+    expect((await rename('nope', ns, 'r3')).json.error.type).toBe('NoSuchTableException');
+    expect((await rename('r1', 'nons', 'r3')).json.error.type).toBe('NoSuchNamespaceException');
+    expect((await rename('r1', other, 'moved')).status).toBe(204);
+    expect((await ice('GET', `/v1/${bucket}/namespaces/${ns}/tables/r1`)).status).toBe(404);
+    const moved = await ice('GET', `/v1/${bucket}/namespaces/${other}/tables/moved`);
+    expect(moved.json.metadata.location).toBe(`s3://${bucket}/${ns}/r1`);
+  });
+
   it('admits only the service role', async () => {
     const { bucket } = await warehouse();
     const user = await h.userToken(uuid());

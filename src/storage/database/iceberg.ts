@@ -55,6 +55,13 @@ export interface ListAnalyticsBuckets {
   sortOrder?: 'asc' | 'desc';
 }
 
+const SORT_COLUMNS: Record<string, string> = {
+  id: 'name',
+  name: 'name',
+  created_at: 'created_at',
+  updated_at: 'updated_at',
+};
+
 export async function listAnalyticsBuckets(db: Db, q: ListAnalyticsBuckets): Promise<AnalyticsBucketRow[]> {
   const params: unknown[] = [];
   let sql = `select ${BUCKET_COLUMNS} from storage.buckets_analytics`;
@@ -63,8 +70,8 @@ export async function listAnalyticsBuckets(db: Db, q: ListAnalyticsBuckets): Pro
     sql += ` where strpos(lower(name), lower($${params.length})) > 0`;
   }
   // `id` of the reply is the name (as the reference), so sorting by id sorts by name.
-  const column = !q.sortColumn || q.sortColumn === 'id' ? 'name' : q.sortColumn;
-  sql += ` order by "${column}" ${q.sortOrder === 'desc' ? 'desc' : 'asc'}, name`;
+  const column = SORT_COLUMNS[q.sortColumn ?? 'name'] ?? 'name';
+  sql += ` order by ${column} ${q.sortOrder === 'desc' ? 'desc' : 'asc'}, name`;
   if (q.limit !== undefined) {
     params.push(q.limit);
     sql += ` limit $${params.length}`;
@@ -156,6 +163,17 @@ export async function listNamespaces(
   return r.rows.map((x) => x.name);
 }
 
+export async function setNamespaceProperties(
+  db: Db,
+  id: string,
+  properties: Record<string, string>,
+): Promise<void> {
+  await db.query(
+    'update storage.iceberg_namespaces set metadata = $2::jsonb, updated_at = now() where id = $1',
+    [id, JSON.stringify(properties)],
+  );
+}
+
 export async function namespaceHasTables(db: Db, namespaceId: string): Promise<boolean> {
   const r = await db.query('select 1 from storage.iceberg_tables where namespace_id = $1 limit 1', [
     namespaceId,
@@ -204,6 +222,20 @@ export async function listTables(
     [namespaceId, after ?? null, limit],
   );
   return r.rows.map((x) => x.name);
+}
+
+/** Moves a table to another name or namespace; false when the destination name is taken. */
+export async function renameTable(db: Db, id: string, namespaceId: string, name: string): Promise<boolean> {
+  try {
+    await db.query(
+      'update storage.iceberg_tables set namespace_id = $2, name = $3, updated_at = now() where id = $1',
+      [id, namespaceId, name],
+    );
+    return true;
+  } catch (err) {
+    if ((err as { code?: unknown }).code === '23505') return false;
+    throw err;
+  }
 }
 
 export interface NewTableRow {

@@ -7,6 +7,7 @@ import {
   dropNamespace,
   listNamespacesPage,
   loadNamespace,
+  updateNamespaceProperties,
 } from './catalog.js';
 import type { Json } from './json.js';
 import { type IcebergDeps, icebergScope } from './scope.js';
@@ -56,5 +57,10 @@ export async function icebergCatalogRoutes(app: FastifyInstance, deps: IcebergDe
   app.delete<{ Params: NamespaceParams }>('/v1/:prefix/namespaces/:namespace', async (req, reply) => {
     await dropNamespace(await icebergScope(deps, req), req.params.prefix, req.params.namespace);
     return reply.code(204).send();
+  });
+
+  app.post<{ Params: NamespaceParams }>('/v1/:prefix/namespaces/:namespace/properties', async (req) => {
+    const s = await icebergScope(deps, req);
+    return updateNamespaceProperties(s, req.params.prefix, req.params.namespace, (req.body ?? null) as Json);
   });
 }

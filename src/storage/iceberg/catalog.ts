@@ -16,6 +16,7 @@ import {
   icebergTx,
   listNamespaces,
   namespaceHasTables,
+  setNamespaceProperties,
   upsertNamespace,
 } from '../database/iceberg.js';
 import { iceErrors } from './errors.js';
@@ -93,12 +94,14 @@ const ENDPOINTS = [
   'GET /v1/{prefix}/namespaces/{namespace}',
   'HEAD /v1/{prefix}/namespaces/{namespace}',
   'DELETE /v1/{prefix}/namespaces/{namespace}',
+  'POST /v1/{prefix}/namespaces/{namespace}/properties',
   'GET /v1/{prefix}/namespaces/{namespace}/tables',
   'POST /v1/{prefix}/namespaces/{namespace}/tables',
   'GET /v1/{prefix}/namespaces/{namespace}/tables/{table}',
   'HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}',
   'POST /v1/{prefix}/namespaces/{namespace}/tables/{table}',
   'DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}',
+  'POST /v1/{prefix}/tables/rename',
 ];
 
 export async function catalogConfig(s: CatalogScope, warehouse: string): Promise<Record<string, unknown>> {
@@ -155,5 +158,36 @@ export async function dropNamespace(s: CatalogScope, warehouse: string, namespac
     const { namespace: ns } = await namespaceOf(db, warehouse, namespace, 'update');
     if (await namespaceHasTables(db, ns.id)) throw iceErrors.notEmpty('namespace', namespace);
     await deleteNamespace(db, ns.id);
+  });
+}
+
+/** POST .../namespaces/{namespace}/properties: removals and updates in one step. */
+export async function updateNamespaceProperties(
+  s: CatalogScope,
+  warehouse: string,
+  namespace: string,
+  body: Json,
+): Promise<unknown> {
+  if (!isObject(body)) throw iceErrors.badRequest('The body must be an object');
+  const updates = asProperties(body.updates, 'updates');
+  const removals = body.removals ?? [];
+  if (!Array.isArray(removals) || !removals.every((k) => typeof k === 'string'))
+    throw iceErrors.badRequest('removals must be an array of strings');
+  const both = removals.filter((k) => Object.hasOwn(updates, k));
+  if (both.length) throw iceErrors.unprocessable(`Updates and removals share keys: ${both.join(', ')}`);
+  return icebergTx(s.project, s.caller, async (db) => {
+    const { namespace: ns } = await namespaceOf(db, warehouse, namespace, 'update');
+    const props: Record<string, string> = { ...ns.metadata };
+    const removed: string[] = [];
+    const missing: string[] = [];
+    for (const k of removals) {
+      if (Object.hasOwn(props, k)) {
+        delete props[k];
+        removed.push(k);
+      } else missing.push(k);
+    }
+    Object.assign(props, updates);
+    await setNamespaceProperties(db, ns.id, props);
+    return { updated: Object.keys(updates), removed, missing };
   });
 }

@@ -30,6 +30,7 @@ export const iceErrors = {
   notEmpty: (resource: string, name: string) =>
     new IcebergError(400, 'IcebergResourceNotEmpty', `The resource ${resource}: ${name} is not empty`),
   commitFailed: (message: string) => new IcebergError(409, 'CommitFailedException', message),
+  unprocessable: (message: string) => new IcebergError(422, 'UnprocessableEntityException', message),
   unsupported: (message: string) => new IcebergError(406, 'UnsupportedOperationException', message),
   invalidRole: () => new IcebergError(403, 'AccessDenied', 'Access denied: Invalid role'),
 };

@@ -7,7 +7,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PageQuery } from './catalog-routes.js';
 import type { Json } from './json.js';
 import { type IcebergDeps, icebergScope } from './scope.js';
-import { commitTable, createTable, dropTable, listTablesPage, loadTable, tableExists } from './tables.js';
+import {
+  commitTable,
+  createTable,
+  dropTable,
+  listTablesPage,
+  loadTable,
+  renameTableTo,
+  tableExists,
+} from './tables.js';
 
 interface NamespaceParams {
   prefix: string;
@@ -56,6 +64,11 @@ export async function icebergTableRoutes(app: FastifyInstance, deps: IcebergDeps
   app.delete<{ Params: TableParams }>(table, async (req, reply) => {
     const p = req.params;
     await dropTable(await icebergScope(deps, req), p.prefix, p.namespace, p.table);
+    return reply.code(204).send();
+  });
+
+  app.post<{ Params: { prefix: string } }>('/v1/:prefix/tables/rename', async (req, reply) => {
+    await renameTableTo(await icebergScope(deps, req), req.params.prefix, (req.body ?? null) as Json);
     return reply.code(204).send();
   });
 }

@@ -19,6 +19,7 @@ import {
   insertTable,
   listTables,
   pruneMetadataFiles,
+  renameTable,
   updateTableMetadata,
 } from '../database/iceberg.js';
 import { isValidKey } from '../keys.js';
@@ -285,4 +286,27 @@ export async function commitTable(
       return loadResult(file.uri, m);
     }),
   );
+}
+
+/** The namespace and name of a `TableIdentifier` (one-level namespaces). */
+function identifier(v: Json | undefined, what: string): { namespace: string; name: string } {
+  const id = asObject(v, what);
+  const ns = Array.isArray(id.namespace) && id.namespace.length === 1 ? id.namespace[0] : id.namespace;
+  if (typeof ns !== 'string' || typeof id.name !== 'string')
+    throw iceErrors.badRequest(`${what} needs a namespace and a name`);
+  return { namespace: ns, name: id.name };
+}
+
+/** POST /v1/{prefix}/tables/rename: the table keeps its location and metadata files. */
+export async function renameTableTo(s: CatalogScope, warehouse: string, body: Json): Promise<void> {
+  const b = asObject(body, 'The body');
+  const from = identifier(b.source, 'source');
+  const to = identifier(b.destination, 'destination');
+  assertResourceName(to.name, 'table');
+  await icebergTx(s.project, s.caller, async (db) => {
+    const { row } = await tableOf(db, warehouse, from.namespace, from.name, true);
+    if (!row) throw iceErrors.noSuchTable();
+    const { namespace: target } = await namespaceOf(db, warehouse, to.namespace, 'share');
+    if (!(await renameTable(db, row.id, target.id, to.name))) throw iceErrors.tableExists();
+  });
 }

@@ -135,7 +135,8 @@ function setRef(m: TableMetadata, u: JsonObject): void {
   m.refs[name] = ref;
   if (name === 'main') {
     m['current-snapshot-id'] = snapshot['snapshot-id'] as number | bigint;
-    m['snapshot-log'].push({ 'timestamp-ms': Date.now(), 'snapshot-id': snapshot['snapshot-id'] as Json });
+    const at = typeof snapshot['timestamp-ms'] === 'number' ? snapshot['timestamp-ms'] : Date.now();
+    m['snapshot-log'].push({ 'timestamp-ms': at, 'snapshot-id': snapshot['snapshot-id'] as Json });
   }
 }
 

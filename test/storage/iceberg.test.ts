@@ -443,6 +443,62 @@ describe('iceberg catalog', () => {
     expect(moved.json.metadata.location).toBe(`s3://${bucket}/${ns}/r1`);
   });
 
+  it("works with storage-js's analytics client (iceberg-js)", async () => {
+    const analytics = h.service.analytics;
+    const bucket = `wh-${hex()}`;
+    expect((await analytics.createBucket(bucket)).error).toBeNull();
+    expect((await analytics.listBuckets({ search: bucket })).data?.map((b) => b.name)).toEqual([bucket]);
+    const catalog = analytics.from(bucket);
+    expect(
+      (await catalog.createNamespace({ namespace: ['sales'] }, { properties: { o: 'x' } })).error,
+    ).toBeNull();
+    expect((await catalog.namespaceExists({ namespace: ['sales'] })).data).toBe(true);
+    const made = await catalog.createTable(
+      { namespace: ['sales'] },
+      {
+        name: 'orders',
+        schema: {
+          type: 'struct',
+          fields: [
+            { id: 1, name: 'id', type: 'long', required: true },
+            { id: 2, name: 'at', type: 'timestamp', required: false },
+          ],
+          'schema-id': 0,
+          'identifier-field-ids': [1],
+        },
+        // The REST spec's field names (iceberg-js's types spell them source_id, field_id).
+        'partition-spec': {
+          'spec-id': 0,
+          fields: [{ 'source-id': 2, 'field-id': 1000, name: 'at_day', transform: 'day' }],
+        } as never,
+        'write-order': { 'order-id': 0, fields: [] },
+      },
+    );
+    expect(made.error).toBeNull();
+    expect(made.data?.['partition-specs'][0]?.fields[0]).toMatchObject({ name: 'at_day', transform: 'day' });
+    expect((await catalog.listTables({ namespace: ['sales'] })).data).toEqual([
+      { namespace: ['sales'], name: 'orders' },
+    ]);
+    // A CommitTableRequest (iceberg-js types another shape, which a REST catalog refuses: 400).
+    const updated = await catalog.updateTable({ namespace: ['sales'], name: 'orders' }, {
+      requirements: [],
+      updates: [{ action: 'set-properties', updates: { owner: 'me' } }],
+    } as never);
+    expect(updated.data?.metadata.properties).toEqual({ owner: 'me' });
+    expect((await catalog.loadTable({ namespace: ['sales'], name: 'orders' })).data?.properties).toEqual({
+      owner: 'me',
+    });
+    const typed = await catalog.updateTable(
+      { namespace: ['sales'], name: 'orders' },
+      { properties: { a: 'b' } },
+    );
+    expect(typed.error).toMatchObject({ status: 400, icebergType: 'BadRequestException' });
+    expect((await catalog.tableExists({ namespace: ['sales'], name: 'gone' })).data).toBe(false);
+    expect((await catalog.dropTable({ namespace: ['sales'], name: 'orders' })).error).toBeNull();
+    expect((await catalog.dropNamespace({ namespace: ['sales'] })).error).toBeNull();
+    expect((await analytics.deleteBucket(bucket)).error).toBeNull();
+  });
+
   it('admits only the service role', async () => {
     const { bucket } = await warehouse();
     const user = await h.userToken(uuid());

@@ -224,8 +224,11 @@ export async function commitTable(
   body: Json,
 ): Promise<string> {
   const b = asObject(body, 'The body');
-  const requirements = asArray(b.requirements ?? [], 'requirements');
-  const updates = asArray(b.updates ?? [], 'updates');
+  if (b.requirements === undefined)
+    throw iceErrors.badRequest("body must have required property 'requirements'");
+  if (b.updates === undefined) throw iceErrors.badRequest("body must have required property 'updates'");
+  const requirements = asArray(b.requirements, 'requirements');
+  const updates = asArray(b.updates, 'updates');
   const check = locationChecker(warehouse);
   return withFiles(s, (written, stale) =>
     icebergTx(s.project, s.caller, async (db) => {

@@ -151,6 +151,11 @@ describe('iceberg catalog', () => {
     expect(m['sort-orders']).toEqual([{ 'order-id': 0, fields: [] }]);
 
     expect((await ice('POST', `/v1/${bucket}/namespaces/${ns}/tables`, tablePayload('t2'))).status).toBe(200);
+    for (const badName of ['a'.repeat(101), 'Upper', '_x', 'a-b']) {
+      const r = await ice('POST', `/v1/${bucket}/namespaces/${ns}/tables`, tablePayload(badName));
+      expect([r.status, r.json.error.type]).toEqual([400, 'BadRequestException']);
+      expect((await ice('POST', `/v1/${bucket}/namespaces`, { namespace: badName })).status).toBe(400);
+    }
     const dup = await ice('POST', `/v1/${bucket}/namespaces/${ns}/tables`, tablePayload('t1'));
     expect([dup.status, dup.json]).toEqual([
       409,

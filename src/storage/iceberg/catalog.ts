@@ -29,13 +29,16 @@ export interface CatalogScope {
   backend: StorageBackend;
 }
 
-/** Namespace and table names, as the reference's catalog admits them. */
-const RESOURCE_NAME = /^[a-z0-9](?:[a-z0-9_]{0,253}[a-z0-9])?$/;
+/**
+ * Namespace and table names, as the reference's catalog admits them, but at most 100 characters
+ * (the longest path parameter the router matches; the reference allows 255).
+ */
+const RESOURCE_NAME = /^[a-z0-9](?:[a-z0-9_]{0,98}[a-z0-9])?$/;
 
 export function assertResourceName(name: string, what: string): void {
   if (!RESOURCE_NAME.test(name)) {
     throw iceErrors.badRequest(
-      `Invalid ${what} name: use 1 to 255 lowercase letters, digits and underscores, beginning and ending with a letter or digit`,
+      `Invalid ${what} name: use 1 to 100 lowercase letters, digits and underscores, beginning and ending with a letter or digit`,
     );
   }
 }

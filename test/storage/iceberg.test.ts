@@ -408,6 +408,11 @@ describe('iceberg catalog', () => {
       'last-column-id': 4,
       location: sm.location,
     });
+    const badUuid = await ice('POST', `/v1/${bucket}/namespaces/${ns}/tables/other`, {
+      requirements: [{ type: 'assert-create' }],
+      updates: [{ action: 'assign-uuid', uuid: 'not-a-uuid' }],
+    });
+    expect([badUuid.status, badUuid.json.error.type]).toEqual([400, 'BadRequestException']);
     // Without assert-create, a commit to a table that does not exist makes nothing.
     const plain = await ice('POST', `/v1/${bucket}/namespaces/${ns}/tables/never`, {
       requirements: [],

@@ -36,7 +36,7 @@ import {
   newTableMetadata,
 } from './metadata.js';
 import { checkRequirements } from './requirements.js';
-import { applyUpdates } from './updates.js';
+import { UUID, applyUpdates } from './updates.js';
 
 /** The backend bucket of an analytics bucket's metadata files. */
 export const backendBucket = (bucket: string) => `${bucket}--table-s3`;
@@ -242,7 +242,8 @@ export async function commitTable(
         assertResourceName(table, 'table');
         const base = emptyTableMetadata(`s3://${warehouse}/${namespace}/${table}`);
         const assigned = updates.find((u) => isObject(u) && u.action === 'assign-uuid');
-        if (isObject(assigned) && typeof assigned.uuid === 'string') base['table-uuid'] = assigned.uuid;
+        if (isObject(assigned) && typeof assigned.uuid === 'string' && UUID.test(assigned.uuid))
+          base['table-uuid'] = assigned.uuid.toLowerCase();
         const m = applyUpdates(base, updates, check);
         assertComplete(m);
         const file = await writeMetadata(s, bucket.name, m, 0);

@@ -20,6 +20,7 @@ import {
 
 const bad = (message: string) => iceErrors.badRequest(message);
 const SUPPORTED_FORMAT_VERSION = 2;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Checks a location the commit wants for the table: inside the table's bucket. */
 export type LocationCheck = (location: string) => void;
@@ -167,7 +168,7 @@ function setStatistics(m: TableMetadata, u: JsonObject, key: 'statistics' | 'par
 function applyOne(m: TableMetadata, u: JsonObject, added: Added, checkLocation: LocationCheck): void {
   switch (u.action) {
     case 'assign-uuid':
-      if (typeof u.uuid !== 'string') throw bad('assign-uuid needs a uuid');
+      if (typeof u.uuid !== 'string' || !UUID.test(u.uuid)) throw bad('assign-uuid needs a UUID');
       if (u.uuid.toLowerCase() !== m['table-uuid'].toLowerCase()) throw bad('Cannot reassign the table UUID');
       return;
     case 'upgrade-format-version': {

@@ -426,6 +426,53 @@ describe('iceberg catalog', () => {
     expect([again.status, again.json.error.type]).toEqual([409, 'CommitFailedException']);
   });
 
+  it('serializes concurrent commits to one table', async () => {
+    const { bucket, ns } = await warehouse();
+    const path = `/v1/${bucket}/namespaces/${ns}/tables/busy`;
+    const made = await ice('POST', `/v1/${bucket}/namespaces/${ns}/tables`, tablePayload('busy'));
+    const uuidOf = made.json.metadata['table-uuid'];
+    const results = await Promise.all(
+      [0, 1, 2, 3, 4].map((i) =>
+        ice('POST', path, {
+          requirements: [{ type: 'assert-table-uuid', uuid: uuidOf }],
+          updates: [{ action: 'set-properties', updates: { [`k${i}`]: String(i) } }],
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    const final = await ice('GET', path);
+    expect(final.json['metadata-location']).toMatch(/\/metadata\/00005-/);
+    expect(final.json.metadata.properties).toEqual({
+      purpose: 'test',
+      k0: '0',
+      k1: '1',
+      k2: '2',
+      k3: '3',
+      k4: '4',
+    });
+    expect(final.json.metadata['metadata-log']).toHaveLength(5);
+    // Two writers that read the same snapshot state: the second one's requirement fails.
+    const base = [{ type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': null }];
+    const snap = (id: number, seq: number) => [
+      {
+        action: 'add-snapshot',
+        snapshot: {
+          'snapshot-id': id,
+          'sequence-number': seq,
+          'timestamp-ms': Date.now(),
+          'manifest-list': 'm',
+          summary: { operation: 'append' },
+        },
+      },
+      { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': id },
+    ];
+    const raced = await Promise.all([
+      ice('POST', path, { requirements: base, updates: snap(1, 1) }),
+      ice('POST', path, { requirements: base, updates: snap(2, 1) }),
+    ]);
+    expect(raced.map((r) => r.status).sort()).toEqual([200, 409]);
+  });
+
   it('updates namespace properties and renames tables', async () => {
     const { bucket, ns } = await warehouse();
     const props = `/v1/${bucket}/namespaces/${ns}/properties`;

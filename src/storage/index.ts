@@ -20,6 +20,7 @@ import { objectUploadRoutes } from './routes/objects-upload.js';
 import { opsRoutes, registerCors } from './routes/ops.js';
 import { signedRoutes } from './routes/signed.js';
 import { imageRoutes } from './image/routes.js';
+import { icebergRoutes } from './iceberg/routes.js';
 import { s3Routes, sendS3Error } from './s3/routes.js';
 import { serializeRequest } from './log-redaction.js';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../db/connection-errors.js';
@@ -144,6 +145,7 @@ async function storageApi(app: FastifyInstance, opts: { platform: Platform }): P
   });
 
   await app.register(s3Routes, { ...deps, prefix: '/s3' });
+  await app.register(icebergRoutes, { ...deps, prefix: '/iceberg' });
 
   await app.register(async (json) => {
     const limit = opts.platform.config.bodyLimit;

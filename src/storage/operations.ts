@@ -68,6 +68,12 @@ export const OPERATIONS = {
   ICEBERG_CREATE_TABLE: 'storage.iceberg.table.create',
   ICEBERG_DROP_TABLE: 'storage.iceberg.table.drop',
   ICEBERG_COMMIT_TABLE: 'storage.iceberg.table.commit',
+  // Strata's own (upstream's analytics-bucket routes and these catalog calls have no names there).
+  ICEBERG_CREATE_BUCKET: 'storage.iceberg.bucket.create',
+  ICEBERG_LIST_BUCKETS: 'storage.iceberg.bucket.list',
+  ICEBERG_DELETE_BUCKET: 'storage.iceberg.bucket.delete',
+  ICEBERG_UPDATE_NAMESPACE: 'storage.iceberg.namespace.update',
+  ICEBERG_RENAME_TABLE: 'storage.iceberg.table.rename',
 
   // Vector buckets (upstream's names)
   CREATE_VECTOR_BUCKET: 'storage.vector.bucket.create',

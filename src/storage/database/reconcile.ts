@@ -2,16 +2,19 @@
  * SQL of storage reconciliation (reconcile.ts): which backend versions a row still refers to.
  * Run as the service role; each function runs on the connection given.
  */
+import { ICEBERG_LIVE_VERSIONS } from './iceberg.js';
 import type { Db } from './tx.js';
 
 /**
- * Every version a row refers to: committed objects, and the parts (and target) of S3 multipart
- * uploads still in progress, whose bytes are versions of the key that no object row names yet.
+ * Every version a row refers to: committed objects, the parts (and target) of S3 multipart
+ * uploads still in progress, whose bytes are versions of the key that no object row names yet, and
+ * the metadata files of Iceberg tables.
  */
 const LIVE_VERSIONS = `live(bucket_id, name, version) as (
          select bucket_id, name, version from storage.objects
          union all select bucket_id, key, version from storage.s3_multipart_uploads_parts
-         union all select bucket_id, key, version from storage.s3_multipart_uploads)`;
+         union all select bucket_id, key, version from storage.s3_multipart_uploads
+         union all ${ICEBERG_LIVE_VERSIONS})`;
 
 export interface LiveVersion {
   bucket_id: string;

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functionCatalogOf } from '../../src/functions/registry.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { type DeployAnswer, deployOne, eszipOf, until } from './support.js';
+import { type DeployAnswer, deployOne, eszipOf } from './support.js';
+import { eventually } from '../support/eventually.js';
 
 let tp: TestPlatform;
 let ctx: ProjectContext;
@@ -210,12 +211,15 @@ describe('deploy: malformed uploads', () => {
     for (let v = 1; v <= 3; v++)
       expect((await deployOne(tp, ctx.ref, 'busy', version(v), { verify_jwt: false })).status).toBe(201);
     // The last version is served once its worker has booted: up to the boot limit (30 s) on a loaded machine.
-    const served = await until(() => answers.at(-1) === '200 v3', 30_000);
+    const served = await eventually(() => answers.at(-1) === '200 v3', { timeoutMs: 30_000 }).then(
+      () => true,
+      () => false,
+    );
     stop = true;
     await Promise.all(callers);
     expect(served, JSON.stringify(answers.slice(-12)) + ' of ' + answers.length).toBe(true);
     expect(answers.filter((a) => !/^200 v[0-3]$/.test(a))).toEqual([]);
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
   });
 
   it('an empty entrypoint deploys and answers BOOT_ERROR', async () => {

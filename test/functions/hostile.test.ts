@@ -11,7 +11,8 @@ import { configFromEnv } from '../../src/config.js';
 import { functionCatalogOf } from '../../src/functions/registry.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { deployOne, until } from './support.js';
+import { deployOne } from './support.js';
+import { eventually } from '../support/eventually.js';
 
 let tp: TestPlatform;
 let ctx: ProjectContext;
@@ -249,7 +250,7 @@ describe('invocation: bodies and disconnects', () => {
     const answer = await rawExchange(req);
     expect(statusOf(answer)).toBe(413);
     expect(JSON.parse(bodyOf(answer))).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
     expect((await fetch(`${base}/functions/v1/echo`, { method: 'POST', body: 'ok' })).status).toBe(200);
   });
 
@@ -287,7 +288,7 @@ describe('invocation: bodies and disconnects', () => {
         }, 40);
       });
       expect(statusOf(answer), slug).toBeGreaterThan(0);
-      expect(await until(() => stats().inflight === 0, 2_000), slug).toBe(true);
+      await eventually(() => stats().inflight === 0, { timeoutMs: 2_000, what: slug });
     }
     // The streaming one was cut off at the limit: logged as 413, with no error of the platform's own.
     await new Promise((r) => setTimeout(r, 300));
@@ -312,7 +313,7 @@ describe('invocation: bodies and disconnects', () => {
         }, 300);
       });
     });
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
     const res = await fetch(`${base}/functions/v1/echo`, { method: 'POST', body: 'x' });
     expect(res.status).toBe(200);
   });
@@ -331,9 +332,9 @@ describe('invocation: bodies and disconnects', () => {
         r.on('timeout', reject);
         r.end();
       });
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
     // The aborted requests' connections to the worker are closed, not kept.
-    expect(await until(() => stats().connections <= connectionsBefore + 2, 2_000)).toBe(true);
+    await eventually(() => stats().connections <= connectionsBefore + 2, { timeoutMs: 2_000 });
     const res = await fetch(`${base}/functions/v1/echo`);
     expect(res.status).toBe(200);
   });
@@ -345,7 +346,7 @@ describe('invocation: bodies and disconnects', () => {
       expect((await deployOne(tp, ctx.ref, slug, STREAM, { verify_jwt: false })).status).toBe(201);
       await rawExchange(`GET ${fnPath(slug)} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`, ms);
       await new Promise((r) => setTimeout(r, 300));
-      expect(await until(() => stats().inflight === 0, 1_500), `left after ${ms} ms`).toBe(true);
+      await eventually(() => stats().inflight === 0, { timeoutMs: 1_500, what: `left after ${ms} ms` });
     }
     expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
   });
@@ -360,7 +361,7 @@ describe('invocation: bodies and disconnects', () => {
       1_000,
     );
     expect(statusOf(upgrade)).toBe(200);
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
   });
 
   it('a client too slow to send its body or read the answer is cut off at the wall clock; the worker lives', async () => {
@@ -404,7 +405,7 @@ describe('invocation: bodies and disconnects', () => {
     const answer = await slowBody;
     expect(statusOf(answer)).toBe(408);
     expect(JSON.parse(bodyOf(answer))).toMatchObject({ code: 'REQUEST_TIMEOUT' });
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
     s2.destroy();
     expect(await pid()).toBe(first);
   });
@@ -434,7 +435,7 @@ describe('invocation: bodies and disconnects', () => {
     expect(res.status).toBe(200);
     const text = await res.text().catch((e: Error) => `cut: ${e.message}`);
     expect(text).not.toContain('chunk 5');
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
     expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
   });
 
@@ -444,7 +445,7 @@ describe('invocation: bodies and disconnects', () => {
     expect(res.status).toBeGreaterThanOrEqual(500);
     expect(await res.json()).toMatchObject({ code: 'WORKER_ERROR' });
     expect(Date.now() - started).toBeLessThan(2_500);
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
     // "please check logs": the logs say why.
     await new Promise((r) => setTimeout(r, 300));
     const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/hugeheader/logs`, {
@@ -492,6 +493,6 @@ describe('invocation: bodies and disconnects', () => {
     );
     expect(answers.every((s) => s === 200)).toBe(true);
     expect(stats().workers).toBeLessThanOrEqual(tp.config.functions.maxWorkers);
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
   });
 });

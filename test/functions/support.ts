@@ -47,16 +47,6 @@ export function deployOne(
   return deploy(tp, ref, slug, { [`supabase/functions/${slug}/index.ts`]: source }, meta);
 }
 
-/** Polls `check` every `everyMs` until it holds or `ms` have passed; its last answer. */
-export async function until(check: () => boolean, ms: number, everyMs = 50): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-  return check();
-}
-
 /**
  * An eszip bundle (as `supabase functions deploy` uploads) of TypeScript modules given by
  * specifier, the first being the entrypoint: `{ 'file:///src/index.ts': 'Deno.serve(…)' }`.

@@ -15,12 +15,12 @@ import { startPlatform, type RunningPlatform } from '../../src/server.js';
 import {
   type Answer,
   api,
-  eventually,
   expectNoDriverInternals,
   expectUnavailable,
   type Target,
 } from './lifecycle-support.js';
 import { seedKeptData } from '../support/lifecycle-seed.js';
+import { eventually } from '../support/eventually.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'strata-dbdeath-'));
 const notices: string[] = [];
@@ -64,10 +64,11 @@ async function killAndRecover(round: number): Promise<void> {
   process.kill(pid as number, 'SIGKILL');
 
   const down = await eventually(
-    () => api.health(target),
-    (a) => a.status === 503,
-    5_000,
-    20,
+    async () => {
+      const a = await api.health(target);
+      return a.status === 503 && a;
+    },
+    { timeoutMs: 5_000, intervalMs: 20 },
   );
   expectUnavailable('platform', down);
   // Meanwhile: 503 in each API's shape, or success once the supervisor has it back.
@@ -81,10 +82,11 @@ async function killAndRecover(round: number): Promise<void> {
   okOrUnavailable('management', during[2]);
 
   const up = await eventually(
-    () => api.health(target),
-    (a) => a.status === 200,
-    60_000,
-    100,
+    async () => {
+      const a = await api.health(target);
+      return a.status === 200 && a;
+    },
+    { timeoutMs: 60_000, intervalMs: 100 },
   );
   expect(up.status, up.text).toBe(200);
   expect(pidAlive(pid as number)).toBe(false);

@@ -11,8 +11,9 @@ import { join } from 'node:path';
 import { configFromEnv } from '../../src/config.js';
 import { startEmbedded, type EmbeddedServer } from '../../src/db/embedded.js';
 import { startPlatform, type RunningPlatform } from '../../src/server.js';
-import { api, eventually, expectUnavailable, type Target } from './lifecycle-support.js';
+import { api, expectUnavailable, type Target } from './lifecycle-support.js';
 import { seedKeptData } from '../support/lifecycle-seed.js';
+import { eventually } from '../support/eventually.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'strata-extdb-'));
 const dbDir = join(dir, 'pg');
@@ -70,9 +71,11 @@ describe('an external database that goes away and comes back', () => {
     await server?.stop();
     server = undefined;
     const health = await eventually(
-      () => api.health(target),
-      (a) => a.status === 503,
-      10_000,
+      async () => {
+        const a = await api.health(target);
+        return a.status === 503 && a;
+      },
+      { timeoutMs: 10_000 },
     );
     expectUnavailable('platform', health);
     expect(health.body).toMatchObject({ status: 'unavailable', database: 'down' });
@@ -101,9 +104,11 @@ describe('an external database that goes away and comes back', () => {
   it('resumes by itself once the database is back, with caches and data intact', async () => {
     server = await startServer();
     const health = await eventually(
-      () => api.health(target),
-      (a) => a.status === 200,
-      15_000,
+      async () => {
+        const a = await api.health(target);
+        return a.status === 200 && a;
+      },
+      { timeoutMs: 15_000 },
     );
     expect(health.status).toBe(200);
     // The pools dropped their dead clients: the first requests after the outage succeed.

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeTestPort } from '../support/free-port.js';
 import { pidAlive, processCwd, processRunning } from '../../src/db/pid.js';
-import { eventually } from './lifecycle-support.js';
+import { eventually } from '../support/eventually.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const bin = join(root, 'bin', 'strata.js');
@@ -116,10 +116,11 @@ describe('two starts in one data folder', () => {
     process.kill(pgPid, 'SIGSTOP'); // hangs every new connection: a database that is gone from the network
     try {
       const down = await eventually(
-        async () => status(),
-        (s) => s.code !== 0,
-        30_000,
-        200,
+        async () => {
+          const s = await status();
+          return s.code !== 0 && s;
+        },
+        { timeoutMs: 30_000, intervalMs: 200 },
       );
       expect(down.code, down.out).toBe(1);
       expect(down.out).toMatch(/database is down/);
@@ -129,10 +130,11 @@ describe('two starts in one data folder', () => {
     }
     expect(
       await eventually(
-        () => health(portA),
-        (s) => s === 200,
-        30_000,
-        200,
+        async () => {
+          const s = await health(portA);
+          return s === 200 && s;
+        },
+        { timeoutMs: 30_000, intervalMs: 200 },
       ),
     ).toBe(200);
     expect(status().code).toBe(0);

@@ -12,7 +12,8 @@ import { functionCatalogOf } from '../../src/functions/registry.js';
 import type { FunctionWorker } from '../../src/functions/worker.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { deployOne, until } from '../functions/support.js';
+import { deployOne } from '../functions/support.js';
+import { eventually } from '../support/eventually.js';
 
 let tp: TestPlatform;
 let ctx: ProjectContext;
@@ -114,7 +115,7 @@ describe('memory: all of a worker counts, not only the V8 heap', () => {
     expect(r.status).toBe(200);
     const [w] = workersOf('background');
     expect(w).toBeDefined();
-    expect(await until(() => !w?.alive, 15_000)).toBe(true);
+    await eventually(() => !w?.alive, { timeoutMs: 15_000 });
     expect(w?.ended).toBe('memory');
   });
 
@@ -134,7 +135,7 @@ describe('CPU: background work after the answer has the same budget', () => {
     const [w] = workersOf('spin');
     expect(w).toBeDefined();
     // (2 s of CPU: longer than that in wall-clock time on a loaded machine.)
-    expect(await until(() => !w?.alive, 80_000)).toBe(true);
+    await eventually(() => !w?.alive, { timeoutMs: 80_000 });
     expect(w?.ended).toBe('cpu');
   });
 });
@@ -157,7 +158,7 @@ describe('temp space is bounded per worker', () => {
     expect(r.status, await r.clone().text()).toBe(546);
     expect(r.headers.get('sb-error-code')).toBe('WORKER_LIMIT');
     const dirs = workersOf('tmp').map((w) => w.spec.tmpDir);
-    await until(() => dirs.every((d) => !existsSync(d)), 3_000);
+    await eventually(() => dirs.every((d) => !existsSync(d)), { timeoutMs: 3_000 }).catch(() => {});
     for (const d of dirs) expect(existsSync(d)).toBe(false);
   });
 });

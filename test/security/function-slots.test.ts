@@ -11,7 +11,8 @@ import { functionCatalogOf } from '../../src/functions/registry.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { api, createOtherUser } from '../management/api-client.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { deployOne, until } from '../functions/support.js';
+import { deployOne } from '../functions/support.js';
+import { eventually } from '../support/eventually.js';
 
 let tp: TestPlatform;
 let victim: ProjectContext;
@@ -75,9 +76,9 @@ describe('one project cannot starve another of worker slots', () => {
   it('while one project holds every worker with idle-waiting requests, another still gets answered', async () => {
     // The hog fills every slot (allowed: nobody else needs one yet).
     const held = Array.from({ length: MAX_WORKERS }, (_, i) => hold(hog.ref, i));
-    expect(
-      await until(() => stats().workers === MAX_WORKERS && stats().inflight === MAX_WORKERS, 20_000),
-    ).toBe(true);
+    await eventually(() => stats().workers === MAX_WORKERS && stats().inflight === MAX_WORKERS, {
+      timeoutMs: 20_000,
+    });
     // The victim's functions are answered (they were 503 WORKER_LIMIT).
     const r = await fetch(`${tp.url}/project/${victim.ref}/functions/v1/hello`);
     expect(r.status, await r.clone().text()).toBe(200);
@@ -99,9 +100,9 @@ describe('one project cannot starve another of worker slots', () => {
     for (const ref of [victim.ref, hog.ref, hog2.ref]) await runtime?.stopProject(ref);
     expect(stats().workers).toBe(0);
     const held = [hold(hog.ref, 0), hold(hog.ref, 1), hold(hog2.ref, 0), hold(hog2.ref, 1)];
-    expect(
-      await until(() => stats().workers === MAX_WORKERS && stats().inflight === MAX_WORKERS, 20_000),
-    ).toBe(true);
+    await eventually(() => stats().workers === MAX_WORKERS && stats().inflight === MAX_WORKERS, {
+      timeoutMs: 20_000,
+    });
     const r = await fetch(`${tp.url}/project/${victim.ref}/functions/v1/hello`);
     expect(r.status, await r.clone().text()).toBe(200);
     const results = await Promise.all(held);

@@ -6,7 +6,7 @@
  * no version file lacks a committed row, and every acknowledged upload reads back byte-exact.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -15,10 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freeTestPort } from '../support/free-port.js';
+import { servingBanner, spawnCli, repoRoot as root, strataBin as bin } from '../support/strata-process.js';
 import { eventually } from '../support/eventually.js';
 
-const root = new URL('../../', import.meta.url).pathname;
-const bin = join(root, 'bin', 'strata.js');
 const dataDir = mkdtempSync(join(tmpdir(), 'strata-crash-'));
 const MiB = 1024 * 1024;
 
@@ -33,23 +32,11 @@ let current: Server | undefined;
 async function start(env: Record<string, string>): Promise<Server> {
   if (current) await stop(current, 'SIGKILL');
   port = await freeTestPort();
-  const child = spawn(
-    process.execPath,
-    [bin, 'start', '--port', String(port), '--db-port', '0', '--console-port', '0'],
-    {
-      env: { ...process.env, DATABASE_URL: '', STRATA_DATA_DIR: dataDir, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  child.stdout?.on('data', (d) => (output += d));
-  child.stderr?.on('data', (d) => (output += d));
-  const t0 = Date.now();
-  while (!output.includes('Press Ctrl-C to stop')) {
-    if (child.exitCode !== null) throw new Error(`strata start exited: ${output}`);
-    if (Date.now() - t0 > 120_000) throw new Error(`not started within 120 s: ${output}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const p = spawnCli(['start', '--port', String(port), '--db-port', '0', '--console-port', '0'], {
+    env: { ...process.env, DATABASE_URL: '', STRATA_DATA_DIR: dataDir, ...env },
+  });
+  const { child } = p;
+  await servingBanner(p, { timeoutMs: 120_000 });
   const status = JSON.parse(
     execFileSync(process.execPath, [bin, 'status', '--json'], {
       env: { ...process.env, DATABASE_URL: '', STRATA_DATA_DIR: dataDir },

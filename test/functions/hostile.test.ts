@@ -11,8 +11,9 @@ import { configFromEnv } from '../../src/config.js';
 import { functionCatalogOf } from '../../src/functions/registry.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { deployOne } from './support.js';
+import { deployOne, invokeFunction } from '../support/functions.js';
 import { eventually } from '../support/eventually.js';
+import { api } from '../support/management.js';
 
 let tp: TestPlatform;
 let ctx: ProjectContext;
@@ -150,7 +151,7 @@ describe('invocation: slug and sub-path', () => {
   it('reaches a function whose slug is 128 characters long', async () => {
     const slug = `s${'x'.repeat(127)}`;
     expect((await deployOne(tp, ctx.ref, slug, ECHO, { verify_jwt: false })).status).toBe(201);
-    const res = await fetch(`${base}/functions/v1/${slug}/sub`);
+    const res = await invokeFunction(tp, ctx.ref, `${slug}/sub`);
     expect(res.status).toBe(200);
     expect((await res.json()).path).toBe(`/${slug}/sub`);
   });
@@ -211,7 +212,7 @@ describe('invocation: headers', () => {
         message: 'Request has too many header fields',
       });
     }
-    expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
+    expect((await invokeFunction(tp, ctx.ref, 'echo')).status).toBe(200);
     expect(stats().inflight).toBe(0);
   });
 });
@@ -225,7 +226,7 @@ describe('invocation: sandbox', () => {
       }));
     });`;
     expect((await deployOne(tp, ctx.ref, 'listener', src, { verify_jwt: false })).status).toBe(201);
-    const res = await fetch(`${base}/functions/v1/listener`);
+    const res = await invokeFunction(tp, ctx.ref, 'listener');
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual(['NotCapable', 'NotCapable', 'NotCapable', 'listened']);
   });
@@ -251,7 +252,7 @@ describe('invocation: bodies and disconnects', () => {
     expect(statusOf(answer)).toBe(413);
     expect(JSON.parse(bodyOf(answer))).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
     await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
-    expect((await fetch(`${base}/functions/v1/echo`, { method: 'POST', body: 'ok' })).status).toBe(200);
+    expect((await invokeFunction(tp, ctx.ref, 'echo', { method: 'POST', body: 'ok' })).status).toBe(200);
   });
 
   it('a body over the limit still arriving after the function answered: no crash, lease released', async () => {
@@ -292,12 +293,10 @@ describe('invocation: bodies and disconnects', () => {
     }
     // The streaming one was cut off at the limit: logged as 413, with no error of the platform's own.
     await new Promise((r) => setTimeout(r, 300));
-    const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/earlystream/logs`, {
-      headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}` },
-    }).then((r) => r.json());
+    const logs = (await api(tp, 'GET', `/v1/projects/${ctx.ref}/functions/earlystream/logs`)).body;
     expect(logs.result).toContainEqual(expect.objectContaining({ type: 'invocation', status: 413 }));
     expect(JSON.stringify(logs.result)).not.toContain('invocation failed');
-    expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
+    expect((await invokeFunction(tp, ctx.ref, 'echo')).status).toBe(200);
   });
 
   it('a client that leaves mid-request-body releases its lease; the next request is served', async () => {
@@ -314,7 +313,7 @@ describe('invocation: bodies and disconnects', () => {
       });
     });
     await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
-    const res = await fetch(`${base}/functions/v1/echo`, { method: 'POST', body: 'x' });
+    const res = await invokeFunction(tp, ctx.ref, 'echo', { method: 'POST', body: 'x' });
     expect(res.status).toBe(200);
   });
 
@@ -335,7 +334,7 @@ describe('invocation: bodies and disconnects', () => {
     await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
     // The aborted requests' connections to the worker are closed, not kept.
     await eventually(() => stats().connections <= connectionsBefore + 2, { timeoutMs: 2_000 });
-    const res = await fetch(`${base}/functions/v1/echo`);
+    const res = await invokeFunction(tp, ctx.ref, 'echo');
     expect(res.status).toBe(200);
   });
 
@@ -348,7 +347,7 @@ describe('invocation: bodies and disconnects', () => {
       await new Promise((r) => setTimeout(r, 300));
       await eventually(() => stats().inflight === 0, { timeoutMs: 1_500, what: `left after ${ms} ms` });
     }
-    expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
+    expect((await invokeFunction(tp, ctx.ref, 'echo')).status).toBe(200);
   });
 
   it('answers HEAD without a body, and a WebSocket upgrade request does not hang', async () => {
@@ -376,7 +375,8 @@ describe('invocation: bodies and disconnects', () => {
   return Response.json({ pid: Deno.pid });
 });`;
     expect((await deployOne(tp, ctx.ref, 'pid', PID, { verify_jwt: false })).status).toBe(201);
-    const pid = async () => ((await (await fetch(`${base}/functions/v1/pid`)).json()) as { pid: number }).pid;
+    const pid = async () =>
+      ((await (await invokeFunction(tp, ctx.ref, 'pid')).json()) as { pid: number }).pid;
     const first = await pid();
     const u = new URL(tp.url);
     // A body trickling in: 1 byte every 200 ms of a declared 1000.
@@ -418,39 +418,35 @@ describe('invocation: bodies and disconnects', () => {
     };
     for (const [slug, source] of Object.entries(sources)) {
       expect((await deployOne(tp, ctx.ref, slug, source, { verify_jwt: false })).status).toBe(201);
-      const res = await fetch(`${base}/functions/v1/${slug}`);
+      const res = await invokeFunction(tp, ctx.ref, slug);
       expect(res.status, slug).toBe(500);
       expect(res.headers.get('sb-error-code'), slug).toBe('WORKER_ERROR');
       expect(await res.json()).toMatchObject({ code: 'WORKER_ERROR' });
     }
     await new Promise((r) => setTimeout(r, 300));
-    const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/nrstring/logs`, {
-      headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}` },
-    }).then((r) => r.json());
+    const logs = (await api(tp, 'GET', `/v1/projects/${ctx.ref}/functions/nrstring/logs`)).body;
     expect(JSON.stringify(logs.result)).toContain('did not return a Response (got string)');
   });
 
   it('a function that errors mid-stream cuts the response off, and keeps serving', async () => {
-    const res = await fetch(`${base}/functions/v1/stream?fail=1`);
+    const res = await invokeFunction(tp, ctx.ref, `stream?fail=1`);
     expect(res.status).toBe(200);
     const text = await res.text().catch((e: Error) => `cut: ${e.message}`);
     expect(text).not.toContain('chunk 5');
     await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
-    expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
+    expect((await invokeFunction(tp, ctx.ref, 'echo')).status).toBe(200);
   });
 
   it('a function that writes a huge header gets a platform error, not a hang', async () => {
     const started = Date.now();
-    const res = await fetch(`${base}/functions/v1/hugeheader`);
+    const res = await invokeFunction(tp, ctx.ref, 'hugeheader');
     expect(res.status).toBeGreaterThanOrEqual(500);
     expect(await res.json()).toMatchObject({ code: 'WORKER_ERROR' });
     expect(Date.now() - started).toBeLessThan(2_500);
     await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
     // "please check logs": the logs say why.
     await new Promise((r) => setTimeout(r, 300));
-    const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/hugeheader/logs`, {
-      headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}` },
-    }).then((r) => r.json());
+    const logs = (await api(tp, 'GET', `/v1/projects/${ctx.ref}/functions/hugeheader/logs`)).body;
     expect(JSON.stringify(logs.result)).toMatch(/invocation failed: .*[Hh]eader/);
   });
 
@@ -462,7 +458,7 @@ describe('invocation: bodies and disconnects', () => {
 });`;
     expect((await deployOne(tp, ctx.ref, 'flood', FLOOD, { verify_jwt: false })).status).toBe(201);
     const before = process.memoryUsage().heapUsed;
-    const res = await fetch(`${base}/functions/v1/flood`);
+    const res = await invokeFunction(tp, ctx.ref, 'flood');
     expect(await res.text()).toBe('flooded');
     // 200 MB written; the platform keeps the start of the line only.
     expect(process.memoryUsage().heapUsed - before).toBeLessThan(64 * 1024 * 1024);
@@ -476,20 +472,18 @@ describe('invocation: bodies and disconnects', () => {
 });`;
     expect((await deployOne(tp, ctx.ref, 'lines', LINES, { verify_jwt: false })).status).toBe(201);
     const started = Date.now();
-    expect(await (await fetch(`${base}/functions/v1/lines`)).text()).toBe('lines');
+    expect(await (await invokeFunction(tp, ctx.ref, 'lines')).text()).toBe('lines');
     // Reading and logging ~1M lines one by one kept the event loop busy for over 10 s.
     expect(Date.now() - started).toBeLessThan(5_000);
     await new Promise((r) => setTimeout(r, 300));
-    const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/lines/logs?limit=1000`, {
-      headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}` },
-    }).then((r) => r.json());
+    const logs = (await api(tp, 'GET', `/v1/projects/${ctx.ref}/functions/lines/logs?limit=1000`)).body;
     expect(JSON.stringify(logs.result)).toMatch(/console output over 1000 lines per second/);
   });
 
   it('many concurrent first requests to a cold function: bounded workers, all answered', async () => {
     expect((await deployOne(tp, ctx.ref, 'cold', ECHO, { verify_jwt: false })).status).toBe(201);
     const answers = await Promise.all(
-      Array.from({ length: 40 }, () => fetch(`${base}/functions/v1/cold`).then((r) => r.status)),
+      Array.from({ length: 40 }, () => invokeFunction(tp, ctx.ref, 'cold').then((r) => r.status)),
     );
     expect(answers.every((s) => s === 200)).toBe(true);
     expect(stats().workers).toBeLessThanOrEqual(tp.config.functions.maxWorkers);

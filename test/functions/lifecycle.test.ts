@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { configFromEnv } from '../../src/config.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api } from '../management/api-client.js';
-import { deployOne, eszipOf } from './support.js';
+import { api } from '../support/management.js';
+import { deployOne, eszipOf, invokeFunction } from '../support/functions.js';
 import { eventually } from '../support/eventually.js';
 
 let tp: TestPlatform;
@@ -29,7 +29,7 @@ function alive(pid: number): boolean {
 }
 
 async function invoke(ctx: ProjectContext, slug: string, init: RequestInit = {}): Promise<Response> {
-  return fetch(`${tp.url}/project/${ctx.ref}/functions/v1/${slug}`, {
+  return invokeFunction(tp, ctx.ref, slug, {
     ...init,
     headers: { authorization: `Bearer ${ctx.anonKey}`, ...(init.headers as Record<string, string>) },
   });

@@ -10,6 +10,7 @@ import { poolStats } from '../../src/db/pooled-client.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { eventually } from '../support/eventually.js';
+import { postGraphQL } from '../support/graphql.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: responses are read as whatever JSON the server sent.
 type Json = any;
@@ -59,19 +60,8 @@ export async function startGraphQLPlatform(
     project,
     endpoint,
     async post(body, headers = {}) {
-      const res = await fetch(endpoint, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', apikey: project.anonKey, ...headers },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      const text = await res.text();
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = text;
-      }
-      return { status: res.status, json };
+      const res = await postGraphQL(endpoint, body, { apikey: project.anonKey, ...headers });
+      return { status: res.status, json: res.json === undefined ? res.text : res.json };
     },
     checkedOut: () => poolStats(project.pool).checkedOut,
     close: () => tp.close(),

@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configFromEnv } from '../../src/config.js';
 import type { EmbeddedServer } from '../../src/db/embedded.js';
 import { pidAlive } from '../../src/db/pid.js';
-import { startPlatform, type RunningPlatform } from '../../src/server.js';
+import type { RunningPlatform } from '../../src/server.js';
+import { startStandalonePlatform } from '../support/platform.js';
 import {
   type Answer,
   api,
@@ -29,16 +29,8 @@ let embedded: EmbeddedServer;
 let target: Target;
 
 beforeAll(async () => {
-  running = await startPlatform(
-    {
-      ...configFromEnv({}),
-      dataDir: dir,
-      host: '127.0.0.1',
-      port: 0,
-      consolePort: undefined,
-      dbPort: 0,
-      databaseUrl: undefined,
-    },
+  running = await startStandalonePlatform(
+    { dataDir: dir, dbPort: 0, databaseUrl: undefined },
     { notice: (l) => notices.push(l) },
   );
   const primary = running.platform.servers.primary.embedded;

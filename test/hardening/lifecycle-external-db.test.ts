@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configFromEnv } from '../../src/config.js';
 import { startEmbedded, type EmbeddedServer } from '../../src/db/embedded.js';
-import { startPlatform, type RunningPlatform } from '../../src/server.js';
+import type { RunningPlatform } from '../../src/server.js';
+import { startStandalonePlatform } from '../support/platform.js';
 import { api, expectUnavailable, type Target } from './lifecycle-support.js';
 import { seedKeptData } from '../support/lifecycle-seed.js';
 import { eventually } from '../support/eventually.js';
@@ -32,15 +32,8 @@ const startServer = async () =>
 
 beforeAll(async () => {
   server = await startServer();
-  running = await startPlatform(
-    {
-      ...configFromEnv({}),
-      dataDir: join(dir, 'data'),
-      host: '127.0.0.1',
-      port: 0,
-      consolePort: undefined,
-      databaseUrl: server.superuserUrl(),
-    },
+  running = await startStandalonePlatform(
+    { dataDir: join(dir, 'data'), databaseUrl: server.superuserUrl() },
     { notice: () => {} },
   );
   target = await seedKeptData(running);

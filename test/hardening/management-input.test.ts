@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api, type ApiAnswer } from '../management/api-client.js';
+import { api, type ApiAnswer } from '../support/management.js';
 import { eventually } from '../support/eventually.js';
 
 let tp: TestPlatform;

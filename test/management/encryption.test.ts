@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { SupabaseManagementAPI } from 'supabase-management-js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api } from './api-client.js';
+import { api } from '../support/management.js';
 import { withRole } from '../../src/db/with-role.js';
 import { withClient } from '../../src/db/pool.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';

@@ -23,6 +23,7 @@ import {
   type Stream,
 } from './support.js';
 import { eventually } from '../support/eventually.js';
+import { graphqlUrl, postGraphQL } from '../support/graphql.js';
 
 let tp: TestPlatform;
 let project: ProjectContext;
@@ -356,12 +357,12 @@ describe('live queries over graphql-sse (event streams, headers for auth)', () =
   });
 
   it('a query asked for as an event stream is not taken over (the GraphQL route answers it)', async () => {
-    const res = await fetch(`${tp.url}/graphql/v1`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', apikey: project.anonKey },
-      body: JSON.stringify({ query: NOTES }),
-    });
+    const res = await postGraphQL(
+      graphqlUrl(tp),
+      { query: NOTES },
+      { accept: 'application/json', apikey: project.anonKey },
+    );
     // Over plain HTTP a subscription is what it always was: refused by the engine.
-    expect(await res.json()).toEqual({ errors: [{ message: 'Subscriptions are not supported' }] });
+    expect(res.json).toEqual({ errors: [{ message: 'Subscriptions are not supported' }] });
   });
 });

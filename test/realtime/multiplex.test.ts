@@ -20,6 +20,7 @@ import {
   type Stream,
 } from './support.js';
 import { eventually } from '../support/eventually.js';
+import { graphqlUrl, postGraphQL } from '../support/graphql.js';
 
 let tp: TestPlatform;
 let project: ProjectContext;
@@ -41,12 +42,7 @@ afterAll(async () => {
 });
 
 async function introspect(p: ProjectContext, query: string): Promise<Json> {
-  const res = await fetch(`${tp.url}/project/${p.ref}/graphql/v1`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', apikey: p.anonKey },
-    body: JSON.stringify({ query }),
-  });
-  return res.json();
+  return (await postGraphQL(graphqlUrl(tp, p.ref), { query }, { apikey: p.anonKey })).json;
 }
 
 describe('multiplexing', () => {

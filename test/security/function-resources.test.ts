@@ -12,7 +12,7 @@ import { functionCatalogOf } from '../../src/functions/registry.js';
 import type { FunctionWorker } from '../../src/functions/worker.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { deployOne } from '../functions/support.js';
+import { deployOne, invokeFunction } from '../support/functions.js';
 import { eventually } from '../support/eventually.js';
 
 let tp: TestPlatform;
@@ -65,7 +65,7 @@ const FUNCTIONS: Record<string, string> = {
 };
 
 function call(slug: string, query = ''): Promise<Response> {
-  return fetch(`${tp.url}/project/${ctx.ref}/functions/v1/${slug}${query}`);
+  return invokeFunction(tp, ctx.ref, `${slug}${query}`);
 }
 
 function workersOf(slug: string): FunctionWorker[] {

@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configFromEnv } from '../../src/config.js';
 import { functionCatalogOf } from '../../src/functions/registry.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
-import { api, createOtherUser } from '../management/api-client.js';
+import { api, createOtherUser } from '../support/management.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { deployOne } from '../functions/support.js';
+import { deployOne, invokeFunction } from '../support/functions.js';
 import { eventually } from '../support/eventually.js';
 
 let tp: TestPlatform;
@@ -61,7 +61,7 @@ beforeAll(async () => {
 });
 
 function hold(ref: string, i: number) {
-  return fetch(`${tp.url}/project/${ref}/functions/v1/hold${i}`).then(async (r) => ({
+  return invokeFunction(tp, ref, `hold${i}`).then(async (r) => ({
     status: r.status,
     code: r.headers.get('sb-error-code'),
     text: await r.text(),
@@ -80,10 +80,10 @@ describe('one project cannot starve another of worker slots', () => {
       timeoutMs: 20_000,
     });
     // The victim's functions are answered (they were 503 WORKER_LIMIT).
-    const r = await fetch(`${tp.url}/project/${victim.ref}/functions/v1/hello`);
+    const r = await invokeFunction(tp, victim.ref, 'hello');
     expect(r.status, await r.clone().text()).toBe(200);
     expect(await r.text()).toBe('hello');
-    const r2 = await fetch(`${tp.url}/project/${victim.ref}/functions/v1/hello2`);
+    const r2 = await invokeFunction(tp, victim.ref, 'hello2');
     expect(r2.status, await r2.clone().text()).toBe(200);
     // The hog's held request that gave its worker up ends 503 WORKER_LIMIT (one: the victim's
     // second function took the victim's own idle worker's slot, idle ones going first); the others finish.
@@ -103,7 +103,7 @@ describe('one project cannot starve another of worker slots', () => {
     await eventually(() => stats().workers === MAX_WORKERS && stats().inflight === MAX_WORKERS, {
       timeoutMs: 20_000,
     });
-    const r = await fetch(`${tp.url}/project/${victim.ref}/functions/v1/hello`);
+    const r = await invokeFunction(tp, victim.ref, 'hello');
     expect(r.status, await r.clone().text()).toBe(200);
     const results = await Promise.all(held);
     expect(results.filter((x) => x.status === 503).length).toBe(1);

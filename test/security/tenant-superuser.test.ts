@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withClient, withDatabase } from '../../src/db/pool.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { serverUrl } from '../support/database.js';
-import { api, createOtherUser } from '../management/api-client.js';
+import { api, createOtherUser } from '../support/management.js';
 import { subscribe, wsClient, wsUrl } from '../realtime/support.js';
 import { eventually } from '../support/eventually.js';
 

@@ -19,7 +19,7 @@ import { request } from 'node:http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NodeSha256 } from '../../src/storage/s3/sigv4.js';
-import { bucketName } from './harness.js';
+import { bucketName } from '../support/storage.js';
 import { must, s3Error, useS3Platform } from './s3-support.js';
 import { eventually } from '../support/eventually.js';
 

@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { AwsChunkedDecoder } from '../../src/storage/s3/aws-chunked.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketName, startStorage, uuid, type StorageHarness } from './harness.js';
+import { bucketName, startStorage, uuid, type StorageHarness } from '../support/storage.js';
 
 import { must, s3Error, useS3Platform, type AccessKey, type S3TestPlatform } from './s3-support.js';
 

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { startStorage, type StorageHarness } from './harness.js';
+import { startStorage, type StorageHarness } from '../support/storage.js';
 
 export interface AccessKey {
   id: string;

@@ -4,7 +4,7 @@ import { readdirSync, readlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { bucketName, type StorageHarness } from './harness.js';
+import { bucketName, type StorageHarness } from '../support/storage.js';
 import { eventually } from '../support/eventually.js';
 
 /** `size` deterministic pseudo-random bytes, produced lazily in 1 MiB chunks. */

@@ -5,7 +5,7 @@
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketName, startStorage, uuid, type StorageHarness } from './harness.js';
+import { bucketName, startStorage, uuid, type StorageHarness } from '../support/storage.js';
 import { eventually } from '../support/eventually.js';
 
 let h: StorageHarness;

@@ -13,7 +13,7 @@ import { serveDatabase } from '../../../src/graphql/http/standalone.js';
 import { verifyJwt } from '../../../src/auth/jwt.js';
 import { freeTestPort } from '../../support/free-port.js';
 import { repoRoot as root, servingBanner, spawnCli } from '../../support/strata-process.js';
-import { http, postGraphQL } from './support.js';
+import { http, postGraphQL } from '../../support/graphql.js';
 
 let db: TestDatabase;
 

@@ -1,5 +1,8 @@
-/** Deploying test functions through the Management API the way the CLI's `--use-api` does. */
-import type { TestPlatform } from '../support/platform.js';
+/**
+ * Edge Functions in tests: deploying them through the Management API the way the CLI's
+ * `--use-api` does, and invoking them at /project/<ref>/functions/v1/<slug>.
+ */
+import type { TestPlatform } from './platform.js';
 
 export interface DeployAnswer {
   status: number;
@@ -61,4 +64,17 @@ export async function eszipOf(modules: Record<string, string>): Promise<Uint8Arr
       ? undefined
       : { kind: 'module', specifier, headers: { 'content-type': 'application/typescript' }, content };
   });
+}
+
+/**
+ * Invokes project `ref`'s function at `path` (its slug, then any sub-path and query) under
+ * /project/<ref>/functions/v1/; `init` as fetch takes it.
+ */
+export function invokeFunction(
+  tp: TestPlatform,
+  ref: string,
+  path: string,
+  init: RequestInit = {},
+): Promise<Response> {
+  return fetch(`${tp.url}/project/${ref}/functions/v1/${path}`, init);
 }

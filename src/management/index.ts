@@ -44,7 +44,8 @@ import { connectionRoutes } from './database/connection-routes.js';
 import { postgresConfigRoutes } from './database/postgres-config-routes.js';
 import { serviceRoutes } from './database/service-routes.js';
 import { migrationRoutes } from './database/migrations-routes.js';
-import { consoleRoleTokenRoutes } from './console/role-token-routes.js';
+import { consoleRoleTokenRoutes } from './role-tokens/routes.js';
+import { functionInvokeRoutes } from './functions/invoke-route.js';
 
 const MODULES: ManagementModule[] = [
   organizationRoutes,
@@ -63,6 +64,7 @@ const MODULES: ManagementModule[] = [
   serviceRoutes,
   migrationRoutes,
   consoleRoleTokenRoutes,
+  functionInvokeRoutes,
 ];
 
 export async function managementRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {

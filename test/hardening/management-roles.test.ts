@@ -323,6 +323,11 @@ const MATRIX: Record<string, Row> = {
     allowed: 200,
     call: (c, r) => ({ path: `/v1/projects/${c.ref}/functions/fn-${r}` }),
   },
+  'POST /v1/projects/:ref/functions/:function_slug/invoke': {
+    min: 'developer',
+    allowed: 200,
+    call: (c) => ({ path: `${fnPath(c)}/invoke`, body: { method: 'GET', role: 'anon' } }),
+  },
   'GET /v1/projects/:ref/functions/:function_slug/body': {
     min: 'read_only',
     allowed: 200,

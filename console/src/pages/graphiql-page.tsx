@@ -9,7 +9,7 @@ import { GraphiQL } from 'graphiql';
 import { useEffect, useMemo, useState } from 'react';
 import { management, projectBase } from '../api';
 import { ErrorText, Field } from '../form';
-import { NeedsKeys, type ProjectProps } from './project-shell';
+import { NeedsKeys, type ProjectProps } from '../project-props';
 
 type Role = 'anon' | 'authenticated' | 'service_role';
 const INTROSPECTION_HINT = `comment on schema public is '@graphql({"introspection": true})';`;

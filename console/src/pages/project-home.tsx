@@ -3,7 +3,7 @@ import { management, projectBase } from '../api';
 import { CopyValue } from '../copy-value';
 import { ErrorText } from '../form';
 import { useLoad } from '../use-load';
-import type { ProjectProps } from './project-shell';
+import type { ProjectProps } from '../project-props';
 
 interface Pooler {
   connection_string: string;

@@ -4,6 +4,7 @@ import { type ApiKeys, management } from '../api';
 import { ErrorText } from '../form';
 import { PROJECT_TABS, type ProjectTab, projectHref } from '../route';
 import { useLoad } from '../use-load';
+import type { ProjectProps } from '../project-props';
 import type { Project } from './projects';
 import { ProjectHome } from './project-home';
 import { StoragePage } from './storage';
@@ -24,12 +25,6 @@ const TAB_NAMES: Record<ProjectTab, string> = {
   storage: 'Storage',
   settings: 'Settings',
 };
-
-export interface ProjectProps {
-  project: Project;
-  keys?: ApiKeys;
-  keysError?: string;
-}
 
 async function loadKeys(ref: string): Promise<ApiKeys> {
   const list = await management<{ name: string; api_key: string }[]>('GET', `/projects/${ref}/api-keys`);
@@ -76,14 +71,5 @@ export function ProjectShell({ projectRef, tab }: { projectRef: string; tab: Pro
         {tab === 'settings' && <SettingsPage {...props} />}
       </main>
     </div>
-  );
-}
-
-/** What a page shows when the caller may not read the project's keys. */
-export function NeedsKeys({ error }: { error?: string }) {
-  return (
-    <p className="error" role="alert">
-      This page needs the project's API keys, which your role may not read{error ? `: ${error}` : ''}.
-    </p>
   );
 }

@@ -9,7 +9,7 @@ import { CopyValue } from '../copy-value';
 import { DataTable } from '../data-table';
 import { attempt, ErrorText, Field } from '../form';
 import { useLoad } from '../use-load';
-import type { ProjectProps } from './project-shell';
+import type { ProjectProps } from '../project-props';
 import { NetworkBans, NetworkRestrictions } from './settings-network';
 
 export function SettingsPage({ project }: ProjectProps) {

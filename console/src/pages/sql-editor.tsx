@@ -18,7 +18,7 @@ import { DataGrid, type Row } from '../data-grid';
 import { ErrorText } from '../form';
 import { loadCatalog } from '../sql-catalog';
 import { errorOffset, loadDraft, loadSnippets, saveDraft, saveSnippets, type Snippet } from '../snippets';
-import type { ProjectProps } from './project-shell';
+import type { ProjectProps } from '../project-props';
 
 const START = 'select now();';
 

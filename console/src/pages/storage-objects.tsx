@@ -9,7 +9,7 @@ import { attempt, ErrorText, Field } from '../form';
 import { humanSize, shortDate } from '../format';
 import { uploadObject } from '../upload';
 import { useLoad } from '../use-load';
-import type { Bucket } from './storage';
+import type { Bucket } from '../bucket';
 
 interface Entry {
   name: string;

@@ -3,16 +3,9 @@ import { useState } from 'react';
 import { storage } from '../api';
 import { attempt, ErrorText, Field } from '../form';
 import { useLoad } from '../use-load';
-import { NeedsKeys, type ProjectProps } from './project-shell';
+import type { Bucket } from '../bucket';
+import { NeedsKeys, type ProjectProps } from '../project-props';
 import { BucketObjects } from './storage-objects';
-
-export interface Bucket {
-  id: string;
-  name: string;
-  public: boolean;
-  file_size_limit: number | null;
-  allowed_mime_types: string[] | null;
-}
 
 export function StoragePage({ project, keys, keysError }: ProjectProps) {
   const ref = project.ref;

@@ -8,7 +8,7 @@ import { type ApiKeys, quoteIdent, quoteLiteral, runSql } from '../api';
 import { DataTable } from '../data-table';
 import { ErrorText } from '../form';
 import { useLoad } from '../use-load';
-import type { ProjectProps } from './project-shell';
+import type { ProjectProps } from '../project-props';
 import { type OpenTable, TableRows } from './table-rows';
 import type { Filter } from '../table-rows-sql';
 

@@ -66,6 +66,8 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, RoutePermission>> = {
   'GET /v1/projects/:ref/api-keys': p('api_keys_read', 'developer', 'project'),
   // A JWT of the project for a user id (console GraphiQL): who may read the service_role key may sign.
   'POST /v1/projects/:ref/console/role-token': p('api_keys_read', 'developer', 'project'),
+  // The console's request builder: a call to the function with a key of the project (its role).
+  'POST /v1/projects/:ref/functions/:function_slug/invoke': p('api_keys_read', 'developer', 'project'),
   // The database workflow of the Supabase CLI (src/management/database). Running SQL, migrating or
   // changing the database password or settings writes to the database: developer, as the hosted
   // platform lets developers run SQL; reading connection details needs no secret: read_only.

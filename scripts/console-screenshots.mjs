@@ -9,7 +9,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = join(root, 'docs', 'console');
 mkdirSync(dir, { recursive: true });
 execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { cwd: root, stdio: 'inherit' });
-execFileSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', 'test/console/console.test.ts'], {
+execFileSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', 'test/console/console.test.ts', 'test/console/functions-page.test.ts'], {
   cwd: root,
   stdio: 'inherit',
   env: { ...process.env, STRATA_CONSOLE_SCREENSHOTS: dir },

@@ -2,7 +2,11 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_SELECTIONS } from './graphql/http/options.js';
+
+/** Deepest GraphQL selection nesting accepted by default (graphql/http/options.ts applies it). */
+export const DEFAULT_MAX_DEPTH = 20;
+/** Most GraphQL field selections one operation may make by default, fragments expanded. */
+export const DEFAULT_MAX_SELECTIONS = 5_000;
 
 /** The pooler's port unless STRATA_POOLER_PORT says otherwise: the hosted CLI's local stack uses 54329 too. */
 export const DEFAULT_POOLER_PORT = 54329;

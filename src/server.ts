@@ -20,29 +20,51 @@ import { registerProjectRouting, rewriteProjectUrl } from './platform/routing.js
 import { graphqlRoutes } from './graphql/http/fastify-route.js';
 import { sendStorageFrameworkError, storageRoutes } from './storage/index.js';
 import { managementRoutes, sendManagementFrameworkError } from './management/index.js';
-import { projectBootstrapHooks } from './platform/bootstrap-hooks.js';
 import { registerNetworkGuard } from './platform/network-guard.js';
 import { registerRestNotServed } from './platform/rest-not-served.js';
-import { registerFunctions, sendFunctionsFrameworkError } from './functions/index.js';
+import {
+  createEdgeFunctions,
+  type EdgeFunctions,
+  registerFunctions,
+  sendFunctionsFrameworkError,
+} from './functions/index.js';
 import { startPooler } from './platform/pooler.js';
-import { consoleLoginTokensOf } from './console/login-tokens.js';
+import { ConsoleLoginTokens } from './console/login-tokens.js';
 import { buildConsoleServer } from './console/server.js';
 import { registerManagementCors } from './console/management-cors.js';
 import { consoleOriginFor, originOn, type PlatformPorts } from './console/origins.js';
 import { registerNodeLifecycle, type NodeLifecycle } from './platform/node-lifecycle.js';
 import { startRealtime, type RealtimeServer } from './realtime/index.js';
-
-const lifecycles = new WeakMap<FastifyInstance, NodeLifecycle>();
-const realtimes = new WeakMap<FastifyInstance, RealtimeServer>();
+import { createServices, platformParts, type PlatformServices } from './services.js';
 
 /**
  * The API server. The console is not on it (its own origin: console/server.ts); `ports` says where
- * it is, for the Management API's CORS and the redirect of `GET /` (none: no console).
+ * it is, for the Management API's CORS and the redirect of `GET /` (none: no console). `services`:
+ * the platform's (src/services.ts), built here when not given.
  */
 export async function buildServer(
   platform: Platform,
   ports: PlatformPorts = { api: platform.config.port },
+  services: PlatformServices = createServices(platform),
 ): Promise<FastifyInstance> {
+  return (await buildApiServer(platform, ports, services)).app;
+}
+
+interface ApiServer {
+  app: FastifyInstance;
+  /** GET /ready and the drain on SIGTERM. */
+  lifecycle: NodeLifecycle;
+  /** GraphQL subscriptions on this node. */
+  realtime: RealtimeServer;
+  /** The functions runtime (closed with the app). */
+  functions: EdgeFunctions;
+}
+
+async function buildApiServer(
+  platform: Platform,
+  ports: PlatformPorts,
+  services: PlatformServices,
+): Promise<ApiServer> {
   const app = Fastify({
     logger: platform.config.logRequests ? { level: 'info' } : false,
     bodyLimit: platform.config.bodyLimit,
@@ -52,7 +74,7 @@ export async function buildServer(
     frameworkErrors: sendFrameworkError,
   });
   registerProjectRouting(app, platform);
-  registerNetworkGuard(app, platform);
+  registerNetworkGuard(app, services.bans);
   registerManagementCors(app, ports);
   // Errors of routes with no handler of their own (this /health, unknown paths): an unreachable
   // database is a 503 `{message}`, never the driver's text; anything else keeps Fastify's answer.
@@ -71,14 +93,15 @@ export async function buildServer(
       .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
       .send({ status: 'unavailable', database: 'down', message: DATABASE_UNAVAILABLE_MESSAGE });
   });
-  lifecycles.set(app, registerNodeLifecycle(app, platform));
+  const lifecycle = registerNodeLifecycle(app, platform, services.storageProbe);
   // Subscriptions on {project}/graphql/v1 (src/realtime/): WebSocket upgrades, and event streams
   // through a preHandler of the GraphQL route (so before it); closed before the server.
-  realtimes.set(app, startRealtime(app, platform));
+  const realtime = startRealtime(app, platform, services.bans);
   await app.register(graphqlRoutes, { platform });
   await app.register(storageRoutes, { platform, prefix: '/storage/v1' });
-  await app.register(managementRoutes, { platform, prefix: '/v1' });
-  await registerFunctions(app, platform);
+  const functions = createEdgeFunctions(platform, app.server);
+  await app.register(managementRoutes, { platform, services: services.management, functions, prefix: '/v1' });
+  await registerFunctions(app, platform, functions);
   registerRestNotServed(app);
   // The console used to be here: its address now leads to the console's own origin.
   app.get('/', async (req, reply) => {
@@ -86,7 +109,7 @@ export async function buildServer(
     if (consoleOrigin === undefined) return reply.code(404).send({ message: 'No console on this server' });
     return reply.redirect(`${consoleOrigin}/`, 302);
   });
-  return app;
+  return { app, lifecycle, realtime, functions };
 }
 
 function listeningPort(server: FastifyInstance, asked: number): number {
@@ -116,6 +139,8 @@ function sendFrameworkError(err: FastifyError, req: FastifyRequest, reply: Fasti
 
 export interface RunningPlatform {
   platform: Platform;
+  /** The services built once for the platform (network bans, the Management API's...). */
+  services: PlatformServices;
   app: FastifyInstance;
   /** http://host:port of the HTTP server. */
   url: string;
@@ -124,6 +149,8 @@ export interface RunningPlatform {
   consoleUrl: string | undefined;
   /** GraphQL subscriptions (live queries) on this node. */
   realtime: RealtimeServer;
+  /** The Edge Functions runtime of this node (its workers, its catalog of deployed functions). */
+  functions: EdgeFunctions;
   /** The console's address with a fresh one-time login token for `accessToken` (not the token itself). */
   consoleLoginUrl(accessToken: string): string;
   /**
@@ -138,18 +165,22 @@ export async function startPlatform(
   config: StrataConfig,
   options: PlatformOptions = {},
 ): Promise<RunningPlatform> {
-  const platform = await Platform.start(config, { projectBootstrapHooks, ...options });
+  const platform = await Platform.start(config, { ...platformParts(config), ...options });
+  const services = createServices(platform);
   const ports: PlatformPorts = { api: config.port };
-  const app = await buildServer(platform, ports).catch(async (err: unknown) => {
-    await platform.close();
-    throw err;
-  });
+  const { app, lifecycle, realtime, functions } = await buildApiServer(platform, ports, services).catch(
+    async (err: unknown) => {
+      await platform.close();
+      throw err;
+    },
+  );
+  // One-time console login links: issued here, redeemed by the console.
+  const logins = new ConsoleLoginTokens();
   let consoleApp: FastifyInstance | undefined;
   try {
     await app.listen({ host: config.host, port: config.port });
     ports.api = listeningPort(app, config.port);
     if (config.consolePort !== undefined) {
-      const logins = consoleLoginTokensOf(app);
       consoleApp = await buildConsoleServer({ logins, ports, logRequests: config.logRequests });
       await consoleApp.listen({ host: config.host, port: config.consolePort }).catch((err: unknown) => {
         if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
@@ -165,26 +196,28 @@ export async function startPlatform(
     await platform.close();
     throw err;
   }
-  const pooler = await startPooler(platform, options.log ?? ((line) => console.warn(line)));
+  const pooler = await startPooler(platform, services.bans, options.log ?? ((line) => console.warn(line)));
   const port = ports.api;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const consoleUrl = ports.console === undefined ? undefined : originOn(host, ports.console);
   let closed = false;
   return {
     platform,
+    services,
     app,
     url: originOn(host, port),
     port,
-    realtime: realtimes.get(app) as RealtimeServer,
+    realtime,
+    functions,
     consoleUrl,
     consoleLoginUrl: (accessToken) => {
       if (consoleUrl === undefined) throw new Error('The console is off (STRATA_CONSOLE_PORT=off)');
-      return `${consoleUrl}/#login=${consoleLoginTokensOf(app).issue(accessToken)}`;
+      return `${consoleUrl}/#login=${logins.issue(accessToken)}`;
     },
     async close(opts = {}) {
       if (closed) return;
       closed = true;
-      if (opts.graceMs) await lifecycles.get(app)?.drain(opts.graceMs);
+      if (opts.graceMs) await lifecycle.drain(opts.graceMs);
       await pooler?.close();
       await consoleApp?.close().catch(() => {});
       await app.close().catch(() => {});

@@ -102,3 +102,19 @@ export function runSqlWith(
 
 export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 export const quoteLiteral = (v: string): string => `'${v.replace(/'/g, "''")}'`;
+
+/** A Management API call whose answer is not JSON (a form, bytes), as the signed-in user. */
+export async function managementRaw(method: string, path: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  headers.set('authorization', `Bearer ${storedToken() ?? ''}`);
+  const res = await fetch(`${API_ORIGIN}/v1${path}`, { ...init, method, headers });
+  if (!res.ok) {
+    const text = await res.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {}
+    throw new ApiError(res.status, messageOf(body, res.status));
+  }
+  return res;
+}

@@ -91,3 +91,72 @@ export async function fetchRoleRows(
   if (!rows) throw new Error('GraphQL: this role cannot see the table (no collection answered)');
   return { rows: rows.edges.map((e) => e.node), more: rows.pageInfo.hasNextPage };
 }
+
+export interface RoleWrite {
+  table: string;
+  columns: { name: string; type: string }[];
+}
+
+function checkNames(table: string, names: string[]): void {
+  const bad = [table, ...names].find((n) => !NAME.test(n));
+  if (bad) throw new Error(`"${bad}" is not a GraphQL name, so this table cannot be written through GraphQL`);
+}
+
+const typeOf = (w: RoleWrite, column: string) => w.columns.find((c) => c.name === column)?.type ?? 'text';
+
+/** `{ a: { eq: 1 }, b: { eq: "x" } }` naming one row by its primary key. */
+function keyFilter(w: RoleWrite, pkeys: string[], row: Record<string, unknown>): string {
+  checkNames(w.table, pkeys);
+  const parts = pkeys.map((k) => {
+    const v = row[k];
+    if (v === null || v === undefined) throw new Error(`The row has no value for its key ${k}`);
+    return `${k}: { eq: ${literal(String(v), typeOf(w, k))} }`;
+  });
+  return `{ ${parts.join(', ')} }`;
+}
+
+/** The mutations the table editor sends as a role: RLS and grants decide what they change. */
+export function roleInsert(w: RoleWrite, given: Record<string, string>): string {
+  const names = Object.keys(given);
+  checkNames(w.table, names);
+  const fields = names.map((n) => `${n}: ${literal(given[n] ?? '', typeOf(w, n))}`).join(', ');
+  return `mutation { r: insertInto${w.table}Collection(objects: [{ ${fields} }]) { affectedCount } }`;
+}
+
+export function roleUpdate(
+  w: RoleWrite,
+  pkeys: string[],
+  row: Record<string, unknown>,
+  column: string,
+  text: string | null,
+): string {
+  checkNames(w.table, [column]);
+  const value = text === null ? 'null' : literal(text, typeOf(w, column));
+  return `mutation { r: update${w.table}Collection(set: { ${column}: ${value} }, filter: ${keyFilter(w, pkeys, row)}, atMost: 1) { affectedCount } }`;
+}
+
+export function roleDelete(w: RoleWrite, pkeys: string[], row: Record<string, unknown>): string {
+  return `mutation { r: deleteFrom${w.table}Collection(filter: ${keyFilter(w, pkeys, row)}, atMost: 1) { affectedCount } }`;
+}
+
+/** Sends a mutation as the role; a change that touched no row is an error that says why it may be. */
+export async function runRoleMutation(
+  ref: string,
+  apikey: string,
+  jwt: string,
+  mutation: string,
+): Promise<void> {
+  const res = await fetch(`${projectBase(ref)}/graphql/v1`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', apikey, authorization: `Bearer ${jwt}` },
+    body: JSON.stringify({ query: mutation }),
+  });
+  const body = (await res.json().catch(() => undefined)) as
+    | { data?: { r?: { affectedCount: number } | null }; errors?: { message: string }[] }
+    | undefined;
+  if (!res.ok && !body?.errors) throw new ApiError(res.status, messageOf(body, res.status));
+  const first = body?.errors?.[0]?.message;
+  if (first) throw new Error(`GraphQL: ${first}`);
+  if (!body?.data?.r?.affectedCount)
+    throw new Error('No row changed: row level security or the grants of this role did not allow it');
+}

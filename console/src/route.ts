@@ -3,7 +3,15 @@ import { useEffect, useState } from 'react';
 
 export type Route = { page: 'projects' } | { page: 'project'; ref: string; tab: ProjectTab };
 
-export const PROJECT_TABS = ['home', 'graphiql', 'sql', 'tables', 'storage', 'settings'] as const;
+export const PROJECT_TABS = [
+  'home',
+  'graphiql',
+  'sql',
+  'tables',
+  'storage',
+  'functions',
+  'settings',
+] as const;
 export type ProjectTab = (typeof PROJECT_TABS)[number];
 
 export function parseRoute(hash: string): Route {

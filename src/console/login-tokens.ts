@@ -48,15 +48,3 @@ function sameString(a: string, b: string): boolean {
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
 }
-
-const byApp = new WeakMap<object, ConsoleLoginTokens>();
-
-/** The login tokens of one server (created on first use). */
-export function consoleLoginTokensOf(app: object): ConsoleLoginTokens {
-  let tokens = byApp.get(app);
-  if (!tokens) {
-    tokens = new ConsoleLoginTokens();
-    byApp.set(app, tokens);
-  }
-  return tokens;
-}

@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { promisify } from 'node:util';
 import { brotliDecompress } from 'node:zlib';
-import type { Bundle } from './bundle.js';
+import { BundleError, type Bundle, checkLayout, findFile, safeRelPath } from './bundle-files.js';
 
 export class EszipError extends Error {}
 
@@ -82,7 +82,6 @@ function localModules(raw: Uint8Array): Promise<[string, string][]> {
 }
 
 export async function unpackEszip(bytes: Buffer, entrypointPath: string | null): Promise<Bundle> {
-  const { BundleError, checkLayout, findFile, safeRelPath } = await import('./bundle.js');
   let raw: Uint8Array = bytes;
   if (bytes.subarray(0, 4).equals(EZBR)) {
     try {

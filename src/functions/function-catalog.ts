@@ -3,8 +3,8 @@
  * once needed, the worker spec — its files written once per body under
  * {dataDir}/functions/bundles/{ref}/{slug}/{sha256}/ and its environment (project secrets plus
  * SUPABASE_URL, SUPABASE_ANON_KEY, SUPABASE_SERVICE_ROLE_KEY, SUPABASE_DB_URL). Cached in memory;
- * the Management API invalidates on deploy/update/delete and on secret changes (which also
- * recycles the running workers).
+ * invalidated on deploy/update/delete and on secret changes (which also recycles the running
+ * workers), as the Management API announces them on the platform's function events (index.ts).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
@@ -13,9 +13,10 @@ import { withUser } from '../db/pool.js';
 import type { Platform } from '../platform/platform.js';
 import { projectFunctionPassword, projectFunctionRole } from '../platform/project-login.js';
 import type { ProjectContext } from '../platform/project-context.js';
-import { getFunction, getFunctionBody, type FunctionRecord } from '../management/functions/function-store.js';
-import { runtimeConfig } from '../management/functions/runtime-config.js';
-import { bundleOf, writeBundle } from './bundle.js';
+import { bundleOf } from './bundle.js';
+import { writeBundle } from './bundle-files.js';
+import { getFunction, getFunctionBody, type FunctionRecord } from './function-store.js';
+import { runtimeConfig } from './runtime-config.js';
 import { withPlatformImports } from './platform-imports.js';
 import type { FunctionSpec, FunctionsRuntime } from './runtime.js';
 

@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type Bundle, writeBundle } from './bundle.js';
+import { type Bundle, writeBundle } from './bundle-files.js';
 import { withPlatformImports } from './platform-imports.js';
 
 export class UnresolvedImportError extends Error {}

@@ -12,7 +12,7 @@ import type { Platform } from '../platform/platform.js';
 import { inertFunctionHead } from '../platform/inert-content.js';
 import { bearerOf } from '../auth/request-credentials.js';
 import { verifyJwt } from '../auth/jwt.js';
-import { PATH_SLUG } from '../management/functions/function-input.js';
+import { PATH_SLUG } from './function-input.js';
 import type { FunctionCatalog } from './function-catalog.js';
 import { CapacityError, WorkerEndedError, type Lease } from './runtime.js';
 import type { WorkerEnd } from './worker.js';

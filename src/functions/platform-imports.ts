@@ -12,7 +12,7 @@
  * A map that is not a JSON object is left to Deno, which reports it.
  */
 import { posix } from 'node:path';
-import type { Bundle } from './bundle.js';
+import type { Bundle } from './bundle-files.js';
 
 /** Folder (next to the function's import map, or its entrypoint) holding the platform's types file. */
 const PLATFORM_DIR = '.strata';

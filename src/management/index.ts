@@ -3,7 +3,7 @@
  *
  * How to add a module (one line in `MODULES` below, plus its import):
  *   const FooBody = Strict({ name: Type.String({ maxLength: 64 }), note: Optional(Type.String()) });
- *   export const fooRoutes: ManagementModule = async (app, { platform }) => {
+ *   export const fooRoutes: ManagementModule = async (app, { platform, services }) => {
  *     app.put('/projects/:ref/foo', { schema: { body: FooBody } }, async (req) => {
  *       const project = projectOf(req);          // checked: caller is a member, project not REMOVED
  *       const ctx = await project.context();     // ProjectContext (pool, superuserUrl, keys...)
@@ -26,9 +26,11 @@
  * Import helpers from './http/index.js'.
  */
 import type { FastifyInstance } from 'fastify';
+import type { FunctionsRuntimeAccess } from '../functions/runtime-access.js';
 import type { Platform } from '../platform/platform.js';
 import { registerManagementHttp } from './http/setup.js';
 import type { ManagementModule } from './http/module.js';
+import type { ManagementServices } from './services.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { projectRoutes } from './projects/routes.js';
 import { secretRoutes } from './secrets/routes.js';
@@ -67,8 +69,12 @@ const MODULES: ManagementModule[] = [
   functionInvokeRoutes,
 ];
 
-export async function managementRoutes(app: FastifyInstance, opts: { platform: Platform }): Promise<void> {
-  registerManagementHttp(app, opts.platform);
-  for (const mod of MODULES) await app.register(mod, { platform: opts.platform });
+export async function managementRoutes(
+  app: FastifyInstance,
+  opts: { platform: Platform; services: ManagementServices; functions: FunctionsRuntimeAccess },
+): Promise<void> {
+  const { platform, services, functions } = opts;
+  registerManagementHttp(app, platform, services.routeKeys);
+  for (const mod of MODULES) await app.register(mod, { platform, services, functions });
 }
 export { sendManagementFrameworkError } from './http/errors.js';

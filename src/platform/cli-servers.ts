@@ -4,7 +4,8 @@
  * headroom. Runs against the platform database (DATABASE_URL / --database-url, as `strata users`).
  */
 import { parseArgs } from 'node:util';
-import { COMMON, type CommonFlags, withPlatformPool } from '../management/cli-users.js';
+import { COMMON, type CommonFlags, withPlatformPool } from './cli-platform-db.js';
+import { listDbServers, setServerDraining } from './db-server-store.js';
 
 export const SERVERS_HELP = `Usage:
   strata servers list [--json]      servers, their live projects, and whether they are draining
@@ -23,14 +24,7 @@ export async function serversCommand(args: string[]): Promise<void> {
   }
   const flags: CommonFlags = values;
   if (action === 'list') {
-    const rows = await withPlatformPool(flags, async (pool) => {
-      const { rows } = await pool.query<{ id: string; draining: boolean; projects: string }>(
-        `select s.id, s.draining,
-                (select count(*) from projects p where p.db_server = s.id and p.status <> 'REMOVED') as projects
-         from db_servers s order by s.id`,
-      );
-      return rows.map((r) => ({ id: r.id, projects: Number(r.projects), draining: r.draining }));
-    });
+    const rows = await withPlatformPool(flags, listDbServers);
     if (values.json) console.log(JSON.stringify(rows, null, 2));
     else
       for (const r of rows)
@@ -42,13 +36,7 @@ export async function serversCommand(args: string[]): Promise<void> {
   if (action !== 'drain' && action !== 'undrain')
     throw new Error(`unknown servers action "${action}"\n\n${SERVERS_HELP}`);
   if (!id) throw new Error(`strata servers ${action} needs a server ID\n\n${SERVERS_HELP}`);
-  const found = await withPlatformPool(flags, async (pool) => {
-    const { rowCount } = await pool.query('update db_servers set draining = $2 where id = $1', [
-      id,
-      action === 'drain',
-    ]);
-    return (rowCount ?? 0) > 0;
-  });
+  const found = await withPlatformPool(flags, (pool) => setServerDraining(pool, id, action === 'drain'));
   if (!found) throw new Error(`no database server "${id}" (see strata servers list)`);
   console.log(
     action === 'drain' ? `Server ${id} takes no new projects.` : `Server ${id} takes new projects again.`,

@@ -4,7 +4,15 @@
  * network_bans), so every API process agrees; each process caches a project's ban list briefly.
  */
 import ipaddr from 'ipaddr.js';
-import type { Platform } from './platform.js';
+import type pg from 'pg';
+import {
+  bannedAddresses,
+  countFailure,
+  forgetFailures,
+  liftBans,
+  listBans,
+  pruneFailures,
+} from './network-ban-store.js';
 
 /** How long a process trusts its cached ban list before asking the database again. */
 const CACHE_MS = 1_000;
@@ -28,11 +36,26 @@ export function isBannable(ip: string): boolean {
   return !NEVER_BANNED.has(ip);
 }
 
+/** The ban settings of the platform's configuration. */
+export interface BanSettings {
+  /** Failed authentications within the window that ban an address. */
+  banThreshold: number;
+  banWindowMs: number;
+}
+
+/**
+ * The platform's ban tracker: one per platform, built with its services (src/services.ts) and
+ * shared by the gateway hook, the realtime server, the PostgreSQL router and the Management API.
+ */
 export class NetworkBans {
   private readonly cache = new Map<string, { ips: Set<string>; expires: number }>();
   private failuresSincePrune = 0;
 
-  constructor(private readonly platform: Platform) {}
+  /** `db`: the platform database. */
+  constructor(
+    private readonly db: pg.Pool,
+    private readonly settings: BanSettings,
+  ) {}
 
   /** Whether `ip` is banned on project `ref` (cached for about a second). */
   async isBanned(ref: string, ip: string): Promise<boolean> {
@@ -42,11 +65,7 @@ export class NetworkBans {
   private async bannedSet(ref: string): Promise<Set<string>> {
     const hit = this.cache.get(ref);
     if (hit && hit.expires > Date.now()) return hit.ips;
-    const { rows } = await this.platform.pool.query<{ ip: string }>(
-      'select host(ip) as ip from network_bans where project_ref = $1',
-      [ref],
-    );
-    const ips = new Set(rows.map((r) => r.ip));
+    const ips = new Set(await bannedAddresses(this.db, ref));
     this.cache.set(ref, { ips, expires: Date.now() + CACHE_MS });
     return ips;
   }
@@ -58,40 +77,15 @@ export class NetworkBans {
    */
   async recordFailure(ref: string, ip: string): Promise<boolean> {
     if (!isBannable(ip)) return false;
-    const { banThreshold, banWindowMs } = this.platform.config;
-    const { rows } = await this.platform.pool.query<{ banned: boolean }>(
-      `with counted as (
-         insert into network_auth_failures as f (project_ref, ip, window_start, failures)
-         values ($1, $2::inet, now(), 1)
-         on conflict (project_ref, ip) do update set
-           window_start = case when f.window_start < now() - make_interval(secs => $3::float8 / 1000) then now() else f.window_start end,
-           failures = case when f.window_start < now() - make_interval(secs => $3::float8 / 1000) then 1 else f.failures + 1 end
-         returning failures
-       ), banned as (
-         insert into network_bans (project_ref, ip)
-         select $1, $2::inet from counted where failures >= $4
-         on conflict do nothing
-         returning 1
-       )
-       select exists (select from banned) as banned`,
-      [ref, ip, banWindowMs, Math.max(1, banThreshold)],
-    );
+    const { banThreshold, banWindowMs } = this.settings;
+    const banned = await countFailure(this.db, ref, ip, banWindowMs, Math.max(1, banThreshold));
     if (++this.failuresSincePrune >= 1000) {
       // Counters whose window has passed carry no information; keep the table small.
       this.failuresSincePrune = 0;
-      this.platform.pool
-        .query(
-          `delete from network_auth_failures where window_start < now() - make_interval(secs => $1::float8 / 1000)`,
-          [banWindowMs],
-        )
-        .catch(() => {});
+      pruneFailures(this.db, banWindowMs).catch(() => {});
     }
-    const banned = rows[0]?.banned === true;
     if (banned) {
-      await this.platform.pool.query(
-        'delete from network_auth_failures where project_ref = $1 and ip = $2::inet',
-        [ref, ip],
-      );
+      await forgetFailures(this.db, ref, [ip]);
       this.cache.delete(ref);
     }
     return banned;
@@ -99,10 +93,7 @@ export class NetworkBans {
 
   /** The banned addresses of a project, IPv4 and IPv6 apart, sorted. */
   async list(ref: string): Promise<{ v4: string[]; v6: string[] }> {
-    const { rows } = await this.platform.pool.query<{ ip: string; family: number }>(
-      `select host(ip) as ip, family(ip) as family from network_bans where project_ref = $1 order by ip`,
-      [ref],
-    );
+    const rows = await listBans(this.db, ref);
     return {
       v4: rows.filter((r) => r.family === 4).map((r) => r.ip),
       v6: rows.filter((r) => r.family === 6).map((r) => r.ip),
@@ -112,27 +103,9 @@ export class NetworkBans {
   /** Lifts the bans of these addresses (and forgets their failure counts); returns how many were lifted. */
   async remove(ref: string, ips: string[]): Promise<number> {
     if (ips.length === 0) return 0;
-    const { rowCount } = await this.platform.pool.query(
-      'delete from network_bans where project_ref = $1 and ip = any($2::inet[])',
-      [ref, ips],
-    );
-    await this.platform.pool.query(
-      'delete from network_auth_failures where project_ref = $1 and ip = any($2::inet[])',
-      [ref, ips],
-    );
+    const lifted = await liftBans(this.db, ref, ips);
+    await forgetFailures(this.db, ref, ips);
     this.cache.delete(ref);
-    return rowCount ?? 0;
+    return lifted;
   }
-}
-
-const instances = new WeakMap<Platform, NetworkBans>();
-
-/** The platform's ban tracker (one per Platform, shared by the gateway hook and the Management API). */
-export function networkBans(platform: Platform): NetworkBans {
-  let b = instances.get(platform);
-  if (!b) {
-    b = new NetworkBans(platform);
-    instances.set(platform, b);
-  }
-  return b;
 }

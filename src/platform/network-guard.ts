@@ -6,8 +6,7 @@
  *   (config.banThreshold failures within config.banWindowMs). See network-bans.ts.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Platform } from './platform.js';
-import { isBannable, networkBans, normalizeIp } from './network-bans.js';
+import { isBannable, normalizeIp, type NetworkBans } from './network-bans.js';
 
 const PROJECT_API = /^\/(graphql\/v1|storage\/v1)(?=\/|\?|$)/;
 
@@ -35,8 +34,7 @@ function isStorageAuthFailure(statusCode: number, payload: unknown): boolean {
   }
 }
 
-export function registerNetworkGuard(app: FastifyInstance, platform: Platform): void {
-  const bans = networkBans(platform);
+export function registerNetworkGuard(app: FastifyInstance, bans: NetworkBans): void {
   const log = (msg: string) => app.log.warn(msg);
 
   app.addHook('onRequest', async (req, reply) => {

@@ -8,18 +8,23 @@
  * - drain(): stops accepting connections, closes idle keep-alive ones, and waits until in-flight
  *   requests (uploads included) have finished or `graceMs` passed; the caller then closes the app.
  */
-import type { S3Client } from '@aws-sdk/client-s3';
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from './platform.js';
 
-const S3_PROBE_CACHE_MS = 500;
+/** 'up' / 'down' of the object store the node depends on, or 'none' when it depends on none. */
+export type StorageProbe = () => Promise<'up' | 'down' | 'none'>;
 
 export interface NodeLifecycle {
   readonly draining: boolean;
   drain(graceMs: number): Promise<void>;
 }
 
-export function registerNodeLifecycle(app: FastifyInstance, platform: Platform): NodeLifecycle {
+/** `storageUp`: the object store's health (storage/backend/s3-probe.ts), part of /ready. */
+export function registerNodeLifecycle(
+  app: FastifyInstance,
+  platform: Platform,
+  storageUp: StorageProbe,
+): NodeLifecycle {
   const inFlight = new Set<object>();
   let draining = false;
   app.addHook('onRequest', async (req) => {
@@ -32,7 +37,6 @@ export function registerNodeLifecycle(app: FastifyInstance, platform: Platform):
     inFlight.delete(req.raw);
   });
 
-  const storageUp = s3Probe(platform);
   app.get('/ready', async (_req, reply) => {
     if (draining) return reply.code(503).send({ status: 'draining' });
     const ids = platform.servers.all().map((s) => s.id);
@@ -61,39 +65,5 @@ export function registerNodeLifecycle(app: FastifyInstance, platform: Platform):
         app.server.closeIdleConnections();
       }
     },
-  };
-}
-
-/** 'up' / 'down' of the S3 bucket (HeadBucket, shared for a moment), or 'none' on the file backend. */
-function s3Probe(platform: Platform): () => Promise<'up' | 'down' | 'none'> {
-  const s3 = platform.config.storageBackend === 's3' ? platform.config.s3 : undefined;
-  if (!s3) return async () => 'none';
-  // The AWS SDK is loaded by the first probe, not with the server.
-  let client: S3Client | undefined;
-  let last: { at: number; up: boolean } | undefined;
-  let pending: Promise<boolean> | undefined;
-  const probe = async () => {
-    try {
-      const [{ HeadBucketCommand }, { createS3Client }] = await Promise.all([
-        import('@aws-sdk/client-s3'),
-        import('../storage/backend/s3.js'),
-      ]);
-      client ??= createS3Client(s3);
-      await client.send(new HeadBucketCommand({ Bucket: s3.bucket }), {
-        abortSignal: AbortSignal.timeout(platform.config.dbHealthTimeoutMs),
-      });
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  return async () => {
-    if (last && Date.now() - last.at < S3_PROBE_CACHE_MS) return last.up ? 'up' : 'down';
-    pending ??= probe().then((up) => {
-      last = { at: Date.now(), up };
-      pending = undefined;
-      return up;
-    });
-    return (await pending) ? 'up' : 'down';
   };
 }

@@ -9,21 +9,21 @@
  */
 import type pg from 'pg';
 import { mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StrataConfig } from '../config.js';
 import { startEmbedded } from '../db/embedded.js';
 import { createPool, withClient, withDatabase, withUser } from '../db/pool.js';
 import { ensureClusterRoles, API_LOGIN_ROLE } from '../db/roles.js';
 import { mintApiKey, newJwtSecret } from '../auth/jwt.js';
-import { enableIntrospectionForLocalDevelopment } from '../graphql/extension/local-introspection.js';
 import { loadLocalState, newAccessToken, saveLocalState, type LocalState } from './local-state.js';
 import { DbServers, type DbServer } from './db-servers.js';
 import type { ProjectContext } from './project-context.js';
 import { newProjectRef } from './refs.js';
 import { DatabaseHealth } from './db-health.js';
 import { ClusterEvents } from './cluster-events.js';
+import { FunctionEvents } from './function-events.js';
 import { withStartupLock } from './startup-lock.js';
-import { removeProjectBytes } from '../storage/backend/index.js';
 import { sha256Hex } from './sha256.js';
 import {
   DEFAULT_ORGANIZATION_ID,
@@ -69,6 +69,10 @@ export interface PlatformOptions {
   notice?: (line: string) => void;
   /** Extra bootstrap steps run on every project database after the SQL migrations (e.g. the GraphQL engine's objects). */
   projectBootstrapHooks?: ProjectBootstrapHook[];
+  /** Run once on the default project's database when it is created (e.g. local development settings). */
+  defaultProjectSetup?: (client: pg.ClientBase) => Promise<unknown>;
+  /** Removes a deleted project's stored files (default: its folder `filesDir`). */
+  removeProjectFiles?: (ref: string, filesDir: string) => Promise<void>;
   /** Password of the API login role; roles are cluster-wide, so platforms sharing a server must agree on it. */
   authenticatorPassword?: string;
 }
@@ -79,6 +83,8 @@ export class Platform {
   readonly health: DatabaseHealth;
   /** Cache invalidation between the processes sharing this platform database (cluster-events.ts). */
   readonly events: ClusterEvents;
+  /** Function deploys, secret changes and project removals, for the functions runtime (function-events.ts). */
+  readonly functionEvents: FunctionEvents;
   private readonly cache = new Map<string, Promise<ProjectContext | undefined>>();
   private readonly hostResolvers: Array<(host: string) => Promise<string | undefined>> = [];
   defaultRef = '';
@@ -106,6 +112,7 @@ export class Platform {
       this.pool,
       options.notice ?? ((l) => console.error(`[strata] ${l}`)),
     );
+    this.functionEvents = new FunctionEvents(this.events);
     this.events.subscribe((e) => {
       if (!e) for (const ref of [...this.cache.keys()]) void this.revalidate(ref);
       else if (e.kind === 'project') void this.revalidate(e.ref);
@@ -179,7 +186,8 @@ export class Platform {
         isDefault: true,
       });
       this.defaultRef = ctx.ref;
-      await withSuperuserSession(ctx.superuserUrl, (c) => enableIntrospectionForLocalDevelopment(c));
+      const setup = this.options.defaultProjectSetup;
+      if (setup) await withSuperuserSession(ctx.superuserUrl, (c) => setup(c));
     }
     const ctx = await this.project(this.defaultRef);
     // The banner's DB URL logs in as the project's login: it needs a password (a default project
@@ -302,6 +310,11 @@ export class Platform {
     };
   }
 
+  private removeFiles(ref: string, filesDir: string): Promise<void> {
+    const remove = this.options.removeProjectFiles;
+    return remove ? remove(ref, filesDir) : rm(filesDir, { recursive: true, force: true });
+  }
+
   private filesDirOf(ref: string): string {
     return join(this.config.dataDir, 'projects', ref);
   }
@@ -388,7 +401,7 @@ export class Platform {
       await this.events.publish({ kind: 'project', ref });
       await beforeDrop?.();
       await dropProjectDatabase(this.servers.get(project.dbServer).url, project.dbName, ref);
-      await removeProjectBytes(this.config, ref, this.filesDirOf(ref));
+      await this.removeFiles(ref, this.filesDirOf(ref));
       await this.pool.query('delete from project_secrets where project_ref = $1', [ref]);
       await this.pool.query('delete from function_logs where project_ref = $1', [ref]);
       await markRemoved(this.pool, ref);

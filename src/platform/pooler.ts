@@ -6,22 +6,14 @@
 import ipaddr from 'ipaddr.js';
 import type { Platform } from './platform.js';
 import { startPgRouter, type PgRouter } from './pg-router.js';
-import { isBannable, networkBans, normalizeIp } from './network-bans.js';
+import { isBannable, normalizeIp, type NetworkBans } from './network-bans.js';
+import { appliedRestriction } from './network-restriction-store.js';
 import { BANNED_MESSAGE } from './network-guard.js';
-
-interface AppliedConfig {
-  dbAllowedCidrs?: string[];
-  dbAllowedCidrsV6?: string[];
-}
 
 /** Whether `ip` is inside the project's applied network restrictions (loopback always is, as in pg_hba.conf). */
 async function allowedByRestrictions(platform: Platform, ref: string, ip: string): Promise<boolean> {
   if (!isBannable(ip)) return true;
-  const { rows } = await platform.pool.query<{ applied_config: AppliedConfig | null }>(
-    'select applied_config from network_restrictions where project_ref = $1',
-    [ref],
-  );
-  const cfg = rows[0]?.applied_config;
+  const cfg = await appliedRestriction(platform.pool, ref);
   if (!cfg || !ipaddr.isValid(ip)) return true;
   const addr = ipaddr.parse(ip);
   const list = addr.kind() === 'ipv4' ? (cfg.dbAllowedCidrs ?? []) : (cfg.dbAllowedCidrsV6 ?? []);
@@ -34,11 +26,11 @@ async function allowedByRestrictions(platform: Platform, ref: string, ip: string
 
 export async function startPooler(
   platform: Platform,
+  bans: NetworkBans,
   log: (line: string) => void,
 ): Promise<PgRouter | undefined> {
   const { poolerHost, poolerPort } = platform.config;
   if (poolerPort === undefined) return undefined;
-  const bans = networkBans(platform);
   try {
     const router = await startPgRouter(poolerHost, poolerPort, {
       async resolve(ref) {

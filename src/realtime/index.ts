@@ -5,6 +5,7 @@
  * claims), over graphql-ws (WebSocket) and graphql-sse (event streams) on {project}/graphql/v1.
  */
 import type { FastifyInstance } from 'fastify';
+import type { NetworkBans } from '../platform/network-bans.js';
 import type { Platform } from '../platform/platform.js';
 import type { LiveQueryStats } from './live-queries.js';
 import { LiveService } from './live-service.js';
@@ -22,15 +23,16 @@ export interface RealtimeServer {
 
 /**
  * Serves subscriptions on `app` (call before the GraphQL routes are registered: the event-stream
- * transport is a preHandler of theirs); closed with the app, before its server.
+ * transport is a preHandler of theirs); closed with the app, before its server. `bans`: the
+ * platform's network bans, checked and counted on WebSocket connections.
  */
-export function startRealtime(app: FastifyInstance, platform: Platform): RealtimeServer {
+export function startRealtime(app: FastifyInstance, platform: Platform, bans: NetworkBans): RealtimeServer {
   const { config } = platform;
   const live = new LiveService(config.realtime, {
     maxDepth: config.graphqlMaxDepth,
     maxSelections: config.graphqlMaxSelections,
   });
-  const ws = startWebSocketServer(app.server, platform, live);
+  const ws = startWebSocketServer(app.server, platform, live, bans);
   app.addHook('preHandler', sseSubscriptions(live));
   let closing: Promise<void> | undefined;
   const realtime: RealtimeServer = {

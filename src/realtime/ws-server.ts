@@ -13,7 +13,7 @@ import { WebSocketServer } from 'ws';
 import { apiKeyOf, bearerOf } from '../auth/request-credentials.js';
 import type { Principal } from '../db/with-role.js';
 import { GRAPHQL_PATH } from '../graphql/http/options.js';
-import { isBannable, networkBans, normalizeIp } from '../platform/network-bans.js';
+import { isBannable, normalizeIp, type NetworkBans } from '../platform/network-bans.js';
 import type { Platform } from '../platform/platform.js';
 import type { ProjectContext } from '../platform/project-context.js';
 import { projectForIncoming, rewriteProjectUrl } from '../platform/routing.js';
@@ -90,11 +90,11 @@ export function startWebSocketServer(
   server: Server,
   platform: Platform,
   live: LiveService,
+  bans: NetworkBans,
 ): { close(): Promise<void> } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: platform.config.bodyLimit });
   const projects = new WeakMap<IncomingMessage, ProjectContext>();
   const connections = new WeakMap<object, Connection>();
-  const bans = networkBans(platform);
 
   const endConnection = (ctx: object) => connections.get(ctx)?.cancelExpiry();
 

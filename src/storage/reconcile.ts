@@ -3,8 +3,9 @@
  * can hold temporary files, versions whose row never committed, and empty folders. On start and
  * then every `storageSweepIntervalMs`, each project's backend is swept of what is older than
  * `storageSweepGraceMs`. A version is removed only if no committed row references it, checked
- * under the key's commit lock (service/object-writes.ts), so a commit cannot slip in between; the
- * grace period keeps an upload between its rename and its commit out of the candidates at all.
+ * under the key's commit lock (`lockKey`, database/object-writes.ts), so a commit cannot slip in
+ * between; the grace period keeps an upload between its rename and its commit out of the
+ * candidates at all.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Platform } from '../platform/platform.js';
@@ -13,8 +14,8 @@ import { liveProjectRefs } from '../platform/projects.js';
 import { SERVICE } from './auth.js';
 import type { Backends } from './backend/index.js';
 import type { ObjectLocation, StorageBackend, SweepReport } from './backend/interface.js';
-import { lockKey } from './service/object-writes.js';
-import { inTx } from './service/tx.js';
+import { inTx, isVersionLive, lockKey, selectLiveVersions } from './database/index.js';
+import { OPERATIONS } from './operations.js';
 
 /** Extra work of a pass that is not about object versions (e.g. expired resumable uploads). */
 export type ProjectSweeper = (project: ProjectContext, before: number) => Promise<number>;
@@ -22,26 +23,9 @@ export type ProjectSweeper = (project: ProjectContext, before: number) => Promis
 const idOf = (l: { bucket: string; key: string; version: string }) =>
   `${l.bucket}\u0000${l.key}\u0000${l.version}`;
 
-/**
- * Every version a row refers to: committed objects, and the parts (and target) of S3 multipart
- * uploads still in progress, whose bytes are versions of the key that no object row names yet.
- */
-const LIVE_VERSIONS = `live(bucket_id, name, version) as (
-         select bucket_id, name, version from storage.objects
-         union all select bucket_id, key, version from storage.s3_multipart_uploads_parts
-         union all select bucket_id, key, version from storage.s3_multipart_uploads)`;
-
 /** Of `candidates`, the ones a committed row references. */
 async function referenced(project: ProjectContext, candidates: ObjectLocation[]): Promise<Set<string>> {
-  const rows = await inTx(project, SERVICE, 'storage.reconcile', async (db) => {
-    const r = await db.query<{ bucket_id: string; name: string; version: string | null }>(
-      `with c(bucket_id, name) as (select * from unnest($1::text[], $2::text[]))
-       , ${LIVE_VERSIONS}
-       select l.bucket_id, l.name, l.version from live l join c using (bucket_id, name)`,
-      [candidates.map((c) => c.bucket), candidates.map((c) => c.key)],
-    );
-    return r.rows;
-  });
+  const rows = await inTx(project, SERVICE, OPERATIONS.RECONCILE, (db) => selectLiveVersions(db, candidates));
   const ids = new Set<string>();
   for (const r of rows)
     if (r.version !== null) ids.add(idOf({ bucket: r.bucket_id, key: r.name, version: r.version }));
@@ -62,14 +46,9 @@ export async function reconcileProject(
       let removed = 0;
       for (const c of candidates) {
         if (kept.has(idOf(c))) continue;
-        const gone = await inTx(project, SERVICE, 'storage.reconcile', async (db) => {
+        const gone = await inTx(project, SERVICE, OPERATIONS.RECONCILE, async (db) => {
           await lockKey(db, c.bucket, c.key);
-          const r = await db.query(
-            `with ${LIVE_VERSIONS}
-             select 1 from live where bucket_id = $1 and name = $2 and version = $3`,
-            [c.bucket, c.key, c.version],
-          );
-          if (r.rowCount) return false;
+          if (await isVersionLive(db, c)) return false;
           await remove(c);
           return true;
         });

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import pg from 'pg';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleIsBuilt } from '../../src/console/assets.js';
 import { type Browser, launchChromium, screenshotDir } from '../support/chromium.js';
@@ -316,10 +317,15 @@ select id, title from todos order by id`,
     await page.keyboard.press('Control+Enter');
     await expect.poll(() => page.locator('.sql-result').textContent()).toContain('5000 rows');
     expect(await page.locator('.sql-result tr').count()).toBeLessThan(60);
-    expect(await page.locator('.sql-result [role=grid]').getAttribute('aria-rowcount')).toBe('5001');
+    // Paged by 1,000 rows.
+    expect(await page.locator('.sql-result [role=grid]').getAttribute('aria-rowcount')).toBe('1001');
+    await page.locator('.sql-result .pager', { hasText: 'Rows 1–1000 of 5000' }).waitFor();
     await page.locator('.sql-result td').first().click();
     await page.keyboard.press('Control+End');
-    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('5000');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('1000');
+    await page.locator('.sql-result').getByRole('button', { name: 'Next' }).click();
+    await page.locator('.sql-result .pager', { hasText: 'Rows 1001–2000 of 5000' }).waitFor();
+    expect(await page.locator('.sql-result td').first().textContent()).toBe('1001');
     // The page stays its size: the grid scrolls inside.
     expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBeLessThan(1400);
     // Snippets are kept in the browser.
@@ -574,19 +580,34 @@ select id, title from todos order by id`,
     await page.getByLabel('Folder name').fill('notes');
     await page.getByRole('button', { name: 'Open folder' }).click();
     await page.locator('.crumbs', { hasText: 'notes' }).waitFor();
-    const drop = await page.evaluateHandle(() => {
+    const png = await sharp({ create: { width: 3, height: 2, channels: 3, background: '#2f7d5b' } })
+      .png()
+      .toBuffer();
+    const drop = await page.evaluateHandle((pngBase64) => {
       const dt = new DataTransfer();
       dt.items.add(new File(['hello from a drop'], 'hello.txt', { type: 'text/plain' }));
       dt.items.add(new File(['second'], 'second.txt', { type: 'text/plain' }));
+      const bytes = Uint8Array.from(atob(pngBase64), (c) => c.charCodeAt(0));
+      dt.items.add(new File([bytes], 'dot.png', { type: 'image/png' }));
       return dt;
-    });
+    }, png.toString('base64'));
     await page.locator('.dropzone').dispatchEvent('drop', { dataTransfer: drop });
     const hello = page.locator('tr.object[data-name="notes/hello.txt"]');
     await hello.waitFor();
     await page.locator('tr.object[data-name="notes/second.txt"]').waitFor();
     // One progress bar per file.
-    expect(await page.locator('.uploads progress').count()).toBe(2);
+    expect(await page.locator('.uploads progress').count()).toBe(3);
     expect(await page.getByLabel('Upload progress of notes/second.txt').getAttribute('value')).toBe('1');
+    // An image is previewed in a dialog (from a blob: URL); a text file has no Preview.
+    const dot = page.locator('tr.object[data-name="notes/dot.png"]');
+    await dot.getByRole('button', { name: 'Preview' }).click();
+    const preview = page.getByRole('dialog', { name: 'Preview of dot.png' });
+    await preview.getByText('3 × 2 px').waitFor();
+    expect(await preview.locator('img').getAttribute('src')).toMatch(/^blob:/);
+    expect(await axeViolations(page), 'axe on the preview dialog').toEqual([]);
+    await preview.getByRole('button', { name: 'Close' }).click();
+    await preview.waitFor({ state: 'detached' });
+    expect(await hello.getByRole('button', { name: 'Preview' }).count()).toBe(0);
     await hello.getByRole('button', { name: 'Move' }).click();
     await page.getByRole('dialog').getByLabel('Move to').fill('notes/renamed.txt');
     await page.getByRole('dialog').getByRole('button', { name: 'Move here' }).click();

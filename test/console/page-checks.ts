@@ -75,7 +75,12 @@ export async function narrowWidth(page: Page, name: string): Promise<number> {
  * as inline style on the new text, which the page's CSP refuses, and reports.)
  */
 export async function setSql(page: Page, text: string): Promise<void> {
-  const editor = page.getByLabel('SQL');
+  await setEditorText(page, 'SQL', text);
+}
+
+/** The same for any of the console's code editors, found by its label. */
+export async function setEditorText(page: Page, label: string, text: string): Promise<void> {
+  const editor = page.getByLabel(label, { exact: true });
   await editor.click();
   await page.keyboard.press('Control+A');
   await page.keyboard.press('Delete');

@@ -5,7 +5,6 @@
  * and leaves nothing half-written.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { functionCatalogOf } from '../../src/functions/registry.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { type DeployAnswer, deployOne, eszipOf, invokeFunction } from '../support/functions.js';
@@ -16,9 +15,7 @@ let tp: TestPlatform;
 let ctx: ProjectContext;
 
 function stats(): { workers: number; inflight: number; connections: number } {
-  const catalog = functionCatalogOf(tp.platform);
-  if (!catalog) throw new Error('no functions runtime');
-  return catalog.runtime.stats();
+  return tp.functions.runtime.stats();
 }
 
 const auth = (): Record<string, string> => ({ authorization: `Bearer ${ctx.anonKey}` });

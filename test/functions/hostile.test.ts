@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
 import { request } from 'node:http';
 import { configFromEnv } from '../../src/config.js';
-import { functionCatalogOf } from '../../src/functions/registry.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { deployOne, invokeFunction } from '../support/functions.js';
@@ -44,9 +43,7 @@ Deno.serve((req) => {
 const HUGE_HEADER = `Deno.serve(() => new Response('x', { headers: { 'x-huge': 'a'.repeat(128 * 1024) } }));`;
 
 function stats(): { workers: number; inflight: number; connections: number } {
-  const catalog = functionCatalogOf(tp.platform);
-  if (!catalog) throw new Error('no functions runtime');
-  return catalog.runtime.stats();
+  return tp.functions.runtime.stats();
 }
 
 /** Sends raw bytes on a fresh connection; the whole answer (until the server closes, or ms). */
@@ -128,8 +125,8 @@ describe('invocation: slug and sub-path', () => {
   });
 
   it('unknown slugs answer 404 and are not cached: made-up names cannot grow the platform', async () => {
-    const catalog = functionCatalogOf(tp.platform);
-    const before = catalog?.size ?? 0;
+    const catalog = tp.functions.catalog;
+    const before = catalog.size;
     const u = new URL(tp.url);
     // One kept-alive connection, 300 made-up slugs.
     const answers = await new Promise<string>((resolve) => {
@@ -145,7 +142,7 @@ describe('invocation: slug and sub-path', () => {
       for (let i = 0; i < 300; i++) s.write(`GET ${fnPath(`made-up-${i}`)} HTTP/1.1\r\nhost: x\r\n\r\n`);
     });
     expect(answers).toContain('"code":"NOT_FOUND"');
-    expect(catalog?.size).toBe(before);
+    expect(catalog.size).toBe(before);
   });
 
   it('reaches a function whose slug is 128 characters long', async () => {

@@ -4,7 +4,7 @@
  * and the Edge Runtime's types module mapped to a local file unless the function maps it.
  */
 import { describe, expect, it } from 'vitest';
-import type { Bundle } from '../../src/functions/bundle.js';
+import type { Bundle } from '../../src/functions/bundle-files.js';
 import { EDGE_RUNTIME_TYPES, withPlatformImports } from '../../src/functions/platform-imports.js';
 
 const dir = 'supabase/functions/hello';

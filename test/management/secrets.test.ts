@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { SupabaseManagementAPI } from 'supabase-management-js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { api } from '../support/management.js';
-import { readProjectSecrets } from '../../src/management/secrets/service.js';
+import { readProjectSecrets } from '../../src/platform/project-secrets.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -74,7 +74,7 @@ describe('secrets', () => {
       `select value_encrypted::text as enc, value_sha256 from project_secrets where name = 'AT_REST'`,
     );
     expect(rows[0].enc).not.toContain(Buffer.from('very-secret-value').toString('hex'));
-    const plain = await readProjectSecrets(tp.platform, ref);
+    const plain = await readProjectSecrets(tp.platform.pool, tp.platform.state.platformKey, ref);
     expect(plain.AT_REST).toBe('very-secret-value');
   });
 

@@ -10,7 +10,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { configFromEnv } from '../../src/config.js';
-import { functionCatalogOf } from '../../src/functions/registry.js';
 import type { FunctionWorker } from '../../src/functions/worker.js';
 import { upsertSecrets } from '../../src/management/secrets/service.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
@@ -54,7 +53,7 @@ async function probe(): Promise<Record<string, unknown> & { env: Record<string, 
 }
 
 function workers(): FunctionWorker[] {
-  const runtime = functionCatalogOf(tp.platform)?.runtime as unknown as {
+  const runtime = tp.functions.runtime as unknown as {
     pools: Map<string, FunctionWorker[]>;
   };
   return [...runtime.pools.values()].flat().filter((w) => w.alive);

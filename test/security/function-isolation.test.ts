@@ -9,7 +9,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { configFromEnv } from '../../src/config.js';
-import { functionCatalogOf } from '../../src/functions/registry.js';
 import type { FunctionWorker } from '../../src/functions/worker.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { api, createOtherUser } from '../support/management.js';
@@ -88,7 +87,7 @@ Deno.serve(async (req) => {
 });`;
 
 function liveWorkers(): FunctionWorker[] {
-  const runtime = functionCatalogOf(tp.platform)?.runtime as unknown as {
+  const runtime = tp.functions.runtime as unknown as {
     pools: Map<string, FunctionWorker[]>;
   };
   return [...runtime.pools.values()].flat().filter((w) => w.alive);

@@ -8,7 +8,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { configFromEnv } from '../../src/config.js';
-import { functionCatalogOf } from '../../src/functions/registry.js';
 import type { FunctionWorker } from '../../src/functions/worker.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
@@ -69,7 +68,7 @@ function call(slug: string, query = ''): Promise<Response> {
 }
 
 function workersOf(slug: string): FunctionWorker[] {
-  const runtime = functionCatalogOf(tp.platform)?.runtime as unknown as {
+  const runtime = tp.functions.runtime as unknown as {
     pools: Map<string, FunctionWorker[]>;
   };
   return runtime.pools.get(`${ctx.ref}/${slug}`) ?? [];

@@ -7,7 +7,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configFromEnv } from '../../src/config.js';
-import { functionCatalogOf } from '../../src/functions/registry.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { api, createOtherUser } from '../support/management.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
@@ -24,9 +23,7 @@ const HOLD = `Deno.serve(async () => { await new Promise((r) => setTimeout(r, 12
 const HELLO = `Deno.serve(() => new Response('hello'));`;
 
 function stats() {
-  const catalog = functionCatalogOf(tp.platform);
-  if (!catalog) throw new Error('no functions runtime');
-  return catalog.runtime.stats();
+  return tp.functions.runtime.stats();
 }
 
 beforeAll(async () => {
@@ -96,8 +93,8 @@ describe('one project cannot starve another of worker slots', () => {
   });
 
   it('nor can the same holder with two projects: each project counts once in the fair share', async () => {
-    const runtime = functionCatalogOf(tp.platform)?.runtime;
-    for (const ref of [victim.ref, hog.ref, hog2.ref]) await runtime?.stopProject(ref);
+    const runtime = tp.functions.runtime;
+    for (const ref of [victim.ref, hog.ref, hog2.ref]) await runtime.stopProject(ref);
     expect(stats().workers).toBe(0);
     const held = [hold(hog.ref, 0), hold(hog.ref, 1), hold(hog2.ref, 0), hold(hog2.ref, 1)];
     await eventually(() => stats().workers === MAX_WORKERS && stats().inflight === MAX_WORKERS, {

@@ -16,6 +16,8 @@ const GraphiQLPage = lazy(() => import('./graphiql-page'));
 const SqlEditorPage = lazy(() => import('./sql-editor'));
 // And the table editor (its data grid: TanStack Table and Virtual).
 const TablesPage = lazy(() => import('./tables'));
+// And the functions page (its code editor: CodeMirror 6 with JavaScript/TypeScript).
+const FunctionsPage = lazy(() => import('./functions'));
 
 const TAB_NAMES: Record<ProjectTab, string> = {
   home: 'Home',
@@ -23,6 +25,7 @@ const TAB_NAMES: Record<ProjectTab, string> = {
   sql: 'SQL editor',
   tables: 'Table editor',
   storage: 'Storage',
+  functions: 'Edge Functions',
   settings: 'Settings',
 };
 
@@ -68,6 +71,11 @@ export function ProjectShell({ projectRef, tab }: { projectRef: string; tab: Pro
           </Suspense>
         )}
         {tab === 'storage' && <StoragePage {...props} />}
+        {tab === 'functions' && (
+          <Suspense fallback={<p className="muted">Loading the functions page…</p>}>
+            <FunctionsPage {...props} />
+          </Suspense>
+        )}
         {tab === 'settings' && <SettingsPage {...props} />}
       </main>
     </div>

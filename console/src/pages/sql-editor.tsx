@@ -6,14 +6,12 @@
  * are kept in this browser.
  */
 import { PostgreSQL, sql as sqlLanguage } from '@codemirror/lang-sql';
-import { HighlightStyle, syntaxHighlighting } from '@codemirror/language';
 import { setDiagnostics } from '@codemirror/lint';
-import { Compartment, EditorState } from '@codemirror/state';
+import { Compartment } from '@codemirror/state';
 import { EditorView, keymap } from '@codemirror/view';
-import { tags as t } from '@lezer/highlight';
-import { basicSetup } from 'codemirror';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { runSql } from '../api';
+import { mountEditor } from '../code-editor';
 import { DataGrid, type Row } from '../data-grid';
 import { ErrorText } from '../form';
 import { loadCatalog } from '../sql-catalog';
@@ -21,47 +19,8 @@ import { errorOffset, loadDraft, loadSnippets, saveDraft, saveSnippets, type Sni
 import type { ProjectProps } from '../project-props';
 
 const START = 'select now();';
-
-/** The page's stylesheet does not reach into the shadow root: the editor's look is set here. */
-const editorTheme = EditorView.theme({
-  '&': { minHeight: '160px', maxHeight: '45vh', fontSize: '13px', background: '#fff' },
-  '.cm-scroller': { fontFamily: 'ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace' },
-  '.cm-gutters': { background: '#f7f7f7', color: '#6b6b6b' },
-  '&.cm-focused': { outline: '2px solid #2f7d5b' },
-});
-
-/** Token colours with at least 4.5:1 contrast on white (the default style's orange has 3.8). */
-const highlight = HighlightStyle.define([
-  { tag: t.keyword, color: '#7a1fa2' },
-  { tag: [t.string, t.special(t.string), t.regexp, t.escape], color: '#a31515' },
-  { tag: [t.number, t.bool, t.null, t.atom], color: '#116644' },
-  { tag: t.comment, color: '#5c6670', fontStyle: 'italic' },
-  { tag: [t.typeName, t.standard(t.name)], color: '#0b5394' },
-  { tag: [t.special(t.name), t.labelName], color: '#8a4600' },
-  { tag: t.invalid, color: '#b42318' },
-]);
-
-/**
- * While the editor is open, a `style` attribute set from script (CodeMirror's tooltips set
- * `style="left: …"` through setAttribute) is applied through the CSSOM (`el.style.cssText`), which
- * the page's CSP allows, instead of as an attribute, which it refuses (no inline style). This
- * loosens nothing: script could always set `el.style`; markup (innerHTML) is still refused.
- * Returns the function that puts setAttribute back.
- */
-function styleAttributesThroughCssom(): () => void {
-  const proto = Element.prototype;
-  const original = proto.setAttribute;
-  proto.setAttribute = function (this: Element, name: string, value: string) {
-    if (name.toLowerCase() === 'style' && this instanceof HTMLElement) {
-      this.style.cssText = value;
-      return;
-    }
-    original.call(this, name, value);
-  };
-  return () => {
-    proto.setAttribute = original;
-  };
-}
+/** Rows per page of a result (the grid renders only the rows in view; paging keeps a page's DOM and sort small). */
+const PAGE = 1000;
 
 export default function SqlEditorPage({ project }: ProjectProps) {
   const ref = project.ref;
@@ -72,6 +31,7 @@ export default function SqlEditorPage({ project }: ProjectProps) {
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const [took, setTook] = useState<number>();
+  const [page, setPage] = useState(0);
   const [hasSelection, setHasSelection] = useState(false);
   const [snippets, setSnippets] = useState<Snippet[]>(() => loadSnippets(ref));
   const [snippetName, setSnippetName] = useState('');
@@ -93,45 +53,31 @@ export default function SqlEditorPage({ project }: ProjectProps) {
 
   useEffect(() => {
     if (!host.current) return;
-    // In a shadow root: CodeMirror's styles then go in a constructed stylesheet (adoptedStyleSheets)
-    // instead of a <style> element, which the page's CSP (no inline style) would refuse.
-    const shadow = host.current.shadowRoot ?? host.current.attachShadow({ mode: 'open' });
-    const parent = document.createElement('div');
-    shadow.replaceChildren(parent);
-    const restoreSetAttribute = styleAttributesThroughCssom();
-    const v = new EditorView({
-      root: shadow,
-      parent,
-      state: EditorState.create({
-        doc: loadDraft(ref) ?? START,
-        extensions: [
-          keymap.of([
-            {
-              key: 'Mod-Enter',
-              run: () => {
-                runRef.current();
-                return true;
-              },
+    const { view: v, destroy } = mountEditor(host.current, {
+      doc: loadDraft(ref) ?? START,
+      label: 'SQL',
+      extensions: [
+        keymap.of([
+          {
+            key: 'Mod-Enter',
+            run: () => {
+              runRef.current();
+              return true;
             },
-          ]),
-          basicSetup,
-          language.of(sqlLanguage({ dialect: PostgreSQL, upperCaseKeywords: false })),
-          EditorView.contentAttributes.of({ 'aria-label': 'SQL' }),
-          editorTheme,
-          syntaxHighlighting(highlight),
-          EditorView.updateListener.of((u) => {
-            if (u.docChanged) saveDraft(ref, u.state.doc.toString());
-            if (u.selectionSet || u.docChanged) setHasSelection(!u.state.selection.main.empty);
-          }),
-        ],
-      }),
+          },
+        ]),
+        language.of(sqlLanguage({ dialect: PostgreSQL, upperCaseKeywords: false })),
+        EditorView.updateListener.of((u) => {
+          if (u.docChanged) saveDraft(ref, u.state.doc.toString());
+          if (u.selectionSet || u.docChanged) setHasSelection(!u.state.selection.main.empty);
+        }),
+      ],
     });
     view.current = v;
     refreshCatalog.current();
     return () => {
       view.current = undefined;
-      v.destroy();
-      restoreSetAttribute();
+      destroy();
     };
   }, [ref, language]);
 
@@ -148,6 +94,7 @@ export default function SqlEditorPage({ project }: ProjectProps) {
     const t0 = performance.now();
     try {
       setRows(await runSql(ref, text));
+      setPage(0);
       setTook(performance.now() - t0);
       refreshCatalog.current();
     } catch (err) {
@@ -259,7 +206,32 @@ export default function SqlEditorPage({ project }: ProjectProps) {
           {rows.length === 0 ? (
             <p className="empty">The statement ran and returned no rows.</p>
           ) : (
-            <DataGrid label="Query result" rows={rows} columns={columns} height={360} />
+            <>
+              <DataGrid
+                key={page}
+                label="Query result"
+                rows={rows.slice(page * PAGE, (page + 1) * PAGE)}
+                columns={columns}
+                height={360}
+              />
+              {rows.length > PAGE && (
+                <p className="pager">
+                  <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
+                    Previous
+                  </button>
+                  <span>
+                    Rows {page * PAGE + 1}–{Math.min(rows.length, (page + 1) * PAGE)} of {rows.length}
+                  </span>
+                  <button
+                    type="button"
+                    disabled={(page + 1) * PAGE >= rows.length}
+                    onClick={() => setPage(page + 1)}
+                  >
+                    Next
+                  </button>
+                </p>
+              )}
+            </>
           )}
         </div>
       )}

@@ -9,6 +9,7 @@ import { attempt, ErrorText, Field } from '../form';
 import { humanSize, shortDate } from '../format';
 import { uploadObject } from '../upload';
 import { useLoad } from '../use-load';
+import { PreviewDialog, previewable } from './storage-preview';
 import type { Bucket } from '../bucket';
 
 interface Entry {
@@ -210,7 +211,7 @@ function ObjectRow({
   onChange,
 }: Props & { path: string; entry: Entry; onChange: () => void }) {
   const [error, setError] = useState<string>();
-  const [dialog, setDialog] = useState<'move' | 'url'>();
+  const [dialog, setDialog] = useState<'move' | 'url' | 'preview'>();
   const base = `${projectBase(projectRef)}/storage/v1`;
   const download = () =>
     attempt(async () => {
@@ -245,6 +246,11 @@ function ObjectRow({
       <td className="muted wide-only">{type ?? '—'}</td>
       <td className="muted wide-only">{shortDate(entry.updated_at ?? entry.metadata?.lastModified)}</td>
       <td className="actions">
+        {previewable(type, entry.metadata?.size) && (
+          <button type="button" onClick={() => setDialog('preview')}>
+            Preview
+          </button>
+        )}
         <button type="button" onClick={() => void download()}>
           Download
         </button>
@@ -266,6 +272,15 @@ function ObjectRow({
               setDialog(undefined);
               onChange();
             }}
+          />
+        )}
+        {dialog === 'preview' && (
+          <PreviewDialog
+            projectRef={projectRef}
+            keys={keys}
+            bucketId={bucket.id}
+            path={path}
+            onClose={() => setDialog(undefined)}
           />
         )}
         {dialog === 'url' && (

@@ -8,7 +8,14 @@ import { useCallback, useMemo, useState } from 'react';
 import { type ApiKeys, management, quoteIdent, runSqlWith } from '../api';
 import { DataGrid, type GridColumn, type Row, type Sort } from '../data-grid';
 import { attempt, ErrorText, Field } from '../form';
-import { fetchRoleRows, roleRowsQuery } from '../graphql-rows';
+import {
+  fetchRoleRows,
+  roleDelete,
+  roleInsert,
+  roleRowsQuery,
+  roleUpdate,
+  runRoleMutation,
+} from '../graphql-rows';
 import {
   countRows,
   deleteRow,
@@ -79,7 +86,8 @@ export function TableRows({
   const [page, setPage] = useState(0);
   const [readAs, setReadAs] = useState<ReadAs>('owner');
   const [userId, setUserId] = useState('00000000-0000-4000-8000-000000000001');
-  const asRole = async (): Promise<{ rows: Row[]; more: boolean }> => {
+  /** The chosen role's JWT: the anon key, or one the Management API signs for the user id. */
+  const roleJwt = async (): Promise<{ apikey: string; jwt: string }> => {
     if (!keys)
       throw new Error("Reading as a role needs the project's API keys, which your role may not read");
     const jwt =
@@ -91,6 +99,10 @@ export function TableRows({
               sub: userId,
             })
           ).token;
+    return { apikey: keys.anon, jwt };
+  };
+  const asRole = async (): Promise<{ rows: Row[]; more: boolean }> => {
+    const { apikey, jwt } = await roleJwt();
     const query = roleRowsQuery({
       table,
       columns: info.data ?? [],
@@ -99,7 +111,7 @@ export function TableRows({
       first: PAGE,
       offset: page * PAGE,
     });
-    return fetchRoleRows(projectRef, keys.anon, jwt, query);
+    return fetchRoleRows(projectRef, apikey, jwt, query);
   };
   const rowsAs = useLoad(
     () =>
@@ -139,19 +151,25 @@ export function TableRows({
       })) ?? [],
     [info.data, onOpen],
   );
-  const editable = pkeys.length > 0 && readAs === 'owner';
+  const editable = pkeys.length > 0;
+  const asRoleWrite = async (mutation: (w: { table: string; columns: ColumnInfo[] }) => string) => {
+    const { apikey, jwt } = await roleJwt();
+    await runRoleMutation(projectRef, apikey, jwt, mutation({ table, columns: info.data ?? [] }));
+  };
   const reload = () => {
     rows.reload();
     count.reload();
   };
   const onEdit = async (row: Row, column: string, text: string | null) => {
-    await run(updateCell(schema, table, pkeys, row, column, text));
+    if (readAs === 'owner') await run(updateCell(schema, table, pkeys, row, column, text));
+    else await asRoleWrite((w) => roleUpdate(w, pkeys, row, column, text));
     rows.reload();
   };
   const remove = () => {
     if (!activeRow || !confirm(`Delete this row of ${schema}.${table}? This cannot be undone.`)) return;
     void attempt(async () => {
-      await run(deleteRow(schema, table, pkeys, activeRow));
+      if (readAs === 'owner') await run(deleteRow(schema, table, pkeys, activeRow));
+      else await asRoleWrite((w) => roleDelete(w, pkeys, activeRow));
       reload();
     }, setError);
   };
@@ -190,7 +208,7 @@ export function TableRows({
       </form>
       <p className="muted">
         {readAs !== 'owner'
-          ? `Rows as ${readAs === 'anon' ? 'anon' : 'this user'} sees them through the GraphQL API: row level security and grants apply. Editing runs as the project owner; switch back to edit.`
+          ? `Rows as ${readAs === 'anon' ? 'anon' : 'this user'} sees them through the GraphQL API, and changes are made as ${readAs === 'anon' ? 'anon' : 'this user'} too: row level security and grants apply.`
           : editable
             ? 'Rows are read and changed as the project owner (row level security does not apply to the owner). Enter or double-click edits a cell; Ctrl+Delete in a cell sets it to NULL.'
             : 'This table has no primary key, so its rows are shown read-only.'}
@@ -252,7 +270,8 @@ export function TableRows({
         <InsertRow
           columns={info.data}
           onInsert={async (given) => {
-            await run(insertRow(schema, table, given));
+            if (readAs === 'owner') await run(insertRow(schema, table, given));
+            else await asRoleWrite((w) => roleInsert(w, given));
             reload();
           }}
         />

@@ -10,6 +10,7 @@ import { ErrorText } from '../form';
 import { useLoad } from '../use-load';
 import type { ProjectProps } from '../project-props';
 import { type OpenTable, TableRows } from './table-rows';
+import { NewTableForm, StructureActions } from './table-structure';
 import type { Filter } from '../table-rows-sql';
 
 const SCHEMAS_SQL = `select nspname as name from pg_namespace
@@ -53,8 +54,10 @@ export default function TablesPage({ project, keys }: ProjectProps) {
   const [schema, setSchema] = useState('public');
   const [table, setTable] = useState<string>();
   const [filter, setFilter] = useState<Filter>();
+  const [creating, setCreating] = useState(false);
   // A foreign key's value opens the referenced table, filtered to the row it names.
   const open = useCallback<OpenTable>((s, t, f) => {
+    setCreating(false);
     setSchema(s);
     setTable(t);
     setFilter(f);
@@ -98,11 +101,35 @@ export default function TablesPage({ project, keys }: ProjectProps) {
                 </span>
               </li>
             ))}
-            {relations.data?.length === 0 && <li className="muted">No tables in {schema}.</li>}
+            {relations.data?.length === 0 && (
+              <li className="muted">No tables in {schema} yet. Create one below.</li>
+            )}
           </ul>
+          <button
+            type="button"
+            onClick={() => {
+              setTable(undefined);
+              setCreating(true);
+            }}
+          >
+            New table
+          </button>
         </div>
         <div className="detail">
-          {table && (
+          {creating && (
+            <>
+              <h2>New table in {schema}</h2>
+              <NewTableForm
+                projectRef={ref}
+                schema={schema}
+                onCreated={(t) => {
+                  relations.reload();
+                  open(schema, t);
+                }}
+              />
+            </>
+          )}
+          {table && !creating && (
             <TableDetail
               key={`${schema}.${table}:${JSON.stringify(filter ?? null)}`}
               projectRef={ref}
@@ -111,6 +138,8 @@ export default function TablesPage({ project, keys }: ProjectProps) {
               filter={filter}
               onOpen={open}
               keys={keys}
+              rls={relations.data?.find((r) => r.name === table)?.rls}
+              onStructureChanged={relations.reload}
             />
           )}
         </div>
@@ -126,6 +155,8 @@ function TableDetail({
   filter,
   onOpen,
   keys,
+  rls,
+  onStructureChanged,
 }: {
   projectRef: string;
   schema: string;
@@ -133,6 +164,8 @@ function TableDetail({
   filter?: Filter;
   onOpen: OpenTable;
   keys?: ApiKeys;
+  rls?: boolean;
+  onStructureChanged: () => void;
 }) {
   const columns = useLoad(
     () => runSql(projectRef, columnsSql(schema, table), true),
@@ -155,9 +188,22 @@ function TableDetail({
       {policies.data && (
         <DataTable
           rows={policies.data}
-          empty={`No policies. With RLS on, only the owner and service_role see rows until a policy allows more; add one in the SQL editor (create policy … on ${schema}.${table}).`}
+          empty={`No policies. With RLS on, only the owner and service_role see rows until a policy allows more; create one under "Change the table".`}
         />
       )}
+      <StructureActions
+        projectRef={projectRef}
+        schema={schema}
+        table={table}
+        rls={rls}
+        columns={(columns.data ?? []).map((c) => String(c.column))}
+        policies={(policies.data ?? []).map((p) => String(p.policy))}
+        onChanged={() => {
+          columns.reload();
+          policies.reload();
+          onStructureChanged();
+        }}
+      />
       <h3>Rows</h3>
       <TableRows
         projectRef={projectRef}

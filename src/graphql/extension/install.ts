@@ -265,7 +265,7 @@ export async function installGraphQL(
   return installPlain(client, name, version, engineSql);
 }
 
-/** A project bootstrap hook (see platform/bootstrap-hooks.ts) installing the objects the same way. */
+/** A project bootstrap hook (like graphql/extension/bootstrap-hook.ts) installing the objects the same way. */
 export function graphqlInstallHook(opts: InstallOptions = {}): (client: pg.ClientBase) => Promise<void> {
   return async (client) => {
     const report = await installGraphQL(client, opts);

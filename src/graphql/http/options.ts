@@ -2,6 +2,9 @@
 import type pg from 'pg';
 import type { IncomingMessage } from 'node:http';
 import type { YogaServerOptions } from 'graphql-yoga';
+import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_SELECTIONS } from '../../config.js';
+
+export { DEFAULT_MAX_DEPTH, DEFAULT_MAX_SELECTIONS };
 
 /** The database and keys one request is served against (one project). */
 export interface GraphQLTarget {
@@ -74,8 +77,6 @@ export function schemaNoticesOf(opts: GraphQLHandlerOptions): ((notices: string[
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
-export const DEFAULT_MAX_DEPTH = 20;
-export const DEFAULT_MAX_SELECTIONS = 5_000;
 export const GRAPHQL_PATH = '/graphql/v1';
 
 /** The limits every request is checked against, defaults applied. */

@@ -10,6 +10,7 @@ import pg from 'pg';
 import type { Platform } from '../../platform/platform.js';
 import { withDatabase } from '../../db/pool.js';
 import { ensureRootKey } from './root-key.js';
+import { projectsWithoutRootKey } from './root-key-store.js';
 
 export interface Provisioner {
   close(): Promise<void>;
@@ -40,11 +41,7 @@ export async function startRootKeyProvisioning(
   };
 
   const sweep = async () => {
-    const { rows } = await platform.pool.query<{ ref: string }>(
-      `select p.ref from projects p where p.status <> 'REMOVED'
-         and not exists (select 1 from project_root_keys k where k.project_ref = p.ref)`,
-    );
-    for (const r of rows) provision(r.ref);
+    for (const ref of await projectsWithoutRootKey(platform.pool)) provision(ref);
   };
 
   const scheduleReconnect = () => {

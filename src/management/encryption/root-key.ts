@@ -10,6 +10,7 @@ import type { Platform } from '../../platform/platform.js';
 import { openSecret, sealSecret } from '../../platform/secret-box.js';
 import { withTransaction } from '../../db/transaction.js';
 import { withSuperuserSession } from '../../db/superuser-session.js';
+import { deleteRootKey, insertRootKeyIfAbsent, sealedRootKey, upsertRootKey } from './root-key-store.js';
 
 export const ROOT_KEY_MESSAGE = 'Expected a 32 byte secret, hex-encoded (64 characters).';
 
@@ -41,11 +42,8 @@ export async function installVaultKey(platform: Platform, ref: string, rootKeyHe
 }
 
 async function readRootKey(platform: Platform, ref: string): Promise<string | undefined> {
-  const { rows } = await platform.pool.query<{ root_key_sealed: Buffer }>(
-    'select root_key_sealed from project_root_keys where project_ref = $1',
-    [ref],
-  );
-  return rows[0] ? openSecret(platform.state.platformKey, rows[0].root_key_sealed, context(ref)) : undefined;
+  const sealed = await sealedRootKey(platform.pool, ref);
+  return sealed ? openSecret(platform.state.platformKey, sealed, context(ref)) : undefined;
 }
 
 /** The project's root key, generated (and its vault key installed) when it has none yet. */
@@ -53,11 +51,8 @@ export async function ensureRootKey(platform: Platform, ref: string): Promise<st
   const existing = await readRootKey(platform, ref);
   if (existing) return existing;
   const fresh = randomBytes(32).toString('hex');
-  const { rowCount } = await platform.pool.query(
-    'insert into project_root_keys (project_ref, root_key_sealed) values ($1, $2) on conflict (project_ref) do nothing',
-    [ref, sealSecret(platform.state.platformKey, fresh, context(ref))],
-  );
-  if (!rowCount) {
+  const sealed = sealSecret(platform.state.platformKey, fresh, context(ref));
+  if (!(await insertRootKeyIfAbsent(platform.pool, ref, sealed))) {
     // another process generated it first
     const winner = await readRootKey(platform, ref);
     if (!winner) throw new Error(`project ${ref}: another process stored a root key and then removed it`);
@@ -66,7 +61,7 @@ export async function ensureRootKey(platform: Platform, ref: string): Promise<st
   try {
     await installVaultKey(platform, ref, fresh);
   } catch (err) {
-    await platform.pool.query('delete from project_root_keys where project_ref = $1', [ref]).catch(() => {});
+    await deleteRootKey(platform.pool, ref).catch(() => {});
     throw err;
   }
   return fresh;
@@ -80,11 +75,7 @@ export async function replaceRootKey(platform: Platform, ref: string, rootKeyHex
   const key = rootKeyHex.toLowerCase();
   // The stored key and the installed vault key change together: rolled back if installing fails.
   await withTransaction(platform.pool, async (client) => {
-    await client.query(
-      `insert into project_root_keys (project_ref, root_key_sealed) values ($1, $2)
-       on conflict (project_ref) do update set root_key_sealed = excluded.root_key_sealed, updated_at = now()`,
-      [ref, sealSecret(platform.state.platformKey, key, context(ref))],
-    );
+    await upsertRootKey(client, ref, sealSecret(platform.state.platformKey, key, context(ref)));
     await installVaultKey(platform, ref, key);
   });
   return key;

@@ -6,17 +6,22 @@
  * The module graph must resolve offline from the upload and the platform's Deno cache, else 400.
  */
 import type { FastifyInstance } from 'fastify';
+import { createHash } from 'node:crypto';
 import type { Platform } from '../../platform/platform.js';
 import { badRequest, projectOf } from '../http/index.js';
-import { BundleError, findFile, readMultipartBundle, type Bundle } from '../../functions/bundle.js';
-import { checkImports, UnresolvedImportError } from '../../functions/import-check.js';
-import { functionCatalogOf, functionsChanged } from '../../functions/registry.js';
-import { DuplicateSlugError, getFunction, insertFunction, updateFunction } from './function-store.js';
-import { PATH_SLUG } from './function-input.js';
-import { filesMultipart } from './function-body-multipart.js';
+import { readMultipartBundle } from '../../functions/bundle.js';
+import { BundleError, findFile, type Bundle } from '../../functions/bundle-files.js';
+import { UnresolvedImportError } from '../../functions/import-check.js';
+import type { FunctionsRuntimeAccess } from '../../functions/runtime-access.js';
+import {
+  DuplicateSlugError,
+  getFunction,
+  insertFunction,
+  updateFunction,
+} from '../../functions/function-store.js';
+import { PATH_SLUG } from '../../functions/function-input.js';
+import { filesMultipart } from '../../functions/function-body-multipart.js';
 import { functionResponse } from './function-response.js';
-import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 
 function optionalString(metadata: Record<string, unknown>, name: string): string | undefined {
   const v = metadata[name];
@@ -25,7 +30,12 @@ function optionalString(metadata: Record<string, unknown>, name: string): string
   return v;
 }
 
-export function registerDeployRoute(app: FastifyInstance, platform: Platform, bodyLimit: number): void {
+export function registerDeployRoute(
+  app: FastifyInstance,
+  platform: Platform,
+  functions: FunctionsRuntimeAccess,
+  bodyLimit: number,
+): void {
   app.post(
     '/projects/:ref/functions/deploy',
     { bodyLimit, config: { failureMessage: 'Failed to deploy function' } },
@@ -65,23 +75,12 @@ export function registerDeployRoute(app: FastifyInstance, platform: Platform, bo
         throw badRequest('metadata.verify_jwt must be a boolean');
       const name = optionalString(metadata, 'name') ?? slug;
 
-      const catalog = functionCatalogOf(platform);
-      if (catalog) {
-        try {
-          // The CLI template's npm imports, cached at install time, for a deploy without the network.
-          await catalog.runtime.seedCache();
-          await checkImports(
-            catalog.runtime.denoBin,
-            catalog.runtime.denoDir,
-            join(catalog.runtime.rootDir, 'tmp'),
-            bundle,
-            catalog.runtime.moduleEnv(),
-          );
-        } catch (err) {
-          if (err instanceof UnresolvedImportError)
-            throw badRequest(`Failed to bundle the function: ${err.message}`);
-          throw err;
-        }
+      try {
+        await functions.checkImports(bundle);
+      } catch (err) {
+        if (err instanceof UnresolvedImportError)
+          throw badRequest(`Failed to bundle the function: ${err.message}`);
+        throw err;
       }
 
       const stored = filesMultipart(
@@ -109,7 +108,7 @@ export function registerDeployRoute(app: FastifyInstance, platform: Platform, bo
               return updateFunction(platform, project.ref, slug, fields, body);
             throw err;
           });
-      functionsChanged(platform, project.ref, slug);
+      platform.functionEvents.announceChange(project.ref, slug);
       if (!saved) throw new Error('deployed function vanished');
       return reply.code(201).send(functionResponse(saved));
     },

@@ -1,5 +1,5 @@
 /** The wire shape of a function (FunctionResponse): timestamps in epoch milliseconds. */
-import type { FunctionRecord } from './function-store.js';
+import type { FunctionRecord } from '../../functions/function-store.js';
 
 export interface FunctionResponse {
   id: string;

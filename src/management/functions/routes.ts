@@ -1,7 +1,9 @@
 /**
- * M9–M14 edge functions: create (JSON, eszip or raw body; metadata also from the query), list,
- * get, update (PATCH), delete, body (raw, or multipart with `Accept: multipart/form-data`);
- * plus the non-spec GET .../functions/{function_slug}/runtime-config (runtime-config.ts).
+ * Edge functions under /v1/projects/{ref}/functions: create (JSON, eszip or raw body; metadata
+ * also from the query), list, get, update (PATCH), delete, body (raw, or multipart with
+ * `Accept: multipart/form-data`); plus the non-spec GET .../functions/{function_slug}/runtime-config
+ * (functions/runtime-config.ts) and .../logs. Records, uploads and runtime config come from
+ * src/functions/; each change is announced on platform.functionEvents for the runtime.
  * The path parameter is `:function_slug` as in the spec (`:slug` means an organization here).
  */
 import { Type } from '@sinclair/typebox';
@@ -16,19 +18,22 @@ import {
   insertFunction,
   listFunctions,
   updateFunction,
-} from './function-store.js';
+} from '../../functions/function-store.js';
 import {
   FunctionInputError,
   parseUpload,
   PATH_SLUG,
   SOURCE_CONTENT_TYPE,
   type ParsedUpload,
-} from './function-input.js';
+} from '../../functions/function-input.js';
 import { functionResponse } from './function-response.js';
-import { entrypointFileName, sourceMultipart, wantsMultipart } from './function-body-multipart.js';
-import { runtimeConfig } from './runtime-config.js';
+import {
+  entrypointFileName,
+  sourceMultipart,
+  wantsMultipart,
+} from '../../functions/function-body-multipart.js';
+import { runtimeConfig } from '../../functions/runtime-config.js';
 import { registerDeployRoute } from './deploy-route.js';
-import { functionCatalogOf, functionsChanged } from '../../functions/registry.js';
 
 export const FUNCTION_NOT_FOUND = 'Function not found';
 /** Function uploads (eszip bundles) may be larger than JSON bodies. */
@@ -53,7 +58,8 @@ function upload(req: FastifyRequest, mode: 'create' | 'update'): Promise<ParsedU
   );
 }
 
-export const functionRoutes: ManagementModule = async (app, { platform }) => {
+export const functionRoutes: ManagementModule = async (app, { platform, functions }) => {
+  const announce = (ref: string, slug: string) => platform.functionEvents.announceChange(ref, slug);
   // In this scope every body arrives as raw bytes: JSON, eszip and anything else are told apart
   // by parseUpload (supabase-management-js v2 sends JSON without a content type).
   app.removeAllContentTypeParsers();
@@ -63,7 +69,7 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
     (_req, body, done) => done(null, body),
   );
   const uploadOpts = { bodyLimit: Math.max(UPLOAD_LIMIT, platform.config.bodyLimit) };
-  registerDeployRoute(app, platform, uploadOpts.bodyLimit);
+  registerDeployRoute(app, platform, functions, uploadOpts.bodyLimit);
 
   app.post(
     '/projects/:ref/functions',
@@ -78,7 +84,7 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
       const created = await badRequestOn([DuplicateSlugError], () =>
         insertFunction(platform, project.ref, { ...fields, slug, name }, body),
       );
-      functionsChanged(platform, project.ref, created.slug);
+      announce(project.ref, created.slug);
       return reply.code(201).send(functionResponse(created));
     },
   );
@@ -117,8 +123,8 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
         updateFunction(platform, project.ref, slug, fields, body),
       );
       if (!updated) throw notFound(FUNCTION_NOT_FOUND);
-      functionsChanged(platform, project.ref, slug);
-      if (updated.slug !== slug) functionsChanged(platform, project.ref, updated.slug);
+      announce(project.ref, slug);
+      if (updated.slug !== slug) announce(project.ref, updated.slug);
       return functionResponse(updated);
     },
   );
@@ -133,7 +139,7 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
       const ref = projectOf(req).ref;
       const slug = req.params.function_slug;
       if (!(await deleteFunction(platform, ref, slug))) throw notFound(FUNCTION_NOT_FOUND);
-      functionsChanged(platform, ref, slug);
+      announce(ref, slug);
       return { message: 'ok' };
     },
   );
@@ -216,7 +222,7 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
             ? await updateFunction(platform, ref, slug, fields, undefined)
             : current;
         if (!changed) throw notFound(FUNCTION_NOT_FOUND);
-        if (changed !== current) functionsChanged(platform, ref, slug);
+        if (changed !== current) announce(ref, slug);
         out.push(functionResponse(changed));
       }
       return { functions: out };
@@ -234,7 +240,7 @@ export const functionRoutes: ManagementModule = async (app, { platform }) => {
       const ref = projectOf(req).ref;
       const slug = req.params.function_slug;
       const { limit } = req.query;
-      return { result: (await functionCatalogOf(platform)?.runtime.logs.read(ref, slug, limit)) ?? [] };
+      return { result: await functions.readLogs(ref, slug, limit) };
     },
   );
 };

@@ -32,20 +32,16 @@ export class HostnameRouter {
   }
 }
 
-const routers = new WeakMap<Platform, HostnameRouter>();
-
-/** The platform's custom hostname router, registered with the platform on first use. */
-export function hostnameRouter(platform: Platform): HostnameRouter {
-  let r = routers.get(platform);
-  if (!r) {
-    const router = new HostnameRouter(platform);
-    platform.addHostResolver((host) => router.resolve(host));
-    platform.events.subscribe((e) => {
-      if (!e) router.clear();
-      else if (e.kind === 'hostname' && e.key) router.forget(e.key);
-    });
-    routers.set(platform, router);
-    r = router;
-  }
-  return r;
+/**
+ * The platform's custom hostname router, registered with the platform as its Host → project
+ * resolver and told of other processes' changes. Built once per platform (management/services.ts).
+ */
+export function startHostnameRouting(platform: Platform): HostnameRouter {
+  const router = new HostnameRouter(platform);
+  platform.addHostResolver((host) => router.resolve(host));
+  platform.events.subscribe((e) => {
+    if (!e) router.clear();
+    else if (e.kind === 'hostname' && e.key) router.forget(e.key);
+  });
+  return router;
 }

@@ -10,7 +10,7 @@ import {
   updateHostnameStatus,
   type HostnameRecord,
 } from './hostname-store.js';
-import { hostnameRouter } from './host-routing.js';
+import type { HostnameRouter } from './host-routing.js';
 import {
   activate,
   HostnameStateError,
@@ -63,20 +63,24 @@ export async function reverifyHostname(platform: Platform, ref: string): Promise
   );
 }
 
-export async function activateHostname(platform: Platform, ref: string): Promise<HostnameRecord> {
+export async function activateHostname(
+  platform: Platform,
+  router: HostnameRouter,
+  ref: string,
+): Promise<HostnameRecord> {
   const r = await getConfig(platform, ref);
   const next = activate(r.status);
   if (next === r.status) return r;
   const updated = await updateHostnameStatus(platform, ref, r.status, next, []);
-  hostnameRouter(platform).forget(r.hostname);
+  router.forget(r.hostname);
   await platform.events.publish({ kind: 'hostname', ref, key: r.hostname });
   return updated ?? getConfig(platform, ref);
 }
 
-export async function removeHostname(platform: Platform, ref: string): Promise<void> {
+export async function removeHostname(platform: Platform, router: HostnameRouter, ref: string): Promise<void> {
   const r = await getHostname(platform, ref);
   await deleteHostname(platform, ref);
   if (!r) return;
-  hostnameRouter(platform).forget(r.hostname);
+  router.forget(r.hostname);
   await platform.events.publish({ kind: 'hostname', ref, key: r.hostname });
 }

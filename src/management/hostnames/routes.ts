@@ -7,7 +7,6 @@ import { Type } from '@sinclair/typebox';
 import type { ManagementModule } from '../http/index.js';
 import { badRequestOn, projectOf } from '../http/index.js';
 import { oneMessage } from '../http/schemas.js';
-import { hostnameRouter } from './host-routing.js';
 import { hostnameResponse } from './hostname-response.js';
 import {
   activateHostname,
@@ -36,8 +35,8 @@ function stateErrorsAs400<T>(work: () => Promise<T>): Promise<T> {
   return badRequestOn([HostnameStateError], work);
 }
 
-export const hostnameRoutes: ManagementModule = async (app, { platform }) => {
-  hostnameRouter(platform); // registers the Host → project resolver
+export const hostnameRoutes: ManagementModule = async (app, { platform, services }) => {
+  const router = services.hostnames;
 
   app.get(
     '/projects/:ref/custom-hostname',
@@ -54,7 +53,7 @@ export const hostnameRoutes: ManagementModule = async (app, { platform }) => {
       },
     },
     async (req, reply) => {
-      await removeHostname(platform, projectOf(req).ref);
+      await removeHostname(platform, router, projectOf(req).ref);
       return reply.code(200).send();
     },
   );
@@ -96,6 +95,10 @@ export const hostnameRoutes: ManagementModule = async (app, { platform }) => {
     async (req, reply) =>
       reply
         .code(201)
-        .send(hostnameResponse(await stateErrorsAs400(() => activateHostname(platform, projectOf(req).ref)))),
+        .send(
+          hostnameResponse(
+            await stateErrorsAs400(() => activateHostname(platform, router, projectOf(req).ref)),
+          ),
+        ),
   );
 };

@@ -7,6 +7,7 @@ import { bearerOf } from '../../auth/request-credentials.js';
 import type { Platform } from '../../platform/platform.js';
 import { sha256Hex } from '../../platform/sha256.js';
 import { unauthorized } from './errors.js';
+import { liveTokenByDigest, touchToken } from './token-store.js';
 
 /** The token shape the CLI accepts (`sbp_oauth_` is the OAuth variant). */
 export const ACCESS_TOKEN_PATTERN = /^sbp_(oauth_)?[a-f0-9]{40}$/;
@@ -30,18 +31,10 @@ export async function callerOfToken(
 ): Promise<ManagementCaller | undefined> {
   if (!token || !ACCESS_TOKEN_PATTERN.test(token)) return undefined;
   const digest = sha256Hex(token);
-  const { rows } = await platform.pool.query<{ id: string; user_id: string; stale: boolean }>(
-    `select id, user_id, (last_used_at is null or last_used_at < now() - interval '1 minute') as stale
-       from access_tokens where token_sha256 = $1 and revoked_at is null`,
-    [digest],
-  );
-  const row = rows[0];
+  const row = await liveTokenByDigest(platform.pool, digest);
   if (!row) return undefined;
   // last_used_at is informational: refreshed at most once a minute, off the request's path.
-  if (row.stale)
-    platform.pool
-      .query('update access_tokens set last_used_at = now() where id = $1', [row.id])
-      .catch(() => {});
+  if (row.stale) touchToken(platform.pool, row.id).catch(() => {});
   return { userId: row.user_id, tokenId: row.id };
 }
 

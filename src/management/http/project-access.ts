@@ -15,6 +15,7 @@ import { findProjectForUser, type Project } from '../../platform/projects.js';
 import { isProjectRef } from '../../platform/refs.js';
 import { ApiError, badRequest, forbidden, notFound, RESOURCE_REMOVED } from './errors.js';
 import { callerOf } from './auth.js';
+import { organizationWithRole } from '../organizations/store.js';
 import {
   isOrganizationRole,
   permissionOf,
@@ -103,13 +104,7 @@ export async function loadManagedOrganization(
   field = 'slug',
 ): Promise<ManagedOrganization> {
   if (!ORGANIZATION_SLUG_PATTERN.test(slug)) throw badRequest(`${field} must match pattern "^[\\w-]+$"`);
-  const { rows } = await platform.pool.query<{ id: string; name: string; role: string | null }>(
-    `select o.id, o.name,
-            (select m.role from organization_members m where m.organization_id = o.id and m.user_id = $2) as role
-       from organizations o where o.id = $1`,
-    [slug, userId],
-  );
-  const row = rows[0];
+  const row = await organizationWithRole(platform.pool, slug, userId);
   if (!row) throw notFound('Organization not found');
   if (row.role === null) throw forbidden();
   return { slug: row.id, name: row.name, role: roleOf(row.role) };

@@ -13,6 +13,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../../platform/platform.js';
 import { ApiError } from './errors.js';
 import type { RateLimitPolicy } from './route-config.js';
+import { countHit, pruneCounters } from './rate-limit-store.js';
 
 export const RATE_LIMITED_MESSAGE = 'Too many requests';
 
@@ -30,31 +31,14 @@ export class RateLimiter {
 
   /** Counts one request against `key` and reports the window's state. */
   async hit(key: string, max: number, windowMs: number): Promise<RateLimitState> {
-    const { rows } = await this.platform.pool.query<{ count: number; reset_ms: string }>(
-      `insert into rate_limit_counters as c (key, window_start, window_ms, count) values ($1, clock_timestamp(), $2, 1)
-       on conflict (key) do update set
-         window_start = case when c.window_start + make_interval(secs => c.window_ms / 1000.0) <= clock_timestamp() or c.window_ms <> $2
-                             then clock_timestamp() else c.window_start end,
-         count = case when c.window_start + make_interval(secs => c.window_ms / 1000.0) <= clock_timestamp() or c.window_ms <> $2
-                      then 1 else c.count + 1 end,
-         window_ms = $2
-       returning count, extract(epoch from (window_start + make_interval(secs => window_ms / 1000.0) - clock_timestamp())) * 1000 as reset_ms`,
-      [key, windowMs],
-    );
-    const [row] = rows;
-    if (!row) throw new Error('the rate-limit upsert returned no row');
-    if (++this.hits % 500 === 0) {
-      this.platform.pool
-        .query(
-          `delete from rate_limit_counters where window_start + make_interval(secs => window_ms / 1000.0) < now() - interval '1 hour'`,
-        )
-        .catch(() => {});
-    }
+    const { count, resetMs } = await countHit(this.platform.pool, key, windowMs);
+    // Counters of windows long over carry no information; keep the table small.
+    if (++this.hits % 500 === 0) pruneCounters(this.platform.pool).catch(() => {});
     return {
       limit: max,
-      remaining: Math.max(0, max - row.count),
-      resetSeconds: Math.max(0, Math.ceil(Number(row.reset_ms) / 1000)),
-      exceeded: row.count > max,
+      remaining: Math.max(0, max - count),
+      resetSeconds: Math.max(0, Math.ceil(resetMs / 1000)),
+      exceeded: count > max,
     };
   }
 }

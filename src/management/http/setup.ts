@@ -24,14 +24,15 @@ import { permissionOf, routeKey } from './permissions.js';
 import { assertNoNul } from './nul-bytes.js';
 import { registerSchemaValidation } from './schemas.js';
 
-const registered = new WeakMap<Platform, Set<string>>();
-
-/** `METHOD /v1/path` of every management route registered for `platform` (tests enumerate them). */
-export function managementRouteKeys(platform: Platform): string[] {
-  return [...(registered.get(platform) ?? [])].sort();
-}
-
-export function registerManagementHttp(app: FastifyInstance, platform: Platform): void {
+/**
+ * `routeKeys` receives `METHOD /v1/path` of every management route registered in the scope
+ * (management/services.ts keeps it; tests enumerate it).
+ */
+export function registerManagementHttp(
+  app: FastifyInstance,
+  platform: Platform,
+  routeKeys: Set<string>,
+): void {
   registerErrorHandling(app);
   registerSchemaValidation(app);
   registerLenientJson(app);
@@ -40,8 +41,6 @@ export function registerManagementHttp(app: FastifyInstance, platform: Platform)
   app.decorateRequest('managedOrganization', undefined);
   const limiter = new RateLimiter(platform);
 
-  const keys = new Set<string>();
-  registered.set(platform, keys);
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
@@ -50,7 +49,7 @@ export function registerManagementHttp(app: FastifyInstance, platform: Platform)
         throw new Error(
           `management route ${m} ${route.url} has no row in src/management/http/permissions.ts (who may call it?)`,
         );
-      keys.add(routeKey(m, route.url ?? ''));
+      routeKeys.add(routeKey(m, route.url ?? ''));
     }
   });
 

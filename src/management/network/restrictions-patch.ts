@@ -5,14 +5,8 @@
  * A never-configured project starts from the open config (0.0.0.0/0, ::/0), so adding to it keeps
  * it open until 0.0.0.0/0 (or ::/0) is removed.
  */
-import type { Platform } from '../../platform/platform.js';
 import { CidrError, normalizeCidrs } from './cidr.js';
-import {
-  applyRestrictions,
-  currentConfig,
-  type RestrictionConfig,
-  type RestrictionsResponse,
-} from './restrictions.js';
+import type { NetworkRestrictions, RestrictionConfig, RestrictionsResponse } from './restrictions.js';
 
 interface CidrItem {
   address: string;
@@ -49,18 +43,18 @@ function edit(list: string[], add: string[], remove: string[]): string[] {
 }
 
 export async function patchRestrictions(
-  platform: Platform,
+  restrictions: NetworkRestrictions,
   ref: string,
   body: Record<string, unknown>,
 ): Promise<RestrictionsV2Response> {
   const add = part(body, 'add');
   const remove = part(body, 'remove');
-  const now = await currentConfig(platform, ref);
+  const now = await restrictions.current(ref);
   const next: RestrictionConfig = {
     dbAllowedCidrs: edit(now.dbAllowedCidrs, add.dbAllowedCidrs, remove.dbAllowedCidrs),
     dbAllowedCidrsV6: edit(now.dbAllowedCidrsV6, add.dbAllowedCidrsV6, remove.dbAllowedCidrsV6),
   };
-  const r = await applyRestrictions(platform, ref, next);
+  const r = await restrictions.apply(ref, next);
   const { config, old_config, ...rest } = r;
   return { ...rest, config: items(config), ...(old_config ? { old_config: items(old_config) } : {}) };
 }

@@ -1,5 +1,5 @@
 /**
- * Network restrictions (M24–M25): the requested config is stored (status `stored`, the previous
+ * Network restrictions (GET/POST /v1/projects/{ref}/network-restrictions): the requested config is stored (status `stored`, the previous
  * applied config kept as old_config), then applied to pg_hba.conf when the project's database
  * server is one the platform runs itself (embedded); then status becomes `applied`. On servers the
  * platform cannot manage (DATABASE_URL, STRATA_DB_SERVERS) the config stays `stored`, with a
@@ -9,14 +9,20 @@ import type pg from 'pg';
 import { discardClient, withPooledClient } from '../../db/pooled-client.js';
 import type { Platform } from '../../platform/platform.js';
 import { applyPgHba, type DatabaseRestriction, type ProjectLogins } from '../../platform/pg-hba.js';
+import {
+  appliedRestrictionsOnServer,
+  markRestrictionApplied,
+  restrictionRow,
+  setRestrictionDetail,
+  storeRequestedRestriction,
+  type RestrictionConfig,
+  type RestrictionRow,
+} from '../../platform/network-restriction-store.js';
 import { PROJECT_LOGIN_GROUP, projectInternalRoles, projectLoginRole } from '../../platform/project-login.js';
 import { activeProjectsOnServer } from '../../platform/projects.js';
 import { normalizeCidrs } from './cidr.js';
 
-export interface RestrictionConfig {
-  dbAllowedCidrs: string[];
-  dbAllowedCidrsV6: string[];
-}
+export type { RestrictionConfig };
 
 export interface RestrictionsResponse {
   entitlement: 'allowed';
@@ -27,15 +33,6 @@ export interface RestrictionsResponse {
   applied_at?: string;
   /** Non-spec: why the config is only stored (or why applying failed). */
   detail?: string;
-}
-
-interface Row {
-  config: RestrictionConfig;
-  status: 'stored' | 'applied';
-  applied_config: RestrictionConfig | null;
-  status_detail: string | null;
-  updated_at: Date;
-  applied_at: Date | null;
 }
 
 const OPEN: RestrictionConfig = { dbAllowedCidrs: ['0.0.0.0/0'], dbAllowedCidrsV6: ['::/0'] };
@@ -56,7 +53,7 @@ function sameConfig(a: RestrictionConfig, b: RestrictionConfig): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-function toResponse(r: Row | undefined): RestrictionsResponse {
+function toResponse(r: RestrictionRow | undefined): RestrictionsResponse {
   if (!r) return { entitlement: 'allowed', config: OPEN, status: 'applied' };
   const out: RestrictionsResponse = {
     entitlement: 'allowed',
@@ -71,23 +68,6 @@ function toResponse(r: Row | undefined): RestrictionsResponse {
   return out;
 }
 
-async function readRow(platform: Platform, ref: string): Promise<Row | undefined> {
-  const { rows } = await platform.pool.query<Row>(
-    'select config, status, applied_config, status_detail, updated_at, applied_at from network_restrictions where project_ref = $1',
-    [ref],
-  );
-  return rows[0];
-}
-
-/** The config a project asks for now (the open config when it never asked for anything). */
-export async function currentConfig(platform: Platform, ref: string): Promise<RestrictionConfig> {
-  return (await readRow(platform, ref))?.config ?? OPEN;
-}
-
-export async function getRestrictions(platform: Platform, ref: string): Promise<RestrictionsResponse> {
-  return toResponse(await readRow(platform, ref));
-}
-
 function toRestriction(ref: string, dbName: string, c: RestrictionConfig): DatabaseRestriction {
   return { ref, dbName, v4: c.dbAllowedCidrs, v6: c.dbAllowedCidrsV6 };
 }
@@ -98,11 +78,7 @@ async function appliedOnServer(
   serverId: string,
   exceptRef: string,
 ): Promise<DatabaseRestriction[]> {
-  const { rows } = await db.query<{ ref: string; db_name: string; applied_config: RestrictionConfig }>(
-    `select p.ref, p.db_name, r.applied_config from network_restrictions r join projects p on p.ref = r.project_ref
-     where p.db_server = $1 and r.applied_config is not null and p.status <> 'REMOVED' and p.ref <> $2`,
-    [serverId, exceptRef],
-  );
+  const rows = await appliedRestrictionsOnServer(db, serverId, exceptRef);
   return rows.map((r) => toRestriction(r.ref, r.db_name, r.applied_config));
 }
 
@@ -117,119 +93,106 @@ async function loginsOnServer(db: PlatformDb, serverId: string): Promise<Project
   }));
 }
 
-/**
- * Renders the applied restrictions and the projects' logins into pg_hba.conf of `serverId` when
- * the platform runs that server itself (after start, and after a project is created or deleted).
- */
-export async function syncManagedServer(platform: Platform, serverId: string): Promise<void> {
-  const server = platform.servers.get(serverId);
-  if (!server.managed || !server.embedded) return;
-  await withServerLock(platform, server.id, async (db) =>
-    applyPgHba(server.url, await appliedOnServer(db, server.id, ''), await loginsOnServer(db, server.id)),
-  );
-}
-
-/**
- * At start: renders the applied restrictions into pg_hba.conf of every server the platform runs
- * itself, so the file matches the platform database (and never-configured projects are open).
- */
-export async function syncManagedServers(platform: Platform): Promise<void> {
-  for (const server of platform.servers.all()) await syncManagedServer(platform, server.id);
-}
-
 /** The platform database connection that holds a server's lock (all reads under it go through it). */
 type PlatformDb = Pick<pg.ClientBase, 'query'>;
 
-/** Per platform and server: the tail of this process's queue for the server's lock. */
-const lockQueues = new WeakMap<Platform, Map<string, Promise<unknown>>>();
-
 /**
- * Runs `work` holding the server's pg_hba.conf lock: one writer per server at a time, across API
- * processes (a session advisory lock) and, within this process, in a queue that waits without a
- * pooled connection. `work` reads through the connection that holds the lock: a writer waiting
- * for the lock on a borrowed connection while the holder needs another one from the same small
- * pool is how parallel project creates once ran the platform pool dry (503 "busy" for projects
- * that were created).
+ * The platform's network restrictions: one per platform (built with the Management API's services,
+ * management/services.ts), as it keeps this process's queue for each server's pg_hba.conf lock.
  */
-async function withServerLock<T>(
-  platform: Platform,
-  serverId: string,
-  work: (db: PlatformDb) => Promise<T>,
-): Promise<T> {
-  let queues = lockQueues.get(platform);
-  if (!queues) {
-    queues = new Map();
-    lockQueues.set(platform, queues);
-  }
-  const byServer = queues;
-  const previous = byServer.get(serverId) ?? Promise.resolve();
-  const mine = previous.catch(() => {}).then(() => lockedOnServer(platform, serverId, work));
-  const tail = mine.catch(() => {});
-  byServer.set(serverId, tail);
-  try {
-    return await mine;
-  } finally {
-    if (byServer.get(serverId) === tail) byServer.delete(serverId);
-  }
-}
+export class NetworkRestrictions {
+  /** Per server: the tail of this process's queue for the server's lock. */
+  private readonly lockQueues = new Map<string, Promise<unknown>>();
 
-function lockedOnServer<T>(
-  platform: Platform,
-  serverId: string,
-  work: (db: PlatformDb) => Promise<T>,
-): Promise<T> {
-  return withPooledClient(platform.pool, async (client) => {
-    // One pg_hba.conf writer per server at a time, across API processes.
-    await client.query(`select pg_advisory_lock(hashtext('strata-pg-hba:' || $1::text))`, [serverId]);
-    try {
-      return await work(client);
-    } finally {
-      // A session lock must not outlive the borrow: a client that cannot unlock is not reused.
-      await client
-        .query(`select pg_advisory_unlock(hashtext('strata-pg-hba:' || $1::text))`, [serverId])
-        .catch((err: unknown) => discardClient(client, err));
+  constructor(private readonly platform: Platform) {}
+
+  /** The config a project asks for now (the open config when it never asked for anything). */
+  async current(ref: string): Promise<RestrictionConfig> {
+    return (await restrictionRow(this.platform.pool, ref))?.config ?? OPEN;
+  }
+
+  async get(ref: string): Promise<RestrictionsResponse> {
+    return toResponse(await restrictionRow(this.platform.pool, ref));
+  }
+
+  /**
+   * Renders the applied restrictions and the projects' logins into pg_hba.conf of `serverId` when
+   * the platform runs that server itself (after start, and after a project is created or deleted).
+   */
+  async syncServer(serverId: string): Promise<void> {
+    const server = this.platform.servers.get(serverId);
+    if (!server.managed || !server.embedded) return;
+    await this.withServerLock(server.id, async (db) =>
+      applyPgHba(server.url, await appliedOnServer(db, server.id, ''), await loginsOnServer(db, server.id)),
+    );
+  }
+
+  /**
+   * At start: renders the applied restrictions into pg_hba.conf of every server the platform runs
+   * itself, so the file matches the platform database (and never-configured projects are open).
+   */
+  async syncServers(): Promise<void> {
+    for (const server of this.platform.servers.all()) await this.syncServer(server.id);
+  }
+
+  /** Stores `config`, then applies it (and every other applied restriction on the same server) when the server is managed. */
+  async apply(ref: string, config: RestrictionConfig): Promise<RestrictionsResponse> {
+    const { platform } = this;
+    const project = await platform.project(ref);
+    if (!project) throw new Error(`project ${ref} not found`);
+    await storeRequestedRestriction(platform.pool, ref, config);
+    const server = platform.servers.get(project.dbServer);
+    if (!server.managed || !server.embedded) {
+      await setRestrictionDetail(platform.pool, ref, UNMANAGED_DETAIL);
+      return this.get(ref);
     }
-  });
-}
+    try {
+      await this.withServerLock(server.id, async (db) => {
+        const all = await appliedOnServer(db, server.id, ref);
+        all.push(toRestriction(ref, project.dbName, config));
+        await applyPgHba(server.url, all, await loginsOnServer(db, server.id));
+        await markRestrictionApplied(db, ref, config);
+      });
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : String(err);
+      await setRestrictionDetail(platform.pool, ref, `Applying failed: ${msg}`);
+    }
+    return this.get(ref);
+  }
 
-/** Stores `config`, then applies it (and every other applied restriction on the same server) when the server is managed. */
-export async function applyRestrictions(
-  platform: Platform,
-  ref: string,
-  config: RestrictionConfig,
-): Promise<RestrictionsResponse> {
-  const project = await platform.project(ref);
-  if (!project) throw new Error(`project ${ref} not found`);
-  await platform.pool.query(
-    `insert into network_restrictions (project_ref, config, status, status_detail) values ($1, $2::jsonb, 'stored', null)
-     on conflict (project_ref) do update set config = excluded.config, status = 'stored', status_detail = null, updated_at = now()`,
-    [ref, JSON.stringify(config)],
-  );
-  const server = platform.servers.get(project.dbServer);
-  if (!server.managed || !server.embedded) {
-    await platform.pool.query('update network_restrictions set status_detail = $2 where project_ref = $1', [
-      ref,
-      UNMANAGED_DETAIL,
-    ]);
-    return toResponse(await readRow(platform, ref));
+  /**
+   * Runs `work` holding the server's pg_hba.conf lock: one writer per server at a time, across API
+   * processes (a session advisory lock) and, within this process, in a queue that waits without a
+   * pooled connection. `work` reads through the connection that holds the lock: a writer waiting
+   * for the lock on a borrowed connection while the holder needs another one from the same small
+   * pool is how parallel project creates once ran the platform pool dry (503 "busy" for projects
+   * that were created).
+   */
+  private async withServerLock<T>(serverId: string, work: (db: PlatformDb) => Promise<T>): Promise<T> {
+    const byServer = this.lockQueues;
+    const previous = byServer.get(serverId) ?? Promise.resolve();
+    const mine = previous.catch(() => {}).then(() => this.lockedOnServer(serverId, work));
+    const tail = mine.catch(() => {});
+    byServer.set(serverId, tail);
+    try {
+      return await mine;
+    } finally {
+      if (byServer.get(serverId) === tail) byServer.delete(serverId);
+    }
   }
-  try {
-    await withServerLock(platform, server.id, async (db) => {
-      const all = await appliedOnServer(db, server.id, ref);
-      all.push(toRestriction(ref, project.dbName, config));
-      await applyPgHba(server.url, all, await loginsOnServer(db, server.id));
-      await db.query(
-        `update network_restrictions set status = 'applied', applied_config = config, applied_at = now(), status_detail = null
-         where project_ref = $1 and config = $2::jsonb`,
-        [ref, JSON.stringify(config)],
-      );
+
+  private lockedOnServer<T>(serverId: string, work: (db: PlatformDb) => Promise<T>): Promise<T> {
+    return withPooledClient(this.platform.pool, async (client) => {
+      // One pg_hba.conf writer per server at a time, across API processes.
+      await client.query(`select pg_advisory_lock(hashtext('strata-pg-hba:' || $1::text))`, [serverId]);
+      try {
+        return await work(client);
+      } finally {
+        // A session lock must not outlive the borrow: a client that cannot unlock is not reused.
+        await client
+          .query(`select pg_advisory_unlock(hashtext('strata-pg-hba:' || $1::text))`, [serverId])
+          .catch((err: unknown) => discardClient(client, err));
+      }
     });
-  } catch (err) {
-    const msg = err instanceof Error ? err.message : String(err);
-    await platform.pool.query('update network_restrictions set status_detail = $2 where project_ref = $1', [
-      ref,
-      `Applying failed: ${msg}`,
-    ]);
   }
-  return toResponse(await readRow(platform, ref));
 }

@@ -7,15 +7,10 @@ import { Type } from '@sinclair/typebox';
 import type { ManagementModule } from '../http/index.js';
 import { badRequest, badRequestOn, projectOf } from '../http/index.js';
 import { optionalBody, oneMessage } from '../http/schemas.js';
-import { networkBans, normalizeIp } from '../../platform/network-bans.js';
+import { normalizeIp } from '../../platform/network-bans.js';
 import { CidrError } from './cidr.js';
 import { patchRestrictions } from './restrictions-patch.js';
-import {
-  applyRestrictions,
-  getRestrictions,
-  parseRestrictionRequest,
-  syncManagedServers,
-} from './restrictions.js';
+import { parseRestrictionRequest } from './restrictions.js';
 
 const UnbanBody = Type.Object({
   ipv4_addresses: Type.Array(Type.Unknown(), {
@@ -49,15 +44,17 @@ function banListResponse(list: { v4: string[]; v6: string[] }): {
     : { banned_ipv4_addresses: list.v4 };
 }
 
-export const networkRoutes: ManagementModule = async (app, { platform }) => {
-  const bans = networkBans(platform);
+export const networkRoutes: ManagementModule = async (app, { services }) => {
+  const { bans, restrictions } = services;
   // pg_hba.conf of the servers the platform runs follows the platform database from the start.
   app.addHook('onReady', async () => {
-    await syncManagedServers(platform).catch((err: unknown) =>
-      app.log.error(
-        `network restrictions: pg_hba.conf sync failed: ${err instanceof Error ? err.message : String(err)}`,
-      ),
-    );
+    await restrictions
+      .syncServers()
+      .catch((err: unknown) =>
+        app.log.error(
+          `network restrictions: pg_hba.conf sync failed: ${err instanceof Error ? err.message : String(err)}`,
+        ),
+      );
   });
 
   app.post(
@@ -83,7 +80,7 @@ export const networkRoutes: ManagementModule = async (app, { platform }) => {
   app.get(
     '/projects/:ref/network-restrictions',
     { config: { failureMessage: "Failed to retrieve project's network restrictions" } },
-    async (req) => getRestrictions(platform, projectOf(req).ref),
+    async (req) => restrictions.get(projectOf(req).ref),
   );
 
   app.post(
@@ -94,7 +91,7 @@ export const networkRoutes: ManagementModule = async (app, { platform }) => {
     },
     async (req, reply) => {
       const config = await badRequestOn([CidrError], () => parseRestrictionRequest(req.body));
-      return reply.code(201).send(await applyRestrictions(platform, projectOf(req).ref, config));
+      return reply.code(201).send(await restrictions.apply(projectOf(req).ref, config));
     },
   );
 
@@ -106,7 +103,7 @@ export const networkRoutes: ManagementModule = async (app, { platform }) => {
       config: { failureMessage: 'Failed to update project network restrictions' },
     },
     async (req) => {
-      return badRequestOn([CidrError], () => patchRestrictions(platform, projectOf(req).ref, req.body));
+      return badRequestOn([CidrError], () => patchRestrictions(restrictions, projectOf(req).ref, req.body));
     },
   );
 };

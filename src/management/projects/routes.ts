@@ -7,14 +7,13 @@ import { callerOf } from '../http/auth.js';
 import { badRequest, RESOURCE_REMOVED } from '../http/errors.js';
 import { authorizeRole, loadManagedOrganization, projectOf } from '../http/project-access.js';
 import { CreateProjectBody, createProjectInput } from './create-body.js';
-import { syncManagedServer } from '../network/restrictions.js';
-import { functionsRemoved } from '../../functions/registry.js';
-import { legacyApiKeys, listProjects, projectResponse, projectWithDatabase } from './service.js';
+import { legacyApiKeys, listProjects, projectResponse } from './service.js';
 
-export const projectRoutes: ManagementModule = async (app, { platform }) => {
+export const projectRoutes: ManagementModule = async (app, { platform, services }) => {
+  const { restrictions, serverVersions } = services;
   app.get('/projects', async (req) => {
     const projects = await listProjects(platform, callerOf(req).userId);
-    return Promise.all(projects.map((p) => projectWithDatabase(platform, p)));
+    return Promise.all(projects.map((p) => serverVersions.projectWithDatabase(p)));
   });
 
   app.post(
@@ -55,7 +54,7 @@ export const projectRoutes: ManagementModule = async (app, { platform }) => {
       // Acknowledged means created: a project whose server could not be updated for it is removed
       // again before the error is answered (a client that retries makes no duplicate).
       try {
-        await syncManagedServer(platform, ctx.dbServer);
+        await restrictions.syncServer(ctx.dbServer);
       } catch (err) {
         await platform.deleteProject(ctx.ref).catch(() => {});
         throw err;
@@ -65,7 +64,7 @@ export const projectRoutes: ManagementModule = async (app, { platform }) => {
   );
 
   app.get('/projects/:ref', { config: { failureMessage: 'Failed to retrieve project' } }, async (req) => {
-    return projectWithDatabase(platform, projectOf(req));
+    return serverVersions.projectWithDatabase(projectOf(req));
   });
 
   app.delete('/projects/:ref', { config: { failureMessage: 'Failed to delete project' } }, async (req) => {
@@ -73,9 +72,11 @@ export const projectRoutes: ManagementModule = async (app, { platform }) => {
     if (project.isDefault) throw badRequest('The default project cannot be deleted');
     // Parallel deletes: one removes it (its function workers first: they hold sessions on the
     // database and its functions login); the others answer as for a removed project.
-    const removed = await platform.deleteProject(project.ref, () => functionsRemoved(platform, project.ref));
+    const removed = await platform.deleteProject(project.ref, () =>
+      platform.functionEvents.announceProjectRemoved(project.ref),
+    );
     if (!removed) throw badRequest(RESOURCE_REMOVED);
-    await syncManagedServer(platform, project.dbServer);
+    await restrictions.syncServer(project.dbServer);
     return { id: project.id, ref: project.ref, name: project.name };
   });
 

@@ -31,47 +31,47 @@ export function projectResponse(p: Project): ProjectResponse {
   };
 }
 
-const serverVersions = new WeakMap<Platform, Map<string, Promise<{ version: string; engine: string }>>>();
+/**
+ * The PostgreSQL version of each database server, asked once per process (a failed question is
+ * asked again next time). One per platform, built with the Management API's services.
+ */
+export class ServerVersions {
+  private readonly byServer = new Map<string, Promise<{ version: string; engine: string }>>();
 
-/** PostgreSQL version of a database server (asked once per process). */
-function serverVersion(platform: Platform, serverId: string): Promise<{ version: string; engine: string }> {
-  let known = serverVersions.get(platform);
-  if (!known) {
-    known = new Map();
-    serverVersions.set(platform, known);
-  }
-  const byServer = known;
-  let v = byServer.get(serverId);
-  if (!v) {
-    v = withClient(platform.servers.get(serverId).url, async (c) => {
-      const { rows } = await c.query<{ v: string; n: string }>(
-        `select current_setting('server_version') as v, current_setting('server_version_num') as n`,
-      );
-      const [row] = rows;
-      if (!row) throw new Error('the server version query returned no row');
-      return {
-        version: row.v.split(' ', 1)[0] ?? '',
-        engine: String(Math.floor(Number(row.n) / 10000)),
-      };
-    }).catch((err) => {
-      byServer.delete(serverId);
-      throw err;
-    });
-    byServer.set(serverId, v);
-  }
-  return v;
-}
+  constructor(private readonly platform: Platform) {}
 
-export async function projectWithDatabase(
-  platform: Platform,
-  p: Project,
-): Promise<ProjectWithDatabaseResponse> {
-  const { version, engine } = await serverVersion(platform, p.dbServer);
-  const host = new URL(platform.servers.get(p.dbServer).url).hostname;
-  return {
-    ...projectResponse(p),
-    database: { host, version, postgres_engine: engine, release_channel: 'ga' },
-  };
+  of(serverId: string): Promise<{ version: string; engine: string }> {
+    const { byServer } = this;
+    let v = byServer.get(serverId);
+    if (!v) {
+      v = withClient(this.platform.servers.get(serverId).url, async (c) => {
+        const { rows } = await c.query<{ v: string; n: string }>(
+          `select current_setting('server_version') as v, current_setting('server_version_num') as n`,
+        );
+        const [row] = rows;
+        if (!row) throw new Error('the server version query returned no row');
+        return {
+          version: row.v.split(' ', 1)[0] ?? '',
+          engine: String(Math.floor(Number(row.n) / 10000)),
+        };
+      }).catch((err) => {
+        byServer.delete(serverId);
+        throw err;
+      });
+      byServer.set(serverId, v);
+    }
+    return v;
+  }
+
+  /** A project as GET /v1/projects{/ref} shows it, with its database server's address and version. */
+  async projectWithDatabase(p: Project): Promise<ProjectWithDatabaseResponse> {
+    const { version, engine } = await this.of(p.dbServer);
+    const host = new URL(this.platform.servers.get(p.dbServer).url).hostname;
+    return {
+      ...projectResponse(p),
+      database: { host, version, postgres_engine: engine, release_channel: 'ga' },
+    };
+  }
 }
 
 /** All live projects of the organizations `userId` belongs to. */

@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import type { ImageConfig } from '../../config.js';
 import type { StorageBackend } from '../backend/interface.js';
 import { errors } from '../errors.js';
-import type { ObjectRow } from '../service/objects.js';
+import type { ObjectRow } from '../database/index.js';
 import { VariantCache } from './cache.js';
 import { imageErrors } from './errors.js';
 import { Gate } from './gate.js';

@@ -13,7 +13,8 @@ import { SERVICE, requireCaller } from '../auth.js';
 import { errors } from '../errors.js';
 import { INERT_OBJECT_HEADERS } from '../../platform/inert-content.js';
 import { assertKey } from '../keys.js';
-import { findWithBucket, requireObject, type ObjectRow } from '../service/objects.js';
+import type { ObjectRow } from '../database/index.js';
+import { findWithBucket, requireObject } from '../service/objects.js';
 import { verifyUrlToken } from '../signing.js';
 import { headerValue, objectParams, scopeOf, type StorageDeps } from '../routes/context.js';
 import { TokenQuery } from '../routes/schemas.js';
@@ -25,6 +26,7 @@ import {
   type TransformOptions,
 } from './options.js';
 import { ImageRenderer } from './renderer.js';
+import { OPERATIONS } from '../operations.js';
 
 function dispositionOf(download: unknown): string | undefined {
   if (download === undefined) return undefined;
@@ -78,7 +80,7 @@ export async function imageRoutes(app: FastifyInstance, deps: StorageDeps): Prom
     const { bucket, key } = objectParams(req);
     const options = transformOptionsOf(req.query);
     assertKey(key);
-    const row = await requireObject(project, caller, 'storage.render.image_authenticated', bucket, key);
+    const row = await requireObject(project, caller, OPERATIONS.RENDER_AUTH_IMAGE, bucket, key);
     return send(req, reply, row, options);
   });
 
@@ -87,7 +89,7 @@ export async function imageRoutes(app: FastifyInstance, deps: StorageDeps): Prom
     const { bucket, key } = objectParams(req);
     const options = transformOptionsOf(req.query);
     assertKey(key);
-    const found = await findWithBucket(project, 'storage.render.image_public', bucket, key);
+    const found = await findWithBucket(project, OPERATIONS.RENDER_PUBLIC_IMAGE, bucket, key);
     if (!found.isPublic) throw errors.noSuchBucket();
     if (!found.row) throw errors.noSuchKey();
     return send(req, reply, found.row, options);
@@ -101,7 +103,7 @@ export async function imageRoutes(app: FastifyInstance, deps: StorageDeps): Prom
       const { project } = scopeOf(deps, req);
       const { bucket, key } = objectParams(req);
       const claims = await verifyUrlToken(project.jwtSecret, req.query.token, 'download', bucket, key);
-      const row = await requireObject(project, SERVICE, 'storage.render.image_signed', bucket, key);
+      const row = await requireObject(project, SERVICE, OPERATIONS.RENDER_SIGNED_IMAGE, bucket, key);
       return send(req, reply, row, parseTransformationsString(claims.transformations ?? ''), claims.exp);
     },
   );

@@ -6,9 +6,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isServiceRole, optionalCaller, requireCaller, type Caller } from '../auth.js';
 import { errors } from '../errors.js';
 import { assertKey } from '../keys.js';
-import { findWithBucket, requireObject, type ObjectRow } from '../service/objects.js';
+import type { ObjectRow } from '../database/index.js';
+import { findWithBucket, requireObject } from '../service/objects.js';
 import { renderObject } from './render.js';
 import { objectParams, scopeOf, type RequestScope, type StorageDeps } from './context.js';
+import { OPERATIONS, type Operation } from '../operations.js';
 
 type Access = 'optional' | 'authenticated' | 'public';
 
@@ -20,7 +22,7 @@ async function readRow(
   scope: RequestScope,
   req: FastifyRequest,
   access: Access,
-  operation: string,
+  operation: Operation,
 ): Promise<ObjectRow> {
   const { bucket, key } = objectParams(req);
   let caller: Caller | undefined;
@@ -74,24 +76,24 @@ function sendInfo(
 
 export async function objectReadRoutes(app: FastifyInstance, deps: StorageDeps): Promise<void> {
   const download =
-    (access: Access, operation: string) => async (req: FastifyRequest, reply: FastifyReply) => {
+    (access: Access, operation: Operation) => async (req: FastifyRequest, reply: FastifyReply) => {
       const scope = scopeOf(deps, req);
       const row = await readRow(scope, req, access, operation);
       return renderObject(req, reply, scope.backend, row, {
         reload: () => readRow(scope, req, access, operation),
       });
     };
-  const info = (access: Access, operation: string) => async (req: FastifyRequest, reply: FastifyReply) => {
+  const info = (access: Access, operation: Operation) => async (req: FastifyRequest, reply: FastifyReply) => {
     const scope = scopeOf(deps, req);
     return sendInfo(req, reply, await readRow(scope, req, access, operation));
   };
   const both = (path: string, handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => {
     app.route({ method: ['GET', 'HEAD'], url: path, handler, exposeHeadRoute: false });
   };
-  both('/object/authenticated/:bucket/*', download('authenticated', 'storage.object.get_authenticated'));
-  both('/object/public/:bucket/*', download('public', 'storage.object.get_public'));
-  both('/object/info/authenticated/:bucket/*', info('authenticated', 'storage.object.info_authenticated'));
-  both('/object/info/public/:bucket/*', info('public', 'storage.object.info_public'));
-  both('/object/info/:bucket/*', info('optional', 'object.get_authenticated_info'));
-  both('/object/:bucket/*', download('optional', 'storage.object.get_authenticated'));
+  both('/object/authenticated/:bucket/*', download('authenticated', OPERATIONS.GET_AUTH_OBJECT));
+  both('/object/public/:bucket/*', download('public', OPERATIONS.GET_PUBLIC_OBJECT));
+  both('/object/info/authenticated/:bucket/*', info('authenticated', OPERATIONS.INFO_AUTH_OBJECT));
+  both('/object/info/public/:bucket/*', info('public', OPERATIONS.INFO_PUBLIC_OBJECT));
+  both('/object/info/:bucket/*', info('optional', OPERATIONS.GET_AUTH_OBJECT_INFO));
+  both('/object/:bucket/*', download('optional', OPERATIONS.GET_AUTH_OBJECT));
 }

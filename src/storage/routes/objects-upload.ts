@@ -11,6 +11,7 @@ import { uploadObject } from '../service/uploads.js';
 import { headerValue, objectParams, scopeOf, type StorageDeps } from './context.js';
 import { TokenQuery } from './schemas.js';
 import { readUploadBody } from './upload-body.js';
+import { OPERATIONS } from '../operations.js';
 
 /** Aborted when the client goes away before the upload is complete. */
 function abortSignalOf(req: FastifyRequest): AbortSignal {
@@ -34,7 +35,7 @@ export async function objectUploadRoutes(app: FastifyInstance, deps: StorageDeps
       bucket,
       key,
       upsert: method === 'PUT' || headerValue(req, 'x-upsert') === 'true',
-      operation: method === 'PUT' ? 'storage.object.upload_update' : 'storage.object.upload',
+      operation: method === 'PUT' ? OPERATIONS.UPDATE_OBJECT : OPERATIONS.CREATE_OBJECT,
       body: (limit) => readUploadBody(req, limit),
       signal: abortSignalOf(req),
     });
@@ -58,7 +59,7 @@ export async function objectUploadRoutes(app: FastifyInstance, deps: StorageDeps
         bucket,
         key,
         upsert: claims.upsert,
-        operation: 'storage.object.upload_signed',
+        operation: OPERATIONS.UPLOAD_SIGN_OBJECT,
         body: (limit) => readUploadBody(req, limit),
         signal: abortSignalOf(req),
       });

@@ -9,7 +9,7 @@ import type { StorageBackend } from '../backend/interface.js';
 import { decideRange, ifRangeHolds, type ByteSpan } from '../byte-range.js';
 import { errors } from '../errors.js';
 import { INERT_OBJECT_HEADERS } from '../../platform/inert-content.js';
-import type { ObjectRow, SystemMetadata } from '../service/objects.js';
+import type { ObjectRow, SystemMetadata } from '../database/index.js';
 
 export interface RenderOptions {
   /** Signed downloads send Expires instead of Cache-Control. */

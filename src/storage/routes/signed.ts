@@ -14,6 +14,7 @@ import { headerValue, objectParams, scopeOf, type StorageDeps } from './context.
 import { BucketParams, TokenQuery } from './schemas.js';
 import { renderObject } from './render.js';
 import { TransformQuery, signedTransformations } from '../image/options.js';
+import { OPERATIONS } from '../operations.js';
 
 /** Lifetime of signed upload URLs. */
 const UPLOAD_URL_EXPIRES_IN = 2 * 3600;
@@ -38,7 +39,7 @@ export async function signedRoutes(app: FastifyInstance, deps: StorageDeps): Pro
       const expiresIn = checkExpiresIn(req.body.expiresIn);
       const transformations = signedTransformations(req.body.transform, deps.platform.config.image.enabled);
       assertKey(key);
-      await requireObject(project, caller, 'storage.object.sign', bucket, key);
+      await requireObject(project, caller, OPERATIONS.SIGN_OBJECT_URL, bucket, key);
       const token = await signDownloadToken(project.jwtSecret, bucket, key, expiresIn, transformations);
       const route = transformations ? 'render/image' : 'object';
       return { signedURL: `/${route}/sign/${bucket}/${key}?token=${token}` };
@@ -55,7 +56,7 @@ export async function signedRoutes(app: FastifyInstance, deps: StorageDeps): Pro
       assertBucketName(bucket);
       const expiresIn = checkExpiresIn(req.body.expiresIn);
       const paths = req.body.paths;
-      const visible = await visibleNames(project, caller, 'storage.object.sign_many', bucket, paths);
+      const visible = await visibleNames(project, caller, OPERATIONS.SIGN_OBJECT_URLS, bucket, paths);
       return Promise.all(
         paths.map(async (p) =>
           visible.has(p)
@@ -81,7 +82,7 @@ export async function signedRoutes(app: FastifyInstance, deps: StorageDeps): Pro
     const scope = scopeOf(deps, req);
     const { bucket, key } = objectParams(req);
     const claims = await verifyUrlToken(scope.project.jwtSecret, req.query.token, 'download', bucket, key);
-    const read = () => requireObject(scope.project, SERVICE, 'storage.object.get_signed', bucket, key);
+    const read = () => requireObject(scope.project, SERVICE, OPERATIONS.GET_SIGNED_OBJECT, bucket, key);
     return renderObject(req, reply, scope.backend, await read(), { expires: claims.exp, reload: read });
   };
   app.route({
@@ -103,7 +104,7 @@ export async function signedRoutes(app: FastifyInstance, deps: StorageDeps): Pro
     await dryRunWrite(
       project,
       caller,
-      'storage.object.sign_upload_url',
+      OPERATIONS.SIGN_UPLOAD_URL,
       {
         bucket,
         key,

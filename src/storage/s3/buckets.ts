@@ -6,9 +6,9 @@
  */
 import { SERVICE } from '../auth.js';
 import { assertNewBucketName, assertBucketName } from '../keys.js';
+import { hasKeyAfter, inTx, selectKeysAfter } from '../database/index.js';
+import { OPERATIONS } from '../operations.js';
 import { createBucket, deleteBucket, getBucket, listBuckets } from '../service/buckets.js';
-import { inTx } from '../service/tx.js';
-import type { SystemMetadata } from '../service/objects.js';
 import { q, sendXml, type S3Request } from './context.js';
 import { s3Errors } from './errors.js';
 import { toXml } from './xml.js';
@@ -108,16 +108,11 @@ async function listPage(
   const count = () => page.contents.length + page.prefixes.length;
   // The bucket must exist; which of its objects are listed is RLS's business.
   await getBucket(r.project, SERVICE, r.bucket);
-  await inTx(r.project, r.caller, 'storage.s3.list_objects', async (db) => {
+  await inTx(r.project, r.caller, OPERATIONS.S3_LIST_OBJECT, async (db) => {
     let cursor = after;
     while (count() < maxKeys) {
       const want = maxKeys - count() + 1;
-      const { rows } = await db.query<{ name: string; metadata: SystemMetadata | null; updated_at: Date }>(
-        `select name, metadata, updated_at from storage.objects
-         where bucket_id = $1 and starts_with(name, $2) and name collate "C" > $3
-         order by name collate "C" limit $4`,
-        [r.bucket, prefix, cursor, want],
-      );
+      const rows = await selectKeysAfter(db, r.bucket, prefix, cursor, want);
       if (rows.length === 0) return;
       let jumped = false;
       for (const row of rows) {
@@ -150,11 +145,7 @@ async function listPage(
       if (!jumped && rows.length < want) return;
     }
     // The page is full: is there anything after it?
-    const more = await db.query(
-      `select 1 from storage.objects where bucket_id = $1 and starts_with(name, $2) and name collate "C" > $3 limit 1`,
-      [r.bucket, prefix, cursor],
-    );
-    page.truncated = (more.rowCount ?? 0) > 0;
+    page.truncated = await hasKeyAfter(db, r.bucket, prefix, cursor);
   });
   return page;
 }

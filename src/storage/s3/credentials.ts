@@ -8,6 +8,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Platform } from '../../platform/platform.js';
 import { openSecret, sealSecret } from '../../platform/secret-box.js';
+import {
+  type AccessKeyRow,
+  deleteAccessKeyRow,
+  insertAccessKey,
+  selectAccessKeySecret,
+  selectAccessKeys,
+} from '../database/index.js';
 
 export interface AccessKeyInfo {
   id: string;
@@ -23,15 +30,6 @@ export interface NewAccessKey extends AccessKeyInfo {
 const aad = (ref: string, accessKey: string) => `storage_s3_access_keys:${ref}:${accessKey}`;
 const CACHE_MS = 30_000;
 const cache = new Map<string, { ref: string; secret: string; at: number }>();
-
-/** The columns both the insert and the listing return. */
-interface AccessKeyRow {
-  id: string;
-  description: string;
-  access_key_id: string;
-  created_at: Date;
-}
-const ROW_COLUMNS = 'id, description, access_key_id, created_at';
 
 function infoOf(r: AccessKeyRow): AccessKeyInfo {
   return {
@@ -50,23 +48,18 @@ export async function createAccessKey(
   const id = randomUUID();
   const accessKey = randomBytes(16).toString('hex');
   const secret = randomBytes(32).toString('hex');
-  const { rows } = await platform.pool.query<AccessKeyRow>(
-    `insert into storage_s3_access_keys (id, project_ref, access_key_id, secret_encrypted, description)
-     values ($1, $2, $3, $4, $5) returning ${ROW_COLUMNS}`,
-    [id, ref, accessKey, sealSecret(platform.state.platformKey, secret, aad(ref, accessKey)), description],
-  );
-  const row = rows[0];
-  if (!row) throw new Error('access key insert returned no row');
+  const row = await insertAccessKey(platform.pool, {
+    id,
+    ref,
+    accessKey,
+    secretEncrypted: sealSecret(platform.state.platformKey, secret, aad(ref, accessKey)),
+    description,
+  });
   return { ...infoOf(row), secret_key: secret };
 }
 
 export async function listAccessKeys(platform: Platform, ref: string): Promise<AccessKeyInfo[]> {
-  const { rows } = await platform.pool.query<AccessKeyRow>(
-    `select ${ROW_COLUMNS} from storage_s3_access_keys
-     where project_ref = $1 order by created_at, id`,
-    [ref],
-  );
-  return rows.map(infoOf);
+  return (await selectAccessKeys(platform.pool, ref)).map(infoOf);
 }
 
 const listening = new WeakSet<Platform>();
@@ -83,15 +76,12 @@ function listenForDeletions(platform: Platform): void {
 
 /** True when a key was deleted. */
 export async function deleteAccessKey(platform: Platform, ref: string, id: string): Promise<boolean> {
-  const { rows } = await platform.pool.query<{ access_key_id: string }>(
-    'delete from storage_s3_access_keys where project_ref = $1 and id = $2 returning access_key_id',
-    [ref, id],
-  );
-  for (const r of rows) {
-    cache.delete(r.access_key_id);
-    await platform.events.publish({ kind: 's3-key', ref, key: r.access_key_id });
+  const deleted = await deleteAccessKeyRow(platform.pool, ref, id);
+  for (const key of deleted) {
+    cache.delete(key);
+    await platform.events.publish({ kind: 's3-key', ref, key });
   }
-  return rows.length > 0;
+  return deleted.length > 0;
 }
 
 /** The secret of a project's access key, or undefined when the project has no such key. */
@@ -103,11 +93,7 @@ export async function accessKeySecret(
   listenForDeletions(platform);
   const hit = cache.get(accessKey);
   if (hit && Date.now() - hit.at < CACHE_MS) return hit.ref === ref ? hit.secret : undefined;
-  const { rows } = await platform.pool.query<{ project_ref: string; secret_encrypted: Buffer }>(
-    'select project_ref, secret_encrypted from storage_s3_access_keys where access_key_id = $1',
-    [accessKey],
-  );
-  const row = rows[0];
+  const row = await selectAccessKeySecret(platform.pool, accessKey);
   if (!row) {
     cache.delete(accessKey);
     return undefined;

@@ -6,20 +6,14 @@
  * than the service role sees only the uploads it created (as every other multipart call).
  */
 import { isServiceRole, SERVICE } from '../auth.js';
+import { inTx, selectUploadsPage, type UploadListRow } from '../database/index.js';
+import { OPERATIONS } from '../operations.js';
 import { bucketLimits } from '../service/buckets.js';
-import { inTx } from '../service/tx.js';
 import { q, sendXml, type S3Request } from './context.js';
 import { s3Errors } from './errors.js';
 import { toXml } from './xml.js';
 
 const MAX_UPLOADS = 1000;
-
-interface UploadListRow {
-  id: string;
-  key: string;
-  owner_id: string | null;
-  created_at: Date;
-}
 
 export async function listMultipartUploads(r: S3Request): Promise<unknown> {
   await bucketLimits(r.project, r.bucket);
@@ -37,20 +31,20 @@ export async function listMultipartUploads(r: S3Request): Promise<unknown> {
   const prefixes: string[] = [];
   let truncated = false;
   let lastMarker: { key: string; id: string } | undefined;
-  await inTx(r.project, SERVICE, 'storage.s3.list_multipart_uploads', async (db) => {
+  await inTx(r.project, SERVICE, OPERATIONS.S3_LIST_MULTIPART, async (db) => {
     // Position after the markers: past the marker upload of the key, or past the key (a common
     // prefix given back as a key-marker: past every key under it).
     let afterKey = delimiter && keyMarker.endsWith(delimiter) ? `${keyMarker}\u{10FFFF}` : keyMarker;
     let afterUpload = uploadIdMarker;
     for (;;) {
-      const { rows } = await db.query<UploadListRow>(
-        `select id, key, owner_id, created_at from storage.s3_multipart_uploads
-         where bucket_id = $1 and starts_with(key, $2) and ($6::text is null or owner_id = $6)
-           and (key > $3 or (key = $3 and $4 <> '' and (created_at, id) > (
-             select created_at, id from storage.s3_multipart_uploads where id = $4 and bucket_id = $1)))
-         order by key collate "C", created_at, id limit $5`,
-        [r.bucket, prefix, afterKey, afterUpload, max + 1, owner],
-      );
+      const rows = await selectUploadsPage(db, {
+        bucket: r.bucket,
+        prefix,
+        afterKey,
+        afterUpload,
+        limit: max + 1,
+        owner,
+      });
       let rolledUp = false;
       for (const row of rows) {
         if (uploads.length + prefixes.length === max) {

@@ -13,10 +13,31 @@ import { isServiceRole, ownerUuid, SERVICE } from '../auth.js';
 import { errors } from '../errors.js';
 import { assertKey } from '../keys.js';
 import { checkMimeType, effectiveLimit } from '../limits.js';
+import {
+  claimUpload,
+  deleteUpload,
+  deleteUploadReturningParts,
+  inTx,
+  insertUpload,
+  lockClaimableUpload,
+  lockOpenUpload,
+  type PartRow,
+  releaseUpload,
+  selectPartVersion,
+  selectParts,
+  selectPartsPage,
+  selectPartVersions,
+  selectUpload,
+  setInProgressSize,
+  sumPartSizes,
+  type SystemMetadata,
+  type UploadRow,
+  upsertPart,
+} from '../database/index.js';
+import { OPERATIONS, type Operation } from '../operations.js';
 import { bucketLimits } from '../service/buckets.js';
 import { commitWrite, dryRunWrite } from '../service/object-writes.js';
-import { findObject, requireObject, type SystemMetadata } from '../service/objects.js';
-import { inTx } from '../service/tx.js';
+import { findObject, requireObject } from '../service/objects.js';
 import { h, q, sendXml, userMetadataOf, type S3Request } from './context.js';
 import { s3Errors } from './errors.js';
 import { bodyOf, contentTypeOf, parseCopySource } from './objects.js';
@@ -26,51 +47,13 @@ const MAX_PARTS = 10_000;
 /** AWS: every part but the last is at least 5 MiB, checked when the upload is completed. */
 export const MIN_PART_SIZE = 5 * 1024 * 1024;
 
-/**
- * `upload_signature` is '' while parts may be added, 'completing:<epoch>' while a complete runs.
- * A claim older than an hour belongs to a process that died mid-complete: it may be taken over
- * (complete again, or abort).
- */
-const CLAIMABLE = `(upload_signature = '' or (upload_signature like 'completing:%'
-  and to_timestamp(split_part(upload_signature, ':', 2)::double precision) < now() - interval '1 hour'))`;
 const MAX_XML_BODY = 4 * 1024 * 1024;
 
-interface UploadRow {
-  id: string;
-  bucket_id: string;
-  key: string;
-  version: string;
-  owner_id: string | null;
-  content_type: string | null;
-  cache_control: string | null;
-  user_metadata: Record<string, unknown> | null;
-  upload_signature: string;
-}
-
-interface PartRow {
-  part_number: number;
-  etag: string;
-  size: string;
-  version: string;
-  created_at: Date;
-}
-
-const admin = <T>(r: S3Request, op: string, work: Parameters<typeof inTx<T>>[3]) =>
+const admin = <T>(r: S3Request, op: Operation, work: Parameters<typeof inTx<T>>[3]) =>
   inTx<T>(r.project, SERVICE, op, work);
 
-async function loadUpload(r: S3Request, uploadId: string, op: string): Promise<UploadRow> {
-  const row = await admin(
-    r,
-    op,
-    async (db) =>
-      (
-        await db.query<UploadRow>(
-          `select id, bucket_id, key, version, owner_id, content_type, cache_control, user_metadata, upload_signature
-         from storage.s3_multipart_uploads where id = $1 and bucket_id = $2 and key = $3`,
-          [uploadId, r.bucket, r.key],
-        )
-      ).rows[0],
-  );
+async function loadUpload(r: S3Request, uploadId: string, op: Operation): Promise<UploadRow> {
+  const row = await admin(r, op, (db) => selectUpload(db, uploadId, r.bucket, r.key));
   if (!row) throw s3Errors.noSuchUpload();
   if (!isServiceRole(r.caller) && row.owner_id !== (r.caller.sub ?? null)) throw s3Errors.noSuchUpload();
   return row;
@@ -86,7 +69,7 @@ export async function createMultipartUpload(r: S3Request): Promise<unknown> {
     await dryRunWrite(
       r.project,
       r.caller,
-      'storage.s3.create_multipart_upload',
+      OPERATIONS.S3_CREATE_MULTIPART,
       {
         bucket: r.bucket,
         key: r.key,
@@ -100,21 +83,17 @@ export async function createMultipartUpload(r: S3Request): Promise<unknown> {
     );
   }
   const id = randomUUID();
-  await admin(r, 'storage.s3.create_multipart_upload', (db) =>
-    db.query(
-      `insert into storage.s3_multipart_uploads (id, bucket_id, key, version, owner_id, content_type, cache_control, user_metadata)
-       values ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [
-        id,
-        r.bucket,
-        r.key,
-        randomUUID(),
-        r.caller.sub ?? null,
-        contentType,
-        h(r, 'cache-control') ?? 'no-cache',
-        JSON.stringify(userMetadata),
-      ],
-    ),
+  await admin(r, OPERATIONS.S3_CREATE_MULTIPART, (db) =>
+    insertUpload(db, {
+      id,
+      bucket: r.bucket,
+      key: r.key,
+      version: randomUUID(),
+      ownerId: r.caller.sub ?? null,
+      contentType,
+      cacheControl: h(r, 'cache-control') ?? 'no-cache',
+      userMetadata,
+    }),
   );
   return sendXml(
     r,
@@ -133,7 +112,7 @@ function partNumberOf(v: string | undefined): number {
 export async function uploadPart(r: S3Request, uploadId: string): Promise<unknown> {
   assertKey(r.key);
   const partNumber = partNumberOf(q(r, 'partNumber'));
-  const upload = await loadUpload(r, uploadId, 'storage.s3.upload_part');
+  const upload = await loadUpload(r, uploadId, OPERATIONS.S3_UPLOAD_PART);
   const stored = await storePart(r, upload, partNumber, (limit) => {
     const { stream, declaredLength } = bodyOf(r);
     if (declaredLength !== undefined && declaredLength > limit) throw errors.entityTooLarge();
@@ -151,10 +130,10 @@ export async function uploadPart(r: S3Request, uploadId: string): Promise<unknow
 export async function uploadPartCopy(r: S3Request, uploadId: string, source: string): Promise<unknown> {
   assertKey(r.key);
   const partNumber = partNumberOf(q(r, 'partNumber'));
-  const upload = await loadUpload(r, uploadId, 'storage.s3.upload_part_copy');
+  const upload = await loadUpload(r, uploadId, OPERATIONS.S3_UPLOAD_PART_COPY);
   const src = parseCopySource(source);
   assertKey(src.key);
-  const row = await requireObject(r.project, r.caller, 'storage.s3.upload_part_copy', src.bucket, src.key);
+  const row = await requireObject(r.project, r.caller, OPERATIONS.S3_UPLOAD_PART_COPY, src.bucket, src.key);
   if (!row.version) throw errors.missingBytes();
   const size = Number(row.metadata?.size ?? row.metadata?.contentLength ?? 0);
   const range = copySourceRange(h(r, 'x-amz-copy-source-range'), size);
@@ -215,35 +194,24 @@ async function storePart(
   });
   let replaced: string | undefined;
   try {
-    replaced = await admin(r, 'storage.s3.upload_part', async (db) => {
+    replaced = await admin(r, OPERATIONS.S3_UPLOAD_PART, async (db) => {
       // The upload row locked: a complete or abort cannot run between our check and insert.
-      const live = await db.query(
-        `select 1 from storage.s3_multipart_uploads where id = $1 and upload_signature = '' for update`,
-        [upload.id],
-      );
-      if (!live.rowCount) throw s3Errors.noSuchUpload();
-      const prev = await db.query<{ version: string }>(
-        'select version from storage.s3_multipart_uploads_parts where upload_id = $1 and part_number = $2',
-        [upload.id, partNumber],
-      );
-      await db.query(
-        `insert into storage.s3_multipart_uploads_parts (upload_id, size, part_number, bucket_id, key, etag, owner_id, version)
-         values ($1, $2, $3, $4, $5, $6, $7, $8)
-         on conflict (upload_id, part_number) do update set size = excluded.size, etag = excluded.etag,
-           version = excluded.version, created_at = now()`,
-        [upload.id, stored.size, partNumber, r.bucket, r.key, stored.eTag, r.caller.sub ?? null, loc.version],
-      );
-      const total = await db.query<{ n: string }>(
-        'select coalesce(sum(size), 0) as n from storage.s3_multipart_uploads_parts where upload_id = $1',
-        [upload.id],
-      );
-      const size = Number(total.rows[0]?.n ?? 0);
+      if (!(await lockOpenUpload(db, upload.id))) throw s3Errors.noSuchUpload();
+      const prev = await selectPartVersion(db, upload.id, partNumber);
+      await upsertPart(db, {
+        uploadId: upload.id,
+        partNumber,
+        size: stored.size,
+        bucket: r.bucket,
+        key: r.key,
+        etag: stored.eTag,
+        ownerId: r.caller.sub ?? null,
+        version: loc.version,
+      });
+      const size = await sumPartSizes(db, upload.id);
       if (size > limit) throw errors.entityTooLarge();
-      await db.query('update storage.s3_multipart_uploads set in_progress_size = $2 where id = $1', [
-        upload.id,
-        size,
-      ]);
-      return prev.rows[0]?.version;
+      await setInProgressSize(db, upload.id, size);
+      return prev;
     });
   } catch (err) {
     await r.backend.delete([loc]).catch(() => {});
@@ -270,27 +238,14 @@ export async function completeMultipartUpload(r: S3Request, uploadId: string): P
   }));
   if (wanted.some((w, i) => i > 0 && w.n <= (wanted[i - 1]?.n ?? 0))) throw s3Errors.invalidPartOrder();
 
-  const upload = await loadUpload(r, uploadId, 'storage.s3.complete_multipart_upload');
+  const upload = await loadUpload(r, uploadId, OPERATIONS.S3_COMPLETE_MULTIPART);
   // Claim the upload, so that a second complete (or a late part) cannot interleave with this one.
-  const claimed = await admin(r, 'storage.s3.complete_multipart_upload', async (db) => {
-    const c = await db.query(
-      `update storage.s3_multipart_uploads set upload_signature = 'completing:' || extract(epoch from now())
-       where id = $1 and ${CLAIMABLE}`,
-      [upload.id],
-    );
-    if (!c.rowCount) return undefined;
-    return (
-      await db.query<PartRow>(
-        'select part_number, etag, size, version, created_at from storage.s3_multipart_uploads_parts where upload_id = $1',
-        [upload.id],
-      )
-    ).rows;
-  });
+  const claimed = await admin(r, OPERATIONS.S3_COMPLETE_MULTIPART, async (db) =>
+    (await claimUpload(db, upload.id)) ? selectParts(db, upload.id) : undefined,
+  );
   if (!claimed) throw s3Errors.noSuchUpload();
   const release = () =>
-    admin(r, 'storage.s3.complete_multipart_upload', (db) =>
-      db.query(`update storage.s3_multipart_uploads set upload_signature = '' where id = $1`, [upload.id]),
-    ).catch(() => {});
+    admin(r, OPERATIONS.S3_COMPLETE_MULTIPART, (db) => releaseUpload(db, upload.id)).catch(() => {});
 
   const finalLoc = { bucket: r.bucket, key: r.key, version: upload.version };
   let stored: StoredObject;
@@ -346,7 +301,7 @@ export async function completeMultipartUpload(r: S3Request, uploadId: string): P
     committed = await commitWrite(
       r.project,
       r.caller,
-      'storage.s3.complete_multipart_upload',
+      OPERATIONS.S3_COMPLETE_MULTIPART,
       {
         bucket: r.bucket,
         key: r.key,
@@ -363,23 +318,14 @@ export async function completeMultipartUpload(r: S3Request, uploadId: string): P
     await release();
     throw err;
   }
-  const parts = await admin(
-    r,
-    'storage.s3.complete_multipart_upload',
-    async (db) =>
-      (
-        await db.query<{ version: string }>(
-          `with d as (delete from storage.s3_multipart_uploads where id = $1)
-         select version from storage.s3_multipart_uploads_parts where upload_id = $1`,
-          [upload.id],
-        )
-      ).rows,
+  const parts = await admin(r, OPERATIONS.S3_COMPLETE_MULTIPART, (db) =>
+    deleteUploadReturningParts(db, upload.id),
   );
   const garbage = parts.map((p) => ({ bucket: r.bucket, key: r.key, version: p.version }));
   if (committed.previousVersion && committed.previousVersion !== upload.version)
     garbage.push({ ...finalLoc, version: committed.previousVersion });
   if (garbage.length) await r.backend.delete(garbage).catch(() => {});
-  const row = await findObject(r.project, SERVICE, 'storage.s3.complete_multipart_upload', r.bucket, r.key);
+  const row = await findObject(r.project, SERVICE, OPERATIONS.S3_COMPLETE_MULTIPART, r.bucket, r.key);
   return sendXml(
     r,
     200,
@@ -394,20 +340,13 @@ export async function completeMultipartUpload(r: S3Request, uploadId: string): P
 
 export async function abortMultipartUpload(r: S3Request, uploadId: string): Promise<unknown> {
   assertKey(r.key);
-  const upload = await loadUpload(r, uploadId, 'storage.s3.abort_multipart_upload');
-  const parts = await admin(r, 'storage.s3.abort_multipart_upload', async (db) => {
+  const upload = await loadUpload(r, uploadId, OPERATIONS.S3_ABORT_MULTIPART);
+  const parts = await admin(r, OPERATIONS.S3_ABORT_MULTIPART, async (db) => {
     // Lock first (a part being added commits before we go on), then read the parts, then delete.
-    const live = await db.query(
-      `select 1 from storage.s3_multipart_uploads where id = $1 and ${CLAIMABLE} for update`,
-      [upload.id],
-    );
-    if (!live.rowCount) throw s3Errors.noSuchUpload();
-    const p = await db.query<{ version: string }>(
-      'select version from storage.s3_multipart_uploads_parts where upload_id = $1',
-      [upload.id],
-    );
-    await db.query('delete from storage.s3_multipart_uploads where id = $1', [upload.id]);
-    return p.rows;
+    if (!(await lockClaimableUpload(db, upload.id))) throw s3Errors.noSuchUpload();
+    const p = await selectPartVersions(db, upload.id);
+    await deleteUpload(db, upload.id);
+    return p;
   });
   if (parts.length)
     await r.backend
@@ -418,24 +357,15 @@ export async function abortMultipartUpload(r: S3Request, uploadId: string): Prom
 
 export async function listParts(r: S3Request, uploadId: string): Promise<unknown> {
   assertKey(r.key);
-  const upload = await loadUpload(r, uploadId, 'storage.s3.list_parts');
+  const upload = await loadUpload(r, uploadId, OPERATIONS.S3_LIST_PARTS);
   const markerText = q(r, 'part-number-marker') ?? '0';
   const maxText = q(r, 'max-parts') ?? '1000';
   if (!/^\d{1,5}$/.test(markerText) || !/^\d{1,5}$/.test(maxText))
     throw s3Errors.invalidArgument('part-number-marker and max-parts must be integers');
   const marker = Number(markerText);
   const max = Math.min(Number(maxText), 1000);
-  const rows = await admin(
-    r,
-    'storage.s3.list_parts',
-    async (db) =>
-      (
-        await db.query<PartRow>(
-          `select part_number, etag, size, version, created_at from storage.s3_multipart_uploads_parts
-         where upload_id = $1 and part_number > $2 order by part_number limit $3`,
-          [upload.id, marker, max + 1],
-        )
-      ).rows,
+  const rows = await admin(r, OPERATIONS.S3_LIST_PARTS, (db) =>
+    selectPartsPage(db, upload.id, marker, max + 1),
   );
   const truncated = rows.length > max;
   const page = rows.slice(0, max);

@@ -15,6 +15,7 @@ import { AwsChunkedDecoder, isAwsChunked } from './aws-chunked.js';
 import { h, q, sendXml, userMetadataOf, type S3Request } from './context.js';
 import { s3Errors } from './errors.js';
 import { readXml, toXml } from './xml.js';
+import { OPERATIONS } from '../operations.js';
 
 const MAX_DELETE_KEYS = 1000;
 const MAX_XML_BODY = 2 * 1024 * 1024;
@@ -57,7 +58,7 @@ export async function putObject(r: S3Request): Promise<unknown> {
     bucket: r.bucket,
     key: r.key,
     upsert: true,
-    operation: 'storage.s3.put_object',
+    operation: OPERATIONS.S3_UPLOAD,
     signal: abort.signal,
     body: async (limit) => {
       const { stream, declaredLength } = bodyOf(r);
@@ -71,7 +72,7 @@ export async function putObject(r: S3Request): Promise<unknown> {
       };
     },
   });
-  const row = await findObject(r.project, SERVICE, 'storage.s3.put_object', r.bucket, r.key);
+  const row = await findObject(r.project, SERVICE, OPERATIONS.S3_UPLOAD, r.bucket, r.key);
   if (row?.metadata?.eTag) r.reply.header('etag', row.metadata.eTag);
   return r.reply.code(200).send();
 }
@@ -100,7 +101,7 @@ function responseOverrides(r: S3Request): Record<string, string> {
 
 export async function getObject(r: S3Request): Promise<unknown> {
   assertKey(r.key);
-  const read = () => requireObject(r.project, r.caller, 'storage.s3.get_object', r.bucket, r.key);
+  const read = () => requireObject(r.project, r.caller, OPERATIONS.S3_GET_OBJECT, r.bucket, r.key);
   const row = await read();
   for (const [name, v] of Object.entries(row.user_metadata ?? {})) {
     if (typeof v === 'string' && /^[\x20-\x7e]*$/.test(v) && /^[A-Za-z0-9_.-]+$/.test(name))

@@ -28,6 +28,7 @@ import type { S3Request } from './context.js';
 import { accessKeySecret } from './credentials.js';
 import { s3Errors } from './errors.js';
 import { toXml } from './xml.js';
+import { OPERATIONS } from '../operations.js';
 
 /** A POST policy request: a form POST to a bucket, without an Authorization header or presigned query. */
 export function isPostPolicyRequest(req: FastifyRequest): boolean {
@@ -244,7 +245,7 @@ export async function postObject(r: S3Request): Promise<unknown> {
     bucket: r.bucket,
     key,
     upsert: true,
-    operation: 'storage.s3.post_object',
+    operation: OPERATIONS.S3_POST_OBJECT,
     body: async () => ({
       stream: range ? Readable.from(withinRange(form.file.file, range)) : form.file.file,
       contentType,
@@ -252,7 +253,7 @@ export async function postObject(r: S3Request): Promise<unknown> {
       userMetadata,
     }),
   });
-  const row = await findObject(r.project, SERVICE, 'storage.s3.post_object', r.bucket, key);
+  const row = await findObject(r.project, SERVICE, OPERATIONS.S3_POST_OBJECT, r.bucket, key);
   const eTag = row?.metadata?.eTag ?? '';
   if (eTag) r.reply.header('etag', eTag);
   r.reply.header('location', `/${r.bucket}/${key}`);

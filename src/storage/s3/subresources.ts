@@ -9,6 +9,7 @@ import { bucketLimits } from '../service/buckets.js';
 import { requireObject } from '../service/objects.js';
 import { sendXml, type S3Request } from './context.js';
 import { toXml } from './xml.js';
+import { OPERATIONS } from '../operations.js';
 
 export async function getBucketVersioning(r: S3Request): Promise<unknown> {
   await bucketLimits(r.project, r.bucket);
@@ -17,6 +18,6 @@ export async function getBucketVersioning(r: S3Request): Promise<unknown> {
 
 export async function getObjectTagging(r: S3Request): Promise<unknown> {
   assertKey(r.key);
-  await requireObject(r.project, r.caller, 'storage.s3.get_object_tagging', r.bucket, r.key);
+  await requireObject(r.project, r.caller, OPERATIONS.S3_GET_OBJECT_TAGGING, r.bucket, r.key);
   return sendXml(r, 200, toXml('Tagging', { TagSet: '' }));
 }

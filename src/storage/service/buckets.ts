@@ -1,21 +1,21 @@
-/** Buckets: SQL on storage.buckets under the caller's role (RLS decides), as in spec S1–S6. */
+/** Buckets: storage.buckets under the caller's role (RLS decides), as in spec S1–S6. */
 import type { ProjectContext } from '../../platform/project-context.js';
 import { SERVICE, ownerUuid, type Caller } from '../auth.js';
+import {
+  type BucketChanges,
+  type BucketRow,
+  bucketState,
+  deleteBucketRow,
+  inTx,
+  insertBucket,
+  type ListBucketsQuery,
+  selectBucket,
+  selectBucketWithKey,
+  selectBuckets,
+  updateBucketRow,
+} from '../database/index.js';
 import { errors } from '../errors.js';
-import { inTx, rowsInTx } from './tx.js';
-
-export interface BucketRow {
-  id: string;
-  name: string;
-  owner: string | null;
-  owner_id: string | null;
-  public: boolean | null;
-  type: string;
-  file_size_limit: string | null;
-  allowed_mime_types: string[] | null;
-  created_at: Date;
-  updated_at: Date;
-}
+import { OPERATIONS } from '../operations.js';
 
 /** What the upload pipeline needs of a bucket. */
 export interface BucketLimits {
@@ -24,9 +24,6 @@ export interface BucketLimits {
   fileSizeLimit: number | null;
   allowedMimeTypes: string[] | null;
 }
-
-const COLUMNS =
-  'id, name, owner, owner_id, public, type, file_size_limit, allowed_mime_types, created_at, updated_at';
 
 /** The reply shape of list/get: a NULL owner is "", the limit a number. */
 export function bucketJson(b: BucketRow, withType: boolean): Record<string, unknown> {
@@ -56,23 +53,10 @@ export async function createBucket(project: ProjectContext, caller: Caller, b: N
   await inTx(
     project,
     caller,
-    'storage.bucket.create',
-    (db) =>
-      db.query(
-        `insert into storage.buckets (id, name, owner, owner_id, public, file_size_limit, allowed_mime_types, type)
-         values ($1, $2, $3, $4, $5, $6, $7, 'STANDARD')`,
-        [b.id, b.name, ownerUuid(caller), caller.sub ?? null, b.public, b.fileSizeLimit, b.allowedMimeTypes],
-      ),
+    OPERATIONS.CREATE_BUCKET,
+    (db) => insertBucket(db, { ...b, owner: ownerUuid(caller), ownerId: caller.sub ?? null }),
     { '23505': errors.bucketAlreadyExists },
   );
-}
-
-export interface ListBucketsQuery {
-  limit?: number;
-  offset?: number;
-  search?: string;
-  sortColumn?: 'id' | 'name' | 'created_at' | 'updated_at';
-  sortOrder?: 'asc' | 'desc';
 }
 
 export async function listBuckets(
@@ -80,34 +64,11 @@ export async function listBuckets(
   caller: Caller,
   q: ListBucketsQuery,
 ): Promise<BucketRow[]> {
-  const params: unknown[] = [];
-  let sql = `select ${COLUMNS} from storage.buckets`;
-  if (q.search) {
-    params.push(q.search);
-    sql += ` where strpos(lower(name), lower($${params.length})) > 0`;
-  }
-  if (q.sortColumn) sql += ` order by "${q.sortColumn}" ${q.sortOrder === 'desc' ? 'desc' : 'asc'}`;
-  if (q.limit !== undefined) {
-    params.push(q.limit);
-    sql += ` limit $${params.length}`;
-  }
-  if (q.offset !== undefined) {
-    params.push(q.offset);
-    sql += ` offset $${params.length}`;
-  }
-  return rowsInTx<BucketRow>(project, caller, 'storage.bucket.list', sql, params);
+  return inTx(project, caller, OPERATIONS.LIST_BUCKET, (db) => selectBuckets(db, q));
 }
 
 export async function getBucket(project: ProjectContext, caller: Caller, id: string): Promise<BucketRow> {
-  const row = (
-    await rowsInTx<BucketRow>(
-      project,
-      caller,
-      'storage.bucket.get',
-      `select ${COLUMNS} from storage.buckets where id = $1`,
-      [id],
-    )
-  )[0];
+  const row = await inTx(project, caller, OPERATIONS.GET_BUCKET, (db) => selectBucket(db, id));
   if (!row) throw errors.noSuchBucket();
   return row;
 }
@@ -121,15 +82,9 @@ export async function bucketLimits(
   id: string,
   key?: string,
 ): Promise<BucketLimits & { keyExists: boolean }> {
-  const row = (
-    await rowsInTx<BucketRow & { key_exists: boolean }>(
-      project,
-      SERVICE,
-      'storage.bucket.get',
-      `select ${COLUMNS}, exists (select 1 from storage.objects where bucket_id = $1 and name = $2) as key_exists from storage.buckets where id = $1`,
-      [id, key ?? null],
-    )
-  )[0];
+  const row = await inTx(project, SERVICE, OPERATIONS.GET_BUCKET, (db) =>
+    selectBucketWithKey(db, id, key ?? null),
+  );
   if (!row) throw errors.noSuchBucket();
   return {
     keyExists: row.key_exists,
@@ -140,62 +95,24 @@ export async function bucketLimits(
   };
 }
 
-export interface BucketChanges {
-  public?: boolean;
-  fileSizeLimit?: number | null;
-  allowedMimeTypes?: string[] | null;
-}
-
 export async function updateBucket(
   project: ProjectContext,
   caller: Caller,
   id: string,
   c: BucketChanges,
 ): Promise<void> {
-  const sets: string[] = [];
-  const params: unknown[] = [id];
-  const add = (col: string, v: unknown) => {
-    params.push(v);
-    sets.push(`${col} = $${params.length}`);
-  };
-  if (c.public !== undefined) add('public', c.public);
-  if (c.fileSizeLimit !== undefined) add('file_size_limit', c.fileSizeLimit);
-  if (c.allowedMimeTypes !== undefined) add('allowed_mime_types', c.allowedMimeTypes);
-  sets.push('updated_at = now()');
-  const n = await inTx(
-    project,
-    caller,
-    'storage.bucket.update',
-    async (db) =>
-      (await db.query(`update storage.buckets set ${sets.join(', ')} where id = $1`, params)).rowCount,
-  );
+  const n = await inTx(project, caller, OPERATIONS.UPDATE_BUCKET, (db) => updateBucketRow(db, id, c));
   if (!n) throw errors.noSuchBucket();
 }
 
 /** Existence and emptiness bypassing RLS; the DELETE itself under RLS. */
 export async function deleteBucket(project: ProjectContext, caller: Caller, id: string): Promise<void> {
-  const state = await inTx(project, SERVICE, 'storage.bucket.delete', async (db) => {
-    const [row] = (
-      await db.query<{ exists: boolean; has_objects: boolean }>(
-        `select exists (select 1 from storage.buckets where id = $1) as exists,
-                exists (select 1 from storage.objects where bucket_id = $1) as has_objects`,
-        [id],
-      )
-    ).rows;
-    if (!row) throw new Error('deleteBucket: the existence query returned no row');
-    return row;
-  });
+  const state = await inTx(project, SERVICE, OPERATIONS.DELETE_BUCKET, (db) => bucketState(db, id));
   if (!state.exists) throw errors.noSuchBucket();
   if (state.has_objects) throw errors.bucketNotEmpty();
   // 23503: an object was added between the check and the delete.
-  const n = await inTx(
-    project,
-    caller,
-    'storage.bucket.delete',
-    async (db) => (await db.query('delete from storage.buckets where id = $1', [id])).rowCount,
-    {
-      '23503': errors.bucketNotEmpty,
-    },
-  );
+  const n = await inTx(project, caller, OPERATIONS.DELETE_BUCKET, (db) => deleteBucketRow(db, id), {
+    '23503': errors.bucketNotEmpty,
+  });
   if (!n) throw errors.noSuchBucket();
 }

@@ -7,46 +7,17 @@ import { randomUUID } from 'node:crypto';
 import type { ProjectContext } from '../../platform/project-context.js';
 import type { Caller } from '../auth.js';
 import type { ObjectLocation, StorageBackend } from '../backend/interface.js';
+import {
+  dryRun,
+  inTx,
+  lockKey,
+  moveObjectRow,
+  type ObjectWrite,
+  selectObjectVersion,
+  writeObjectRow,
+} from '../database/index.js';
 import { errors } from '../errors.js';
-import { dryRun, inTx, type Db } from './tx.js';
-import type { SystemMetadata } from './objects.js';
-
-export interface ObjectWrite {
-  bucket: string;
-  key: string;
-  owner: string | null;
-  ownerId: string | null;
-  metadata: Partial<SystemMetadata>;
-  userMetadata: Record<string, unknown> | null;
-  version: string | null;
-}
-
-/** No RETURNING: an upload needs only INSERT rights (RETURNING would also need SELECT on the new row). */
-function upsertSql(upsert: boolean): string {
-  const insert = `insert into storage.objects (bucket_id, name, owner, owner_id, metadata, user_metadata, version, id)
-                  values ($1, $2, $3, $4, $5, $6, $7, coalesce($8::uuid, gen_random_uuid()))`;
-  if (!upsert) return insert;
-  return `${insert} on conflict (bucket_id, name) do update set owner = excluded.owner, owner_id = excluded.owner_id,
-            metadata = excluded.metadata, user_metadata = excluded.user_metadata, version = excluded.version, last_accessed_at = now()`;
-}
-
-function paramsOf(w: ObjectWrite, id: string | null = null): unknown[] {
-  return [
-    w.bucket,
-    w.key,
-    w.owner,
-    w.ownerId,
-    JSON.stringify(w.metadata),
-    w.userMetadata === null ? null : JSON.stringify(w.userMetadata),
-    w.version,
-    id,
-  ];
-}
-
-/** The per-key lock every commit of an object row takes (and the sweeper, before removing bytes). */
-export async function lockKey(db: Db, bucket: string, key: string): Promise<void> {
-  await db.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`storage:${bucket}/${key}`]);
-}
+import { OPERATIONS, type Operation } from '../operations.js';
 
 /**
  * For commitWrite's `underLock`: the bytes the row is about to reference are still there. The
@@ -63,26 +34,20 @@ export function requireBytes(backend: StorageBackend, loc: ObjectLocation): () =
 export async function dryRunWrite(
   project: ProjectContext,
   caller: Caller,
-  operation: string,
+  operation: Operation,
   w: ObjectWrite,
   upsert: boolean,
 ): Promise<void> {
-  await dryRun(
-    project,
-    caller,
-    operation,
-    async (db) => {
-      await db.query(upsertSql(upsert), paramsOf(w));
-    },
-    { '23505': errors.keyAlreadyExists },
-  );
+  await dryRun(project, caller, operation, (db) => writeObjectRow(db, w, upsert), {
+    '23505': errors.keyAlreadyExists,
+  });
 }
 
 /** Step 7: the row now points at the new bytes. Returns the row id and the version it replaced. */
 export async function commitWrite(
   project: ProjectContext,
   caller: Caller,
-  operation: string,
+  operation: Operation,
   w: ObjectWrite,
   upsert: boolean,
   /** Runs under the key's lock before the row is written (e.g. checks that the bytes are still there). */
@@ -98,13 +63,10 @@ export async function commitWrite(
       // Under the lock the row cannot change until commit. A row the caller cannot see is either
       // a unique violation (insert) or makes the upsert fail (ON CONFLICT DO UPDATE needs SELECT
       // and UPDATE on the existing row), so what this sees is what the write replaces.
-      const prev = await db.query<{ id: string; version: string | null }>(
-        'select id, version from storage.objects where bucket_id = $1 and name = $2',
-        [w.bucket, w.key],
-      );
-      const id = prev.rows[0]?.id ?? randomUUID();
-      await db.query(upsertSql(upsert), paramsOf(w, id));
-      return { id, previousVersion: prev.rows[0]?.version ?? null };
+      const prev = await selectObjectVersion(db, w.bucket, w.key);
+      const id = prev?.id ?? randomUUID();
+      await writeObjectRow(db, w, upsert, id);
+      return { id, previousVersion: prev?.version ?? null };
     },
     { '23505': errors.keyAlreadyExists },
   );
@@ -119,7 +81,7 @@ export async function commitNewBytes(
   backend: StorageBackend,
   project: ProjectContext,
   caller: Caller,
-  operation: string,
+  operation: Operation,
   w: ObjectWrite & { version: string },
   upsert: boolean,
 ): Promise<string> {
@@ -149,25 +111,10 @@ export async function commitMove(
   const n = await inTx(
     project,
     caller,
-    'storage.object.move',
+    OPERATIONS.MOVE_OBJECT,
     async (db) => {
       await lockKey(db, dst.bucket, dst.key);
-      const res = await db.query(
-        `update storage.objects set bucket_id = $3, name = $4, owner = $5, owner_id = $6, metadata = $7, version = $8
-         where bucket_id = $1 and name = $2 and version is not distinct from $9`,
-        [
-          src.bucket,
-          src.key,
-          dst.bucket,
-          dst.key,
-          dst.owner,
-          dst.ownerId,
-          JSON.stringify(dst.metadata),
-          dst.version,
-          src.version,
-        ],
-      );
-      return res.rowCount;
+      return moveObjectRow(db, src, dst);
     },
     { '23505': errors.resourceAlreadyExists },
   );

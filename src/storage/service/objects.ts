@@ -1,37 +1,23 @@
 /** Object rows: reads, deletes, listing and visibility checks, under the caller's role. */
 import type { ProjectContext } from '../../platform/project-context.js';
 import { SERVICE, type Caller } from '../auth.js';
+import {
+  bucketExists,
+  countObjectsUpTo,
+  deleteBucketObjects,
+  deleteObjectRow,
+  deleteObjectRows,
+  inTx,
+  type ListEntry,
+  type ListOptions,
+  type ObjectRow,
+  searchObjects,
+  selectObject,
+  selectObjectWithBucket,
+  selectVisibleNames,
+} from '../database/index.js';
 import { errors } from '../errors.js';
-import { inTx, rowsInTx } from './tx.js';
-
-/** System metadata (§1.7). */
-export interface SystemMetadata {
-  eTag: string;
-  size: number;
-  mimetype: string;
-  cacheControl: string;
-  lastModified: string;
-  contentLength: number;
-  httpStatusCode: number;
-  xRobotsTag?: string;
-}
-
-export interface ObjectRow {
-  id: string;
-  bucket_id: string;
-  name: string;
-  owner: string | null;
-  owner_id: string | null;
-  version: string | null;
-  metadata: SystemMetadata | null;
-  user_metadata: Record<string, unknown> | null;
-  created_at: Date;
-  updated_at: Date;
-  last_accessed_at: Date;
-}
-
-export const OBJECT_COLUMNS =
-  'id, bucket_id, name, owner, owner_id, version, metadata, user_metadata, created_at, updated_at, last_accessed_at';
+import { OPERATIONS, type Operation } from '../operations.js';
 
 /** The row shape of delete/copy replies: NULL strings as "". */
 export function objectJson(r: ObjectRow): Record<string, unknown> {
@@ -54,19 +40,11 @@ export function objectJson(r: ObjectRow): Record<string, unknown> {
 export async function findObject(
   project: ProjectContext,
   caller: Caller,
-  operation: string,
+  operation: Operation,
   bucket: string,
   key: string,
 ): Promise<ObjectRow | undefined> {
-  return (
-    await rowsInTx<ObjectRow>(
-      project,
-      caller,
-      operation,
-      `select ${OBJECT_COLUMNS} from storage.objects where bucket_id = $1 and name = $2`,
-      [bucket, key],
-    )
-  )[0];
+  return inTx(project, caller, operation, (db) => selectObject(db, bucket, key));
 }
 
 /**
@@ -75,23 +53,11 @@ export async function findObject(
  */
 export async function findWithBucket(
   project: ProjectContext,
-  operation: string,
+  operation: Operation,
   bucket: string,
   key: string,
 ): Promise<{ isPublic: boolean; row?: ObjectRow }> {
-  const r = (
-    await rowsInTx<ObjectRow & { bucket_public: boolean | null; object_id: string | null }>(
-      project,
-      SERVICE,
-      operation,
-      `select b.public as bucket_public, o.id as object_id, ${OBJECT_COLUMNS.split(', ')
-        .map((c) => `o.${c}`)
-        .join(', ')}
-         from storage.buckets b left join storage.objects o on o.bucket_id = b.id and o.name = $2
-         where b.id = $1`,
-      [bucket, key],
-    )
-  )[0];
+  const r = await inTx(project, SERVICE, operation, (db) => selectObjectWithBucket(db, bucket, key));
   if (!r) throw errors.noSuchBucket();
   const { bucket_public, object_id, ...row } = r;
   return { isPublic: bucket_public === true, row: object_id ? (row as ObjectRow) : undefined };
@@ -100,7 +66,7 @@ export async function findWithBucket(
 export async function requireObject(
   project: ProjectContext,
   caller: Caller,
-  operation: string,
+  operation: Operation,
   bucket: string,
   key: string,
 ): Promise<ObjectRow> {
@@ -116,16 +82,8 @@ export async function deleteObject(
   bucket: string,
   key: string,
 ): Promise<ObjectRow> {
-  if (!(await findObject(project, SERVICE, 'storage.object.delete', bucket, key))) throw errors.noSuchKey();
-  const row = (
-    await rowsInTx<ObjectRow>(
-      project,
-      caller,
-      'storage.object.delete',
-      `delete from storage.objects where bucket_id = $1 and name = $2 returning ${OBJECT_COLUMNS}`,
-      [bucket, key],
-    )
-  )[0];
+  if (!(await findObject(project, SERVICE, OPERATIONS.DELETE_OBJECT, bucket, key))) throw errors.noSuchKey();
+  const row = await inTx(project, caller, OPERATIONS.DELETE_OBJECT, (db) => deleteObjectRow(db, bucket, key));
   if (!row) throw errors.accessDenied('Access denied');
   return row;
 }
@@ -137,13 +95,7 @@ export async function deleteObjects(
   bucket: string,
   names: string[],
 ): Promise<ObjectRow[]> {
-  return rowsInTx<ObjectRow>(
-    project,
-    caller,
-    'storage.object.delete_many',
-    `delete from storage.objects where bucket_id = $1 and name = any($2::text[]) returning ${OBJECT_COLUMNS}`,
-    [bucket, names],
-  );
+  return inTx(project, caller, OPERATIONS.DELETE_OBJECTS, (db) => deleteObjectRows(db, bucket, names));
 }
 
 /** S3: removes every row created before now (service role only); returns the removed rows. */
@@ -153,43 +105,13 @@ export async function emptyBucket(
   bucket: string,
   max: number,
 ): Promise<ObjectRow[]> {
-  return inTx(project, caller, 'storage.bucket.empty', async (db) => {
-    const exists = await db.query('select 1 from storage.buckets where id = $1', [bucket]);
-    if (!exists.rowCount) throw errors.noSuchBucket();
-    const count = await db.query<{ n: string }>(
-      'select count(*) as n from (select 1 from storage.objects where bucket_id = $1 limit $2) s',
-      [bucket, max + 1],
-    );
-    const [counted] = count.rows;
-    if (!counted) throw new Error('emptyBucket: the count query returned no row');
-    if (Number(counted.n) > max) {
+  return inTx(project, caller, OPERATIONS.EMPTY_BUCKET, async (db) => {
+    if (!(await bucketExists(db, bucket))) throw errors.noSuchBucket();
+    if ((await countObjectsUpTo(db, bucket, max + 1)) > max) {
       throw errors.tooManyObjectsToEmpty();
     }
-    return (
-      await db.query<ObjectRow>(
-        `delete from storage.objects where bucket_id = $1 and created_at <= now() returning ${OBJECT_COLUMNS}`,
-        [bucket],
-      )
-    ).rows;
+    return deleteBucketObjects(db, bucket);
   });
-}
-
-export interface ListOptions {
-  prefix: string;
-  limit: number;
-  offset: number;
-  sortColumn: string;
-  sortOrder: string;
-  search: string;
-}
-
-export interface ListEntry {
-  name: string;
-  id: string | null;
-  updated_at: Date | null;
-  created_at: Date | null;
-  last_accessed_at: Date | null;
-  metadata: SystemMetadata | null;
 }
 
 /** S17 through storage.search (security invoker: only visible objects count). */
@@ -199,29 +121,16 @@ export async function listObjects(
   bucket: string,
   o: ListOptions,
 ): Promise<ListEntry[]> {
-  return rowsInTx<ListEntry>(
-    project,
-    caller,
-    'storage.object.list',
-    'select * from storage.search($1, $2, $3, 1, $4, $5, $6, $7)',
-    [o.prefix, bucket, o.limit, o.offset, o.search, o.sortColumn, o.sortOrder],
-  );
+  return inTx(project, caller, OPERATIONS.LIST_OBJECTS, (db) => searchObjects(db, bucket, o));
 }
 
 /** Which of `names` the caller can SELECT (signing). */
 export async function visibleNames(
   project: ProjectContext,
   caller: Caller,
-  operation: string,
+  operation: Operation,
   bucket: string,
   names: string[],
 ): Promise<Set<string>> {
-  const rows = await rowsInTx<{ name: string }>(
-    project,
-    caller,
-    operation,
-    'select name from storage.objects where bucket_id = $1 and name = any($2::text[])',
-    [bucket, names],
-  );
-  return new Set(rows.map((r) => r.name));
+  return new Set(await inTx(project, caller, operation, (db) => selectVisibleNames(db, bucket, names)));
 }

@@ -12,7 +12,9 @@ import { assertKey, isFolderPlaceholder } from '../keys.js';
 import { checkMimeType, effectiveLimit } from '../limits.js';
 import { bucketLimits } from './buckets.js';
 import { commitMove, commitNewBytes } from './object-writes.js';
-import { findObject, requireObject, type ObjectRow, type SystemMetadata } from './objects.js';
+import type { ObjectRow, SystemMetadata } from '../database/index.js';
+import { findObject, requireObject } from './objects.js';
+import { OPERATIONS } from '../operations.js';
 
 export interface Transfer {
   project: ProjectContext;
@@ -84,7 +86,7 @@ async function copyBytes(
 
 export async function moveObject(t: Transfer): Promise<void> {
   assertKey(t.destinationKey);
-  const src = await requireObject(t.project, t.caller, 'storage.object.move', t.bucket, t.sourceKey);
+  const src = await requireObject(t.project, t.caller, OPERATIONS.MOVE_OBJECT, t.bucket, t.sourceKey);
   if (t.bucket === t.destinationBucket && t.sourceKey === t.destinationKey) return;
   const { version, sourceVersion, metadata } = await copyBytes(
     t,
@@ -122,7 +124,7 @@ export interface CopyOptions {
 }
 
 export async function copyObject(t: Transfer, o: CopyOptions): Promise<ObjectRow> {
-  const src = await requireObject(t.project, t.caller, 'storage.object.copy', t.bucket, t.sourceKey);
+  const src = await requireObject(t.project, t.caller, OPERATIONS.COPY_OBJECT, t.bucket, t.sourceKey);
   assertKey(t.destinationKey);
   let meta = src.metadata ?? ({} as SystemMetadata);
   let userMetadata = src.user_metadata;
@@ -140,7 +142,7 @@ export async function copyObject(t: Transfer, o: CopyOptions): Promise<ObjectRow
     t.backend,
     t.project,
     t.caller,
-    'storage.object.copy',
+    OPERATIONS.COPY_OBJECT,
     { ...dst, owner: ownerUuid(t.caller), ownerId: t.caller.sub ?? null, metadata, userMetadata },
     o.upsert,
   );
@@ -148,7 +150,7 @@ export async function copyObject(t: Transfer, o: CopyOptions): Promise<ObjectRow
   const row = await findObject(
     t.project,
     SERVICE,
-    'storage.object.copy',
+    OPERATIONS.COPY_OBJECT,
     t.destinationBucket,
     t.destinationKey,
   );

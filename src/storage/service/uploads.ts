@@ -10,9 +10,10 @@ import { isServiceRole, type Caller } from '../auth.js';
 import { errors } from '../errors.js';
 import { assertKey, isFolderPlaceholder } from '../keys.js';
 import { checkMimeType, effectiveLimit } from '../limits.js';
+import type { ObjectWrite, SystemMetadata } from '../database/index.js';
+import type { Operation } from '../operations.js';
 import { bucketLimits } from './buckets.js';
-import { commitNewBytes, dryRunWrite, type ObjectWrite } from './object-writes.js';
-import type { SystemMetadata } from './objects.js';
+import { commitNewBytes, dryRunWrite } from './object-writes.js';
 import type { Readable } from 'node:stream';
 
 /** What an upload says about its content. */
@@ -51,7 +52,7 @@ export interface UploadRequest {
   bucket: string;
   key: string;
   upsert: boolean;
-  operation: string;
+  operation: Operation;
   /** Reads the request body once limits are known (with `stored`: only its description). */
   body: (limit: number) => Promise<UploadBody | UploadDescription>;
   stored?: StoredBytes;

@@ -12,6 +12,7 @@ import type pg from 'pg';
 import type { ClusterEvents } from '../../platform/cluster-events.js';
 import { leasePooledClient, type PooledClientLease } from '../../db/pooled-client.js';
 import type { Lock, Locker, RequestRelease } from '@tus/utils';
+import { tryLockUpload, unlockUpload } from '../database/index.js';
 import { errors } from '../errors.js';
 
 const RETRY_MS = 50;
@@ -82,11 +83,7 @@ class PgLock implements Lock {
       let lease: PooledClientLease | undefined;
       try {
         lease = await leasePooledClient(this.locker.pool);
-        const r = await lease.client.query<{ ok: boolean }>(
-          'select pg_try_advisory_lock(hashtextextended($1, 0)) as ok',
-          [`storage.tus:${this.id}`],
-        );
-        got = r.rows[0]?.ok === true;
+        got = await tryLockUpload(lease.client, this.id);
       } finally {
         if (got) this.lease = lease;
         else {
@@ -112,9 +109,7 @@ class PgLock implements Lock {
     if (!lease) return;
     let failed: unknown;
     try {
-      await lease.client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [
-        `storage.tus:${this.id}`,
-      ]);
+      await unlockUpload(lease.client, this.id);
     } catch (err) {
       failed = err;
     } finally {

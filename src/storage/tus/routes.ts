@@ -37,6 +37,7 @@ import type { PgLocker } from './pg-locker.js';
 import { formatUploadId, fromUrlSegment, parseUploadId, toUrlSegment } from './upload-id.js';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { OPERATIONS } from '../operations.js';
 
 /** What the TUS hooks need about the request they serve. */
 interface TusRequest {
@@ -121,7 +122,7 @@ async function canUpload(ctx: TusRequest, bucket: string, key: string): Promise<
   await dryRunWrite(
     ctx.project,
     writer,
-    'storage.object.upload',
+    OPERATIONS.CREATE_OBJECT,
     { bucket, key, owner, ownerId, metadata: {}, userMetadata: {}, version: null },
     ctx.upsert,
   );
@@ -247,7 +248,7 @@ async function finish(ctx: TusRequest, store: ResumableStore, upload: Upload): P
     bucket: u.bucket,
     key: u.key,
     upsert: ctx.upsert,
-    operation: 'storage.object.upload',
+    operation: OPERATIONS.CREATE_OBJECT,
     stored: store.stored(upload.id),
     body: async () => ({
       contentType: metadata.contentType || 'application/octet-stream',

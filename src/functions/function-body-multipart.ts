@@ -1,7 +1,9 @@
 /**
- * M14 with `Accept: multipart/form-data`: the function's sources as a form — a `metadata` field
- * ({"deno2_entrypoint_path": ...}) and one file part per source file. Only source text uploaded
- * as JSON `body` can be served this way (one file, the entrypoint); eszip bundles are opaque here.
+ * A function's files as a multipart form — a `metadata` field ({"deno2_entrypoint_path": ...}) and
+ * one file part per source file: how a deploy is stored, and what
+ * GET /v1/projects/{ref}/functions/{function_slug}/body answers with `Accept: multipart/form-data`.
+ * Only source text uploaded as JSON `body` can be served this way (one file, the entrypoint);
+ * eszip bundles are opaque here. Also the entrypoint's file name of a stored body.
  */
 import { randomBytes } from 'node:crypto';
 

@@ -1,5 +1,5 @@
 /** Edge function records and bodies in the platform database (table edge_functions). */
-import type { Platform } from '../../platform/platform.js';
+import type { Platform } from '../platform/platform.js';
 
 export interface FunctionRecord {
   id: string;

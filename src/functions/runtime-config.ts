@@ -1,15 +1,16 @@
 /**
  * What a function receives when it runs: its entrypoint and flags plus its environment, i.e. the
  * platform-managed variables (SUPABASE_URL, SUPABASE_ANON_KEY, SUPABASE_SERVICE_ROLE_KEY) and the
- * project's secrets (M5–M7), decrypted; plus SUPABASE_PUBLISHABLE_KEYS / SUPABASE_SECRET_KEYS as the
- * hosted runtime sets them (JSON `{"default": key}`), holding the anon and service_role keys: the
- * CLI 3 function template's `@supabase/server` reads them (even with auth "none") and matches an
- * `apikey` header against them as plain strings. Served by the non-spec
+ * project's secrets (platform/project-secrets.ts), decrypted; plus SUPABASE_PUBLISHABLE_KEYS /
+ * SUPABASE_SECRET_KEYS as the hosted runtime sets them (JSON `{"default": key}`), holding the anon
+ * and service_role keys: the CLI 3 function template's `@supabase/server` reads them (even with
+ * auth "none") and matches an `apikey` header against them as plain strings. Used by the function
+ * catalog (function-catalog.ts) and served by the Management API's non-spec
  * GET /v1/projects/{ref}/functions/{function_slug}/runtime-config.
  */
-import type { Platform } from '../../platform/platform.js';
-import type { ProjectContext } from '../../platform/project-context.js';
-import { managedSecrets, readProjectSecrets } from '../secrets/service.js';
+import type { Platform } from '../platform/platform.js';
+import type { ProjectContext } from '../platform/project-context.js';
+import { managedSecrets, readProjectSecrets } from '../platform/project-secrets.js';
 import type { FunctionRecord } from './function-store.js';
 import { entrypointFileName } from './function-body-multipart.js';
 
@@ -30,7 +31,7 @@ export async function runtimeConfig(
   f: FunctionRecord,
 ): Promise<RuntimeConfig> {
   const env = {
-    ...(await readProjectSecrets(platform, ctx.ref)),
+    ...(await readProjectSecrets(platform.pool, platform.state.platformKey, ctx.ref)),
     ...managedSecrets(ctx, apiUrl),
     SUPABASE_PUBLISHABLE_KEYS: JSON.stringify({ default: ctx.anonKey }),
     SUPABASE_SECRET_KEYS: JSON.stringify({ default: ctx.serviceRoleKey }),

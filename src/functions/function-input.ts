@@ -39,7 +39,8 @@ function bool(name: string, v: unknown): boolean | undefined {
 function str(name: string, v: unknown): string | undefined {
   if (v === undefined) return undefined;
   if (typeof v !== 'string') throw new FunctionInputError(`${name} must be a string`);
-  // This scope parses its own bodies, so the management NUL check (http/nul-bytes.ts) is repeated here.
+  // The functions routes parse their own bodies, so the Management API's NUL check
+  // (management/http/nul-bytes.ts) is repeated here.
   if (v.includes('\u0000'))
     throw new FunctionInputError(`${name} must not contain the NUL character (\\u0000)`);
   return v;

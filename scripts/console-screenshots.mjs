@@ -9,9 +9,18 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = join(root, 'docs', 'console');
 mkdirSync(dir, { recursive: true });
 execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { cwd: root, stdio: 'inherit' });
-execFileSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', 'test/console/console.test.ts', 'test/console/functions-page.test.ts'], {
-  cwd: root,
-  stdio: 'inherit',
-  env: { ...process.env, STRATA_CONSOLE_SCREENSHOTS: dir },
-});
+execFileSync(
+  process.execPath,
+  [
+    'node_modules/vitest/vitest.mjs',
+    'run',
+    'test/console/console.test.ts',
+    'test/console/functions-page.test.ts',
+  ],
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, STRATA_CONSOLE_SCREENSHOTS: dir },
+  },
+);
 process.stderr.write(`console screenshots written to ${dir}\n`);

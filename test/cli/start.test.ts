@@ -4,15 +4,14 @@
  * after a restart, and recovery from a killed run (stale postmaster.pid / orphaned server).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freeTestPort } from '../support/free-port.js';
+import { servingBanner, spawnCli, strataBin as bin } from '../support/strata-process.js';
 
-const root = new URL('../../', import.meta.url).pathname;
-const bin = join(root, 'bin', 'strata.js');
 const dataDir = mkdtempSync(join(tmpdir(), 'strata-cli-'));
 const env = { ...process.env, DATABASE_URL: '', STRATA_DATA_DIR: dataDir };
 
@@ -24,28 +23,9 @@ interface Started {
 }
 
 async function start(port: number): Promise<Started> {
-  const child = spawn(
-    process.execPath,
-    [bin, 'start', '--port', String(port), '--db-port', '0', '--console-port', '0'],
-    {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  children.push(child);
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const t0 = Date.now();
-  while (!output.includes('Press Ctrl-C to stop')) {
-    if (child.exitCode !== null) throw new Error(`strata start exited: ${output}`);
-    if (Date.now() - t0 > 90_000) {
-      child.kill('SIGKILL');
-      throw new Error(`not started within 90 s: ${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { child, output };
+  const p = spawnCli(['start', '--port', String(port), '--db-port', '0', '--console-port', '0'], { env });
+  children.push(p.child);
+  return { child: p.child, output: await servingBanner(p, { timeoutMs: 90_000 }) };
 }
 
 function stop(s: Started, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {

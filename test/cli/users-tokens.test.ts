@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { serverUrl } from '../support/database.js';
-import { api } from '../management/api-client.js';
+import { api } from '../support/management.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const bin = join(root, 'bin', 'strata.js');

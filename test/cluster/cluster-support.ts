@@ -4,7 +4,7 @@
  * one, primary, and a second embedded one), and an S3 endpoint (s3rver). Every node gets the
  * environment of deploy/strata.env, with local addresses and fresh secrets.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -16,10 +16,9 @@ import { withClient, withDatabase } from '../../src/db/pool.js';
 import { quoteIdent } from '../../src/db/sql-text.js';
 import { createDatabaseIfMissing } from '../../src/platform/project-database.js';
 import { authenticatorPassword, serverUrl } from '../support/database.js';
+import { repoRoot as root, servingBanner, spawnCli } from '../support/strata-process.js';
 
 const require = createRequire(import.meta.url);
-const root = new URL('../../', import.meta.url).pathname;
-const bin = join(root, 'bin', 'strata.js');
 
 export interface Node {
   name: string;
@@ -103,25 +102,11 @@ function nodeEnv(opts: {
 }
 
 async function spawnNode(name: string, env: NodeJS.ProcessEnv, dataDir: string): Promise<Node> {
-  const child = spawn(process.execPath, [bin, 'start', '--data-dir', dataDir], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d) => (out += d));
-  child.stderr?.on('data', (d) => (out += d));
-  const t0 = Date.now();
-  while (!out.includes('Press Ctrl-C to stop')) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`node ${name} exited: ${out}`);
-    if (Date.now() - t0 > 90_000) {
-      child.kill('SIGKILL');
-      throw new Error(`node ${name} not started within 90 s: ${out}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const p = spawnCli(['start', '--data-dir', dataDir], { env });
+  const out = await servingBanner(p, { timeoutMs: 90_000, name: `node ${name}` });
   const url = /API URL: (http:\/\/\S+)/.exec(out)?.[1];
   if (!url) throw new Error(`node ${name}: no API URL in ${out}`);
-  return { name, url, child, output: () => out };
+  return { name, url, child: p.child, output: p.output };
 }
 
 /** `extraServers`: more `id=url` entries for STRATA_DB_SERVERS, after the second embedded server. */

@@ -13,6 +13,7 @@ import { signJwt } from '../../src/auth/jwt.js';
 import { withClient, withDatabase } from '../../src/db/pool.js';
 import { type Cluster, type Node, startCluster, stopNode } from './cluster-support.js';
 import { startRetryingProxy } from './retrying-proxy.js';
+import { eventually } from '../support/eventually.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 let cluster: Cluster;
@@ -327,22 +328,27 @@ describe('cluster', () => {
       expect((listed.body as { name: string }[]).map((s) => s.name)).toContain('GREETING');
       expect(
         await eventually(
-          () => invoke(b),
-          (t) => t === value,
+          async () => {
+            const t = await invoke(b);
+            return t === value && t;
+          },
+          { timeoutMs: 5_000, intervalMs: 100 },
         ),
       ).toBe(value);
     }
     // The invocations b served are in the logs, read through a (b writes them within 0.1 s).
-    const invocations = await eventually(
+    const { logs, invocations } = await eventually(
       async () => {
         const logs = await mgmt(a, 'GET', `/projects/${p.ref}/functions/greet/logs`);
-        expect(logs.status, logs.text).toBe(200);
-        return (logs.body.result as { type: string; status?: number }[]).filter(
+        if (logs.status !== 200) return { logs, invocations: [] };
+        const invocations = (logs.body.result as { type: string; status?: number }[]).filter(
           (e) => e.type === 'invocation',
         );
+        return invocations.length >= 3 && { logs, invocations };
       },
-      (list) => list.length >= 3,
+      { timeoutMs: 5_000, intervalMs: 100 },
     );
+    expect(logs.status, logs.text).toBe(200);
     expect(invocations.length).toBeGreaterThanOrEqual(3);
     expect(invocations.every((e) => e.status === 200)).toBe(true);
   });
@@ -353,8 +359,11 @@ describe('cluster', () => {
     for (let i = 0; i < 3; i++) expect((await from('127.0.0.2', a, path, 'not-a-key')).status).toBe(401);
     expect(
       await eventually(
-        () => from('127.0.0.2', b, path, p.anon).then((r) => r.status),
-        (s) => s === 403,
+        async () => {
+          const s = await from('127.0.0.2', b, path, p.anon).then((r) => r.status);
+          return s === 403 && s;
+        },
+        { timeoutMs: 5_000, intervalMs: 100 },
       ),
     ).toBe(403);
     expect((await from('127.0.0.3', b, path, p.anon)).status).toBe(200);
@@ -364,8 +373,11 @@ describe('cluster', () => {
     expect(lifted.status, lifted.text).toBe(200);
     expect(
       await eventually(
-        () => from('127.0.0.2', a, path, p.anon).then((r) => r.status),
-        (s) => s === 200,
+        async () => {
+          const s = await from('127.0.0.2', a, path, p.anon).then((r) => r.status);
+          return s === 200 && s;
+        },
+        { timeoutMs: 5_000, intervalMs: 100 },
       ),
     ).toBe(200);
   });
@@ -509,15 +521,6 @@ describe('cluster', () => {
     await stopNode(c);
   });
 });
-
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 5_000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() - t0 > ms) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** A GraphQL request from a chosen local (source) address. */
 function from(localAddress: string, node: Node, path: string, apikey: string): Promise<{ status: number }> {

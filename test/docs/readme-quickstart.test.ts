@@ -3,15 +3,14 @@
  * that section through bash in the project folder (only the port is changed, so that the test does
  * not take 54321), against a `strata start` child with its own data folder.
  */
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freeTestPort } from '../support/free-port.js';
+import { type CliProcess, repoRoot as root, servingBanner, spawnCli } from '../support/strata-process.js';
 
-const root = new URL('../../', import.meta.url).pathname;
-const bin = join(root, 'bin', 'strata.js');
 const dataDir = mkdtempSync(join(tmpdir(), 'strata-readme-'));
 const env: NodeJS.ProcessEnv = {
   ...process.env,
@@ -22,7 +21,9 @@ const env: NodeJS.ProcessEnv = {
   STRATA_CONSOLE_PORT: '0',
 };
 let child: ChildProcess | undefined;
-let banner = '';
+let cli: CliProcess | undefined;
+/** What `strata start` printed so far. */
+const banner = () => cli?.output() ?? '';
 let port = 0;
 
 /** The `sh` code blocks of one README section, in order. */
@@ -55,15 +56,9 @@ function bash(script: string): Promise<{ code: number; out: string }> {
 beforeAll(async () => {
   port = await freeTestPort();
   env.STRATA_PORT = String(port);
-  child = spawn(process.execPath, [bin, 'start'], { env, cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout?.on('data', (d) => (banner += d));
-  child.stderr?.on('data', (d) => (banner += d));
-  const t0 = Date.now();
-  while (!banner.includes('Press Ctrl-C to stop')) {
-    if (child.exitCode !== null) throw new Error(`strata start exited: ${banner}`);
-    if (Date.now() - t0 > 90_000) throw new Error(`not started within 90 s: ${banner}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  cli = spawnCli(['start'], { env, cwd: root });
+  child = cli.child;
+  await servingBanner(cli, { timeoutMs: 90_000 });
 }, 120_000);
 
 afterAll(async () => {
@@ -90,13 +85,13 @@ describe('README: five minutes with it', () => {
       'Access token:',
       'Console URL:',
     ])
-      expect(banner).toContain(label);
-    expect(banner).toMatch(new RegExp(`Project URL: http://127\\.0\\.0\\.1:${port}/project/[a-z]{20}`));
+      expect(banner()).toContain(label);
+    expect(banner()).toMatch(new RegExp(`Project URL: http://127\\.0\\.0\\.1:${port}/project/[a-z]{20}`));
   });
 
   it('the Project URL works from Node (fetch), unlike <ref>.localhost', async () => {
-    const projectUrl = /Project URL: (\S+)/.exec(banner)?.[1] ?? '';
-    const anon = /anon key: (\S+)/.exec(banner)?.[1] ?? '';
+    const projectUrl = /Project URL: (\S+)/.exec(banner())?.[1] ?? '';
+    const anon = /anon key: (\S+)/.exec(banner())?.[1] ?? '';
     const res = await fetch(`${projectUrl}/graphql/v1`, {
       method: 'POST',
       headers: { apikey: anon, 'content-type': 'application/json' },

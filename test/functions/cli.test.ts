@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { runSupabase, writeCliProfile } from '../support/supabase-cli.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api } from '../management/api-client.js';
+import { api } from '../support/management.js';
+import { invokeFunction } from '../support/functions.js';
 
 let tp: TestPlatform;
 let ctx: ProjectContext;
@@ -55,7 +56,7 @@ describe('supabase functions deploy --use-api', () => {
     const deployed = await supabase(['functions', 'deploy', 'hello', '--project-ref', ctx.ref, '--use-api']);
     expect(deployed.code, deployed.stderr + deployed.stdout).toBe(0);
 
-    const res = await fetch(`${tp.url}/project/${ctx.ref}/functions/v1/hello`, {
+    const res = await invokeFunction(tp, ctx.ref, 'hello', {
       method: 'POST',
       headers: { authorization: `Bearer ${ctx.anonKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'CLI' }),
@@ -78,7 +79,7 @@ describe('supabase functions deploy --use-api', () => {
     expect(again.code, again.stderr + again.stdout).toBe(0);
     const updated = await api(tp, 'GET', `/v1/projects/${ctx.ref}/functions/hello`);
     expect(updated.body).toMatchObject({ version: 2, verify_jwt: false });
-    const open = await fetch(`${tp.url}/project/${ctx.ref}/functions/v1/hello`, {
+    const open = await invokeFunction(tp, ctx.ref, 'hello', {
       method: 'POST',
       body: JSON.stringify({ name: 'anyone' }),
     });
@@ -92,7 +93,7 @@ describe('supabase functions deploy --use-api', () => {
     const del = await supabase(['functions', 'delete', 'hello', '--project-ref', ctx.ref]);
     expect(del.code, del.stderr + del.stdout).toBe(0);
     expect((await api(tp, 'GET', `/v1/projects/${ctx.ref}/functions/hello`)).status).toBe(404);
-    const gone = await fetch(`${tp.url}/project/${ctx.ref}/functions/v1/hello`, {
+    const gone = await invokeFunction(tp, ctx.ref, 'hello', {
       method: 'POST',
       body: '{}',
     });
@@ -109,7 +110,7 @@ describe('supabase functions deploy --use-api', () => {
     expect(all.code, all.stderr + all.stdout).toBe(0);
     const listed = await api(tp, 'GET', `/v1/projects/${ctx.ref}/functions`);
     expect((listed.body as Array<{ slug: string }>).map((f) => f.slug).sort()).toEqual(['hello', 'world']);
-    const res = await fetch(`${tp.url}/project/${ctx.ref}/functions/v1/world`, {
+    const res = await invokeFunction(tp, ctx.ref, 'world', {
       headers: { authorization: `Bearer ${ctx.anonKey}` },
     });
     expect(await res.text()).toBe('world');

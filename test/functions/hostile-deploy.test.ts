@@ -7,11 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { type DeployAnswer, deployOne, eszipOf, until } from './support.js';
+import { type DeployAnswer, deployOne, eszipOf, invokeFunction } from '../support/functions.js';
+import { eventually } from '../support/eventually.js';
+import { api } from '../support/management.js';
 
 let tp: TestPlatform;
 let ctx: ProjectContext;
-let base: string;
 
 function stats(): { workers: number; inflight: number; connections: number } {
   return tp.functions.runtime.stats();
@@ -22,7 +23,6 @@ const auth = (): Record<string, string> => ({ authorization: `Bearer ${ctx.anonK
 beforeAll(async () => {
   tp = await startTestPlatform();
   ctx = await tp.platform.defaultProject();
-  base = `${tp.url}/project/${ctx.ref}`;
 });
 
 afterAll(async () => {
@@ -109,7 +109,7 @@ describe('deploy: malformed uploads', () => {
       ]),
     );
     expect(res.status, JSON.stringify(res.body)).toBe(201);
-    const out = await fetch(`${base}/functions/v1/oddfiles`, { headers: auth() });
+    const out = await invokeFunction(tp, ctx.ref, 'oddfiles', { headers: auth() });
     expect(await out.text()).toBe('abs');
     for (const second of ['/abs/index.ts', 'abs/index.ts', 'abs//./index.ts']) {
       const dup = await post(
@@ -122,7 +122,7 @@ describe('deploy: malformed uploads', () => {
       expect(dup.status, second).toBe(400);
       expect(dup.body.message).toContain('Duplicate file path');
     }
-    expect(await fetch(`${base}/functions/v1/oddfiles`, { headers: auth() }).then((r) => r.text())).toBe(
+    expect(await invokeFunction(tp, ctx.ref, 'oddfiles', { headers: auth() }).then((r) => r.text())).toBe(
       'abs',
     );
   });
@@ -134,7 +134,7 @@ describe('deploy: malformed uploads', () => {
         form({ entrypoint_path: entry }, [[entry, `Deno.serve(() => new Response('ran ${i}'));`]]),
       );
       expect(res.status, entry).toBe(201);
-      const out = await fetch(`${base}/functions/v1/urlish${i}`, { headers: auth() });
+      const out = await invokeFunction(tp, ctx.ref, `urlish${i}`, { headers: auth() });
       expect(await out.text(), entry).toBe(`ran ${i}`);
     }
   });
@@ -154,7 +154,7 @@ describe('deploy: malformed uploads', () => {
     for (let i = 0; i < 1000; i++) files.push([`f/${i}.ts`, `export const v${i} = ${i};`]);
     const res = await post('manyfiles', form({ entrypoint_path: 'index.ts' }, files));
     expect(res.status, JSON.stringify(res.body)).toBe(201);
-    expect(await (await fetch(`${base}/functions/v1/manyfiles`, { headers: auth() })).text()).toBe('many');
+    expect(await (await invokeFunction(tp, ctx.ref, 'manyfiles', { headers: auth() })).text()).toBe('many');
   });
 
   it('answers 400 to a truncated form, a form without boundary, and an import map that is not JSON', async () => {
@@ -179,9 +179,7 @@ describe('deploy: malformed uploads', () => {
     );
     expect(res3.status, JSON.stringify(res3.body)).toBe(400);
     for (const slug of ['trunc', 'badmap'])
-      expect(
-        (await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/${slug}`, { headers: mgmt() })).status,
-      ).toBe(404);
+      expect((await api(tp, 'GET', `/v1/projects/${ctx.ref}/functions/${slug}`)).status).toBe(404);
   });
 
   it('answers 413 to a deploy over the upload limit', async () => {
@@ -200,25 +198,28 @@ describe('deploy: malformed uploads', () => {
     const answers: string[] = [];
     const callers = Array.from({ length: 4 }, async () => {
       while (!stop) {
-        const r = await fetch(`${base}/functions/v1/busy`);
+        const r = await invokeFunction(tp, ctx.ref, 'busy');
         answers.push(`${r.status} ${await r.text()}`);
       }
     });
     for (let v = 1; v <= 3; v++)
       expect((await deployOne(tp, ctx.ref, 'busy', version(v), { verify_jwt: false })).status).toBe(201);
     // The last version is served once its worker has booted: up to the boot limit (30 s) on a loaded machine.
-    const served = await until(() => answers.at(-1) === '200 v3', 30_000);
+    const served = await eventually(() => answers.at(-1) === '200 v3', { timeoutMs: 30_000 }).then(
+      () => true,
+      () => false,
+    );
     stop = true;
     await Promise.all(callers);
     expect(served, JSON.stringify(answers.slice(-12)) + ' of ' + answers.length).toBe(true);
     expect(answers.filter((a) => !/^200 v[0-3]$/.test(a))).toEqual([]);
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
   });
 
   it('an empty entrypoint deploys and answers BOOT_ERROR', async () => {
     const res = await post('emptyentry', form({ entrypoint_path: 'index.ts' }, [['index.ts', '']]));
     expect(res.status).toBe(201);
-    const out = await fetch(`${base}/functions/v1/emptyentry`, { headers: auth() });
+    const out = await invokeFunction(tp, ctx.ref, 'emptyentry', { headers: auth() });
     expect(out.status).toBe(500);
     expect(out.headers.get('sb-error-code')).toBe('BOOT_ERROR');
   });
@@ -251,18 +252,16 @@ describe('deploy: malformed uploads', () => {
     ];
     for (const [slug, bytes, why] of cases) {
       expect((await create(slug, bytes)).status, slug).toBe(201);
-      const out = await fetch(`${base}/functions/v1/${slug}`, { headers: auth() });
+      const out = await invokeFunction(tp, ctx.ref, slug, { headers: auth() });
       expect(out.status, slug).toBe(503);
       expect(out.headers.get('sb-error-code')).toBe('BOOT_ERROR');
-      const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/${slug}/logs`, {
-        headers: mgmt(),
-      }).then((r) => r.json());
+      const logs = (await api(tp, 'GET', `/v1/projects/${ctx.ref}/functions/${slug}/logs`)).body;
       expect(JSON.stringify(logs.result), slug).toContain(why);
     }
     // A sound EZBR body runs.
     expect(
       (await create('ezbr', Buffer.concat([Buffer.from('EZBR'), brotliCompressSync(eszip)]))).status,
     ).toBe(201);
-    expect(await (await fetch(`${base}/functions/v1/ezbr`, { headers: auth() })).text()).toBe('ezbr');
+    expect(await (await invokeFunction(tp, ctx.ref, 'ezbr', { headers: auth() })).text()).toBe('ezbr');
   });
 });

@@ -10,7 +10,9 @@ import { request } from 'node:http';
 import { configFromEnv } from '../../src/config.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { deployOne, until } from './support.js';
+import { deployOne, invokeFunction } from '../support/functions.js';
+import { eventually } from '../support/eventually.js';
+import { api } from '../support/management.js';
 
 let tp: TestPlatform;
 let ctx: ProjectContext;
@@ -146,7 +148,7 @@ describe('invocation: slug and sub-path', () => {
   it('reaches a function whose slug is 128 characters long', async () => {
     const slug = `s${'x'.repeat(127)}`;
     expect((await deployOne(tp, ctx.ref, slug, ECHO, { verify_jwt: false })).status).toBe(201);
-    const res = await fetch(`${base}/functions/v1/${slug}/sub`);
+    const res = await invokeFunction(tp, ctx.ref, `${slug}/sub`);
     expect(res.status).toBe(200);
     expect((await res.json()).path).toBe(`/${slug}/sub`);
   });
@@ -207,7 +209,7 @@ describe('invocation: headers', () => {
         message: 'Request has too many header fields',
       });
     }
-    expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
+    expect((await invokeFunction(tp, ctx.ref, 'echo')).status).toBe(200);
     expect(stats().inflight).toBe(0);
   });
 });
@@ -221,7 +223,7 @@ describe('invocation: sandbox', () => {
       }));
     });`;
     expect((await deployOne(tp, ctx.ref, 'listener', src, { verify_jwt: false })).status).toBe(201);
-    const res = await fetch(`${base}/functions/v1/listener`);
+    const res = await invokeFunction(tp, ctx.ref, 'listener');
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual(['NotCapable', 'NotCapable', 'NotCapable', 'listened']);
   });
@@ -246,8 +248,8 @@ describe('invocation: bodies and disconnects', () => {
     const answer = await rawExchange(req);
     expect(statusOf(answer)).toBe(413);
     expect(JSON.parse(bodyOf(answer))).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
-    expect((await fetch(`${base}/functions/v1/echo`, { method: 'POST', body: 'ok' })).status).toBe(200);
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
+    expect((await invokeFunction(tp, ctx.ref, 'echo', { method: 'POST', body: 'ok' })).status).toBe(200);
   });
 
   it('a body over the limit still arriving after the function answered: no crash, lease released', async () => {
@@ -284,16 +286,14 @@ describe('invocation: bodies and disconnects', () => {
         }, 40);
       });
       expect(statusOf(answer), slug).toBeGreaterThan(0);
-      expect(await until(() => stats().inflight === 0, 2_000), slug).toBe(true);
+      await eventually(() => stats().inflight === 0, { timeoutMs: 2_000, what: slug });
     }
     // The streaming one was cut off at the limit: logged as 413, with no error of the platform's own.
     await new Promise((r) => setTimeout(r, 300));
-    const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/earlystream/logs`, {
-      headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}` },
-    }).then((r) => r.json());
+    const logs = (await api(tp, 'GET', `/v1/projects/${ctx.ref}/functions/earlystream/logs`)).body;
     expect(logs.result).toContainEqual(expect.objectContaining({ type: 'invocation', status: 413 }));
     expect(JSON.stringify(logs.result)).not.toContain('invocation failed');
-    expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
+    expect((await invokeFunction(tp, ctx.ref, 'echo')).status).toBe(200);
   });
 
   it('a client that leaves mid-request-body releases its lease; the next request is served', async () => {
@@ -309,8 +309,8 @@ describe('invocation: bodies and disconnects', () => {
         }, 300);
       });
     });
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
-    const res = await fetch(`${base}/functions/v1/echo`, { method: 'POST', body: 'x' });
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
+    const res = await invokeFunction(tp, ctx.ref, 'echo', { method: 'POST', body: 'x' });
     expect(res.status).toBe(200);
   });
 
@@ -328,10 +328,10 @@ describe('invocation: bodies and disconnects', () => {
         r.on('timeout', reject);
         r.end();
       });
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
     // The aborted requests' connections to the worker are closed, not kept.
-    expect(await until(() => stats().connections <= connectionsBefore + 2, 2_000)).toBe(true);
-    const res = await fetch(`${base}/functions/v1/echo`);
+    await eventually(() => stats().connections <= connectionsBefore + 2, { timeoutMs: 2_000 });
+    const res = await invokeFunction(tp, ctx.ref, 'echo');
     expect(res.status).toBe(200);
   });
 
@@ -342,9 +342,9 @@ describe('invocation: bodies and disconnects', () => {
       expect((await deployOne(tp, ctx.ref, slug, STREAM, { verify_jwt: false })).status).toBe(201);
       await rawExchange(`GET ${fnPath(slug)} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`, ms);
       await new Promise((r) => setTimeout(r, 300));
-      expect(await until(() => stats().inflight === 0, 1_500), `left after ${ms} ms`).toBe(true);
+      await eventually(() => stats().inflight === 0, { timeoutMs: 1_500, what: `left after ${ms} ms` });
     }
-    expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
+    expect((await invokeFunction(tp, ctx.ref, 'echo')).status).toBe(200);
   });
 
   it('answers HEAD without a body, and a WebSocket upgrade request does not hang', async () => {
@@ -357,7 +357,7 @@ describe('invocation: bodies and disconnects', () => {
       1_000,
     );
     expect(statusOf(upgrade)).toBe(200);
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
   });
 
   it('a client too slow to send its body or read the answer is cut off at the wall clock; the worker lives', async () => {
@@ -372,7 +372,8 @@ describe('invocation: bodies and disconnects', () => {
   return Response.json({ pid: Deno.pid });
 });`;
     expect((await deployOne(tp, ctx.ref, 'pid', PID, { verify_jwt: false })).status).toBe(201);
-    const pid = async () => ((await (await fetch(`${base}/functions/v1/pid`)).json()) as { pid: number }).pid;
+    const pid = async () =>
+      ((await (await invokeFunction(tp, ctx.ref, 'pid')).json()) as { pid: number }).pid;
     const first = await pid();
     const u = new URL(tp.url);
     // A body trickling in: 1 byte every 200 ms of a declared 1000.
@@ -401,7 +402,7 @@ describe('invocation: bodies and disconnects', () => {
     const answer = await slowBody;
     expect(statusOf(answer)).toBe(408);
     expect(JSON.parse(bodyOf(answer))).toMatchObject({ code: 'REQUEST_TIMEOUT' });
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
     s2.destroy();
     expect(await pid()).toBe(first);
   });
@@ -414,39 +415,35 @@ describe('invocation: bodies and disconnects', () => {
     };
     for (const [slug, source] of Object.entries(sources)) {
       expect((await deployOne(tp, ctx.ref, slug, source, { verify_jwt: false })).status).toBe(201);
-      const res = await fetch(`${base}/functions/v1/${slug}`);
+      const res = await invokeFunction(tp, ctx.ref, slug);
       expect(res.status, slug).toBe(500);
       expect(res.headers.get('sb-error-code'), slug).toBe('WORKER_ERROR');
       expect(await res.json()).toMatchObject({ code: 'WORKER_ERROR' });
     }
     await new Promise((r) => setTimeout(r, 300));
-    const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/nrstring/logs`, {
-      headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}` },
-    }).then((r) => r.json());
+    const logs = (await api(tp, 'GET', `/v1/projects/${ctx.ref}/functions/nrstring/logs`)).body;
     expect(JSON.stringify(logs.result)).toContain('did not return a Response (got string)');
   });
 
   it('a function that errors mid-stream cuts the response off, and keeps serving', async () => {
-    const res = await fetch(`${base}/functions/v1/stream?fail=1`);
+    const res = await invokeFunction(tp, ctx.ref, `stream?fail=1`);
     expect(res.status).toBe(200);
     const text = await res.text().catch((e: Error) => `cut: ${e.message}`);
     expect(text).not.toContain('chunk 5');
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
-    expect((await fetch(`${base}/functions/v1/echo`)).status).toBe(200);
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
+    expect((await invokeFunction(tp, ctx.ref, 'echo')).status).toBe(200);
   });
 
   it('a function that writes a huge header gets a platform error, not a hang', async () => {
     const started = Date.now();
-    const res = await fetch(`${base}/functions/v1/hugeheader`);
+    const res = await invokeFunction(tp, ctx.ref, 'hugeheader');
     expect(res.status).toBeGreaterThanOrEqual(500);
     expect(await res.json()).toMatchObject({ code: 'WORKER_ERROR' });
     expect(Date.now() - started).toBeLessThan(2_500);
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
     // "please check logs": the logs say why.
     await new Promise((r) => setTimeout(r, 300));
-    const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/hugeheader/logs`, {
-      headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}` },
-    }).then((r) => r.json());
+    const logs = (await api(tp, 'GET', `/v1/projects/${ctx.ref}/functions/hugeheader/logs`)).body;
     expect(JSON.stringify(logs.result)).toMatch(/invocation failed: .*[Hh]eader/);
   });
 
@@ -458,7 +455,7 @@ describe('invocation: bodies and disconnects', () => {
 });`;
     expect((await deployOne(tp, ctx.ref, 'flood', FLOOD, { verify_jwt: false })).status).toBe(201);
     const before = process.memoryUsage().heapUsed;
-    const res = await fetch(`${base}/functions/v1/flood`);
+    const res = await invokeFunction(tp, ctx.ref, 'flood');
     expect(await res.text()).toBe('flooded');
     // 200 MB written; the platform keeps the start of the line only.
     expect(process.memoryUsage().heapUsed - before).toBeLessThan(64 * 1024 * 1024);
@@ -472,23 +469,21 @@ describe('invocation: bodies and disconnects', () => {
 });`;
     expect((await deployOne(tp, ctx.ref, 'lines', LINES, { verify_jwt: false })).status).toBe(201);
     const started = Date.now();
-    expect(await (await fetch(`${base}/functions/v1/lines`)).text()).toBe('lines');
+    expect(await (await invokeFunction(tp, ctx.ref, 'lines')).text()).toBe('lines');
     // Reading and logging ~1M lines one by one kept the event loop busy for over 10 s.
     expect(Date.now() - started).toBeLessThan(5_000);
     await new Promise((r) => setTimeout(r, 300));
-    const logs = await fetch(`${tp.url}/v1/projects/${ctx.ref}/functions/lines/logs?limit=1000`, {
-      headers: { authorization: `Bearer ${tp.platform.defaultAccessToken}` },
-    }).then((r) => r.json());
+    const logs = (await api(tp, 'GET', `/v1/projects/${ctx.ref}/functions/lines/logs?limit=1000`)).body;
     expect(JSON.stringify(logs.result)).toMatch(/console output over 1000 lines per second/);
   });
 
   it('many concurrent first requests to a cold function: bounded workers, all answered', async () => {
     expect((await deployOne(tp, ctx.ref, 'cold', ECHO, { verify_jwt: false })).status).toBe(201);
     const answers = await Promise.all(
-      Array.from({ length: 40 }, () => fetch(`${base}/functions/v1/cold`).then((r) => r.status)),
+      Array.from({ length: 40 }, () => invokeFunction(tp, ctx.ref, 'cold').then((r) => r.status)),
     );
     expect(answers.every((s) => s === 200)).toBe(true);
     expect(stats().workers).toBeLessThanOrEqual(tp.config.functions.maxWorkers);
-    expect(await until(() => stats().inflight === 0, 2_000)).toBe(true);
+    await eventually(() => stats().inflight === 0, { timeoutMs: 2_000 });
   });
 });

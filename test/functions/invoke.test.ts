@@ -13,8 +13,8 @@ import { signJwt } from '../../src/auth/jwt.js';
 import { withClient } from '../../src/db/pool.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api } from '../management/api-client.js';
-import { deploy, deployOne } from './support.js';
+import { api } from '../support/management.js';
+import { deploy, deployOne, invokeFunction } from '../support/functions.js';
 
 let tp: TestPlatform;
 let ctx: ProjectContext;
@@ -181,7 +181,7 @@ describe('deploy', () => {
       verify_jwt: true,
     });
     expect(
-      await fetch(`${base}/functions/v1/versioned`, {
+      await invokeFunction(tp, ctx.ref, 'versioned', {
         headers: { authorization: `Bearer ${ctx.anonKey}` },
       }).then((r) => r.text()),
     ).toBe('v1');
@@ -189,7 +189,7 @@ describe('deploy', () => {
     expect(second.body.version).toBe(2);
     // The running worker had the old code: the next call gets the new one.
     expect(
-      await fetch(`${base}/functions/v1/versioned`, {
+      await invokeFunction(tp, ctx.ref, 'versioned', {
         headers: { authorization: `Bearer ${ctx.anonKey}` },
       }).then((r) => r.text()),
     ).toBe('v2');
@@ -266,7 +266,7 @@ describe('invoke', () => {
       body: { hello: 'world', n: 1 },
       contentType: 'application/json',
     });
-    const sub = await fetch(`${base}/functions/v1/echo/a/b%20c?x=1&y=two`, {
+    const sub = await invokeFunction(tp, ctx.ref, `echo/a/b%20c?x=1&y=two`, {
       method: 'PUT',
       headers: { authorization: `Bearer ${ctx.anonKey}`, 'content-type': 'application/json' },
       body: '[1,2]',
@@ -292,7 +292,7 @@ describe('invoke', () => {
   });
 
   it('streams server-sent events as they are written', async () => {
-    const res = await fetch(`${base}/functions/v1/sse`, {
+    const res = await invokeFunction(tp, ctx.ref, 'sse', {
       headers: { authorization: `Bearer ${ctx.anonKey}` },
     });
     expect(res.headers.get('content-type')).toBe('text/event-stream');
@@ -311,7 +311,7 @@ describe('invoke', () => {
   });
 
   it('streams a 10 MB response', async () => {
-    const res = await fetch(`${base}/functions/v1/big`, {
+    const res = await invokeFunction(tp, ctx.ref, 'big', {
       headers: { authorization: `Bearer ${ctx.anonKey}` },
     });
     expect(res.status).toBe(200);
@@ -365,7 +365,7 @@ describe('invoke', () => {
 
   it('checks the JWT when verify_jwt is on, not when off', async () => {
     const raw = (path: string, headers: Record<string, string> = {}) =>
-      fetch(`${base}/functions/v1/${path}`, { method: 'POST', headers });
+      invokeFunction(tp, ctx.ref, path, { method: 'POST', headers });
     const missing = await raw('echo');
     expect(missing.status).toBe(401);
     expect(await missing.json()).toEqual({ code: 401, message: 'Missing authorization header' });
@@ -389,13 +389,13 @@ describe('invoke', () => {
     expect((await raw('echo', { authorization: `Bearer ${user}` })).status).toBe(200);
     expect((await raw('open')).status).toBe(200);
     // A CORS preflight reaches the function without a JWT.
-    expect((await fetch(`${base}/functions/v1/echo`, { method: 'OPTIONS' })).status).toBe(200);
+    expect((await invokeFunction(tp, ctx.ref, 'echo', { method: 'OPTIONS' })).status).toBe(200);
     expect((await raw('open', { authorization: 'Bearer garbage' })).status).toBe(200);
   });
 
   it('answers 404 for unknown or removed functions, 503 when throttled, 400 for bad slugs', async () => {
     const auth = { authorization: `Bearer ${ctx.anonKey}` };
-    const unknown = await fetch(`${base}/functions/v1/nope`, { headers: auth });
+    const unknown = await invokeFunction(tp, ctx.ref, 'nope', { headers: auth });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toEqual({ code: 'NOT_FOUND', message: 'Requested function was not found' });
     await deployOne(tp, ctx.ref, 'statusy', `Deno.serve(() => new Response('ok'));`);
@@ -404,16 +404,16 @@ describe('invoke', () => {
       [ctx.ref],
     );
     await api(tp, 'PATCH', `/v1/projects/${ctx.ref}/functions/statusy`, { body: { name: 'statusy' } });
-    const throttled = await fetch(`${base}/functions/v1/statusy`, { headers: auth });
+    const throttled = await invokeFunction(tp, ctx.ref, 'statusy', { headers: auth });
     expect(throttled.status).toBe(503);
     await tp.platform.pool.query(
       `update edge_functions set status = 'REMOVED' where project_ref = $1 and slug = 'statusy'`,
       [ctx.ref],
     );
     await api(tp, 'PATCH', `/v1/projects/${ctx.ref}/functions/statusy`, { body: { name: 'statusy' } });
-    expect((await fetch(`${base}/functions/v1/statusy`, { headers: auth })).status).toBe(404);
-    expect((await fetch(`${base}/functions/v1/a%2Fb`, { headers: auth })).status).toBe(400);
-    expect((await fetch(`${base}/functions/v1/..%2E`, { headers: auth })).status).toBe(400);
+    expect((await invokeFunction(tp, ctx.ref, 'statusy', { headers: auth })).status).toBe(404);
+    expect((await invokeFunction(tp, ctx.ref, `a%2Fb`, { headers: auth })).status).toBe(400);
+    expect((await invokeFunction(tp, ctx.ref, `..%2E`, { headers: auth })).status).toBe(400);
     // A raw `..` segment, as a hostile client would send it.
     const status = await new Promise<number>((resolve, reject) => {
       const u = new URL(base);
@@ -445,7 +445,7 @@ describe('invoke', () => {
 
   it('a handler that throws answers 500 WORKER_ERROR and keeps serving', async () => {
     for (let i = 0; i < 2; i++) {
-      const res = await fetch(`${base}/functions/v1/oops`, {
+      const res = await invokeFunction(tp, ctx.ref, 'oops', {
         headers: { authorization: `Bearer ${ctx.anonKey}` },
       });
       expect(res.status).toBe(500);
@@ -466,12 +466,12 @@ describe('invoke', () => {
   });
 
   it('an infinite loop is killed at the CPU budget (546) and the next request gets a fresh worker', async () => {
-    const res = await fetch(`${base}/functions/v1/loop?spin=1`, {
+    const res = await invokeFunction(tp, ctx.ref, `loop?spin=1`, {
       headers: { authorization: `Bearer ${ctx.anonKey}` },
     });
     expect(res.status).toBe(546);
     expect(await res.json()).toMatchObject({ code: 'WORKER_LIMIT' });
-    const next = await fetch(`${base}/functions/v1/loop`, {
+    const next = await invokeFunction(tp, ctx.ref, 'loop', {
       headers: { authorization: `Bearer ${ctx.anonKey}` },
     });
     expect(next.status).toBe(200);
@@ -482,7 +482,7 @@ describe('invoke', () => {
 
   it('a request body over the limit gets 413, declared or streamed', async () => {
     const auth = { authorization: `Bearer ${ctx.anonKey}` };
-    const declared = await fetch(`${base}/functions/v1/open`, {
+    const declared = await invokeFunction(tp, ctx.ref, 'open', {
       method: 'POST',
       headers: auth,
       body: new Uint8Array(2 * 1024 * 1024),
@@ -497,7 +497,7 @@ describe('invoke', () => {
         c.enqueue(chunk);
       },
     });
-    const streamed = await fetch(`${base}/functions/v1/open`, {
+    const streamed = await invokeFunction(tp, ctx.ref, 'open', {
       method: 'POST',
       headers: auth,
       body: stream,
@@ -505,7 +505,7 @@ describe('invoke', () => {
     } as RequestInit).catch((e: Error) => e);
     if (!(streamed instanceof Error)) expect(streamed.status).toBe(413);
     // The platform still serves.
-    expect((await fetch(`${base}/functions/v1/open`)).status).toBe(200);
+    expect((await invokeFunction(tp, ctx.ref, 'open')).status).toBe(200);
   });
 
   it('keeps per-project logs with each invocation status and console output', async () => {

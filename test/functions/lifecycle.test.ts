@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { configFromEnv } from '../../src/config.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api } from '../management/api-client.js';
-import { deployOne, eszipOf, until } from './support.js';
+import { api } from '../support/management.js';
+import { deployOne, eszipOf, invokeFunction } from '../support/functions.js';
+import { eventually } from '../support/eventually.js';
 
 let tp: TestPlatform;
 let a: ProjectContext;
@@ -28,7 +29,7 @@ function alive(pid: number): boolean {
 }
 
 async function invoke(ctx: ProjectContext, slug: string, init: RequestInit = {}): Promise<Response> {
-  return fetch(`${tp.url}/project/${ctx.ref}/functions/v1/${slug}`, {
+  return invokeFunction(tp, ctx.ref, slug, {
     ...init,
     headers: { authorization: `Bearer ${ctx.anonKey}`, ...(init.headers as Record<string, string>) },
   });
@@ -52,7 +53,7 @@ describe('worker lifecycle', () => {
     const first = (await (await invoke(a, 'idle')).json()) as { pid: number };
     expect(alive(first.pid)).toBe(true);
     expect((await (await invoke(a, 'idle')).json()).pid).toBe(first.pid);
-    expect(await until(() => !alive(first.pid), 10_000, 100)).toBe(true);
+    await eventually(() => !alive(first.pid), { timeoutMs: 10_000, intervalMs: 100 });
     const second = (await (await invoke(a, 'idle')).json()) as { pid: number };
     expect(second.pid).not.toBe(first.pid);
   });

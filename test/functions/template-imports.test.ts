@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { deploy } from './support.js';
+import { deploy, invokeFunction } from '../support/functions.js';
 
 let tp: TestPlatform;
 let ctx: ProjectContext;
@@ -24,7 +24,7 @@ afterAll(async () => {
 const dir = (slug: string) => `supabase/functions/${slug}`;
 
 async function call(slug: string): Promise<{ status: number; text: string }> {
-  const res = await fetch(`${tp.url}/project/${ctx.ref}/functions/v1/${slug}`, {
+  const res = await invokeFunction(tp, ctx.ref, slug, {
     method: 'POST',
     headers: { authorization: `Bearer ${ctx.anonKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'Strata' }),

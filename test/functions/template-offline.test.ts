@@ -17,7 +17,7 @@ import type { ProjectContext } from '../../src/platform/project-context.js';
 import { freeTestPort } from '../support/free-port.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { runSupabase, writeCliProfile } from '../support/supabase-cli.js';
-import { deploy } from './support.js';
+import { deploy, invokeFunction } from '../support/functions.js';
 
 const FN_DIR = 'supabase/functions/hello';
 let home: string;
@@ -79,7 +79,7 @@ describe('the CLI function template without the network', { timeout: 180_000 }, 
     const r = await deployTemplate(tp, ctx.ref);
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     expect(existsSync(join(denoDir, 'npm', 'registry.npmjs.org', '@supabase', 'server'))).toBe(true);
-    const res = await fetch(`${tp.url}/project/${ctx.ref}/functions/v1/hello`, {
+    const res = await invokeFunction(tp, ctx.ref, 'hello', {
       method: 'POST',
       headers: { apikey: ctx.anonKey, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Functions' }),

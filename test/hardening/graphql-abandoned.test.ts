@@ -7,6 +7,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { settledCheckedOut, startGraphQLPlatform, type GraphQLPlatform } from './graphql-platform.js';
+import { eventually } from '../support/eventually.js';
 
 let gp: GraphQLPlatform;
 
@@ -62,35 +63,30 @@ const runningPids = (fn: string) =>
 const alive = (pid: number) =>
   sql(`select 1 from pg_stat_activity where pid = ${Number(pid)}`).then((r) => r.length > 0);
 
-async function until(what: string, check: () => Promise<boolean>, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('a client that goes away mid-request', () => {
   it("a query's statement is cancelled and its connection closed; the next request is served", async () => {
     const drop = send('{ slowRead(s: 30) }');
     let pid: number | undefined;
-    await until(
-      'the statement runs',
+    await eventually(
       async () => {
         [pid] = await runningPids('slow_read');
         return pid !== undefined;
       },
-      10_000,
+      { timeoutMs: 10_000, intervalMs: 50, what: 'the statement runs' },
     );
     await drop();
     // Cancelled (not left to run 30 s), and its connection is not reused: a late cancel signal
     // could otherwise reach the next request's statement.
-    await until(
-      'the statement is cancelled',
-      async () => (await runningPids('slow_read')).length === 0,
-      5_000,
-    );
-    await until('its connection is closed', async () => !(await alive(pid as number)), 5_000);
+    await eventually(async () => (await runningPids('slow_read')).length === 0, {
+      timeoutMs: 5_000,
+      intervalMs: 50,
+      what: 'the statement is cancelled',
+    });
+    await eventually(async () => !(await alive(pid as number)), {
+      timeoutMs: 5_000,
+      intervalMs: 50,
+      what: 'its connection is closed',
+    });
     expect(await settledCheckedOut(gp)).toBe(0);
     expect(await gp.post({ query: '{ slowRead(s: 0) }' })).toEqual({
       status: 200,
@@ -100,15 +96,19 @@ describe('a client that goes away mid-request', () => {
 
   it('a mutation runs to its end', async () => {
     const drop = send('mutation { slowWrite(s: 2) }');
-    await until('the mutation runs', async () => (await runningPids('slow_write')).length === 1, 10_000);
+    await eventually(async () => (await runningPids('slow_write')).length === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      what: 'the mutation runs',
+    });
     await drop();
     await new Promise((r) => setTimeout(r, 500));
     expect(await runningPids('slow_write')).toHaveLength(1);
-    await until(
-      'the mutation commits',
-      async () => (await sql('select id from public.ran')).length === 1,
-      10_000,
-    );
+    await eventually(async () => (await sql('select id from public.ran')).length === 1, {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      what: 'the mutation commits',
+    });
     expect(await settledCheckedOut(gp)).toBe(0);
   });
 });

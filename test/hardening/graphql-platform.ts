@@ -9,6 +9,8 @@ import { graphqlInstallHook } from '../../src/graphql/extension/install.js';
 import { poolStats } from '../../src/db/pooled-client.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
+import { eventually } from '../support/eventually.js';
+import { postGraphQL } from '../support/graphql.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: responses are read as whatever JSON the server sent.
 type Json = any;
@@ -58,19 +60,8 @@ export async function startGraphQLPlatform(
     project,
     endpoint,
     async post(body, headers = {}) {
-      const res = await fetch(endpoint, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', apikey: project.anonKey, ...headers },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      const text = await res.text();
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = text;
-      }
-      return { status: res.status, json };
+      const res = await postGraphQL(endpoint, body, { apikey: project.anonKey, ...headers });
+      return { status: res.status, json: res.json === undefined ? res.text : res.json };
     },
     checkedOut: () => poolStats(project.pool).checkedOut,
     close: () => tp.close(),
@@ -99,9 +90,8 @@ export function rawRequest(url: string, request: Buffer): Promise<number> {
   });
 }
 
-/** Polls until the project's pool has no client lent out (or the deadline passes); returns the count. */
+/** Waits until the project's pool has no client lent out (or `ms` pass); returns the count. */
 export async function settledCheckedOut(gp: GraphQLPlatform, ms = 5_000): Promise<number> {
-  const until = Date.now() + ms;
-  while (gp.checkedOut() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  await eventually(() => gp.checkedOut() === 0, { timeoutMs: ms, intervalMs: 20 }).catch(() => {});
   return gp.checkedOut();
 }

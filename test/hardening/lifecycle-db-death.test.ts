@@ -8,19 +8,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configFromEnv } from '../../src/config.js';
 import type { EmbeddedServer } from '../../src/db/embedded.js';
 import { pidAlive } from '../../src/db/pid.js';
-import { startPlatform, type RunningPlatform } from '../../src/server.js';
+import type { RunningPlatform } from '../../src/server.js';
+import { startStandalonePlatform } from '../support/platform.js';
 import {
   type Answer,
   api,
-  eventually,
   expectNoDriverInternals,
   expectUnavailable,
   type Target,
 } from './lifecycle-support.js';
 import { seedKeptData } from '../support/lifecycle-seed.js';
+import { eventually } from '../support/eventually.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'strata-dbdeath-'));
 const notices: string[] = [];
@@ -29,16 +29,8 @@ let embedded: EmbeddedServer;
 let target: Target;
 
 beforeAll(async () => {
-  running = await startPlatform(
-    {
-      ...configFromEnv({}),
-      dataDir: dir,
-      host: '127.0.0.1',
-      port: 0,
-      consolePort: undefined,
-      dbPort: 0,
-      databaseUrl: undefined,
-    },
+  running = await startStandalonePlatform(
+    { dataDir: dir, dbPort: 0, databaseUrl: undefined },
     { notice: (l) => notices.push(l) },
   );
   const primary = running.platform.servers.primary.embedded;
@@ -64,10 +56,11 @@ async function killAndRecover(round: number): Promise<void> {
   process.kill(pid as number, 'SIGKILL');
 
   const down = await eventually(
-    () => api.health(target),
-    (a) => a.status === 503,
-    5_000,
-    20,
+    async () => {
+      const a = await api.health(target);
+      return a.status === 503 && a;
+    },
+    { timeoutMs: 5_000, intervalMs: 20 },
   );
   expectUnavailable('platform', down);
   // Meanwhile: 503 in each API's shape, or success once the supervisor has it back.
@@ -81,10 +74,11 @@ async function killAndRecover(round: number): Promise<void> {
   okOrUnavailable('management', during[2]);
 
   const up = await eventually(
-    () => api.health(target),
-    (a) => a.status === 200,
-    60_000,
-    100,
+    async () => {
+      const a = await api.health(target);
+      return a.status === 200 && a;
+    },
+    { timeoutMs: 60_000, intervalMs: 100 },
   );
   expect(up.status, up.text).toBe(200);
   expect(pidAlive(pid as number)).toBe(false);

@@ -8,11 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configFromEnv } from '../../src/config.js';
 import { startEmbedded, type EmbeddedServer } from '../../src/db/embedded.js';
-import { startPlatform, type RunningPlatform } from '../../src/server.js';
-import { api, eventually, expectUnavailable, type Target } from './lifecycle-support.js';
+import type { RunningPlatform } from '../../src/server.js';
+import { startStandalonePlatform } from '../support/platform.js';
+import { api, expectUnavailable, type Target } from './lifecycle-support.js';
 import { seedKeptData } from '../support/lifecycle-seed.js';
+import { eventually } from '../support/eventually.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'strata-extdb-'));
 const dbDir = join(dir, 'pg');
@@ -31,15 +32,8 @@ const startServer = async () =>
 
 beforeAll(async () => {
   server = await startServer();
-  running = await startPlatform(
-    {
-      ...configFromEnv({}),
-      dataDir: join(dir, 'data'),
-      host: '127.0.0.1',
-      port: 0,
-      consolePort: undefined,
-      databaseUrl: server.superuserUrl(),
-    },
+  running = await startStandalonePlatform(
+    { dataDir: join(dir, 'data'), databaseUrl: server.superuserUrl() },
     { notice: () => {} },
   );
   target = await seedKeptData(running);
@@ -70,9 +64,11 @@ describe('an external database that goes away and comes back', () => {
     await server?.stop();
     server = undefined;
     const health = await eventually(
-      () => api.health(target),
-      (a) => a.status === 503,
-      10_000,
+      async () => {
+        const a = await api.health(target);
+        return a.status === 503 && a;
+      },
+      { timeoutMs: 10_000 },
     );
     expectUnavailable('platform', health);
     expect(health.body).toMatchObject({ status: 'unavailable', database: 'down' });
@@ -101,9 +97,11 @@ describe('an external database that goes away and comes back', () => {
   it('resumes by itself once the database is back, with caches and data intact', async () => {
     server = await startServer();
     const health = await eventually(
-      () => api.health(target),
-      (a) => a.status === 200,
-      15_000,
+      async () => {
+        const a = await api.health(target);
+        return a.status === 200 && a;
+      },
+      { timeoutMs: 15_000 },
     );
     expect(health.status).toBe(200);
     // The pools dropped their dead clients: the first requests after the outage succeed.

@@ -18,6 +18,7 @@ import {
 } from '../../src/platform/instance-lock.js';
 import { parentPid, pidAlive, processStartTime } from '../../src/db/pid.js';
 import { startEmbedded } from '../../src/db/embedded.js';
+import { eventually } from '../support/eventually.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const base = mkdtempSync(join(tmpdir(), 'strata-lock-'));
@@ -192,8 +193,10 @@ describe('the embedded server in a folder', () => {
     );
     const stranger = Number(out.toString().trim());
     try {
-      for (let i = 0; i < 50 && parentPid(stranger) !== 1 && pidAlive(stranger); i++)
-        await new Promise((r) => setTimeout(r, 20));
+      await eventually(() => parentPid(stranger) === 1 || !pidAlive(stranger), {
+        timeoutMs: 1_000,
+        intervalMs: 20,
+      }).catch(() => {});
       writeFileSync(join(dir, 'postmaster.pid'), `${stranger}\n${dir}\n`);
       const server = await startEmbedded({ dataDir: dir, port: 0, password: 'p' });
       try {

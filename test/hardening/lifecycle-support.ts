@@ -56,23 +56,6 @@ export const api = {
     call(`${t.url}/v1/projects`, { headers: { authorization: `Bearer ${t.accessToken}` } }),
 };
 
-/** Polls `probe` every `everyMs` until `done` holds, for at most `withinMs`; returns the last value. */
-export async function eventually<T>(
-  probe: () => Promise<T>,
-  done: (v: T) => boolean,
-  withinMs: number,
-  everyMs = 50,
-): Promise<T> {
-  const t0 = Date.now();
-  let last = await probe();
-  while (!done(last)) {
-    if (Date.now() - t0 > withinMs) return last;
-    await new Promise((r) => setTimeout(r, everyMs));
-    last = await probe();
-  }
-  return last;
-}
-
 /** No driver text (ECONNREFUSED, host:port, "Connection terminated") in a client-facing answer. */
 export function expectNoDriverInternals(a: Answer): void {
   expect(a.text).not.toMatch(

@@ -5,16 +5,21 @@
  * PostgreSQL is stopped by the next start, which then serves; Ctrl-C ends with "Strata stopped.".
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeTestPort } from '../support/free-port.js';
+import {
+  type CliProcess,
+  servingBanner,
+  spawnCli,
+  repoRoot as root,
+  strataBin as bin,
+} from '../support/strata-process.js';
 import { pidAlive, processCwd, processRunning } from '../../src/db/pid.js';
-import { eventually } from './lifecycle-support.js';
+import { eventually } from '../support/eventually.js';
 
-const root = new URL('../../', import.meta.url).pathname;
-const bin = join(root, 'bin', 'strata.js');
 const dataDir = mkdtempSync(join(tmpdir(), 'strata-two-'));
 const env = {
   ...process.env,
@@ -26,37 +31,13 @@ const pidFile = join(dataDir, 'db', 'postmaster.pid');
 const postmasterPid = () => Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
 const children: ChildProcess[] = [];
 
-interface Run {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
+function run(port: number): CliProcess {
+  const r = spawnCli(['start', '--port', String(port), '--db-port', '0', '--console-port', '0'], { env });
+  children.push(r.child);
+  return r;
 }
 
-function run(port: number): Run {
-  const child = spawn(
-    process.execPath,
-    [bin, 'start', '--port', String(port), '--db-port', '0', '--console-port', '0'],
-    {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  children.push(child);
-  let out = '';
-  child.stdout?.on('data', (d) => (out += d));
-  child.stderr?.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => out, exited };
-}
-
-async function started(r: Run): Promise<void> {
-  const t0 = Date.now();
-  while (!r.output().includes('Press Ctrl-C to stop')) {
-    if (r.child.exitCode !== null) throw new Error(`strata start exited: ${r.output()}`);
-    if (Date.now() - t0 > 180_000) throw new Error(`not started within 180 s: ${r.output()}`);
-    await new Promise((res) => setTimeout(res, 100));
-  }
-}
+const started = (r: CliProcess) => servingBanner(r, { timeoutMs: 180_000 });
 
 function status(): { code: number; out: string } {
   const r = spawnSync(process.execPath, [bin, 'status'], { env, encoding: 'utf8', timeout: 30_000 });
@@ -87,7 +68,7 @@ afterAll(() => {
 
 describe('two starts in one data folder', () => {
   let portA = 0;
-  let a: Run;
+  let a: CliProcess;
 
   it('the second exits non-zero naming the first (URL and pid); the first keeps answering', async () => {
     portA = await freeTestPort();
@@ -116,10 +97,11 @@ describe('two starts in one data folder', () => {
     process.kill(pgPid, 'SIGSTOP'); // hangs every new connection: a database that is gone from the network
     try {
       const down = await eventually(
-        async () => status(),
-        (s) => s.code !== 0,
-        30_000,
-        200,
+        async () => {
+          const s = await status();
+          return s.code !== 0 && s;
+        },
+        { timeoutMs: 30_000, intervalMs: 200 },
       );
       expect(down.code, down.out).toBe(1);
       expect(down.out).toMatch(/database is down/);
@@ -129,10 +111,11 @@ describe('two starts in one data folder', () => {
     }
     expect(
       await eventually(
-        () => health(portA),
-        (s) => s === 200,
-        30_000,
-        200,
+        async () => {
+          const s = await health(portA);
+          return s === 200 && s;
+        },
+        { timeoutMs: 30_000, intervalMs: 200 },
       ),
     ).toBe(200);
     expect(status().code).toBe(0);

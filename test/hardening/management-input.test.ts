@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api, type ApiAnswer } from '../management/api-client.js';
+import { api, type ApiAnswer } from '../support/management.js';
+import { eventually } from '../support/eventually.js';
 
 let tp: TestPlatform;
 let ref: string;
@@ -220,8 +221,10 @@ describe('200 concurrent hostile requests', () => {
     });
     expect(res.status).toBe(200);
     const pool = tp.platform.pool;
-    for (let i = 0; i < 50 && pool.totalCount - pool.idleCount > 0; i++)
-      await new Promise((r) => setTimeout(r, 100));
+    await eventually(() => pool.totalCount - pool.idleCount === 0, {
+      timeoutMs: 5_000,
+      intervalMs: 100,
+    }).catch(() => {});
     expect({ checkedOut: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }).toEqual({
       checkedOut: 0,
       waiting: 0,

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api, createOtherUser } from '../management/api-client.js';
+import { api, createOtherUser } from '../support/management.js';
 
 const WINDOW_MS = 30_000;
 let tp: TestPlatform;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import type { Platform } from '../../src/platform/platform.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api, createOtherUser } from '../management/api-client.js';
+import { api, createOtherUser } from '../support/management.js';
 import { registerManagementHttp } from '../../src/management/http/setup.js';
 import { ROUTE_PERMISSIONS } from '../../src/management/http/permissions.js';
 import { addMember, createToken } from '../../src/management/organizations/members.js';

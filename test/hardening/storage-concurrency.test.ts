@@ -5,7 +5,7 @@
  * 5 s and the project's pool has no client checked out.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketName, startStorage, type StorageHarness } from '../storage/harness.js';
+import { bucketName, startStorage, type StorageHarness } from '../support/storage.js';
 
 let h: StorageHarness;
 let b: string;

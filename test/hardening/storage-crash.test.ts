@@ -6,7 +6,7 @@
  * no version file lacks a committed row, and every acknowledged upload reads back byte-exact.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -15,9 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freeTestPort } from '../support/free-port.js';
+import { servingBanner, spawnCli, repoRoot as root, strataBin as bin } from '../support/strata-process.js';
+import { eventually } from '../support/eventually.js';
 
-const root = new URL('../../', import.meta.url).pathname;
-const bin = join(root, 'bin', 'strata.js');
 const dataDir = mkdtempSync(join(tmpdir(), 'strata-crash-'));
 const MiB = 1024 * 1024;
 
@@ -32,23 +32,11 @@ let current: Server | undefined;
 async function start(env: Record<string, string>): Promise<Server> {
   if (current) await stop(current, 'SIGKILL');
   port = await freeTestPort();
-  const child = spawn(
-    process.execPath,
-    [bin, 'start', '--port', String(port), '--db-port', '0', '--console-port', '0'],
-    {
-      env: { ...process.env, DATABASE_URL: '', STRATA_DATA_DIR: dataDir, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  child.stdout?.on('data', (d) => (output += d));
-  child.stderr?.on('data', (d) => (output += d));
-  const t0 = Date.now();
-  while (!output.includes('Press Ctrl-C to stop')) {
-    if (child.exitCode !== null) throw new Error(`strata start exited: ${output}`);
-    if (Date.now() - t0 > 120_000) throw new Error(`not started within 120 s: ${output}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const p = spawnCli(['start', '--port', String(port), '--db-port', '0', '--console-port', '0'], {
+    env: { ...process.env, DATABASE_URL: '', STRATA_DATA_DIR: dataDir, ...env },
+  });
+  const { child } = p;
+  await servingBanner(p, { timeoutMs: 120_000 });
   const status = JSON.parse(
     execFileSync(process.execPath, [bin, 'status', '--json'], {
       env: { ...process.env, DATABASE_URL: '', STRATA_DATA_DIR: dataDir },
@@ -158,14 +146,6 @@ function emptyDirsUnder(dir: string): string[] {
     .map((f) => join(f.parentPath, f.name));
 }
 
-async function until(what: string, check: () => Promise<boolean> | boolean, ms = 60_000): Promise<void> {
-  const t0 = Date.now();
-  while (!(await check())) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 async function sql<T extends pg.QueryResultRow>(
   s: Server,
   text: string,
@@ -208,10 +188,11 @@ describe('storage after aborts and crashes', () => {
       const st = await upload(s, `/object/gone/aborted-${n}.bin`, b, {}, () => {}, 4 * MiB + n * MiB);
       expect(st).toBeUndefined();
     }
-    await until(
-      'aborted uploads removed their temporary files',
-      () => filesUnder(join(storageRoot(s), '.tmp')).length === 0,
-    );
+    await eventually(() => filesUnder(join(storageRoot(s), '.tmp')).length === 0, {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      what: 'aborted uploads removed their temporary files',
+    });
     expect(filesUnder(join(storageRoot(s), 'buckets'))).toEqual([]);
 
     const small: Body = { seed: randomBytes(MiB), chunks: 1 };
@@ -295,7 +276,11 @@ describe('storage after aborts and crashes', () => {
 
     s = await start(env);
     const storage = storageRoot(s);
-    await until('temporary files swept', () => filesUnder(join(storage, '.tmp')).length === 0);
+    await eventually(() => filesUnder(join(storage, '.tmp')).length === 0, {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      what: 'temporary files swept',
+    });
 
     const rowsAndFiles = async () => {
       const rows = await sql<{ name: string; version: string; size: string }>(
@@ -305,10 +290,13 @@ describe('storage after aborts and crashes', () => {
       const files = filesUnder(join(storage, 'buckets'));
       return { rows, files };
     };
-    await until('orphan version files swept', async () => {
-      const { rows, files } = await rowsAndFiles();
-      return files.length === rows.length;
-    });
+    await eventually(
+      async () => {
+        const { rows, files } = await rowsAndFiles();
+        return files.length === rows.length;
+      },
+      { timeoutMs: 60_000, intervalMs: 250, what: 'orphan version files swept' },
+    );
     const { rows, files } = await rowsAndFiles();
     const expectedFiles = rows
       .map((r) => join(storage, 'buckets', 'crash', ...r.name.split('/'), `~${r.version}`))
@@ -319,7 +307,11 @@ describe('storage after aborts and crashes', () => {
       const f = join(storage, 'buckets', 'crash', ...r.name.split('/'), `~${r.version}`);
       expect(statSync(f).size).toBe(Number(r.size));
     }
-    await until('empty folders swept', () => emptyDirsUnder(join(storage, 'buckets')).length === 0);
+    await eventually(() => emptyDirsUnder(join(storage, 'buckets')).length === 0, {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      what: 'empty folders swept',
+    });
 
     // Every acknowledged upload reads back byte-exact: a key holds its last acknowledged body, or
     // a later one whose commit happened just before the kill (it was never acknowledged).

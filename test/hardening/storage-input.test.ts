@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
 import { signJwt } from '../../src/auth/jwt.js';
-import { bucketName, startStorage, type StorageHarness } from '../storage/harness.js';
+import { bucketName, startStorage, type StorageHarness } from '../support/storage.js';
 
 let h: StorageHarness;
 let svc: string;

@@ -1,7 +1,7 @@
 /** The shared management infrastructure: tokens, access checks, errors and rate limits. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api, createOtherUser } from './api-client.js';
+import { api, createOtherUser } from '../support/management.js';
 
 let tp: TestPlatform;
 beforeAll(async () => {

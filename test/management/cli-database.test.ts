@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runSupabase, writeCliProfile, type CliRun as Run } from '../support/supabase-cli.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api } from './api-client.js';
+import { api } from '../support/management.js';
 
 let tp: TestPlatform;
 let home: string;

@@ -16,7 +16,8 @@ import { DEFAULT_POOLER_PORT, configFromEnv } from '../../src/config.js';
 import { runSupabase, writeCliProfile, type CliRun as Run } from '../support/supabase-cli.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { freeTestPort } from '../support/free-port.js';
-import { api } from './api-client.js';
+import { api } from '../support/management.js';
+import { invokeFunction } from '../support/functions.js';
 
 let tp: TestPlatform;
 let home: string;
@@ -167,7 +168,7 @@ describe('the Supabase CLI workflow of docs/cli.md', { timeout: 600_000 }, () =>
     expect(source).toContain('import "@supabase/functions-js/edge-runtime.d.ts"');
     const deployed = await supabase(['functions', 'deploy', 'hello', '--use-api', '--yes']);
     expect(deployed.code, show(deployed)).toBe(0);
-    const res = await fetch(`${tp.url}/project/${ref}/functions/v1/hello`, {
+    const res = await invokeFunction(tp, ref, 'hello', {
       method: 'POST',
       headers: { apikey: anonKey, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Functions' }),
@@ -187,7 +188,7 @@ describe('the Supabase CLI workflow of docs/cli.md', { timeout: 600_000 }, () =>
     );
     const deployed = await supabase(['functions', 'deploy', 'hello', '--use-api', '--yes']);
     expect(deployed.code, show(deployed)).toBe(0);
-    const res = await fetch(`${tp.url}/project/${ref}/functions/v1/hello`, {
+    const res = await invokeFunction(tp, ref, 'hello', {
       method: 'POST',
       headers: { apikey: anonKey, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Functions' }),

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { runSupabase, writeCliProfile } from '../support/supabase-cli.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api } from './api-client.js';
+import { api } from '../support/management.js';
 
 let tp: TestPlatform;
 let home: string;

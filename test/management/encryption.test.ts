@@ -3,10 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { SupabaseManagementAPI } from 'supabase-management-js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api } from './api-client.js';
+import { api } from '../support/management.js';
 import { withRole } from '../../src/db/with-role.js';
 import { withClient } from '../../src/db/pool.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
+import { eventually } from '../support/eventually.js';
 
 const MESSAGE = 'Expected a 32 byte secret, hex-encoded (64 characters).';
 
@@ -161,18 +162,18 @@ describe('vault', () => {
 
   it('a new project gets its root key at creation, so its vault works without any pgsodium call', async () => {
     const p = await tp.platform.createProject({ name: 'vaulted', organizationId: 'default-org' });
-    let rows: unknown[] = [];
-    for (let i = 0; i < 100 && rows.length === 0; i++) {
-      rows = (await tp.platform.pool.query('select 1 from project_root_keys where project_ref = $1', [p.ref]))
-        .rows;
-      if (!rows.length) await new Promise((r) => setTimeout(r, 50));
-    }
+    const rows = await eventually(
+      async () => {
+        const q = 'select 1 from project_root_keys where project_ref = $1';
+        const { rows } = await tp.platform.pool.query(q, [p.ref]);
+        return rows.length > 0 && rows;
+      },
+      { timeoutMs: 5_000 },
+    ).catch(() => []);
     expect(rows).toHaveLength(1);
-    let id: string | undefined;
-    for (let i = 0; i < 100 && !id; i++) {
-      id = await createVaultSecret(p, 'fresh-project-secret', 'first').catch(() => undefined);
-      if (!id) await new Promise((r) => setTimeout(r, 50));
-    }
+    const id = await eventually(() => createVaultSecret(p, 'fresh-project-secret', 'first'), {
+      timeoutMs: 5_000,
+    }).catch(() => undefined);
     expect(await vaultValue(p, id!)).toBe('fresh-project-secret');
     // each project has its own key
     const own = (await api(tp, 'GET', `/v1/projects/${p.ref}/pgsodium`)).body.root_key;
@@ -187,12 +188,14 @@ describe('vault', () => {
     expect(rowCount).toBe(1);
     await new Promise((r) => setTimeout(r, 2_500));
     const p = await tp.platform.createProject({ name: 'after-reconnect', organizationId: 'default-org' });
-    let rows: unknown[] = [];
-    for (let i = 0; i < 100 && rows.length === 0; i++) {
-      rows = (await tp.platform.pool.query('select 1 from project_root_keys where project_ref = $1', [p.ref]))
-        .rows;
-      if (!rows.length) await new Promise((r) => setTimeout(r, 50));
-    }
+    const rows = await eventually(
+      async () => {
+        const q = 'select 1 from project_root_keys where project_ref = $1';
+        const { rows } = await tp.platform.pool.query(q, [p.ref]);
+        return rows.length > 0 && rows;
+      },
+      { timeoutMs: 5_000 },
+    ).catch(() => []);
     expect(rows).toHaveLength(1);
   });
 });

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { deployOne } from '../functions/support.js';
-import { api } from './api-client.js';
+import { deployOne } from '../support/functions.js';
+import { api } from '../support/management.js';
 
 let tp: TestPlatform;
 let ctx: ProjectContext;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { SupabaseManagementAPI } from 'supabase-management-js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api, createOtherUser } from './api-client.js';
+import { api, createOtherUser } from '../support/management.js';
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 const SOURCE = "Deno.serve(() => new Response('Hello, world!'))";

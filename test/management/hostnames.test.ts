@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { SupabaseManagementAPI } from 'supabase-management-js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
-import { api } from './api-client.js';
+import { api } from '../support/management.js';
 
 const HOST = 'api.strata-test.example';
 const NONE = 'No custom hostname configuration found.';

@@ -6,10 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
 import { SupabaseManagementAPI } from 'supabase-management-js';
-import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api } from './api-client.js';
-import { startPlatform } from '../../src/server.js';
-import { authenticatorPassword } from '../support/database.js';
+import { startSecondProcess, startTestPlatform, type TestPlatform } from '../support/platform.js';
+import { api } from '../support/management.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 
 const THRESHOLD = 3;
@@ -150,10 +148,7 @@ describe('network bans', () => {
   });
 
   it('a second API process on the same platform database enforces the ban made by the first, and sees it lifted', async () => {
-    const second = await startPlatform(tp.config, {
-      platformDatabase: tp.platform.platformDatabase,
-      authenticatorPassword,
-    });
+    const second = await startSecondProcess(tp);
     try {
       const gql2 = (ip: string, apikey: string) =>
         new Promise<number>((resolve, reject) => {

@@ -9,9 +9,10 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { SupabaseManagementAPI } from 'supabase-management-js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api } from './api-client.js';
+import { api } from '../support/management.js';
 import { withClient } from '../../src/db/pool.js';
 import { renderManagedBlock, withManagedBlock, BEGIN_MARK } from '../../src/platform/pg-hba.js';
+import { graphqlUrl, postGraphQL } from '../support/graphql.js';
 
 const OPEN = { dbAllowedCidrs: ['0.0.0.0/0'], dbAllowedCidrsV6: ['::/0'] };
 
@@ -211,11 +212,7 @@ describe('network restrictions on the platform’s own embedded server', () => {
   it("the project's APIs keep working (the API pool connects from 127.0.0.1)", async () => {
     await tp.platform.forget(ref); // new pool, new connections
     const p = (await tp.platform.project(ref))!;
-    const res = await fetch(`${tp.url}/project/${ref}/graphql/v1`, {
-      method: 'POST',
-      headers: { apikey: p.anonKey, 'content-type': 'application/json' },
-      body: JSON.stringify({ query: '{ __typename }' }),
-    });
+    const res = await postGraphQL(graphqlUrl(tp, ref), { query: '{ __typename }' }, { apikey: p.anonKey });
     expect(res.status).toBe(200);
   });
 

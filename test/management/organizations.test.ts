@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SupabaseManagementAPI, SupabaseManagementAPIError } from 'supabase-management-js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api, createOtherUser } from './api-client.js';
+import { api, createOtherUser } from '../support/management.js';
 
 let tp: TestPlatform;
 let client: SupabaseManagementAPI;

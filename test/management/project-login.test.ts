@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import net from 'node:net';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api } from './api-client.js';
+import { api } from '../support/management.js';
 import { withDatabase } from '../../src/db/pool.js';
 
 function loginUrl(serverUrl: string, ref: string, password: string, db: string): string {

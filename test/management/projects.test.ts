@@ -9,7 +9,7 @@ import { request as httpRequest } from 'node:http';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { withClient } from '../../src/db/pool.js';
 import { serverUrl } from '../support/database.js';
-import { api } from './api-client.js';
+import { api } from '../support/management.js';
 
 let tp: TestPlatform;
 let client: SupabaseManagementAPI;

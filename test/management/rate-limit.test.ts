@@ -1,7 +1,7 @@
 /** Rate limits per (user, scope, endpoint), with the X-RateLimit-* headers and 429. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api, createOtherUser } from './api-client.js';
+import { api, createOtherUser } from '../support/management.js';
 
 let tp: TestPlatform;
 beforeAll(async () => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { SupabaseManagementAPI } from 'supabase-management-js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api } from './api-client.js';
+import { api } from '../support/management.js';
 import { readProjectSecrets } from '../../src/platform/project-secrets.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');

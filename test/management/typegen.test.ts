@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { SupabaseManagementAPI } from 'supabase-management-js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { withClient } from '../../src/db/pool.js';
-import { api } from './api-client.js';
+import { api } from '../support/management.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 

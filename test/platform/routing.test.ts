@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
+import { postGraphQL } from '../support/graphql.js';
 
 let tp: TestPlatform;
 beforeAll(async () => {
@@ -10,12 +11,8 @@ afterAll(async () => {
 });
 
 async function gql(path: string, headers: Record<string, string>) {
-  const res = await fetch(tp.url + path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ query: '{ __typename }' }),
-  });
-  return { status: res.status, body: await res.json().catch(() => null) };
+  const r = await postGraphQL(tp.url + path, { query: '{ __typename }' }, headers);
+  return { status: r.status, body: r.json ?? null };
 }
 
 describe('project routing and apikey checking', () => {

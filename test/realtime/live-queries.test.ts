@@ -17,12 +17,13 @@ import {
   startRealtimePlatform,
   subscribe,
   userToken,
-  waitFor,
   wsClient,
   wsUrl,
   type Json,
   type Stream,
 } from './support.js';
+import { eventually } from '../support/eventually.js';
+import { graphqlUrl, postGraphQL } from '../support/graphql.js';
 
 let tp: TestPlatform;
 let project: ProjectContext;
@@ -128,13 +129,13 @@ describe('live queries over graphql-ws', () => {
   it('a JWT that expires ends its subscriptions with an error saying so', async () => {
     const s = subscribe(await asUser('alice', 2), NOTES);
     await s.until((r) => bodies(r).includes('alice 1'));
-    await waitFor(() => s.error !== undefined, 6_000);
+    await eventually(() => s.error !== undefined, { timeoutMs: 6_000, intervalMs: 20 });
     expect(JSON.stringify(s.error)).toMatch(/JWT expired/);
   });
 
   it('an expired or foreign token is refused at connection_init', async () => {
     const foreign = subscribe(client({ apikey: 'not-a-key' }), NOTES);
-    await waitFor(() => foreign.error !== undefined);
+    await eventually(() => foreign.error !== undefined, { timeoutMs: 10_000, intervalMs: 20 });
     expect(foreign.error.code).toBe(4403);
     expect(foreign.error.reason).toMatch(/Invalid API key/);
     expect(foreign.results).toEqual([]);
@@ -235,7 +236,10 @@ describe('live queries over graphql-ws', () => {
       c,
       'subscription { insertIntoNoteCollection(objects: [{owner: "x", body: "y"}]) { affectedCount } }',
     );
-    await waitFor(() => [query, two, unknown, mutation].every((s) => s.error));
+    await eventually(() => [query, two, unknown, mutation].every((s) => s.error), {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+    });
     expect(query.error[0].message).toMatch(/Only subscriptions/);
     expect(two.error[0].message).toMatch(/exactly one top-level field/);
     expect(unknown.error[0].message).toBe('Unknown field "nope" on type Subscription');
@@ -246,14 +250,17 @@ describe('live queries over graphql-ws', () => {
       c,
       `subscription { noteCollection(first: 1) { edges { node { ${'id '.repeat(6000)} } } } }`,
     );
-    await waitFor(() => nested.error !== undefined && wide.error !== undefined);
+    await eventually(() => nested.error !== undefined && wide.error !== undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+    });
     expect(nested.error[0].message).toMatch(/^Syntax Error/);
     expect(wide.error[0].message).toMatch(/exceeds the maximum allowed selection count of 5000/);
     // maxPerConnection is 5 here: the sixth is refused.
     const held = Array.from({ length: 5 }, () => subscribe(c, NOTES));
     await Promise.all(held.map((s) => s.until((r) => bodies(r).length > 0)));
     const sixth = subscribe(c, NOTES);
-    await waitFor(() => sixth.error !== undefined);
+    await eventually(() => sixth.error !== undefined, { timeoutMs: 10_000, intervalMs: 20 });
     expect(sixth.error[0].message).toMatch(/Too many subscriptions on this connection \(the limit is 5\)/);
     for (const s of held) s.stop();
   });
@@ -279,7 +286,10 @@ describe('live queries over graphql-sse (event streams, headers for auth)', () =
       results: [],
       completed: false,
       until: async (pred, from = 0, ms = 10_000) => {
-        await waitFor(() => s.results.slice(from).some(pred) || s.error !== undefined, ms).catch(() => {
+        await eventually(() => s.results.slice(from).some(pred) || s.error !== undefined, {
+          timeoutMs: ms,
+          intervalMs: 20,
+        }).catch(() => {
           throw new Error(`no matching result within ${ms} ms; got ${JSON.stringify(s.results)}`);
         });
         if (s.error) throw new Error(`subscription failed: ${String(s.error)}`);
@@ -318,12 +328,12 @@ describe('live queries over graphql-sse (event streams, headers for auth)', () =
 
   it('refuses a foreign key with 401, and ends with an error event when the JWT expires', async () => {
     const bad = sseSubscribe(sse({ apikey: 'nope' }), NOTES);
-    await waitFor(() => bad.error !== undefined);
+    await eventually(() => bad.error !== undefined, { timeoutMs: 10_000, intervalMs: 20 });
     expect(String(bad.error)).toMatch(/401/);
     const token = await userToken(project, 'alice', 2);
     const s = sseSubscribe(sse({ apikey: project.anonKey, authorization: `Bearer ${token}` }), NOTES);
     await s.until((r) => bodies(r).includes('alice 1'));
-    await waitFor(() => s.completed, 6_000);
+    await eventually(() => s.completed, { timeoutMs: 6_000, intervalMs: 20 });
     expect(s.results.at(-1)).toEqual({ errors: [{ message: expect.stringMatching(/^JWT expired/) }] });
   });
 
@@ -343,16 +353,16 @@ describe('live queries over graphql-sse (event streams, headers for auth)', () =
     const [event, data] = text.split('\n');
     expect(event).toBe('event: next');
     expect(bodies(JSON.parse((data as string).slice('data: '.length)))).toContain('bob 1');
-    await waitFor(() => tp.realtime.stats().subscribers === 0);
+    await eventually(() => tp.realtime.stats().subscribers === 0, { timeoutMs: 10_000, intervalMs: 20 });
   });
 
   it('a query asked for as an event stream is not taken over (the GraphQL route answers it)', async () => {
-    const res = await fetch(`${tp.url}/graphql/v1`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', apikey: project.anonKey },
-      body: JSON.stringify({ query: NOTES }),
-    });
+    const res = await postGraphQL(
+      graphqlUrl(tp),
+      { query: NOTES },
+      { accept: 'application/json', apikey: project.anonKey },
+    );
     // Over plain HTTP a subscription is what it always was: refused by the engine.
-    expect(await res.json()).toEqual({ errors: [{ message: 'Subscriptions are not supported' }] });
+    expect(res.json).toEqual({ errors: [{ message: 'Subscriptions are not supported' }] });
   });
 });

@@ -14,12 +14,13 @@ import {
   sql,
   startRealtimePlatform,
   subscribe,
-  waitFor,
   wsClient,
   wsUrl,
   type Json,
   type Stream,
 } from './support.js';
+import { eventually } from '../support/eventually.js';
+import { graphqlUrl, postGraphQL } from '../support/graphql.js';
 
 let tp: TestPlatform;
 let project: ProjectContext;
@@ -41,12 +42,7 @@ afterAll(async () => {
 });
 
 async function introspect(p: ProjectContext, query: string): Promise<Json> {
-  const res = await fetch(`${tp.url}/project/${p.ref}/graphql/v1`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', apikey: p.anonKey },
-    body: JSON.stringify({ query }),
-  });
-  return res.json();
+  return (await postGraphQL(graphqlUrl(tp, p.ref), { query }, { apikey: p.anonKey })).json;
 }
 
 describe('multiplexing', () => {
@@ -57,7 +53,10 @@ describe('multiplexing', () => {
       const c = client({ apikey: project.anonKey });
       for (let j = 0; j < 50; j++) streams.push(subscribe(c, NOTES));
     }
-    await waitFor(() => streams.every((s) => s.results.length >= 1), 30_000).catch((e) => {
+    await eventually(() => streams.every((s) => s.results.length >= 1), {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+    }).catch((e) => {
       const got = streams.filter((s) => s.results.length).length;
       throw new Error(
         `${e.message}: ${got} of 1000 got a result; errors: ${JSON.stringify(streams.find((s) => s.error)?.error)}; ${JSON.stringify(tp.realtime.stats())}`,
@@ -68,7 +67,10 @@ describe('multiplexing', () => {
 
     // One write: every subscriber gets the new result once.
     await sql(project, `insert into public.note (owner, body) values ('carol', 'carol 1')`);
-    await waitFor(() => streams.every((s) => s.results.length >= 2), 30_000);
+    await eventually(() => streams.every((s) => s.results.length >= 2), {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+    });
     for (const s of streams) expect(bodies(s.results[1])).toEqual(['alice 1', 'bob 1', 'carol 1']);
 
     // Over ~10 refreshes the statement ran about once per refresh, not once per subscriber.
@@ -82,7 +84,7 @@ describe('multiplexing', () => {
     for (const s of streams) expect(s.results).toHaveLength(2);
 
     for (const s of streams) s.stop();
-    await waitFor(() => tp.realtime.stats().subscribers === 0);
+    await eventually(() => tp.realtime.stats().subscribers === 0, { timeoutMs: 10_000, intervalMs: 20 });
     expect(tp.realtime.stats().groups).toBe(0);
   });
 
@@ -108,11 +110,11 @@ describe('multiplexing', () => {
         {},
       )
       .subscribe((r) => seen.push(r));
-    await waitFor(() => seen.length >= 1);
+    await eventually(() => seen.length >= 1, { timeoutMs: 10_000, intervalMs: 20 });
     expect(seen[0].error).toBeUndefined();
     expect(seen[0].data.noteCollection.edges).toEqual([]);
     await sql(project, `insert into public.note (owner, body) values ('dave', 'dave 1')`);
-    await waitFor(() => seen.length >= 2);
+    await eventually(() => seen.length >= 2, { timeoutMs: 10_000, intervalMs: 20 });
     expect(seen[1].data.noteCollection.edges.map((e: Json) => e.node.body)).toEqual(['dave 1']);
     sub.unsubscribe();
   });
@@ -150,7 +152,7 @@ describe('the switch', () => {
       client({ apikey: plain.anonKey }, wsUrl(tp, `/project/${plain.ref}`)),
       'subscription { noteCollection { edges { node { id } } } }',
     );
-    await waitFor(() => s.error !== undefined);
+    await eventually(() => s.error !== undefined, { timeoutMs: 10_000, intervalMs: 20 });
     expect(s.error[0].message).toMatch(/^Unknown type Subscription/);
   });
 });

@@ -17,10 +17,10 @@ import {
   startRealtimePlatform,
   subscribe,
   userToken,
-  waitFor,
   wsClient,
   wsUrl,
 } from './support.js';
+import { eventually } from '../support/eventually.js';
 
 let tp: TestPlatform;
 let project: ProjectContext;
@@ -58,7 +58,7 @@ describe('change detection by logical replication', () => {
     clients.push(c);
     const s = subscribe(c, NOTES);
     await s.until((r) => bodies(r).join() === 'alice 1');
-    await waitFor(() => tp.realtime.stats().feeds === 1);
+    await eventually(() => tp.realtime.stats().feeds === 1, { timeoutMs: 10_000, intervalMs: 20 });
     expect(await slots()).toHaveLength(1);
 
     const t0 = Date.now();
@@ -70,7 +70,7 @@ describe('change detection by logical replication', () => {
     const seen = s.results.length;
     const ran = tp.realtime.stats().executions;
     await sql(project, `insert into public.note (owner, body) values ('bob', 'bob 2')`);
-    await waitFor(() => tp.realtime.stats().executions > ran, 5_000);
+    await eventually(() => tp.realtime.stats().executions > ran, { timeoutMs: 5_000, intervalMs: 20 });
     await sleep(300);
     expect(s.results).toHaveLength(seen);
 
@@ -109,10 +109,11 @@ describe('change detection by logical replication', () => {
 
     // The last subscriber gone, the slot is dropped (no WAL kept for nobody).
     s.stop();
-    await waitFor(() => tp.realtime.stats().subscribers === 0);
-    await waitFor(() => tp.realtime.stats().feeds === 0);
-    const deadline = Date.now() + 10_000;
-    while ((await slots()).length && Date.now() < deadline) await sleep(100);
+    await eventually(() => tp.realtime.stats().subscribers === 0, { timeoutMs: 10_000, intervalMs: 20 });
+    await eventually(() => tp.realtime.stats().feeds === 0, { timeoutMs: 10_000, intervalMs: 20 });
+    await eventually(async () => (await slots()).length === 0, { timeoutMs: 10_000, intervalMs: 100 }).catch(
+      () => {},
+    );
     expect(await slots()).toEqual([]);
   });
 });
@@ -125,11 +126,11 @@ describe('a project with live subscribers', () => {
     clients.push(c);
     const s = subscribe(c, NOTES);
     await s.until((r) => bodies(r).length === 2);
-    await waitFor(() => tp.realtime.stats().feeds === 1);
+    await eventually(() => tp.realtime.stats().feeds === 1, { timeoutMs: 10_000, intervalMs: 20 });
     await expect(tp.platform.deleteProject(other.ref)).resolves.toBe(true);
     // Its subscriptions end with an error saying why (the feed's end makes a refresh, which finds
     // the project's pool closed).
-    await waitFor(() => s.error !== undefined).catch((e) => {
+    await eventually(() => s.error !== undefined, { timeoutMs: 10_000, intervalMs: 20 }).catch((e) => {
       throw new Error(
         `${e.message}: ${JSON.stringify(tp.realtime.stats())} ${JSON.stringify(s.results.slice(-1))}`,
       );

@@ -9,6 +9,7 @@ import { createClient, type Client } from 'graphql-ws';
 import { signJwt } from '../../src/auth/jwt.js';
 import { graphqlInstallHook } from '../../src/graphql/extension/install.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
+import { eventually } from '../support/eventually.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: results are read as whatever JSON the server sent.
@@ -75,15 +76,15 @@ export function subscribe(client: Client, query: string, variables?: Record<stri
     results: [],
     completed: false,
     async until(pred, from = 0, ms = 10_000) {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const hit = s.results.slice(from).find(pred);
-        if (hit) return hit;
-        if (s.error) throw new Error(`subscription failed: ${JSON.stringify(s.error)}`);
-        if (Date.now() > deadline)
-          throw new Error(`no matching result within ${ms} ms; got ${JSON.stringify(s.results)}`);
-        await sleep(20);
-      }
+      const failed = Symbol('failed');
+      const hit = await eventually(() => s.results.slice(from).find(pred) || (s.error ? failed : false), {
+        timeoutMs: ms,
+        intervalMs: 20,
+      }).catch(() => {
+        throw new Error(`no matching result within ${ms} ms; got ${JSON.stringify(s.results)}`);
+      });
+      if (hit === failed) throw new Error(`subscription failed: ${JSON.stringify(s.error)}`);
+      return hit;
     },
     stop: () => {},
   };
@@ -100,14 +101,6 @@ export function subscribe(client: Client, query: string, variables?: Record<stri
     },
   );
   return s;
-}
-
-export async function waitFor(cond: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await sleep(20);
-  }
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -13,7 +13,7 @@ import { consoleIsBuilt } from '../../src/console/assets.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { type Browser, launchChromium } from '../support/chromium.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { deployOne } from '../functions/support.js';
+import { deployOne } from '../support/functions.js';
 import {
   exploitHtml,
   exploitScript,

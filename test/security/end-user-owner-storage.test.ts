@@ -154,7 +154,7 @@ describe('end user → owner: no stored object runs script on the API origin', (
         );
     });
     const s3 = new S3Client({
-      // The default project at the bare address (as h.base in test/storage/harness.ts).
+      // The default project at the bare address (as h.base in test/support/storage.ts).
       endpoint: `${tp.url}/storage/v1/s3`,
       region: 'local',
       forcePathStyle: true,

@@ -11,6 +11,7 @@ import { signJwt } from '../../src/auth/jwt.js';
 import { withClient } from '../../src/db/pool.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import type { TestPlatform } from '../support/platform.js';
+import { eventually } from '../support/eventually.js';
 
 /** Where the console keeps the signed-in access token (console/src/session.ts). */
 export const TOKEN_KEY = 'strata.console.accessToken';
@@ -83,8 +84,7 @@ export async function ownerSignsIn(page: Page, tp: TestPlatform): Promise<string
 export async function ownerOpens(page: Page, sink: Sink, url: string, ms = 1500): Promise<Report[]> {
   const before = sink.reports.length;
   await page.goto(url, { waitUntil: 'load' }).catch(() => undefined);
-  const end = Date.now() + ms;
-  while (Date.now() < end && sink.reports.length === before) await new Promise((r) => setTimeout(r, 50));
+  await eventually(() => sink.reports.length !== before, { timeoutMs: ms }).catch(() => {});
   return sink.reports.slice(before);
 }
 

@@ -13,9 +13,9 @@ import { configFromEnv } from '../../src/config.js';
 import type { FunctionWorker } from '../../src/functions/worker.js';
 import { upsertSecrets } from '../../src/management/secrets/service.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
-import { api } from '../management/api-client.js';
+import { api } from '../support/management.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { deployOne } from '../functions/support.js';
+import { deployOne, invokeFunction } from '../support/functions.js';
 
 let tp: TestPlatform;
 let ctx: ProjectContext;
@@ -46,7 +46,7 @@ async function secretNames(): Promise<string[]> {
 }
 
 async function probe(): Promise<Record<string, unknown> & { env: Record<string, string> }> {
-  const res = await fetch(`${tp.url}/project/${ctx.ref}/functions/v1/probe`, { method: 'POST' });
+  const res = await invokeFunction(tp, ctx.ref, 'probe', { method: 'POST' });
   const text = await res.text();
   expect(res.status, text).toBe(200);
   return JSON.parse(text);

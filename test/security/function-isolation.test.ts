@@ -11,9 +11,9 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { configFromEnv } from '../../src/config.js';
 import type { FunctionWorker } from '../../src/functions/worker.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
-import { api, createOtherUser } from '../management/api-client.js';
+import { api, createOtherUser } from '../support/management.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { deployOne } from '../functions/support.js';
+import { deployOne, invokeFunction } from '../support/functions.js';
 
 let tp: TestPlatform;
 /** The victim: the default project, its function needs a JWT and holds a secret. */
@@ -118,7 +118,7 @@ function listeningPorts(pids: number[]): number[] {
 }
 
 async function invokeVictim(headers: Record<string, string> = {}, query = ''): Promise<Response> {
-  return fetch(`${tp.url}/project/${victim.ref}/functions/v1/victim${query}`, { headers });
+  return invokeFunction(tp, victim.ref, `victim${query}`, { headers });
 }
 
 beforeAll(async () => {
@@ -165,7 +165,7 @@ describe("another project's worker is out of a function's reach", () => {
     expect(ok.status).toBe(200);
     expect((await ok.json()).secret).toBe(MARKER);
     // The scanner's worker is warm too, then it is given every port the platform and all workers listen on.
-    await fetch(`${tp.url}/project/${attacker.ref}/functions/v1/scanner`, {
+    await invokeFunction(tp, attacker.ref, 'scanner', {
       method: 'POST',
       body: JSON.stringify({ ports: [], sockets: [], dirs: [], pg: 'postgres://127.0.0.1:1' }),
     });
@@ -173,7 +173,7 @@ describe("another project's worker is out of a function's reach", () => {
     const victimWorker = workers.find((w) => w.spec.key === `${victim.ref}/victim`);
     expect(victimWorker).toBeDefined();
     const ports = listeningPorts([process.pid, ...workers.map((w) => w.child.pid ?? 0)]);
-    const res = await fetch(`${tp.url}/project/${attacker.ref}/functions/v1/scanner`, {
+    const res = await invokeFunction(tp, attacker.ref, 'scanner', {
       method: 'POST',
       body: JSON.stringify({
         ports,
@@ -200,7 +200,7 @@ describe("another project's worker is out of a function's reach", () => {
     const victimWorker = liveWorkers().find((w) => w.spec.key === `${victim.ref}/victim`);
     if (!victimWorker) throw new Error('no victim worker');
     const dir = victimWorker.spec.tmpDir;
-    const res = await fetch(`${tp.url}/project/${attacker.ref}/functions/v1/scanner`, {
+    const res = await invokeFunction(tp, attacker.ref, 'scanner', {
       method: 'POST',
       body: JSON.stringify({
         ports: [],
@@ -216,7 +216,7 @@ describe("another project's worker is out of a function's reach", () => {
   });
 
   it('PostgreSQL superuser from a function: a password is asked for, never trust (guard)', async () => {
-    const res = await fetch(`${tp.url}/project/${attacker.ref}/functions/v1/scanner`, {
+    const res = await invokeFunction(tp, attacker.ref, 'scanner', {
       method: 'POST',
       body: JSON.stringify({ ports: [], sockets: [], dirs: [], pg: attacker.superuserUrl }),
     });

@@ -11,7 +11,8 @@ import { configFromEnv } from '../../src/config.js';
 import type { FunctionWorker } from '../../src/functions/worker.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { deployOne, until } from '../functions/support.js';
+import { deployOne, invokeFunction } from '../support/functions.js';
+import { eventually } from '../support/eventually.js';
 
 let tp: TestPlatform;
 let ctx: ProjectContext;
@@ -63,7 +64,7 @@ const FUNCTIONS: Record<string, string> = {
 };
 
 function call(slug: string, query = ''): Promise<Response> {
-  return fetch(`${tp.url}/project/${ctx.ref}/functions/v1/${slug}${query}`);
+  return invokeFunction(tp, ctx.ref, `${slug}${query}`);
 }
 
 function workersOf(slug: string): FunctionWorker[] {
@@ -113,7 +114,7 @@ describe('memory: all of a worker counts, not only the V8 heap', () => {
     expect(r.status).toBe(200);
     const [w] = workersOf('background');
     expect(w).toBeDefined();
-    expect(await until(() => !w?.alive, 15_000)).toBe(true);
+    await eventually(() => !w?.alive, { timeoutMs: 15_000 });
     expect(w?.ended).toBe('memory');
   });
 
@@ -133,7 +134,7 @@ describe('CPU: background work after the answer has the same budget', () => {
     const [w] = workersOf('spin');
     expect(w).toBeDefined();
     // (2 s of CPU: longer than that in wall-clock time on a loaded machine.)
-    expect(await until(() => !w?.alive, 80_000)).toBe(true);
+    await eventually(() => !w?.alive, { timeoutMs: 80_000 });
     expect(w?.ended).toBe('cpu');
   });
 });
@@ -156,7 +157,7 @@ describe('temp space is bounded per worker', () => {
     expect(r.status, await r.clone().text()).toBe(546);
     expect(r.headers.get('sb-error-code')).toBe('WORKER_LIMIT');
     const dirs = workersOf('tmp').map((w) => w.spec.tmpDir);
-    await until(() => dirs.every((d) => !existsSync(d)), 3_000);
+    await eventually(() => dirs.every((d) => !existsSync(d)), { timeoutMs: 3_000 }).catch(() => {});
     for (const d of dirs) expect(existsSync(d)).toBe(false);
   });
 });

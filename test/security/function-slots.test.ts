@@ -8,9 +8,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configFromEnv } from '../../src/config.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
-import { api, createOtherUser } from '../management/api-client.js';
+import { api, createOtherUser } from '../support/management.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { deployOne, until } from '../functions/support.js';
+import { deployOne, invokeFunction } from '../support/functions.js';
+import { eventually } from '../support/eventually.js';
 
 let tp: TestPlatform;
 let victim: ProjectContext;
@@ -57,7 +58,7 @@ beforeAll(async () => {
 });
 
 function hold(ref: string, i: number) {
-  return fetch(`${tp.url}/project/${ref}/functions/v1/hold${i}`).then(async (r) => ({
+  return invokeFunction(tp, ref, `hold${i}`).then(async (r) => ({
     status: r.status,
     code: r.headers.get('sb-error-code'),
     text: await r.text(),
@@ -72,14 +73,14 @@ describe('one project cannot starve another of worker slots', () => {
   it('while one project holds every worker with idle-waiting requests, another still gets answered', async () => {
     // The hog fills every slot (allowed: nobody else needs one yet).
     const held = Array.from({ length: MAX_WORKERS }, (_, i) => hold(hog.ref, i));
-    expect(
-      await until(() => stats().workers === MAX_WORKERS && stats().inflight === MAX_WORKERS, 20_000),
-    ).toBe(true);
+    await eventually(() => stats().workers === MAX_WORKERS && stats().inflight === MAX_WORKERS, {
+      timeoutMs: 20_000,
+    });
     // The victim's functions are answered (they were 503 WORKER_LIMIT).
-    const r = await fetch(`${tp.url}/project/${victim.ref}/functions/v1/hello`);
+    const r = await invokeFunction(tp, victim.ref, 'hello');
     expect(r.status, await r.clone().text()).toBe(200);
     expect(await r.text()).toBe('hello');
-    const r2 = await fetch(`${tp.url}/project/${victim.ref}/functions/v1/hello2`);
+    const r2 = await invokeFunction(tp, victim.ref, 'hello2');
     expect(r2.status, await r2.clone().text()).toBe(200);
     // The hog's held request that gave its worker up ends 503 WORKER_LIMIT (one: the victim's
     // second function took the victim's own idle worker's slot, idle ones going first); the others finish.
@@ -96,10 +97,10 @@ describe('one project cannot starve another of worker slots', () => {
     for (const ref of [victim.ref, hog.ref, hog2.ref]) await runtime.stopProject(ref);
     expect(stats().workers).toBe(0);
     const held = [hold(hog.ref, 0), hold(hog.ref, 1), hold(hog2.ref, 0), hold(hog2.ref, 1)];
-    expect(
-      await until(() => stats().workers === MAX_WORKERS && stats().inflight === MAX_WORKERS, 20_000),
-    ).toBe(true);
-    const r = await fetch(`${tp.url}/project/${victim.ref}/functions/v1/hello`);
+    await eventually(() => stats().workers === MAX_WORKERS && stats().inflight === MAX_WORKERS, {
+      timeoutMs: 20_000,
+    });
+    const r = await invokeFunction(tp, victim.ref, 'hello');
     expect(r.status, await r.clone().text()).toBe(200);
     const results = await Promise.all(held);
     expect(results.filter((x) => x.status === 503).length).toBe(1);

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { withClient, withDatabase } from '../../src/db/pool.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api, createOtherUser } from '../management/api-client.js';
+import { api, createOtherUser } from '../support/management.js';
+import { eventually } from '../support/eventually.js';
 
 let tp: TestPlatform;
 let hammer: { token: string; orgSlug: string };
@@ -167,14 +168,11 @@ describe('a delete racing the create of the same project', () => {
     const before = await registry();
     const creating = create('racing');
     // Delete the project the moment its registry row appears, while its create is still answering.
-    let ref: string | undefined;
-    let deleted: Awaited<ReturnType<typeof remove>> | undefined;
-    const deadline = Date.now() + 60_000;
-    while (!ref && Date.now() < deadline) {
-      ref = [...(await registry()).keys()].find((r) => !before.has(r));
-      if (ref) deleted = await remove(ref);
-      else await new Promise((r) => setTimeout(r, 5));
-    }
+    const ref = await eventually(
+      async () => [...(await registry()).keys()].find((r) => !before.has(r)) ?? false,
+      { timeoutMs: 60_000, intervalMs: 5 },
+    ).catch(() => undefined);
+    const deleted = ref ? await remove(ref) : undefined;
     const created = await creating;
     expect(created.status, created.text).toBe(201);
     expect(created.body.ref).toBe(ref);

@@ -14,6 +14,7 @@ import { signJwt } from '../../src/auth/jwt.js';
 import { resolveWithPool } from '../../src/index.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { startGraphQLPlatform, type GraphQLPlatform } from '../hardening/graphql-platform.js';
+import { postGraphQL } from '../support/graphql.js';
 
 // The tenant's own functions: slow ones (a mutation, a query, an RLS policy's) and one that shows
 // the limit its caller runs with.
@@ -92,17 +93,12 @@ async function userToken(project: ProjectContext): Promise<string> {
 
 async function postAs(project: ProjectContext, query: string, bearer?: string) {
   const prefix = project.ref === gp.project.ref ? '' : `/project/${project.ref}`;
-  const res = await fetch(`${gp.tp.url}${prefix}/graphql/v1`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      apikey: project.anonKey,
-      ...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
-    },
-    body: JSON.stringify({ query }),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: response JSON
-  return { status: res.status, json: (await res.json()) as any };
+  const res = await postGraphQL(
+    `${gp.tp.url}${prefix}/graphql/v1`,
+    { query },
+    { apikey: project.anonKey, ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+  );
+  return { status: res.status, json: res.json };
 }
 
 const TIMED_OUT = /statement timeout/;

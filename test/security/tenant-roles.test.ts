@@ -9,7 +9,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withDatabase } from '../../src/db/pool.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { api } from '../management/api-client.js';
+import { api } from '../support/management.js';
 
 let tp: TestPlatform;
 let ref: string;

@@ -16,8 +16,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withClient, withDatabase } from '../../src/db/pool.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { serverUrl } from '../support/database.js';
-import { api, createOtherUser } from '../management/api-client.js';
-import { subscribe, waitFor, wsClient, wsUrl } from '../realtime/support.js';
+import { api, createOtherUser } from '../support/management.js';
+import { subscribe, wsClient, wsUrl } from '../realtime/support.js';
+import { eventually } from '../support/eventually.js';
 
 let tp: TestPlatform;
 let attacker: { token: string; orgSlug: string };
@@ -205,7 +206,7 @@ describe('no platform session more privileged than the tenant runs what the tena
     const client = wsClient(wsUrl(tp, `/project/${p.ref}`), { apikey: anon });
     const live = subscribe(client, 'subscription { itemCollection { edges { node { id } } } }');
     await live.until((x) => x.data?.itemCollection !== undefined, 0, 20_000);
-    await waitFor(() => tp.realtime.stats().feeds === 1);
+    await eventually(() => tp.realtime.stats().feeds === 1, { timeoutMs: 10_000, intervalMs: 20 });
     expect(await escalated(p)).toEqual(SAFE);
     live.stop();
     await client.dispose();

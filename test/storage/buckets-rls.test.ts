@@ -1,6 +1,6 @@
 /** Buckets (the /bucket routes) and row-level security on storage.buckets and storage.objects, as the three callers. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStorage, bucketName, uuid, type StorageHarness } from './harness.js';
+import { startStorage, bucketName, uuid, type StorageHarness } from '../support/storage.js';
 
 let h: StorageHarness;
 beforeAll(async () => {

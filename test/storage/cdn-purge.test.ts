@@ -6,7 +6,7 @@
  */
 import { type IncomingHttpHeaders, type Server, createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketName, startStorage, type StorageHarness } from './harness.js';
+import { bucketName, startStorage, type StorageHarness } from '../support/storage.js';
 
 interface Seen {
   path: string;

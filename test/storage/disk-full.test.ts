@@ -11,7 +11,7 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketName } from './harness.js';
+import { bucketName } from '../support/storage.js';
 import { s3Error, useS3Platform } from './s3-support.js';
 
 function canMount(): boolean {

@@ -7,7 +7,7 @@ import { s3ClientWithNewKey } from './s3-support.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { bucketName, startStorage, type BackendKind, type StorageHarness } from './harness.js';
+import { bucketName, startStorage, type BackendKind, type StorageHarness } from '../support/storage.js';
 import { runUpload, statusOf } from './tus-support.js';
 import { s3Error } from './s3-support.js';
 import { FileBackend } from '../../src/storage/backend/file.js';

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT } from 'jose';
 import { rm } from 'node:fs/promises';
-import { startStorage, bucketName, type StorageHarness } from './harness.js';
+import { startStorage, bucketName, type StorageHarness } from '../support/storage.js';
 import { signJwt } from '../../src/auth/jwt.js';
 
 let h: StorageHarness;

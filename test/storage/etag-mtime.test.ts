@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configFromEnv } from '../../src/config.js';
-import { bucketName, startStorage, type StorageHarness } from './harness.js';
+import { bucketName, startStorage, type StorageHarness } from '../support/storage.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const mtimeETag = (size: number) => new RegExp(`^"[0-9a-f]+(\\.[0-9a-f]+)?-${size.toString(16)}"$`);

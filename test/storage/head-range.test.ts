@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CreateBucketCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { bucketName } from './harness.js';
+import { bucketName } from '../support/storage.js';
 import { s3Error, useS3Platform } from './s3-support.js';
 
 const env = useS3Platform();

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileBackend } from '../../src/storage/backend/file.js';
 import { reconcileProject } from '../../src/storage/reconcile.js';
-import { startStorage, uuid, type StorageHarness } from './harness.js';
+import { startStorage, uuid, type StorageHarness } from '../support/storage.js';
 import { icebergClient, tablePayload } from './iceberg-support.js';
 
 let h: StorageHarness;

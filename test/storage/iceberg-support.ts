@@ -1,6 +1,6 @@
 /** Helpers of the Iceberg catalog tests: raw requests to /storage/v1/iceberg and a table payload. */
 import { expect } from 'vitest';
-import { type StorageHarness, uuid } from './harness.js';
+import { type StorageHarness, uuid } from '../support/storage.js';
 
 export interface Reply {
   status: number;

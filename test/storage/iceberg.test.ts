@@ -5,7 +5,7 @@
  * Commits: iceberg-commits.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStorage, uuid, type StorageHarness } from './harness.js';
+import { startStorage, uuid, type StorageHarness } from '../support/storage.js';
 import { hex, icebergClient, tablePayload } from './iceberg-support.js';
 
 let h: StorageHarness;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import { startStorage, type StorageHarness } from './harness.js';
+import { startStorage, type StorageHarness } from '../support/storage.js';
 import { objectSuite } from './objects.suite.js';
 import { streamingSuite } from './streaming.suite.js';
 

@@ -1,6 +1,6 @@
 /** Object operations through storage-js, run against each backend (see objects-*.test.ts). */
 import { describe, expect, it } from 'vitest';
-import { bucketName, type StorageHarness } from './harness.js';
+import { bucketName, type StorageHarness } from '../support/storage.js';
 
 export function objectSuite(get: () => StorageHarness): void {
   const setup = async (opts: { public?: boolean } = {}) => {

@@ -21,7 +21,7 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decideRange, ifRangeHolds } from '../../src/storage/byte-range.js';
-import { bucketName } from './harness.js';
+import { bucketName } from '../support/storage.js';
 import { must, s3Error, useS3Platform } from './s3-support.js';
 
 const env = useS3Platform();

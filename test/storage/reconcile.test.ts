@@ -13,7 +13,7 @@ import { Backends } from '../../src/storage/backend/index.js';
 import type { StorageBackend } from '../../src/storage/backend/interface.js';
 import { reconcileProject } from '../../src/storage/reconcile.js';
 import { TusServers } from '../../src/storage/tus/routes.js';
-import { bucketName, startStorage, type StorageHarness } from './harness.js';
+import { bucketName, startStorage, type StorageHarness } from '../support/storage.js';
 
 describe.each(['file', 's3'] as const)('reconciliation (%s backend)', (kind) => {
   let h: StorageHarness;

@@ -5,7 +5,7 @@
  */
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketName, startStorage, type StorageHarness } from './harness.js';
+import { bucketName, startStorage, type StorageHarness } from '../support/storage.js';
 
 let h: StorageHarness;
 let bucket: string;

@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { bucketName } from './harness.js';
+import { bucketName } from '../support/storage.js';
 import { s3Error, useS3Platform } from './s3-support.js';
 
 const env = useS3Platform();

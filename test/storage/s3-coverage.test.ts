@@ -28,7 +28,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { AwsChunkedDecoder } from '../../src/storage/s3/aws-chunked.js';
 import { NodeSha256 } from '../../src/storage/s3/sigv4.js';
-import { bucketName, uuid } from './harness.js';
+import { bucketName, uuid } from '../support/storage.js';
 import { must, s3Error, useS3Platform } from './s3-support.js';
 
 const env = useS3Platform();

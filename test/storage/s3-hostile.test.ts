@@ -19,8 +19,9 @@ import { request } from 'node:http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NodeSha256 } from '../../src/storage/s3/sigv4.js';
-import { bucketName } from './harness.js';
+import { bucketName } from '../support/storage.js';
 import { must, s3Error, useS3Platform } from './s3-support.js';
+import { eventually } from '../support/eventually.js';
 
 const env = useS3Platform();
 
@@ -381,7 +382,7 @@ describe('clients that go away', () => {
     const id = must(up.UploadId);
     await cutPut(`/${b}/cut-mp.bin`, { partNumber: '1', uploadId: id }, 1 << 20, 100_000);
     const tmp = async () => (await env.h.storedKeys()).filter((k) => k.startsWith('.tmp/'));
-    for (let i = 0; i < 40 && (await tmp()).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    await eventually(async () => (await tmp()).length === 0, { timeoutMs: 2_000 }).catch(() => {});
     expect(await tmp()).toEqual([]);
     expect(
       await env.h.sql('select 1 from storage.objects where bucket_id = $1 and name = $2', [b, 'cut.bin']),

@@ -28,7 +28,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { NodeSha256 } from '../../src/storage/s3/sigv4.js';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bucketName } from './harness.js';
+import { bucketName } from '../support/storage.js';
 
 import { must, md5, s3Error, useS3Platform, type AccessKey, type S3TestPlatform } from './s3-support.js';
 

@@ -8,7 +8,7 @@
 import { createHmac } from 'node:crypto';
 import { CreateBucketCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bucketName, uuid } from './harness.js';
+import { bucketName, uuid } from '../support/storage.js';
 import { s3Error, useS3Platform } from './s3-support.js';
 
 const env = useS3Platform();

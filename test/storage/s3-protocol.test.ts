@@ -14,9 +14,10 @@ import {
 } from '@aws-sdk/client-s3';
 import { AwsChunkedDecoder } from '../../src/storage/s3/aws-chunked.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketName, startStorage, uuid, type StorageHarness } from './harness.js';
+import { bucketName, startStorage, uuid, type StorageHarness } from '../support/storage.js';
 
 import { must, s3Error, useS3Platform, type AccessKey, type S3TestPlatform } from './s3-support.js';
+import { api } from '../support/management.js';
 
 const env = useS3Platform();
 let h: S3TestPlatform['h'];
@@ -217,15 +218,15 @@ describe('on the S3 storage backend', () => {
   let c: S3Client;
   beforeAll(async () => {
     hs = await startStorage('s3');
-    const res = await fetch(`${hs.tp.url}/v1/projects/${hs.tp.platform.defaultRef}/storage/s3-access-keys`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${hs.tp.platform.defaultAccessToken}`,
-        'content-type': 'application/json',
+    const res = await api<AccessKey>(
+      hs.tp,
+      'POST',
+      `/v1/projects/${hs.tp.platform.defaultRef}/storage/s3-access-keys`,
+      {
+        body: {},
       },
-      body: '{}',
-    });
-    const k = (await res.json()) as AccessKey;
+    );
+    const k = res.body;
     c = new S3Client({
       endpoint: `${hs.base}/s3`,
       region: 'local',

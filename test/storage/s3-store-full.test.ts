@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketName, startStorage, type StorageHarness } from './harness.js';
+import { bucketName, startStorage, type StorageHarness } from '../support/storage.js';
 import { s3Error } from './s3-support.js';
 import { runUpload, statusOf, bodyOf } from './tus-support.js';
 

@@ -2,7 +2,8 @@
 import { createHash } from 'node:crypto';
 import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { startStorage, type StorageHarness } from './harness.js';
+import { startStorage, type StorageHarness } from '../support/storage.js';
+import { api } from '../support/management.js';
 
 export interface AccessKey {
   id: string;
@@ -46,16 +47,16 @@ export function s3ClientFor(
 /** A new access key of the harness's default project (Management API) and a client signing with it. */
 export async function s3ClientWithNewKey(h: StorageHarness, description: string): Promise<S3Client> {
   const { tp } = h;
-  const res = await fetch(`${tp.url}/v1/projects/${tp.platform.defaultRef}/storage/s3-access-keys`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${tp.platform.defaultAccessToken}`,
-      'content-type': 'application/json',
+  const res = await api<AccessKey>(
+    tp,
+    'POST',
+    `/v1/projects/${tp.platform.defaultRef}/storage/s3-access-keys`,
+    {
+      body: { description },
     },
-    body: JSON.stringify({ description }),
-  });
+  );
   expect(res.status).toBe(201);
-  const keys = (await res.json()) as AccessKey;
+  const keys = res.body;
   return s3ClientFor(`${h.base}/s3`, { accessKeyId: keys.access_key, secretAccessKey: keys.secret_key });
 }
 

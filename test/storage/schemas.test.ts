@@ -3,7 +3,7 @@
  * validation runs before authentication, as in the reference (its JWT check is a preHandler).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStorage, bucketName, type StorageHarness } from './harness.js';
+import { startStorage, bucketName, type StorageHarness } from '../support/storage.js';
 
 let h: StorageHarness;
 let b: string;

@@ -4,7 +4,8 @@ import { readdirSync, readlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { bucketName, type StorageHarness } from './harness.js';
+import { bucketName, type StorageHarness } from '../support/storage.js';
+import { eventually } from '../support/eventually.js';
 
 /** `size` deterministic pseudo-random bytes, produced lazily in 1 MiB chunks. */
 function bytes(size: number, seed = 1): Readable {
@@ -33,15 +34,6 @@ async function md5Of(stream: AsyncIterable<Uint8Array>): Promise<{ md5: string; 
     size += c.length;
   }
   return { md5: h.digest('hex'), size };
-}
-
-async function until(cond: () => Promise<boolean>, ms = 5000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await cond()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return cond();
 }
 
 export function streamingSuite(get: () => StorageHarness): void {
@@ -137,7 +129,7 @@ export function streamingSuite(get: () => StorageHarness): void {
       expect(chunked.error).toMatchObject({ statusCode: '413' });
       const multipart = await files.upload('mp.bin', new Blob([new Uint8Array(5000)]));
       expect(multipart.error).toMatchObject({ statusCode: '413' });
-      expect(await until(async () => (await storedIn(h, b)).length === 1)).toBe(true);
+      await eventually(async () => (await storedIn(h, b)).length === 1, { timeoutMs: 5000, intervalMs: 100 });
       expect(
         (await h.sql('select name from storage.objects where bucket_id = $1', [b])).map((r) => r.name),
       ).toEqual(['ok.bin']);
@@ -200,7 +192,7 @@ export function streamingSuite(get: () => StorageHarness): void {
       expect(bodies.some((body) => body.equals(got))).toBe(true);
       const info = await files.info('race.bin');
       expect(info.data!.size).toBe(got.length);
-      expect(await until(async () => (await storedIn(h, b)).length === 1)).toBe(true);
+      await eventually(async () => (await storedIn(h, b)).length === 1, { timeoutMs: 5000, intervalMs: 100 });
     });
 
     it('downloads racing overwrites always get a whole version', async () => {
@@ -248,7 +240,7 @@ export function streamingSuite(get: () => StorageHarness): void {
         };
         pump();
       });
-      expect(await until(async () => (await storedIn(h, b)).length === 0)).toBe(true);
+      await eventually(async () => (await storedIn(h, b)).length === 0, { timeoutMs: 5000, intervalMs: 100 });
       await new Promise((r) => setTimeout(r, 300));
       expect(await storedIn(h, b)).toEqual([]);
       expect(await h.sql('select 1 from storage.objects where bucket_id = $1', [b])).toEqual([]);
@@ -338,7 +330,7 @@ export function streamingSuite(get: () => StorageHarness): void {
         setTimeout(() => reject(new Error('no bytes arrived')), 30_000);
         req.end();
       });
-      expect(await until(async () => openFiles() === 0)).toBe(true);
+      await eventually(async () => openFiles() === 0, { timeoutMs: 5000, intervalMs: 100 });
       const res = await h.api(`/object/${b}/cut/32.bin`, { token: h.project.serviceRoleKey });
       expect(await md5Of(res.body as unknown as AsyncIterable<Uint8Array>)).toEqual(expected);
     }, 120_000);

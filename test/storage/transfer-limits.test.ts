@@ -7,7 +7,7 @@
  */
 import { CopyObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketName, uuid } from './harness.js';
+import { bucketName, uuid } from '../support/storage.js';
 import { s3Error, useS3Platform } from './s3-support.js';
 
 const env = useS3Platform();

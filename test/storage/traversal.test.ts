@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'node:http';
-import { startStorage, bucketName, type StorageHarness } from './harness.js';
+import { startStorage, bucketName, type StorageHarness } from '../support/storage.js';
 import { FileBackend } from '../../src/storage/backend/file.js';
 import { StorageClient } from '@supabase/storage-js';
 

@@ -5,7 +5,8 @@
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketName, startStorage, uuid, type StorageHarness } from './harness.js';
+import { bucketName, startStorage, uuid, type StorageHarness } from '../support/storage.js';
+import { eventually } from '../support/eventually.js';
 
 let h: StorageHarness;
 let svc: string;
@@ -184,10 +185,13 @@ describe('PATCH input', () => {
       req.write(Buffer.alloc(300, 1), () => setTimeout(() => req.destroy(), 200));
     });
     let state = await offsetOf(path);
-    for (let i = 0; i < 50 && state.offset !== '300'; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      state = await offsetOf(path);
-    }
+    await eventually(
+      async () => {
+        state = await offsetOf(path);
+        return state.offset === '300';
+      },
+      { timeoutMs: 2_500 },
+    ).catch(() => {});
     expect(state).toEqual({ status: 200, offset: '300' });
     const started = Date.now();
     const rest = await patch(path, '300', Buffer.alloc(600, 2).toString('latin1'));

@@ -7,7 +7,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketName, startStorage, type StorageHarness } from './harness.js';
+import { bucketName, startStorage, type StorageHarness } from '../support/storage.js';
 
 let h: StorageHarness;
 let b: string;

@@ -12,7 +12,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { Backends } from '../../src/storage/backend/index.js';
 import type { S3Backend } from '../../src/storage/backend/s3.js';
 import { TusS3Store } from '../../src/storage/tus/s3-store.js';
-import { bucketName, startStorage, type StorageHarness } from './harness.js';
+import { bucketName, startStorage, type StorageHarness } from '../support/storage.js';
 import { cuttingRelay, runUpload } from './tus-support.js';
 
 let h: StorageHarness;

@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { bucketName, startStorage, type StorageHarness } from './harness.js';
+import { bucketName, startStorage, type StorageHarness } from '../support/storage.js';
 import { bodyOf, cuttingRelay, digestBody, prngStream, runUpload, statusOf } from './tus-support.js';
 
 let h: StorageHarness;

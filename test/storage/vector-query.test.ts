@@ -5,7 +5,7 @@
  * no type coercion, metadata sizes).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStorage, type StorageHarness } from './harness.js';
+import { startStorage, type StorageHarness } from '../support/storage.js';
 import { type VectorApi, vectorApi } from './vector-support.js';
 
 let h: StorageHarness;

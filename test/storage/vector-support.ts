@@ -1,6 +1,6 @@
 /** Calls to the vector routes (`POST /vector/<op>`) for the vector tests, with status checks. */
 import { expect } from 'vitest';
-import type { StorageHarness } from './harness.js';
+import type { StorageHarness } from '../support/storage.js';
 
 export interface Reply {
   status: number;

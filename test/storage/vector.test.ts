@@ -7,7 +7,7 @@
 import { StorageVectorsClient } from '@supabase/storage-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProjectContext } from '../../src/platform/project-context.js';
-import { startStorage, type StorageHarness } from './harness.js';
+import { startStorage, type StorageHarness } from '../support/storage.js';
 import { type VectorApi, vectorApi } from './vector-support.js';
 
 let h: StorageHarness;

@@ -67,3 +67,26 @@ export async function startTestPlatform(
     },
   };
 }
+
+/**
+ * A second API process on `tp`'s platform database (as a second `strata start` against the same
+ * DATABASE_URL would be); `close()` stops only it.
+ */
+export function startSecondProcess(tp: TestPlatform): Promise<RunningPlatform> {
+  return startPlatform(tp.config, { platformDatabase: tp.platform.platformDatabase, authenticatorPassword });
+}
+
+/**
+ * A platform on a PostgreSQL of its own, not the run's shared server: its embedded one
+ * (`databaseUrl` undefined) or the external `databaseUrl` given, for tests that stop or kill that
+ * database. Files go to `dataDir`, which the caller removes after `close()`.
+ */
+export function startStandalonePlatform(
+  overrides: Partial<StrataConfig> & { dataDir: string; databaseUrl: string | undefined },
+  options: PlatformOptions = {},
+): Promise<RunningPlatform> {
+  return startPlatform(
+    { ...configFromEnv({}), host: '127.0.0.1', port: 0, consolePort: undefined, ...overrides },
+    options,
+  );
+}

@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGraphQLHandler } from '../../../src/graphql/http/handler.js';
 import { mintApiKey } from '../../../src/auth/jwt.js';
-import { graphqlTestDb, listen, postGraphQL, algNoneToken, signJwt, type GraphQLTestDb } from './support.js';
+import { graphqlTestDb, listen, algNoneToken, signJwt, type GraphQLTestDb } from './support.js';
+import { postGraphQL } from '../../support/graphql.js';
 
 let t: GraphQLTestDb;
 let srv: Awaited<ReturnType<typeof listen>>;

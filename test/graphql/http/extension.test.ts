@@ -20,7 +20,8 @@ import { STRATA_VERSION } from '../../../src/graphql/extension/version.js';
 import { createGraphQLHandler } from '../../../src/graphql/http/handler.js';
 import { createPool } from '../../../src/db/pool.js';
 import { mintApiKey } from '../../../src/auth/jwt.js';
-import { listen, postGraphQL } from './support.js';
+import { listen } from './support.js';
+import { postGraphQL } from '../../support/graphql.js';
 
 const embedded = inject('embeddedDataDir') !== '';
 

@@ -5,7 +5,7 @@ import { startTestPlatform, type TestPlatform } from '../../support/platform.js'
 import { graphqlInstallHook } from '../../../src/graphql/extension/install.js';
 import { resolveWithPool } from '../../../src/graphql/engine.js';
 import type { ProjectContext } from '../../../src/platform/project-context.js';
-import { http, postGraphQL } from './support.js';
+import { http, postGraphQL } from '../../support/graphql.js';
 
 let tp: TestPlatform;
 let project: ProjectContext;

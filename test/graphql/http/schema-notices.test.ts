@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGraphQLHandler } from '../../../src/graphql/http/handler.js';
 import { connect } from '../../support/database.js';
-import { graphqlTestDb, listen, postGraphQL, type GraphQLTestDb } from './support.js';
+import { graphqlTestDb, listen, type GraphQLTestDb } from './support.js';
+import { postGraphQL } from '../../support/graphql.js';
 
 let t: GraphQLTestDb;
 let server: Awaited<ReturnType<typeof listen>>;

@@ -12,9 +12,9 @@ import {
 import { serveDatabase } from '../../../src/graphql/http/standalone.js';
 import { verifyJwt } from '../../../src/auth/jwt.js';
 import { freeTestPort } from '../../support/free-port.js';
-import { http, postGraphQL } from './support.js';
+import { repoRoot as root, servingBanner, spawnCli } from '../../support/strata-process.js';
+import { http, postGraphQL } from '../../support/graphql.js';
 
-const root = new URL('../../../', import.meta.url).pathname;
 let db: TestDatabase;
 
 beforeAll(async () => {
@@ -80,8 +80,7 @@ describe('strata serve (CLI)', () => {
   it('prints the URL and keys, serves, and stops on SIGTERM', async () => {
     const port = await freeTestPort();
     const secret = randomBytes(32).toString('hex');
-    child = spawn(
-      join(root, 'node_modules/.bin/vite-node'),
+    const p = spawnCli(
       [
         join(root, 'test/graphql/http/cli-entry.ts'),
         '--',
@@ -99,17 +98,14 @@ describe('strata serve (CLI)', () => {
         '--max-depth',
         '4',
       ],
-      { cwd: root, env: { ...process.env, DATABASE_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      {
+        command: join(root, 'node_modules/.bin/vite-node'),
+        cwd: root,
+        env: { ...process.env, DATABASE_URL: '' },
+      },
     );
-    let out = '';
-    child.stdout!.on('data', (d) => (out += d));
-    child.stderr!.on('data', (d) => (out += d));
-    const t0 = Date.now();
-    while (!out.includes('Press Ctrl-C to stop')) {
-      if (child.exitCode !== null) throw new Error(`strata serve exited: ${out}`);
-      if (Date.now() - t0 > 30_000) throw new Error(`not serving within 30 s: ${out}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    child = p.child;
+    const out = await servingBanner(p, { timeoutMs: 30_000, name: 'strata serve' });
     const url = /GraphQL URL: (\S+)/.exec(out)![1]!;
     const anonKey = /anon key: (\S+)/.exec(out)![1]!;
     const serviceKey = /service_role key: (\S+)/.exec(out)![1]!;

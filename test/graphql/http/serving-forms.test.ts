@@ -8,15 +8,8 @@ import express from 'express';
 import Fastify from 'fastify';
 import { createGraphQLHandler, type GraphQLHandler } from '../../../src/graphql/http/handler.js';
 import { resolveWithPool } from '../../../src/graphql/engine.js';
-import {
-  graphqlTestDb,
-  listen,
-  postGraphQL,
-  getGraphQL,
-  http,
-  TODOS_QUERY,
-  type GraphQLTestDb,
-} from './support.js';
+import { graphqlTestDb, listen, TODOS_QUERY, type GraphQLTestDb } from './support.js';
+import { postGraphQL, getGraphQL, http } from '../../support/graphql.js';
 
 let t: GraphQLTestDb;
 const closers: Array<() => Promise<void>> = [];

@@ -1,4 +1,7 @@
-/** Shared setup for the GraphQL HTTP tests: a database with the engine's objects, keys, and request helpers. */
+/**
+ * Shared setup for the GraphQL HTTP tests: a database with the engine's objects, keys, and a local
+ * server. The requests themselves: test/support/graphql.ts.
+ */
 import { randomBytes } from 'node:crypto';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type pg from 'pg';
@@ -61,48 +64,6 @@ export async function listen(
         server.close(() => r());
       }),
   };
-}
-
-export interface HttpResult {
-  status: number;
-  headers: Headers;
-  text: string;
-  // biome-ignore lint/suspicious/noExplicitAny: response JSON, asserted by each test
-  json: any;
-}
-
-export async function http(url: string, init: RequestInit = {}): Promise<HttpResult> {
-  const res = await fetch(url, init);
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    /* not JSON */
-  }
-  return { status: res.status, headers: res.headers, text, json };
-}
-
-export function postGraphQL(
-  url: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<HttpResult> {
-  return http(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-}
-
-export function getGraphQL(
-  url: string,
-  params: Record<string, string>,
-  headers: Record<string, string> = {},
-): Promise<HttpResult> {
-  return http(`${url}?${new URLSearchParams(params)}`, {
-    headers: { accept: 'application/json', ...headers },
-  });
 }
 
 /** An unsigned token (`alg: none`). */

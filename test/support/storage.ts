@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { StorageClient } from '@supabase/storage-js';
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { startTestPlatform, type TestPlatform } from '../support/platform.js';
+import { startTestPlatform, type TestPlatform } from './platform.js';
 import { signJwt } from '../../src/auth/jwt.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 

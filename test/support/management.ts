@@ -1,5 +1,5 @@
 /** A tiny fetch wrapper for Management API tests (the way the CLI calls it: plain HTTP + bearer token). */
-import type { TestPlatform } from '../support/platform.js';
+import type { TestPlatform } from './platform.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: response JSON, asserted by each test
 export interface ApiAnswer<T = any> {

@@ -1,5 +1,8 @@
-/** Deploying test functions through the Management API the way the CLI's `--use-api` does. */
-import type { TestPlatform } from '../support/platform.js';
+/**
+ * Edge Functions in tests: deploying them through the Management API the way the CLI's
+ * `--use-api` does, and invoking them at /project/<ref>/functions/v1/<slug>.
+ */
+import type { TestPlatform } from './platform.js';
 
 export interface DeployAnswer {
   status: number;
@@ -47,16 +50,6 @@ export function deployOne(
   return deploy(tp, ref, slug, { [`supabase/functions/${slug}/index.ts`]: source }, meta);
 }
 
-/** Polls `check` every `everyMs` until it holds or `ms` have passed; its last answer. */
-export async function until(check: () => boolean, ms: number, everyMs = 50): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-  return check();
-}
-
 /**
  * An eszip bundle (as `supabase functions deploy` uploads) of TypeScript modules given by
  * specifier, the first being the entrypoint: `{ 'file:///src/index.ts': 'Deno.serve(…)' }`.
@@ -71,4 +64,17 @@ export async function eszipOf(modules: Record<string, string>): Promise<Uint8Arr
       ? undefined
       : { kind: 'module', specifier, headers: { 'content-type': 'application/typescript' }, content };
   });
+}
+
+/**
+ * Invokes project `ref`'s function at `path` (its slug, then any sub-path and query) under
+ * /project/<ref>/functions/v1/; `init` as fetch takes it.
+ */
+export function invokeFunction(
+  tp: TestPlatform,
+  ref: string,
+  path: string,
+  init: RequestInit = {},
+): Promise<Response> {
+  return fetch(`${tp.url}/project/${ref}/functions/v1/${path}`, init);
 }

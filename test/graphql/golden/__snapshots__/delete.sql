@@ -1,0 +1,2 @@
+-- deleteFromReviewCollection
+with t1_m as (delete from "public"."review" as t1 where (t1."stars" < $1::"pg_catalog"."int4") returning t1 as __r) select case when (select count(*) from t1_m) > 5 then graphql.exception('delete impacts too many records')::json else json_build_object('affectedCount', (select count(*) from t1_m)::int, 'records', coalesce((select json_agg(json_build_object('bookId', (t2.__r)."book_id", 'n', (t2.__r)."n")) from t1_m as t2), '[]'::json)) end;

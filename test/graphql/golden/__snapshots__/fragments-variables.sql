@@ -1,0 +1,2 @@
+-- bookCollection
+select (with t1_p as (select t1."id" as "id", t1."title" as "title", t1."author_id" as "author_id" from "public"."book" as t1 where (t1."genre" = $1::"public"."genre") order by t1."id" asc nulls last limit 2) select json_build_object('edges', coalesce((select json_agg(json_build_object('node', json_build_object('id', t1_p."id", 'title', t1_p."title", 'author', (select json_build_object('name', t2."name") from "public"."author" as t2 where t2."id" = t1_p."author_id" limit 1))) order by t1_p."id" asc nulls last) from t1_p), '[]'::json)));

@@ -1,0 +1,2 @@
+-- bookCollection
+select (with t1_p as (select t1."pages" as "pages", t1."id" as "id", t1."title" as "title" from "public"."book" as t1 where (t1."title" like $1::text and t1."pages" >= $2::"pg_catalog"."int4") order by t1."pages" desc nulls last, t1."id" asc nulls last limit 2) select json_build_object('edges', coalesce((select json_agg(json_build_object('node', json_build_object('id', t1_p."id", 'title', t1_p."title", 'pages', t1_p."pages")) order by t1_p."pages" desc nulls last, t1_p."id" asc nulls last) from t1_p), '[]'::json)));

@@ -1,0 +1,2 @@
+-- updateBookCollection
+with t1_m as (update "public"."book" as t1 set "pages" = $1::"pg_catalog"."int4" where (t1."id" = $2::"pg_catalog"."int4") returning t1 as __r) select case when (select count(*) from t1_m) > 1 then graphql.exception('update impacts too many records')::json else json_build_object('affectedCount', (select count(*) from t1_m)::int, 'records', coalesce((select json_agg(json_build_object('id', (t2.__r)."id", 'pages', (t2.__r)."pages")) from t1_m as t2), '[]'::json)) end;

@@ -146,6 +146,8 @@ export class FunctionCatalog {
     for (const key of [...this.entries.keys()]) if (key.startsWith(`${ref}/`)) this.entries.delete(key);
     this.apiUrls.delete(ref);
     await this.runtime.stopProject(ref);
+    // Its logs go with it (the workers are stopped: no line is written after this).
+    await this.runtime.logs.forget(ref);
     rmSync(join(this.runtime.rootDir, 'bundles', ref), { recursive: true, force: true });
   }
 

@@ -7,6 +7,7 @@
  * the one Project type and the SQL of the projects table), project-database.ts (a project's
  * database: create, bootstrap, drop, with its logins), db-servers.ts (placement).
  */
+import { removeAllProjectSecrets } from './project-secrets.js';
 import type pg from 'pg';
 import { mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -402,8 +403,7 @@ export class Platform {
       await beforeDrop?.();
       await dropProjectDatabase(this.servers.get(project.dbServer).url, project.dbName, ref);
       await this.removeFiles(ref, this.filesDirOf(ref));
-      await this.pool.query('delete from project_secrets where project_ref = $1', [ref]);
-      await this.pool.query('delete from function_logs where project_ref = $1', [ref]);
+      await removeAllProjectSecrets(this.pool, ref);
       await markRemoved(this.pool, ref);
     } catch (err) {
       await releaseRemoval(this.pool, ref).catch(() => {});

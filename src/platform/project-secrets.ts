@@ -84,3 +84,8 @@ export async function readProjectSecrets(
   for (const r of rows) out[r.name] = openSecret(platformKey, r.value_encrypted, aad(ref, r.name));
   return out;
 }
+
+/** Every secret of a removed project. */
+export async function removeAllProjectSecrets(pool: pg.Pool, ref: string): Promise<void> {
+  await pool.query('delete from project_secrets where project_ref = $1', [ref]);
+}

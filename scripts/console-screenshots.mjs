@@ -16,6 +16,7 @@ execFileSync(
     'run',
     'test/console/console.test.ts',
     'test/console/functions-page.test.ts',
+    'test/console/table-structure.test.ts',
   ],
   {
     cwd: root,

@@ -88,6 +88,37 @@ export const addColumnSql = (schema: string, table: string, c: NewColumn): strin
 export const dropColumnSql = (schema: string, table: string, column: string): string =>
   `alter table ${qualified(schema, table)} drop column ${quoteIdent(column)};`;
 
+export interface ColumnChange {
+  column: string;
+  /** A new type (converted with `using column::type`), or empty to keep it. */
+  type: string;
+  /** `keep`, `drop`, or `set` to `defaultExpr`. */
+  defaultAction: 'keep' | 'drop' | 'set';
+  defaultExpr: string;
+  nullable: 'keep' | 'yes' | 'no';
+}
+
+/** One `alter table` with the changes asked for, in PostgreSQL's order (type, default, null). */
+export function alterColumnSql(schema: string, table: string, c: ColumnChange): string {
+  if (!c.column) throw new Error('Choose a column to change');
+  const col = quoteIdent(c.column);
+  const actions: string[] = [];
+  if (c.type.trim()) {
+    const t = checkType(c.type);
+    actions.push(`alter column ${col} type ${t} using ${col}::${t}`);
+  }
+  if (c.defaultAction === 'drop') actions.push(`alter column ${col} drop default`);
+  if (c.defaultAction === 'set') {
+    if (!c.defaultExpr.trim())
+      throw new Error("Write the new default (an expression such as 0, now() or 'text')");
+    actions.push(`alter column ${col} set default ${c.defaultExpr.trim()}`);
+  }
+  if (c.nullable === 'yes') actions.push(`alter column ${col} drop not null`);
+  if (c.nullable === 'no') actions.push(`alter column ${col} set not null`);
+  if (actions.length === 0) throw new Error('Nothing to change yet');
+  return `alter table ${qualified(schema, table)}\n  ${actions.join(',\n  ')};`;
+}
+
 export const rlsSql = (schema: string, table: string, on: boolean): string =>
   `alter table ${qualified(schema, table)} ${on ? 'enable' : 'disable'} row level security;`;
 

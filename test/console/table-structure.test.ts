@@ -10,7 +10,8 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleIsBuilt } from '../../src/console/assets.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
-import { type Browser, launchChromium } from '../support/chromium.js';
+import { join } from 'node:path';
+import { type Browser, launchChromium, screenshotDir } from '../support/chromium.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { axeViolations, narrowWidth } from './page-checks.js';
 
@@ -19,6 +20,12 @@ let browser: Browser;
 let page: Page;
 let ctx: ProjectContext;
 const pageErrors: string[] = [];
+const offHost: string[] = [];
+
+async function shot(name: string): Promise<void> {
+  const dir = screenshotDir();
+  if (dir) await page.screenshot({ path: join(dir, `${name}.png`), fullPage: true });
+}
 const ALICE = '0a0a0a0a-0000-4000-8000-00000000000a';
 const BOB = '0b0b0b0b-0000-4000-8000-00000000000b';
 
@@ -40,6 +47,12 @@ beforeAll(async () => {
   browser = await launchChromium();
   tp = await startTestPlatform();
   ctx = await tp.platform.defaultProject();
+  await browser.context.route('**/*', (route) => {
+    const { hostname } = new URL(route.request().url());
+    if (hostname === '127.0.0.1' || hostname === 'localhost') return route.continue();
+    offHost.push(route.request().url());
+    return route.abort('blockedbyclient');
+  });
   page = browser.context.pages()[0] ?? (await browser.context.newPage());
   page.setDefaultTimeout(20_000);
   page.on('pageerror', (e) => pageErrors.push(String(e)));
@@ -73,6 +86,7 @@ describe('console: table structure and role writes', () => {
     await fourth.getByLabel('Type').fill('text');
     await fourth.getByLabel('Nullable').uncheck();
     await form.locator('pre', { hasText: 'create table "public"."notes"' }).waitFor();
+    await shot('table-new');
     expect(await axeViolations(page), 'axe on the new-table form').toEqual([]);
     expect(await narrowWidth(page, 'table-new'), 'new-table form at 390 px').toBeLessThanOrEqual(390);
     await form.getByRole('button', { name: 'Create table' }).click();
@@ -119,6 +133,7 @@ describe('console: table structure and role writes', () => {
     await policy.getByRole('button', { name: 'Create policy' }).click();
     await page.locator('.table-wrap td', { hasText: 'own notes' }).waitFor();
     await sql('grant select, insert, update, delete on public.notes to authenticated');
+    await shot('table-structure');
     expect(await axeViolations(page), 'axe on the structure forms').toEqual([]);
     expect(await narrowWidth(page, 'table-structure'), 'structure forms at 390 px').toBeLessThanOrEqual(390);
   });
@@ -179,5 +194,6 @@ describe('console: table structure and role writes', () => {
     await page.getByRole('button', { name: 'Turn RLS off' }).click();
     await page.getByRole('button', { name: 'Turn RLS on' }).waitFor();
     expect(pageErrors).toEqual([]);
+    expect(offHost).toEqual([]);
   });
 });

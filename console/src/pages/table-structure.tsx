@@ -9,6 +9,8 @@ import { runSql } from '../api';
 import { attempt, ErrorText, Field } from '../form';
 import {
   addColumnSql,
+  alterColumnSql,
+  type ColumnChange,
   COMMON_TYPES,
   createPolicySql,
   createTableSql,
@@ -236,6 +238,11 @@ export function StructureActions({
         <ColumnFields label="New column" value={column} onChange={setColumn} />
         <button type="submit">Add column</button>
       </form>
+      <ChangeColumn
+        columns={columns}
+        onSubmit={(sql) => run(sql)}
+        build={(c) => preview(() => alterColumnSql(schema, table, c))}
+      />
       <form
         className="inline wrap"
         aria-label="Drop a column"
@@ -379,6 +386,94 @@ function PolicyForm({
         <pre className="mono full-width">{built.sql ?? built.problem}</pre>
       </details>
       <button type="submit">Create policy</button>
+      <ErrorText error={error} />
+    </form>
+  );
+}
+
+function ChangeColumn({
+  columns,
+  onSubmit,
+  build,
+}: {
+  columns: string[];
+  onSubmit: (sql: string) => void;
+  build: (c: ColumnChange) => { sql?: string; problem?: string };
+}) {
+  const blank: ColumnChange = {
+    column: '',
+    type: '',
+    defaultAction: 'keep',
+    defaultExpr: '',
+    nullable: 'keep',
+  };
+  const [c, setC] = useState<ColumnChange>(blank);
+  const [error, setError] = useState<string>();
+  const set = (patch: Partial<ColumnChange>) => setC({ ...c, ...patch });
+  const built = build(c);
+  return (
+    <form
+      aria-label="Change a column"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (!built.sql) return setError(built.problem);
+        setError(undefined);
+        onSubmit(built.sql);
+        setC(blank);
+      }}
+    >
+      <fieldset className="column-fields">
+        <legend>Change a column</legend>
+        <Field label="Column to change">
+          <select value={c.column} onChange={(e) => set({ column: e.target.value })}>
+            <option value="">choose…</option>
+            {columns.map((x) => (
+              <option key={x}>{x}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="New type">
+          <input
+            className="full-width"
+            list="pg-types"
+            value={c.type}
+            placeholder="keep"
+            onChange={(e) => set({ type: e.target.value })}
+          />
+        </Field>
+        <Field label="Default">
+          <select
+            value={c.defaultAction}
+            onChange={(e) => set({ defaultAction: e.target.value as ColumnChange['defaultAction'] })}
+          >
+            <option value="keep">keep</option>
+            <option value="set">set to…</option>
+            <option value="drop">drop</option>
+          </select>
+        </Field>
+        {c.defaultAction === 'set' && (
+          <Field label="New default">
+            <input
+              className="full-width"
+              value={c.defaultExpr}
+              onChange={(e) => set({ defaultExpr: e.target.value })}
+            />
+          </Field>
+        )}
+        <Field label="Nullable">
+          <select
+            value={c.nullable}
+            onChange={(e) => set({ nullable: e.target.value as ColumnChange['nullable'] })}
+          >
+            <option value="keep">keep</option>
+            <option value="yes">yes (drop not null)</option>
+            <option value="no">no (set not null)</option>
+          </select>
+        </Field>
+      </fieldset>
+      <button type="submit" disabled={!c.column}>
+        Change column
+      </button>
       <ErrorText error={error} />
     </form>
   );

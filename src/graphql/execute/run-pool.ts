@@ -3,7 +3,7 @@
  * `begin; execute <prelude>(role, claims, version); <statements>; commit`, the prelude being one
  * select prepared once per connection that sets the role and claims and evaluates the version guard.
  * The guard raises (SQLSTATE GQLSV) before any statement runs when the schema version is not the
- * cached one; the catalog is then reloaded (one more round trip) and the request retried once.
+ * cached one; the catalog is then reloaded (one more round trip) and the request retried (twice at most).
  */
 import { Kind } from 'graphql';
 import type pg from 'pg';
@@ -165,12 +165,20 @@ type Outcome =
   | { kind: 'object'; response: Record<string, unknown> }
   | { kind: 'texts'; plan: Extract<Plan, { kind: 'plan' }>; texts: string[]; entry: CatalogEntry };
 
+/**
+ * Tries per request: a schema change (DDL, a node bootstrapping, an extension upgrade) reloads the
+ * catalog and plans again; two changes in a row (two nodes starting) still answer, a third fails
+ * with the version error rather than looping.
+ */
+const ATTEMPTS = 3;
+
 async function run(pool: pg.Pool, principal: Principal, req: Request): Promise<Outcome> {
   const object = (response: Record<string, unknown>): Outcome => ({ kind: 'object', response });
   const refused = variablesError(req.variables);
   if (refused) return object(refused);
   let state = states.get(pool)?.get(principal.role);
-  for (let attempt = 0; attempt < 2; attempt++) {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const more = attempt < ATTEMPTS - 1;
     try {
       state ??= await load(pool, principal, req.onCatalogNotices);
     } catch (e) {
@@ -183,7 +191,7 @@ async function run(pool: pg.Pool, principal: Principal, req: Request): Promise<O
     // confirm its version first (one round trip, only on these paths), unless the answer is the same
     // under every version (isSchemaFree).
     if (plan.kind === 'response' || !items.length || plan.errors.length) {
-      if (attempt === 0 && !isSchemaFree(plan) && !(await versionIs(pool, state.version))) {
+      if (more && !isSchemaFree(plan) && !(await versionIs(pool, state.version))) {
         state = undefined;
         continue;
       }
@@ -214,11 +222,11 @@ async function run(pool: pg.Pool, principal: Principal, req: Request): Promise<O
       };
     } catch (e) {
       // Prepared statements do not survive between transactions here: retry with none.
-      if (attempt === 0 && isPreparedStateLost(e)) {
+      if (more && isPreparedStateLost(e)) {
         stopPreparing(pool);
         continue;
       }
-      if (attempt === 0 && (isVersionChange(e) || isStaleGuard(e))) {
+      if (more && (isVersionChange(e) || isStaleGuard(e))) {
         state = undefined;
         continue;
       }

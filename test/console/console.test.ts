@@ -5,7 +5,6 @@
  * other than 127.0.0.1/localhost fails the run. STRATA_CONSOLE_SCREENSHOTS=<dir> saves a screenshot
  * of each page there (scripts/console-screenshots.mjs writes docs/console/ that way).
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,11 +12,10 @@ import type { Page } from 'playwright-core';
 import pg from 'pg';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleIsBuilt } from '../../src/console/assets.js';
-import { type Browser, launchChromium, screenshotDir } from '../support/chromium.js';
+import { type Browser, screenshotDir } from '../support/chromium.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { addMember, createToken } from '../../src/management/organizations/members.js';
-import { axeViolations, logLazyJs, narrowWidth, setSql } from './page-checks.js';
+import { axeViolations, logLazyJs, narrowWidth, setSql, watchedBrowser } from './page-checks.js';
 
 let tp: TestPlatform;
 let browser: Browser;
@@ -25,8 +23,8 @@ let page: Page;
 let token: string;
 /** The console's own origin (the APIs, tp.url, are on another port). */
 let consoleUrl: string;
-const offHost: string[] = [];
-const pageErrors: string[] = [];
+let offHost: string[] = [];
+let pageErrors: string[] = [];
 let projectRef = '';
 const PROJECT = `console-${randomBytes(3).toString('hex')}`;
 
@@ -53,25 +51,10 @@ async function checkPage(name: string): Promise<void> {
 const tab = (name: string) => page.locator('.side nav a', { hasText: name });
 
 beforeAll(async () => {
-  if (!consoleIsBuilt()) execFileSync(process.execPath, ['scripts/build-console.mjs'], { stdio: 'inherit' });
-  // The browser first: a machine without Chromium fails here, at once, saying what to install.
-  browser = await launchChromium();
+  ({ browser, page, offHost, pageErrors } = await watchedBrowser(15000));
   tp = await startTestPlatform();
   token = tp.platform.defaultAccessToken;
   consoleUrl = tp.consoleUrl as string;
-  await browser.context.route('**/*', (route) => {
-    const { hostname } = new URL(route.request().url());
-    if (hostname === '127.0.0.1' || hostname === 'localhost') return route.continue();
-    offHost.push(route.request().url());
-    return route.abort('blockedbyclient');
-  });
-  page = browser.context.pages()[0] ?? (await browser.context.newPage());
-  page.setDefaultTimeout(15_000);
-  page.on('pageerror', (e) => pageErrors.push(String(e)));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text()))
-      pageErrors.push(m.text().slice(0, 300));
-  });
 }, 180_000);
 
 afterAll(async () => {

@@ -5,22 +5,20 @@
  * function's HTML is never rendered on the console's origin), its logs, and delete behind a
  * confirmation. axe-core and the 390 px check on the page; no request leaves 127.0.0.1.
  */
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleIsBuilt } from '../../src/console/assets.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
-import { type Browser, launchChromium, screenshotDir } from '../support/chromium.js';
+import { type Browser, screenshotDir } from '../support/chromium.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { axeViolations, logLazyJs, narrowWidth, setEditorText } from './page-checks.js';
+import { axeViolations, logLazyJs, narrowWidth, setEditorText, watchedBrowser } from './page-checks.js';
 
 let tp: TestPlatform;
 let browser: Browser;
 let page: Page;
 let ctx: ProjectContext;
-const offHost: string[] = [];
-const pageErrors: string[] = [];
+let offHost: string[] = [];
+let pageErrors: string[] = [];
 
 async function checkPage(name: string): Promise<void> {
   const dir = screenshotDir();
@@ -39,23 +37,9 @@ const SOURCE = `Deno.serve(async (req) => {
 });`;
 
 beforeAll(async () => {
-  if (!consoleIsBuilt()) execFileSync(process.execPath, ['scripts/build-console.mjs'], { stdio: 'inherit' });
-  browser = await launchChromium();
+  ({ browser, page, offHost, pageErrors } = await watchedBrowser(30000));
   tp = await startTestPlatform();
   ctx = await tp.platform.defaultProject();
-  await browser.context.route('**/*', (route) => {
-    const { hostname } = new URL(route.request().url());
-    if (hostname === '127.0.0.1' || hostname === 'localhost') return route.continue();
-    offHost.push(route.request().url());
-    return route.abort('blockedbyclient');
-  });
-  page = browser.context.pages()[0] ?? (await browser.context.newPage());
-  page.setDefaultTimeout(30_000);
-  page.on('pageerror', (e) => pageErrors.push(String(e)));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text()))
-      pageErrors.push(m.text().slice(0, 300));
-  });
   await page.goto(tp.consoleLoginUrl(tp.platform.defaultAccessToken));
   await page.getByRole('heading', { name: 'Projects' }).waitFor();
 }, 180_000);

@@ -9,7 +9,9 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Page, Response } from 'playwright-core';
-import { screenshotDir } from '../support/chromium.js';
+import { execFileSync } from 'node:child_process';
+import { consoleIsBuilt } from '../../src/console/assets.js';
+import { type Browser, launchChromium, screenshotDir } from '../support/chromium.js';
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -98,4 +100,39 @@ export async function logLazyJs(page: Page, what: string, action: () => Promise<
   page.off('response', onResponse);
   const kb = sizes.reduce((a, b) => a + b, 0) / 1024;
   console.log(`console budget: ${what} loads ${kb.toFixed(0)} KiB of JS in ${sizes.length} files`);
+}
+
+export interface WatchedBrowser {
+  browser: Browser;
+  page: Page;
+  /** Requests to a host other than 127.0.0.1/localhost: refused, and listed here. */
+  offHost: string[];
+  /** Uncaught page errors and CSP refusals. */
+  pageErrors: string[];
+}
+
+/**
+ * The console bundle (built when missing), then Chromium with one page whose requests may not
+ * leave the machine and whose errors are kept. Launched first: a machine without Chromium fails at
+ * once, saying what to install.
+ */
+export async function watchedBrowser(timeoutMs: number): Promise<WatchedBrowser> {
+  if (!consoleIsBuilt()) execFileSync(process.execPath, ['scripts/build-console.mjs'], { stdio: 'inherit' });
+  const browser = await launchChromium();
+  const offHost: string[] = [];
+  const pageErrors: string[] = [];
+  await browser.context.route('**/*', (route) => {
+    const { hostname } = new URL(route.request().url());
+    if (hostname === '127.0.0.1' || hostname === 'localhost') return route.continue();
+    offHost.push(route.request().url());
+    return route.abort('blockedbyclient');
+  });
+  const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  page.setDefaultTimeout(timeoutMs);
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text()))
+      pageErrors.push(m.text().slice(0, 300));
+  });
+  return { browser, page, offHost, pageErrors };
 }

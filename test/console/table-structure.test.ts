@@ -5,22 +5,20 @@
  * authenticated user through GraphQL (RLS decides: another user's row cannot be changed), the
  * policy dropped and RLS turned off. axe-core and the 390 px check on the page with its forms open.
  */
-import { execFileSync } from 'node:child_process';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleIsBuilt } from '../../src/console/assets.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { join } from 'node:path';
-import { type Browser, launchChromium, screenshotDir } from '../support/chromium.js';
+import { type Browser, screenshotDir } from '../support/chromium.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { axeViolations, narrowWidth } from './page-checks.js';
+import { axeViolations, narrowWidth, watchedBrowser } from './page-checks.js';
 
 let tp: TestPlatform;
 let browser: Browser;
 let page: Page;
 let ctx: ProjectContext;
-const pageErrors: string[] = [];
-const offHost: string[] = [];
+let pageErrors: string[] = [];
+let offHost: string[] = [];
 
 async function shot(name: string): Promise<void> {
   const dir = screenshotDir();
@@ -43,19 +41,9 @@ async function sql<T = Record<string, unknown>>(query: string): Promise<T[]> {
 }
 
 beforeAll(async () => {
-  if (!consoleIsBuilt()) execFileSync(process.execPath, ['scripts/build-console.mjs'], { stdio: 'inherit' });
-  browser = await launchChromium();
+  ({ browser, page, offHost, pageErrors } = await watchedBrowser(20000));
   tp = await startTestPlatform();
   ctx = await tp.platform.defaultProject();
-  await browser.context.route('**/*', (route) => {
-    const { hostname } = new URL(route.request().url());
-    if (hostname === '127.0.0.1' || hostname === 'localhost') return route.continue();
-    offHost.push(route.request().url());
-    return route.abort('blockedbyclient');
-  });
-  page = browser.context.pages()[0] ?? (await browser.context.newPage());
-  page.setDefaultTimeout(20_000);
-  page.on('pageerror', (e) => pageErrors.push(String(e)));
   await page.goto(tp.consoleLoginUrl(tp.platform.defaultAccessToken));
   await page.getByRole('heading', { name: 'Projects' }).waitFor();
   await page.goto(`${tp.consoleUrl}/#/project/${ctx.ref}/tables`);

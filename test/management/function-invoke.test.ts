@@ -34,6 +34,19 @@ const HTML = `Deno.serve(() => new Response('<script>parent.stolen = localStorag
   headers: { 'content-type': 'text/html' },
 }));`;
 
+/** 3 MiB of text, streamed in 64 KiB chunks. */
+const LARGE = `Deno.serve(() => {
+  let sent = 0;
+  const chunk = new TextEncoder().encode('x'.repeat(65536));
+  return new Response(new ReadableStream({
+    pull(c) {
+      if (sent >= 3 * 1024 * 1024) return c.close();
+      sent += chunk.length;
+      c.enqueue(chunk);
+    },
+  }), { headers: { 'content-type': 'text/plain' } });
+});`;
+
 const BYTES = `Deno.serve(() => new Response(new Uint8Array([0, 1, 2, 255]), {
   headers: { 'content-type': 'application/octet-stream' },
 }));`;
@@ -48,6 +61,7 @@ beforeAll(async () => {
     ['who', WHO],
     ['page', HTML],
     ['bytes', BYTES],
+    ['large', LARGE],
   ] as const)
     expect((await deployOne(tp, ctx.ref, slug, src)).status).toBe(201);
 }, 120_000);
@@ -86,6 +100,14 @@ describe('function invoke (console request builder)', () => {
       const as = await invoke('who', { method: 'GET', role });
       expect(JSON.parse(as.body.body).role).toBe(role);
     }
+  });
+
+  it('cuts a large answer at 1 MiB and says so', async () => {
+    const r = await invoke('large', { method: 'GET', role: 'anon' });
+    expect(r.status).toBe(200);
+    expect(r.body.status).toBe(200);
+    expect(r.body.truncated).toBe(true);
+    expect(r.body.body.length).toBe(1024 * 1024);
   });
 
   it("answers the function's HTML and bytes as data, not as a page", async () => {

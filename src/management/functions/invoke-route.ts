@@ -12,6 +12,7 @@
 import { Type } from '@sinclair/typebox';
 import { signJwt } from '../../auth/jwt.js';
 import type { ManagementModule } from '../http/module.js';
+import { ApiError } from '../http/errors.js';
 import { projectOf } from '../http/project-access.js';
 import { Strict, StringEnum } from '../http/schemas.js';
 
@@ -19,6 +20,8 @@ import { Strict, StringEnum } from '../http/schemas.js';
 const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
 const USER_TOKEN_TTL_SECONDS = 300;
+/** How long a test request may take, body included. */
+const TIMEOUT_MS = 60_000;
 /** Headers the role decides or the transport owns; a caller's own values for them are ignored. */
 const RESERVED = new Set([
   'authorization',
@@ -90,16 +93,52 @@ export const functionInvokeRoutes: ManagementModule = async (app) => {
       sent.apikey = role === 'authenticated' ? ctx.anonKey : token;
       sent.authorization = `Bearer ${token}`;
       const started = performance.now();
-      const res = await app.inject({
-        method,
-        url: `/project/${ctx.ref}/functions/v1/${encodeURIComponent(req.params.function_slug)}${path}`,
-        headers: sent,
-        ...(body !== undefined && method !== 'GET' && method !== 'HEAD' ? { payload: body } : {}),
-      });
+      // Streamed, and cut at MAX_BODY_BYTES: a function answering a huge (or endless) body never
+      // makes this process hold more than that; a silent one is given up after the timeout.
+      const stop = new AbortController();
+      const timer = setTimeout(() => stop.abort(), TIMEOUT_MS);
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let truncated = false;
+      let res: Awaited<ReturnType<typeof app.inject>>;
+      try {
+        res = await app.inject({
+          method,
+          url: `/project/${ctx.ref}/functions/v1/${encodeURIComponent(req.params.function_slug)}${path}`,
+          headers: sent,
+          payloadAsStream: true,
+          signal: stop.signal,
+          ...(body !== undefined && method !== 'GET' && method !== 'HEAD' ? { payload: body } : {}),
+        });
+        const stream = res.stream();
+        try {
+          for await (const chunk of stream) {
+            const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+            if (size + b.length > MAX_BODY_BYTES) {
+              chunks.push(b.subarray(0, MAX_BODY_BYTES - size));
+              size = MAX_BODY_BYTES;
+              truncated = true;
+              break;
+            }
+            chunks.push(b);
+            size += b.length;
+          }
+        } catch (err) {
+          if (!stop.signal.aborted) throw err;
+          truncated = true;
+        } finally {
+          stream.destroy();
+        }
+      } catch (err) {
+        if (stop.signal.aborted)
+          throw new ApiError(504, `The function did not answer within ${TIMEOUT_MS / 1000} s`);
+        throw err;
+      } finally {
+        clearTimeout(timer);
+        stop.abort();
+      }
       const duration_ms = Math.round((performance.now() - started) * 10) / 10;
-      const raw = res.rawPayload;
-      const truncated = raw.length > MAX_BODY_BYTES;
-      const bytes = truncated ? raw.subarray(0, MAX_BODY_BYTES) : raw;
+      const bytes = Buffer.concat(chunks, size);
       const contentType = res.headers['content-type'];
       const text = isText(typeof contentType === 'string' ? contentType : undefined, bytes);
       const answered: Record<string, string> = {};

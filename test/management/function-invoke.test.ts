@@ -132,6 +132,23 @@ describe('function invoke (console request builder)', () => {
     ).not.toBe(200);
   });
 
+  it('refuses NUL and control characters in the path and headers with 400, never 500', async () => {
+    for (const bad of [
+      { method: 'GET', role: 'anon', path: '/a\u0000b' },
+      { method: 'GET', role: 'anon', path: '/a\u0007b' },
+      { method: 'GET', role: 'anon', headers: { 'x-a': 'a\u0000b' } },
+      { method: 'GET', role: 'anon', headers: { 'x-a': 'line\r\nx-injected: 1' } },
+      { method: 'GET', role: 'anon', headers: { 'x a': 'v' } },
+      { method: 'POST', role: 'anon', body: 42 },
+      { method: 'GET', role: 'anon', sub: 'x'.repeat(10_000) },
+    ]) {
+      const r = await invoke('who', bad);
+      expect(r.status, JSON.stringify(bad)).toBe(400);
+    }
+    // The Management API refuses NUL anywhere in a JSON body, the request's body text included.
+    expect((await invoke('who', { method: 'POST', role: 'anon', body: 'a\u0000b' })).status).toBe(400);
+  });
+
   it('needs a signed-in member', async () => {
     expect((await invoke('who', { method: 'GET', role: 'anon' }, 'sbp_' + '0'.repeat(40))).status).toBe(401);
   });

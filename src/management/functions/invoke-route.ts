@@ -35,11 +35,12 @@ const RESERVED = new Set([
 const InvokeBody = Strict({
   method: StringEnum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD']),
   /** After the function's name: `''`, `/sub/path`, `?query`. */
-  path: Type.Optional(Type.String({ maxLength: 2048, pattern: '^(|[/?][^#\\s]*)$' })),
+  path: Type.Optional(Type.String({ maxLength: 2048, pattern: '^(|[/?][^#\\s\\u0000-\\u001f\\u007f]*)$' })),
   headers: Type.Optional(
     Type.Record(
       Type.String({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$" }),
-      Type.String({ maxLength: 8192 }),
+      Type.String({ maxLength: 8192, pattern: '^[^\\u0000-\\u0008\\u000a-\\u001f\\u007f]*$' }),
+      { additionalProperties: false, maxProperties: 100 },
     ),
   ),
   body: Type.Optional(Type.String({ maxLength: MAX_REQUEST_BODY_BYTES })),

@@ -10,7 +10,7 @@
  * call the function with it: the same permission as api-keys.
  */
 import { Type } from '@sinclair/typebox';
-import { signJwt } from '../../auth/jwt.js';
+import { signUserToken } from '../role-tokens/user-token.js';
 import type { ManagementModule } from '../http/module.js';
 import { ApiError } from '../http/errors.js';
 import { projectOf } from '../http/project-access.js';
@@ -79,14 +79,11 @@ export const functionInvokeRoutes: ManagementModule = async (app) => {
       if (role === 'anon') token = ctx.anonKey;
       else if (role === 'service_role') token = ctx.serviceRoleKey;
       else {
-        token = await signJwt(ctx.jwtSecret, {
-          iss: 'supabase',
-          ref: ctx.ref,
-          role: 'authenticated',
-          sub: sub ?? '00000000-0000-4000-8000-000000000000',
-          aud: 'authenticated',
-          exp: Math.floor(Date.now() / 1000) + USER_TOKEN_TTL_SECONDS,
-        });
+        ({ token } = await signUserToken(
+          ctx,
+          sub ?? '00000000-0000-4000-8000-000000000000',
+          USER_TOKEN_TTL_SECONDS,
+        ));
       }
       const sent: Record<string, string> = {};
       for (const [k, v] of Object.entries(headers))

@@ -5,7 +5,7 @@
  * (api-keys) may already sign anything, so the same role is needed here.
  */
 import { Type } from '@sinclair/typebox';
-import { signJwt } from '../../auth/jwt.js';
+import { signUserToken } from './user-token.js';
 import { projectOf } from '../http/project-access.js';
 import type { ManagementModule } from '../http/module.js';
 import { Strict, StringEnum } from '../http/schemas.js';
@@ -24,17 +24,9 @@ export const consoleRoleTokenRoutes: ManagementModule = async (app) => {
     '/projects/:ref/console/role-token',
     { schema: { body: RoleTokenBody }, config: { failureMessage: 'Failed to create a role token' } },
     async (req, reply) => {
-      const { role, sub } = req.body;
+      const { sub } = req.body;
       const ctx = await projectOf(req).context();
-      const exp = Math.floor(Date.now() / 1000) + TTL_SECONDS;
-      const token = await signJwt(ctx.jwtSecret, {
-        iss: 'supabase',
-        ref: ctx.ref,
-        role,
-        sub,
-        aud: 'authenticated',
-        exp,
-      });
+      const { token, exp } = await signUserToken(ctx, sub, TTL_SECONDS);
       return reply.code(201).send({ token, expires_at: new Date(exp * 1000).toISOString() });
     },
   );

@@ -1,7 +1,8 @@
 /**
- * Which databases changed, from PostgreSQL's logical replication (through pg-logical-replication)
+ * What changed in a database, from PostgreSQL's logical replication (through pg-logical-replication)
  * on a slot of this node's own: `onCommit` is called after each transaction that inserted,
- * updated, deleted or truncated rows. Needs `wal_level = logical` (the embedded server sets it:
+ * updated, deleted or truncated rows, with its LSN, the tables it changed and its row changes
+ * (test-decoding.ts reads them). Needs `wal_level = logical` (the embedded server sets it:
  * db/embedded.ts) and a role that may replicate (the project's superuser URL); otherwise start()
  * says why and the live queries poll. Like every platform superuser session in a project database,
  * its sessions resolve names in pg_catalog only (db/superuser-session.ts): a tenant's
@@ -11,7 +12,8 @@
  * only a publication's tables, and a publication of all tables that publishes UPDATE and DELETE
  * makes PostgreSQL refuse those on every table without a replica identity (no primary key) — a
  * change to what users' writes may do. test_decoding needs no publication and changes nothing for
- * writers; only its BEGIN/COMMIT lines are read (empty transactions skipped).
+ * writers. Its rows carry the new tuple of an INSERT/UPDATE and the old key of a DELETE (and of an
+UPDATE that changed the key), as text.
  *
  * The slot is dropped on close(). A slot left by a node that died (inactive, named
  * `strata_rt_…`) is dropped by the next feed started on that database, so WAL is not retained
@@ -21,12 +23,42 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { CATALOG_ONLY_OPTIONS, withSuperuserSession as withClient } from '../db/superuser-session.js';
 import { LogicalReplicationService, TestDecodingPlugin } from 'pg-logical-replication';
+import { parseChangeLine, type RowChange } from './test-decoding.js';
 
 const SLOT_PREFIX = 'strata_rt_';
 const START_TIMEOUT_MS = 10_000;
 
 export interface ChangeFeed {
   close(): Promise<void>;
+}
+
+/** More row changes than this in one transaction: only its tables are reported, not its rows. */
+export const MAX_ROWS_PER_COMMIT = 10_000;
+
+/** One committed transaction that changed rows. */
+export interface Commit {
+  /** The commit record's LSN as a number: increasing, one per commit. */
+  lsn: bigint;
+  /** tableKey(schema, table) of every table it changed rows of. */
+  tables: ReadonlySet<string>;
+  /**
+   * Its row changes in order; absent when there were more than MAX_ROWS_PER_COMMIT or a line
+   * could not be read.
+   */
+  changes?: RowChange[];
+  /** A line could not be read: any table may have changed (`tables` may be incomplete). */
+  anyTable?: boolean;
+}
+
+/** The key of a table in Commit.tables. */
+export function tableKey(schema: string, table: string): string {
+  return JSON.stringify([schema, table]);
+}
+
+/** `X/Y` (hex halves, as PostgreSQL prints an LSN) → a number. */
+export function lsnOf(text: string): bigint {
+  const [hi = '0', lo = '0'] = text.split('/');
+  return (BigInt(`0x${hi}`) << 32n) | BigInt(`0x${lo}`);
 }
 
 /** test_decoding's lines as they come (the package's own parser splits every row into values). */
@@ -80,7 +112,7 @@ async function dropSlot(url: string, slot: string): Promise<void> {
 /** Starts the feed; rejects (with the reason) when the database does not allow it. */
 export async function startChangeFeed(
   url: string,
-  onCommit: () => void,
+  onCommit: (commit: Commit) => void,
   onFailure: (err: Error) => void,
 ): Promise<ChangeFeed> {
   const slot = await prepare(url);
@@ -88,14 +120,37 @@ export async function startChangeFeed(
     { connectionString: url, replication: 'database', options: CATALOG_ONLY_OPTIONS } as pg.ClientConfig,
     { acknowledge: { auto: true, timeoutSeconds: 10 } },
   );
-  let changed = false;
   let closed = false;
-  service.on('data', (_lsn: string, line: unknown) => {
+  let tables = new Set<string>();
+  let changes: RowChange[] | undefined = [];
+  let anyTable = false;
+  service.on('data', (lsn: string, line: unknown) => {
     if (typeof line !== 'string') return;
-    if (line.startsWith('table ')) changed = true;
-    else if (line.startsWith('COMMIT') && changed) {
-      changed = false;
-      onCommit();
+    if (line.startsWith('table ')) {
+      let rows: RowChange[] | null = null;
+      try {
+        rows = parseChangeLine(line);
+      } catch {
+        // Not the format this reads: the commit is reported as touching any table.
+      }
+      if (!rows) {
+        anyTable = true;
+        changes = undefined;
+        return;
+      }
+      for (const r of rows) tables.add(tableKey(r.schema, r.table));
+      if (changes && changes.length + rows.length <= MAX_ROWS_PER_COMMIT) changes.push(...rows);
+      else changes = undefined;
+    } else if (line.startsWith('COMMIT')) {
+      if (tables.size || anyTable) {
+        const commit: Commit = { lsn: lsnOf(lsn), tables };
+        if (changes) commit.changes = changes;
+        if (anyTable) commit.anyTable = true;
+        onCommit(commit);
+      }
+      tables = new Set();
+      changes = [];
+      anyTable = false;
     }
   });
   const started = new Promise<void>((resolve, reject) => {

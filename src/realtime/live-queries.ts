@@ -10,7 +10,8 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { Principal } from '../db/with-role.js';
 import { resolveWithPoolText } from '../graphql/engine.js';
-import type { ChangeFeed } from './change-feed.js';
+import type { Commit } from './change-feed.js';
+import type { DatabaseFeed, FeedListener } from './database-feed.js';
 import type { LiveRequest } from './live-request.js';
 import { Subscriber, type LiveResult } from './subscriber.js';
 
@@ -43,8 +44,6 @@ export const SAFETY_REFRESH_MS = 60_000;
 /** After the latest reported commit, one more refresh (see onCommit). */
 export const COMMIT_SETTLE_MS = 250;
 
-export type FeedStarter = (onCommit: () => void, onFailure: (err: Error) => void) => Promise<ChangeFeed>;
-
 export class TooManySubscriptions extends Error {}
 
 export const PROJECT_CHANGED_MESSAGE =
@@ -57,9 +56,6 @@ export class LiveQueries {
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
   private again = false;
-  private feed: ChangeFeed | undefined;
-  private feedState: 'none' | 'starting' | 'on' | 'failed' = 'none';
-  private readonly closing = new Set<Promise<void>>();
   private retired = false;
   /** When the last refresh started, and the refresh a commit asked for within the gap after it. */
   private lastRefresh = 0;
@@ -73,8 +69,8 @@ export class LiveQueries {
       intervalMs: number;
       maxSubscribers: number;
       concurrency: number;
-      /** Starts the change feed of this database; none: poll. */
-      startFeed?: FeedStarter;
+      /** The change feed of this database (followed while there are groups); none: poll. */
+      feed?: DatabaseFeed;
       /** The pool was closed and every subscription ended: the owner forgets this instance. */
       onRetired?: () => void;
     },
@@ -85,7 +81,7 @@ export class LiveQueries {
       groups: this.groups.size,
       subscribers: this.subscriberCount,
       executions: this.executions,
-      feeds: this.feedState === 'on' ? 1 : 0,
+      feeds: this.opts.feed?.on ? 1 : 0,
     };
   }
 
@@ -119,7 +115,7 @@ export class LiveQueries {
     if (g.last) sub.push(g.last.result, g.last.hash);
     else void this.run(g);
     this.startTimer();
-    this.startFeed();
+    this.opts.feed?.add(this.listener);
     return sub;
   }
 
@@ -139,14 +135,13 @@ export class LiveQueries {
     for (const g of this.groups.values()) for (const s of [...g.subscribers]) void s.return();
     this.groups.clear();
     this.stopTimer();
-    // A feed still starting is closed when it has started: wait for that too.
-    while (this.closing.size) await Promise.all([...this.closing]);
   }
 
   private startTimer(): void {
     if (this.timer) return;
-    const every =
-      this.feedState === 'on' ? Math.max(SAFETY_REFRESH_MS, this.opts.intervalMs) : this.opts.intervalMs;
+    const every = this.opts.feed?.on
+      ? Math.max(SAFETY_REFRESH_MS, this.opts.intervalMs)
+      : this.opts.intervalMs;
     this.timer = setInterval(() => void this.tick(), every);
     this.timer.unref();
   }
@@ -159,15 +154,7 @@ export class LiveQueries {
     this.delayed = undefined;
     if (this.settle) clearTimeout(this.settle);
     this.settle = undefined;
-    const feed = this.feed;
-    this.feed = undefined;
-    if (this.feedState === 'on') this.feedState = 'none';
-    if (feed) this.track(feed.close());
-  }
-
-  private track(p: Promise<void>): void {
-    const tracked = p.catch(() => {}).finally(() => this.closing.delete(tracked));
-    this.closing.add(tracked);
+    this.opts.feed?.remove(this.listener);
   }
 
   private restartTimer(): void {
@@ -176,47 +163,28 @@ export class LiveQueries {
     if (this.groups.size) this.startTimer();
   }
 
-  private startFeed(): void {
-    const start = this.opts.startFeed;
-    if (!start || this.feedState !== 'none') return;
-    this.feedState = 'starting';
-    const starting = start(
-      () => this.onCommit(),
-      () => {
-        // Replication broke (server restart, slot dropped): poll from now on.
-        this.feed = undefined;
-        this.feedState = 'failed';
-        this.restartTimer();
-        // What committed since the stream's last word was not reported.
-        void this.tick();
-      },
-    ).then(
-      (feed) => {
-        if (!this.groups.size || this.feedState !== 'starting') {
-          this.feedState = this.feedState === 'starting' ? 'none' : this.feedState;
-          this.track(feed.close());
-          return;
-        }
-        this.feed = feed;
-        this.feedState = 'on';
-        this.restartTimer();
-        // What committed while the feed started was not reported: one refresh covers it.
-        void this.tick();
-      },
-      () => {
-        // Not available here (wal_level, privilege, slots): poll.
-        this.feedState = 'failed';
-      },
-    );
-    this.track(starting);
-  }
+  /**
+   * The feed's word: after each commit a refresh; when it starts or fails, the timer's period
+   * changes (a safety refresh, or polling) and one refresh covers what it did not report.
+   */
+  private readonly listener: FeedListener = {
+    commit: (commit) => this.onCommit(commit),
+    started: () => {
+      this.restartTimer();
+      void this.tick();
+    },
+    failed: () => {
+      this.restartTimer();
+      void this.tick();
+    },
+  };
 
   /**
    * A commit reported by the feed: a refresh now, or — when the last one started less than
    * MIN_REFRESH_GAP_MS ago — when that gap is over, so that a steady stream of commits costs at
    * most one refresh per gap rather than one per commit.
    */
-  private onCommit(): void {
+  private onCommit(_commit: Commit): void {
     // A commit is decoded from the WAL a moment before it is visible to new snapshots
     // (PostgreSQL flushes the commit record, then ends the transaction in the proc array): a
     // refresh started in between misses it. One more refresh after the commits settle covers that

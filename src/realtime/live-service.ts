@@ -10,6 +10,7 @@ import { subscriptionFieldsWithPool } from '../graphql/engine.js';
 import type { RequestLimits } from '../graphql/http/options.js';
 import type { ProjectContext } from '../platform/project-context.js';
 import { startChangeFeed } from './change-feed.js';
+import { DatabaseFeed } from './database-feed.js';
 import { LiveQueries, TooManySubscriptions, type LiveQueryStats } from './live-queries.js';
 import { liveRequestOf, type LiveRequest, type SubscribePayload } from './live-request.js';
 import type { Subscriber } from './subscriber.js';
@@ -21,6 +22,8 @@ export { AuthError };
 
 export class LiveService {
   private readonly hubs = new Map<unknown, LiveQueries>();
+  /** Each project database's change feed, by its pool (live queries and change streams share it). */
+  private readonly feeds = new Map<unknown, DatabaseFeed>();
 
   constructor(
     readonly config: RealtimeConfig,
@@ -109,20 +112,40 @@ export class LiveService {
     const hubs = [...this.hubs.values()];
     this.hubs.clear();
     await Promise.all(hubs.map((h) => h.close()));
+    const feeds = [...this.feeds.values()];
+    this.feeds.clear();
+    await Promise.all(feeds.map((f) => f.close()));
+  }
+
+  /** The project database's change feed (started by its first listener). */
+  feedOf(project: ProjectContext): DatabaseFeed {
+    let feed = this.feeds.get(project.pool);
+    if (!feed) {
+      feed = new DatabaseFeed(
+        this.config.replication
+          ? (onCommit, onFailure) => startChangeFeed(project.superuserUrl, onCommit, onFailure)
+          : undefined,
+      );
+      this.feeds.set(project.pool, feed);
+    }
+    return feed;
   }
 
   private hubOf(project: ProjectContext): LiveQueries {
     let hub = this.hubs.get(project.pool);
     if (!hub) {
       const pool = project.pool;
+      const feed = this.feedOf(project);
       hub = new LiveQueries(pool, {
-        onRetired: () => this.hubs.delete(pool),
+        onRetired: () => {
+          this.hubs.delete(pool);
+          if (this.feeds.get(pool) === feed) this.feeds.delete(pool);
+          void feed.close();
+        },
         intervalMs: this.config.intervalMs,
         maxSubscribers: this.config.maxPerProject,
         concurrency: this.config.concurrency,
-        startFeed: this.config.replication
-          ? (onCommit, onFailure) => startChangeFeed(project.superuserUrl, onCommit, onFailure)
-          : undefined,
+        feed,
       });
       this.hubs.set(project.pool, hub);
     }

@@ -10,6 +10,8 @@ import type { Platform } from '../platform/platform.js';
 import type { LiveQueryStats } from './live-queries.js';
 import { LiveService } from './live-service.js';
 import { sseSubscriptions } from './sse-route.js';
+import { SseReservations } from './sse-single.js';
+import { GRAPHQL_PATH } from '../graphql/http/options.js';
 import { startWebSocketServer } from './ws-server.js';
 
 export { JWT_EXPIRED_MESSAGE } from './live-service.js';
@@ -33,13 +35,28 @@ export function startRealtime(app: FastifyInstance, platform: Platform, bans: Ne
     maxSelections: config.graphqlMaxSelections,
   });
   const ws = startWebSocketServer(app.server, platform, live, bans);
-  app.addHook('preHandler', sseSubscriptions(live));
+  const reservations = new SseReservations(live);
+  app.addHook('preHandler', sseSubscriptions(live, reservations));
+  // graphql-sse's single connection mode: PUT reserves a stream, DELETE stops one of its operations.
+  app.route({
+    method: ['PUT', 'DELETE'],
+    url: GRAPHQL_PATH,
+    handler: async (req, reply) => {
+      const project = req.project;
+      if (!project) return reply.code(404).send({ message: 'Project not found' });
+      if (req.method === 'PUT') return reservations.put(req, reply, project);
+      const token = SseReservations.tokenOf(req);
+      if (!token) return reply.code(404).send({ errors: [{ message: 'Stream not found' }] });
+      return reservations.delete(req, reply, project, token);
+    },
+  });
   let closing: Promise<void> | undefined;
   const realtime: RealtimeServer = {
     stats: () => live.stats(),
     close() {
       closing ??= (async () => {
         await ws.close();
+        reservations.close();
         await live.close();
       })();
       return closing;

@@ -1,5 +1,6 @@
 /**
- * GraphQL over SSE (the graphql-sse protocol, its "distinct connections" mode) on
+ * GraphQL over SSE (the graphql-sse protocol, its "distinct connections" mode; the single
+ * connection mode is sse-single.ts) on
  * {project}/graphql/v1: a POST (or GET) that accepts `text/event-stream` and carries a
  * subscription is answered as a stream of `next` events (the live results) ended by `complete`.
  * `apikey` and `Authorization` are its headers, as on any GraphQL request. Any other request goes
@@ -14,6 +15,7 @@ import type { Principal } from '../db/with-role.js';
 import { GRAPHQL_PATH } from '../graphql/http/options.js';
 import type { SubscribePayload } from './live-request.js';
 import { AuthError, JWT_EXPIRED_MESSAGE, type LiveService } from './live-service.js';
+import { SseReservations } from './sse-single.js';
 
 const KEEP_ALIVE_MS = 12_000;
 
@@ -47,11 +49,18 @@ function subscriptionPayload(req: FastifyRequest): SubscribePayload | undefined 
   }
 }
 
-/** A preHandler for the GraphQL route: serves subscriptions asked for as event streams. */
-export function sseSubscriptions(live: LiveService) {
+/**
+ * A preHandler for the GraphQL route: serves subscriptions asked for as event streams, and the
+ * GET/POST requests of single-connection streams (sse-single.ts).
+ */
+export function sseSubscriptions(live: LiveService, reservations: SseReservations) {
   return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const payload = subscriptionPayload(req);
     const project = req.project;
+    if (project && req.routeOptions.url === GRAPHQL_PATH) {
+      const token = SseReservations.tokenOf(req);
+      if (token) return reservations.request(req, reply, project, token);
+    }
+    const payload = subscriptionPayload(req);
     if (!payload || !project) return;
     let principal: Principal;
     try {

@@ -208,8 +208,16 @@ export function createStrataYoga(endpoint: string, opts: GraphQLHandlerOptions):
     maxRequestBodySize: false,
     cors: opts.cors ?? {
       origin: '*',
-      methods: ['GET', 'POST', 'OPTIONS'],
-      allowedHeaders: ['apikey', 'authorization', 'content-type', 'accept', 'x-client-info'],
+      // PUT and DELETE, and the token header: graphql-sse's single connection mode (src/realtime/).
+      methods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
+      allowedHeaders: [
+        'apikey',
+        'authorization',
+        'content-type',
+        'accept',
+        'x-client-info',
+        'x-graphql-event-stream-token',
+      ],
       maxAge: 3600,
     },
     graphiql:

@@ -99,8 +99,10 @@ export class SseReservations {
   async put(req: FastifyRequest, reply: FastifyReply, project: ProjectContext): Promise<void> {
     const who = await this.caller(req, reply, project);
     if (!who) return;
-    if (this.reservations.size >= this.live.config.maxPerProject)
-      return void (await reply.code(503).send(errors('Too many event streams on this server')));
+    let held = 0;
+    for (const r of this.reservations.values()) if (r.project === project) held++;
+    if (held >= this.live.config.maxPerProject)
+      return void (await reply.code(503).send(errors('Too many event streams on this project')));
     let open = () => {};
     const opened = new Promise<void>((resolve) => {
       open = resolve;

@@ -8,8 +8,10 @@
 // of the measured window that this live query's result must reflect (workload.mjs: expects), its
 // latency is the first event with seq >= the write's minus the time the writer saw the write commit.
 // A later write may hide an earlier one (a newer latest message): the result then still reflects
-// it, and the first event at or after the later write delivers both. A write never delivered by the
-// end of the drain counts as missed.
+// it, and the first event at or after the later write delivers both. A write not delivered by the
+// end of the drain counts as missed, with its latency at least (end − commit): it enters the
+// percentiles with that lower bound, and a percentile at or above the smallest such bound is itself
+// only a lower bound (`*_lower_bound`).
 import { expects, userOrg } from './workload.mjs';
 
 export class Tracker {
@@ -44,9 +46,10 @@ export class Tracker {
 
   /**
    * Latencies (ms) of every (live query, write) delivery the window's writes call for, per
-   * document; `log`: the writer's entries of the window, in seq order.
+   * document; `log`: the writer's entries of the window, in seq order; `end`: when the drain ended
+   * (an undelivered write's latency is at least end − its commit: `censored`).
    */
-  latencies(log) {
+  latencies(log, end = Date.now()) {
     const byRoom = new Map();
     const byOrg = new Map();
     for (const w of log) {
@@ -63,7 +66,7 @@ export class Tracker {
       const pool = 'room' in sub.vars ? byRoom.get(sub.vars.room) : byOrg.get(userOrg(sub.user));
       if (!pool) continue;
       const ev = this.events[i];
-      perDoc[sub.doc] ??= { latencies: [], expected: 0, missed: 0 };
+      perDoc[sub.doc] ??= { latencies: [], censored: [], expected: 0, missed: 0 };
       const out = perDoc[sub.doc];
       let e = 0;
       for (const w of pool) {
@@ -74,6 +77,7 @@ export class Tracker {
         if (e >= ev.length) {
           missed++;
           out.missed++;
+          out.censored.push(end - w.t);
           continue;
         }
         out.latencies.push(ev[e + 1] - w.t);
@@ -81,7 +85,12 @@ export class Tracker {
     }
     const docs = {};
     for (const [doc, d] of Object.entries(perDoc))
-      docs[doc] = { latencies: Float64Array.from(d.latencies), expected: d.expected, missed: d.missed };
+      docs[doc] = {
+        latencies: Float64Array.from(d.latencies),
+        censored: Float64Array.from(d.censored),
+        expected: d.expected,
+        missed: d.missed,
+      };
     return { docs, expected, missed };
   }
 
@@ -120,34 +129,50 @@ export function mergeLatencies(parts) {
     expected += part.expected;
     missed += part.missed;
     for (const [doc, d] of Object.entries(part.docs)) {
-      docs[doc] ??= { arrays: [], expected: 0, missed: 0 };
+      docs[doc] ??= { arrays: [], censored: [], expected: 0, missed: 0 };
       const acc = docs[doc];
       acc.arrays.push(d.latencies);
+      acc.censored.push(d.censored);
       acc.expected += d.expected;
       acc.missed += d.missed;
     }
   }
-  const stats = (arrays) => {
-    const n = arrays.reduce((s, a) => s + a.length, 0);
-    const all = new Float64Array(n);
+  const concat = (arrays) => {
+    const all = new Float64Array(arrays.reduce((n, a) => n + a.length, 0));
     let o = 0;
     for (const a of arrays) {
       all.set(a, o);
       o += a.length;
     }
-    all.sort();
+    return all;
+  };
+  const stats = (arrays, censoredArrays) => {
+    const censored = concat(censoredArrays);
+    const all = concat([...arrays, censored]).sort();
+    let floor = Number.POSITIVE_INFINITY;
+    for (const c of censored) if (c < floor) floor = c;
     const r = (x) => Math.round(x * 10) / 10;
-    return {
-      deliveries: n,
-      p50_ms: r(percentile(all, 0.5)),
-      p90_ms: r(percentile(all, 0.9)),
-      p99_ms: r(percentile(all, 0.99)),
-      max_ms: r(n ? all[n - 1] : Number.NaN),
-    };
+    const out = { deliveries: all.length - censored.length };
+    for (const [name, p] of [
+      ['p50', 0.5],
+      ['p90', 0.9],
+      ['p99', 0.99],
+      ['max', 1],
+    ]) {
+      const v = percentile(all, p);
+      out[`${name}_ms`] = r(v);
+      // An undelivered write's latency is only known to be at least its bound.
+      if (v >= floor) out[`${name}_lower_bound`] = true;
+    }
+    return out;
   };
   const perDoc = {};
   for (const [doc, d] of Object.entries(docs))
-    perDoc[doc] = { ...stats(d.arrays), expected: d.expected, missed: d.missed };
-  const overall = stats(Object.values(docs).flatMap((d) => d.arrays));
+    perDoc[doc] = { ...stats(d.arrays, d.censored), expected: d.expected, missed: d.missed };
+  const all = Object.values(docs);
+  const overall = stats(
+    all.flatMap((d) => d.arrays),
+    all.flatMap((d) => d.censored),
+  );
   return { ...overall, expected, missed, perDoc };
 }

@@ -15,6 +15,8 @@ export const GOALS = {
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const ms = (x) => (Number.isFinite(x) ? (x >= 100 ? String(Math.round(x)) : x.toFixed(1)) : '—');
+/** A latency percentile of `l` (p50, p90, p99, max), `≥` when writes still undelivered make it a lower bound. */
+const pct = (l, name, fmt = ms) => `${l[`${name}_lower_bound`] ? '≥' : ''}${fmt(l[`${name}_ms`])}`;
 
 export function summaryLine(r) {
   const s = r.strata;
@@ -22,7 +24,7 @@ export function summaryLine(r) {
   const ratio = r.naive ? (s.pg_cpu_ms_per_change / r.naive.pg_cpu_ms_per_change).toFixed(3) : 'n/a';
   return (
     `realtime: ${s.subscribed} live queries at ${Math.round(s.change_rate)} changes/s ` +
-    `p50 ${Math.round(s.latency.p50_ms)} ms p99 ${Math.round(s.latency.p99_ms)} ms (goals ${GOALS.p50_ms}/${GOALS.p99_ms}); ` +
+    `p50 ${pct(s.latency, 'p50', Math.round)} ms p99 ${pct(s.latency, 'p99', Math.round)} ms (goals ${GOALS.p50_ms}/${GOALS.p99_ms}); ` +
     `pg cpu per change strata/naive ${ratio} (goal ${GOALS.pg_cpu_strata_over_naive}); ` +
     `rss ${s.server_rss_mib.peak} MiB (goal ${GOALS.server_rss_mib})`
   );
@@ -89,7 +91,7 @@ export function report(r) {
   for (const doc of Object.keys((s ?? n).latency.perDoc)) {
     const cells = phases.map(([, p]) => {
       const d = p.latency.perDoc[doc];
-      return d ? `${ms(d.p50_ms)} / ${ms(d.p99_ms)} (${d.deliveries}, ${d.missed})` : '—';
+      return d ? `${pct(d, 'p50')} / ${pct(d, 'p99')} (${d.deliveries}, ${d.missed})` : '—';
     });
     console.log(`    ${doc.padEnd(10)} ${cells.map((c) => c.padEnd(28)).join(' | ')}`);
   }

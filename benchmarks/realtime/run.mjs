@@ -299,8 +299,11 @@ try {
   if (O.phases.includes('naive')) result.naive = await naivePhase(planned, tokens, gqlUrl);
   report(result);
 } catch (err) {
-  console.error(`realtime bench failed: ${err.stack ?? err}`);
-  process.exitCode = 1;
+  // After Ctrl-C the children are stopping: what fails then is not news.
+  if (!interrupted) {
+    console.error(`realtime bench failed: ${err.stack ?? err}`);
+    process.exitCode = 1;
+  }
 } finally {
   if (!interrupted) await cleanup();
 }

@@ -21,11 +21,17 @@ const pct = (l, name, fmt = ms) => `${l[`${name}_lower_bound`] ? '≥' : ''}${fm
 export function summaryLine(r) {
   const s = r.strata;
   if (!s) return 'realtime: live-query phase not run (BENCH_RT_PHASES)';
-  const ratio = r.naive ? (s.pg_cpu_ms_per_change / r.naive.pg_cpu_ms_per_change).toFixed(3) : 'n/a';
+  const n = r.naive;
+  const ratio = n ? (s.pg_cpu_ms_per_change / n.pg_cpu_ms_per_change).toFixed(3) : 'n/a';
+  // When the poller could not keep up, also the ratio to what polling every query each interval costs.
+  const short =
+    n && n.polls_per_s < 0.95 * n.polls_per_s_target
+      ? `; naive polled ${n.polls_per_s}/s of ${n.polls_per_s_target}/s, at full rate ${(s.pg_cpu_ms_per_change / n.pg_cpu_ms_per_change_at_target).toFixed(3)}`
+      : '';
   return (
     `realtime: ${s.subscribed} live queries at ${Math.round(s.change_rate)} changes/s ` +
     `p50 ${pct(s.latency, 'p50', Math.round)} ms p99 ${pct(s.latency, 'p99', Math.round)} ms (goals ${GOALS.p50_ms}/${GOALS.p99_ms}); ` +
-    `pg cpu per change strata/naive ${ratio} (goal ${GOALS.pg_cpu_strata_over_naive}); ` +
+    `pg cpu per change strata/naive ${ratio} (goal ${GOALS.pg_cpu_strata_over_naive}${short}); ` +
     `rss ${s.server_rss_mib.peak} MiB (goal ${GOALS.server_rss_mib})`
   );
 }

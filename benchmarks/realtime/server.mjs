@@ -39,8 +39,13 @@ const stop = () => {
 };
 process.on('message', (m) => {
   // Live-query counters of this node (groups, subscribers, statements run so far).
-  if (m === 'stats') process.send?.({ type: 'stats', stats: running.realtime.stats() });
-  else if (m === 'stop') void stop();
+  if (m === 'stats') {
+    let stats;
+    try {
+      stats = running.realtime.stats();
+    } catch {}
+    process.send?.({ type: 'stats', stats });
+  } else if (m === 'stop') void stop();
 });
 // The parent went away (crashed, or was killed): stop the embedded PostgreSQL with us.
 process.on('disconnect', () => void stop());

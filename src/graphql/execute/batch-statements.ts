@@ -33,6 +33,8 @@ export interface Statement {
 /** The statements to run for some items, and how their results become the items' JSON texts. */
 export interface BatchedStatements {
   statements: Statement[];
+  /** Whether a statement joins several parameter sets (the lateral form). */
+  lateral: boolean;
   /** The items' JSON texts (in the items' order), from the statements' results (in their order). */
   texts(results: readonly pg.QueryResult[]): string[];
 }
@@ -113,6 +115,7 @@ export function batchStatements(items: readonly Statement[], max = BATCH_MAX): B
   });
   const statements: Statement[] = [];
   const readers: Reader[] = [];
+  let joined = false;
   for (const [sql, bySet] of byText) {
     const sets = [...bySet.values()];
     const count = sets[0]?.params.length ?? 0;
@@ -131,12 +134,14 @@ export function batchStatements(items: readonly Statement[], max = BATCH_MAX): B
         continue;
       }
       const [statement, read] = statementFor(sql, chunk, lateral);
+      joined = true;
       statements.push(statement);
       readers.push(read);
     }
   }
   return {
     statements,
+    lateral: joined,
     texts(results) {
       const texts: string[] = new Array(items.length).fill('null');
       readers.forEach((read, k) => {

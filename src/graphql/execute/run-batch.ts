@@ -8,12 +8,15 @@
  * statement per text and parameter set, or one lateral statement for up to BATCH_MAX sets). Answers
  * that need no statement (errors, introspection) stand when the message's guard passed, as the
  * version check stands for them alone. A schema change reloads the catalog and plans again (as
- * alone, ATTEMPTS times at most). A message that fails otherwise (a value PostgreSQL refuses, a
- * statement timeout) is sent again for each half of its requests, down to a request alone, so each
- * request gets the error it would get alone and the others their answers. Mutations run alone.
+ * alone, ATTEMPTS times at most). A message that fails otherwise is sent again with every parameter
+ * set as its own statement, when it joined sets (a statement timeout then applies to each set, as
+ * alone; and a lateral form PostgreSQL would refuse cannot cost an answer); one that still fails
+ * (a value PostgreSQL refuses) is sent again for each half of its requests, down to a request alone,
+ * so each request gets the error it would get alone and the others their answers. Mutations run alone.
  * Cancel signals are not used by the batched message (a request alone still uses its own).
  */
 import type pg from 'pg';
+import { isDatabaseUnavailable } from '../../db/connection-errors.js';
 import type { Principal } from '../../db/with-role.js';
 import { BATCH_MAX, batchStatements, type Statement } from './batch-statements.js';
 import { planFor, type CatalogEntry } from './cache.js';
@@ -166,13 +169,15 @@ async function runBatch(
       settle(out, parts, entry, batched.texts(results.slice(first, first + batched.statements.length)));
       break;
     } catch (e) {
+      if (isDatabaseUnavailable(e)) throw e;
       const retry = retryReason(e);
       if (more && retry === 'prepared') stopPreparing(pool);
       if (more && retry === 'version') state = undefined;
       if (more && retry) continue;
       // The schema kept changing: the statements fail with its error, the other answers stand (as alone).
       if (retry === 'version') settle(out, parts, entry, { error: e });
-      else await eachHalf(pool, principal, reqs, [...parts.keys()], max, out);
+      else if (batched.lateral) await answerAgain(pool, principal, reqs, [...parts.keys()], 1, out, 1);
+      else await answerAgain(pool, principal, reqs, [...parts.keys()], max, out, 2);
       break;
     }
   }
@@ -182,16 +187,17 @@ async function runBatch(
   );
 }
 
-/** The requests `indices` of a failed message, answered by halves (a request alone at the end). */
-async function eachHalf(
+/** The requests `indices` of a failed message, answered again in `pieces` parts (halves: a request alone at the end). */
+async function answerAgain(
   pool: pg.Pool,
   principal: Principal,
   reqs: readonly Request[],
   indices: number[],
   max: number,
   out: (Outcome | undefined)[],
+  pieces: 1 | 2,
 ): Promise<void> {
-  const middle = Math.ceil(indices.length / 2);
+  const middle = pieces === 1 ? indices.length : Math.ceil(indices.length / 2);
   for (const half of [indices.slice(0, middle), indices.slice(middle)]) {
     if (!half.length) continue;
     const answers = await runBatch(

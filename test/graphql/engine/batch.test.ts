@@ -25,6 +25,8 @@ beforeAll(async () => {
     grant select on all tables in schema public to anon, authenticated;
     grant insert on blog to anon;
     grant usage on all sequences in schema public to anon;
+    create function slow_echo(v text) returns text stable language plpgsql as $$
+      begin perform pg_sleep(0.05); return v; end $$;
     grant execute on all functions in schema public to anon, authenticated;
   `);
   pool = new pg.Pool({ connectionString: env.db.url, max: 2 });
@@ -217,10 +219,29 @@ describe('resolveBatchWithPoolText', () => {
       errors: [{ message: 'invalid input syntax for type uuid: "not-a-uuid"' }],
     });
     expect(r.expected[0]).toContain('"id" : 1');
-    // Halves down to the one set: per level a failed message (and its two rollbacks) and a good one.
-    expect(r.messages).toBeLessThanOrEqual(4 * Math.log2(64) + 4);
+    // The joined sets fail, then each set as its own statement (one message), then halves down to
+    // the one set: per level a failed message (and its two rollbacks) and a good one.
+    expect(r.messages).toBeLessThanOrEqual(3 + 4 * Math.log2(64) + 4);
     // Every set refused: each its own error.
     await same(anon, q, [{ u: 'x' }, { u: 'y' }, { u: 'z' }]);
+  });
+
+  it("joined sets that outlast the role's statement_timeout: each set as its own statement", async () => {
+    // 70 sets of 50 ms: 3.5 s joined, over anon's 3 s; each alone well within it.
+    const q = 'query Q($v: String!) { slowEcho(v: $v) }';
+    const sets = Array.from({ length: 70 }, (_, k) => ({ v: `v${k}` }));
+    const r = await counted(() =>
+      resolveBatchWithPoolText(
+        pool,
+        anon,
+        sets.map((variables) => ({ query: q, variables })),
+      ),
+    );
+    expect(r.value).toEqual(sets.map((s) => `{"data":{"slowEcho":"${s.v}"}}`));
+    expect(r.value.slice(0, 3)).toEqual(await alone(anon, q, sets.slice(0, 3)));
+    // The joined statement (cancelled), its two rollbacks, then one message of 70 statements.
+    expect(r.messages).toBe(4);
+    expect(r.statements).toBe(1 + 70);
   });
 
   it('1,000 variable sets: one round trip, two statements', async () => {

@@ -108,8 +108,9 @@ export async function resolveWithPoolText(
  * claims, version guard and every statement in one message): requests whose SQL has the same text
  * share one statement, their parameter sets joined laterally from one array per parameter (at most
  * `maxPerStatement`, default BATCH_MAX, sets per statement); others run as their own statements in
- * the same message. A message that fails for a value is retried by halves down to a request alone,
- * so each request gets its own error; mutations run alone (execute/run-batch.ts).
+ * the same message. A message that fails is sent again with each set as its own statement, then by
+ * halves down to a request alone, so each request gets its own error; mutations run alone
+ * (execute/run-batch.ts).
  */
 export async function resolveBatchWithPoolText(
   pool: pg.Pool,

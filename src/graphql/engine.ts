@@ -15,7 +15,9 @@
  * exact variables.
  * Round trips: resolve() = version check + one message with the statements (plus the catalog
  * query on a miss); resolveWithPool() = one message `begin; select set_config(role), claims, version
- * guard; statements; commit` (a changed version makes the guard fail first: reload + retry).
+ * guard; statements; commit` (a changed version makes the guard fail first: reload + retry);
+ * resolveBatchWithPoolText() = the same one message for many requests, statements of one SQL text
+ * sharing one statement (execute/batch-statements.ts).
  */
 import { readFileSync } from 'node:fs';
 import type { CancelSignal } from '../db/cancel-request.js';
@@ -28,6 +30,9 @@ import { reusableBuild, shapeKey, templateReads } from './execute/plan-template.
 import { entryFor, resolveOnClient } from './execute/run-client.js';
 import type { Catalog } from './introspect/model.js';
 import { catalogOnPool, resolveOnPool, resolveOnPoolText } from './execute/run-pool.js';
+import { resolveBatchOnPoolText, type BatchOptions } from './execute/run-batch.js';
+export { BATCH_MAX } from './execute/batch-statements.js';
+export type { BatchOptions };
 import { rootFields } from './introspect/root-fields.js';
 import { schemaOf } from './execute/cache.js';
 import { loadCatalog } from './introspect/load.js';
@@ -94,6 +99,26 @@ export async function resolveWithPoolText(
   req: GraphQLRequest,
 ): Promise<string> {
   return resolveOnPoolText(pool, principal, req);
+}
+
+/**
+ * resolveWithPoolText for many requests at once — typically one document (query text and
+ * operationName) with different variables, as live queries refresh their subscribers — each
+ * answer byte-identical to resolveWithPoolText's for that request alone. One round trip (role,
+ * claims, version guard and every statement in one message): requests whose SQL has the same text
+ * share one statement, their parameter sets joined laterally from one array per parameter (at most
+ * `maxPerStatement`, default BATCH_MAX, sets per statement); others run as their own statements in
+ * the same message. A message that fails is sent again with each set as its own statement, then by
+ * halves down to a request alone, so each request gets its own error; mutations run alone
+ * (execute/run-batch.ts).
+ */
+export async function resolveBatchWithPoolText(
+  pool: pg.Pool,
+  principal: { role: string; claims: Record<string, unknown> },
+  reqs: readonly GraphQLRequest[],
+  opts: BatchOptions = {},
+): Promise<string[]> {
+  return resolveBatchOnPoolText(pool, principal, reqs, opts);
 }
 
 /**

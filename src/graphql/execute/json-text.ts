@@ -22,8 +22,12 @@ export const JSON_AS_TEXT: CustomTypesConfig = {
 export function jsonTextOf(res: pg.QueryResult | undefined): string {
   if (res === undefined) throw new Error('internal error: a statement of the message has no result');
   const row = res.rows[0];
-  if (!row) return 'null';
-  const field = res.fields[0];
+  return row ? jsonTextOfColumn(res, row, 0) : 'null';
+}
+
+/** The JSON text of column `column` of `row`, a row of `res` (json and jsonb as PostgreSQL wrote them). */
+export function jsonTextOfColumn(res: pg.QueryResult, row: Record<string, unknown>, column: number): string {
+  const field = res.fields[column];
   if (field === undefined) throw new Error('internal error: a statement returned a row without a column');
   const value = row[field.name];
   if (value === null || value === undefined) return 'null';

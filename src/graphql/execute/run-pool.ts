@@ -15,13 +15,19 @@ import { CATALOG_SQL } from '../introspect/catalog-sql.js';
 import type { Catalog } from '../introspect/model.js';
 import { buildCatalog } from '../introspect/load.js';
 import { JSON_AS_TEXT, jsonTextOf, parseJsonText } from './json-text.js';
-import { batchFor, forgetPrepared, isPreparedStateLost, stopPreparing } from './prepared.js';
+import {
+  batchFor,
+  forgetPrepared,
+  isPreparedStateLost,
+  stopPreparing,
+  type StatementBatch,
+} from './prepared.js';
 import { catalogKey, getEntry, planFor, putEntry, schemaOf, type CatalogEntry } from './cache.js';
 import type { Plan, Request } from './plan.js';
 import { variablesError } from './request-input.js';
 import { respond, respondText, sqlErrorResponse, sqlItems, textParamsError } from './respond.js';
 
-interface PoolState {
+export interface PoolState {
   entry: CatalogEntry;
   version: number;
 }
@@ -40,6 +46,31 @@ const PRELUDE_SQL = rolePreludeStatement([VERSION_GUARD]);
 
 function isVersionChange(e: unknown): boolean {
   return (e as { code?: string }).code === 'GQLSV';
+}
+
+/** The state `principal`'s role last loaded on `pool`, if any. */
+export function cachedState(pool: pg.Pool, principal: Principal): PoolState | undefined {
+  return states.get(pool)?.get(principal.role);
+}
+
+/** The prelude statement of a message: role, claims and the guard of `state`'s version. */
+export function guardedPrelude(principal: Principal, state: PoolState) {
+  return { sql: PRELUDE_SQL, params: [...rolePreludeParams(principal), String(state.version)] };
+}
+
+/** The message of a transaction: what comes before it, then begin, the prelude, the statements, commit. */
+export function transactionText(batch: StatementBatch): string {
+  return [...batch.before, 'begin', batch.prelude, ...batch.statements, 'commit'].join('; ');
+}
+
+/**
+ * Why a failed message may be sent again: prepared statements do not survive between transactions
+ * (`prepared`: stop preparing), or the schema changed (`version`: reload the catalog, plan again).
+ */
+export function retryReason(e: unknown): 'prepared' | 'version' | undefined {
+  if (isPreparedStateLost(e)) return 'prepared';
+  if (isVersionChange(e) || isStaleGuard(e)) return 'version';
+  return undefined;
 }
 
 /**
@@ -71,7 +102,7 @@ async function multi(pool: pg.Pool, sql: string): Promise<pg.QueryResult[]> {
  * `cancelOn` aborts while it runs (the client is gone), the statement is cancelled and the
  * connection destroyed afterwards (db/cancel-request.ts says why).
  */
-function runPrepared(
+export function runPrepared(
   pool: pg.Pool,
   prelude: { sql: string; params: readonly (string | null)[] },
   items: ReadonlyArray<{ sql: string; params: readonly (string | null)[] }>,
@@ -107,7 +138,7 @@ function runPrepared(
 
 const ABANDONED = 'the request was abandoned by its client; its statement was cancelled';
 
-async function load(
+export async function loadState(
   pool: pg.Pool,
   principal: Principal,
   onNotices?: (notices: string[]) => void,
@@ -145,7 +176,7 @@ async function versionIs(pool: pg.Pool, version: number): Promise<boolean> {
  * directives or arguments that a schema could make invalid. Its answer is `"Query"` whatever the
  * catalog holds, so it needs neither a statement nor the schema-version check.
  */
-function isSchemaFree(plan: Plan): boolean {
+export function isSchemaFree(plan: Plan): boolean {
   if (plan.kind !== 'plan' || plan.operation !== 'query' || plan.errors.length) return false;
   if (!plan.items.every((i) => i.kind === 'value')) return false;
   const { op, fragments } = plan.op;
@@ -161,7 +192,7 @@ function isSchemaFree(plan: Plan): boolean {
 }
 
 /** A request's outcome: a response already complete, or the statements' JSON texts for a plan. */
-type Outcome =
+export type Outcome =
   | { kind: 'object'; response: Record<string, unknown> }
   | { kind: 'texts'; plan: Extract<Plan, { kind: 'plan' }>; texts: string[]; entry: CatalogEntry };
 
@@ -170,17 +201,17 @@ type Outcome =
  * catalog and plans again; two changes in a row (two nodes starting) still answer, a third fails
  * with the version error rather than looping.
  */
-const ATTEMPTS = 3;
+export const ATTEMPTS = 3;
 
-async function run(pool: pg.Pool, principal: Principal, req: Request): Promise<Outcome> {
+export async function runRequest(pool: pg.Pool, principal: Principal, req: Request): Promise<Outcome> {
   const object = (response: Record<string, unknown>): Outcome => ({ kind: 'object', response });
   const refused = variablesError(req.variables);
   if (refused) return object(refused);
-  let state = states.get(pool)?.get(principal.role);
+  let state = cachedState(pool, principal);
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const more = attempt < ATTEMPTS - 1;
     try {
-      state ??= await load(pool, principal, req.onCatalogNotices);
+      state ??= await loadState(pool, principal, req.onCatalogNotices);
     } catch (e) {
       return object(sqlErrorResponse(e));
     }
@@ -203,13 +234,12 @@ async function run(pool: pg.Pool, principal: Principal, req: Request): Promise<O
     const unfit = textParamsError(items);
     if (unfit) return object(sqlErrorResponse(unfit));
     // The version guard is evaluated in the select that sets the role and claims.
-    const prelude = { sql: PRELUDE_SQL, params: [...rolePreludeParams(principal), String(state.version)] };
     try {
       const results = await runPrepared(
         pool,
-        prelude,
+        guardedPrelude(principal, state),
         items.map((it) => it.compiled),
-        (batch) => [...batch.before, 'begin', batch.prelude, ...batch.statements, 'commit'].join('; '),
+        transactionText,
         plan.operation === 'query' ? req.signal : undefined,
       );
       // The items' results come last, before commit's.
@@ -221,15 +251,11 @@ async function run(pool: pg.Pool, principal: Principal, req: Request): Promise<O
         entry,
       };
     } catch (e) {
+      const retry = more ? retryReason(e) : undefined;
       // Prepared statements do not survive between transactions here: retry with none.
-      if (more && isPreparedStateLost(e)) {
-        stopPreparing(pool);
-        continue;
-      }
-      if (more && (isVersionChange(e) || isStaleGuard(e))) {
-        state = undefined;
-        continue;
-      }
+      if (retry === 'prepared') stopPreparing(pool);
+      if (retry === 'version') state = undefined;
+      if (retry) continue;
       return object(sqlErrorResponse(e));
     }
   }
@@ -242,7 +268,7 @@ export async function resolveOnPool(
   principal: Principal,
   req: Request,
 ): Promise<Record<string, unknown>> {
-  const out = await run(pool, principal, req);
+  const out = await runRequest(pool, principal, req);
   if (out.kind === 'object') return structuredClone(out.response);
   const values = out.texts.map(parseJsonText);
   return respond(out.plan, values, () => schemaOf(out.entry, true));
@@ -250,7 +276,11 @@ export async function resolveOnPool(
 
 /** The response document as JSON text, the statements' JSON written as PostgreSQL returned it. */
 export async function resolveOnPoolText(pool: pg.Pool, principal: Principal, req: Request): Promise<string> {
-  const out = await run(pool, principal, req);
+  return outcomeText(await runRequest(pool, principal, req));
+}
+
+/** An outcome as the response body's JSON text. */
+export function outcomeText(out: Outcome): Promise<string> | string {
   if (out.kind === 'object') return JSON.stringify(out.response);
   return respondText(out.plan, out.texts, () => schemaOf(out.entry, true));
 }
@@ -272,9 +302,9 @@ export function catalogOnPool(pool: pg.Pool, principal: Principal): Promise<Cata
   if (inFlight) return inFlight;
   const loads = byRole;
   const p = (async () => {
-    let state = states.get(pool)?.get(principal.role);
+    let state = cachedState(pool, principal);
     if (state && !(await versionIs(pool, state.version))) state = undefined;
-    state ??= await load(pool, principal);
+    state ??= await loadState(pool, principal);
     return state.entry.catalog;
   })().finally(() => loads.delete(principal.role));
   loads.set(principal.role, p);

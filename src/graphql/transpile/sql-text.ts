@@ -93,6 +93,18 @@ export function jsonObject(pairs: [string, string][]): string {
 /** Replaces $n placeholders outside quotes by escaped literals (for one-message simple-protocol execution). */
 export function inlineParams(sql: string, params: readonly (string | null)[]): string {
   if (!params.length) return sql;
+  return mapPlaceholders(sql, (n) => {
+    const v = params[n - 1];
+    return v === null || v === undefined ? 'NULL' : quoteLiteral(v);
+  });
+}
+
+/**
+ * `sql` with each `$n` placeholder token replaced by `replace(n, end)` (`end`: the index in `sql`
+ * just after the token). Only tokens outside quoted literals ('…', E'…') and quoted identifiers
+ * ("…") are placeholders; the transpiler writes no comments or dollar-quoted strings.
+ */
+export function mapPlaceholders(sql: string, replace: (n: number, end: number) => string): string {
   let out = '';
   let i = 0;
   while (i < sql.length) {
@@ -114,8 +126,7 @@ export function inlineParams(sql: string, params: readonly (string | null)[]): s
     if (ch === '$' && /[0-9]/.test(sql[i + 1] ?? '')) {
       let j = i + 1;
       while (/[0-9]/.test(sql[j] ?? '')) j++;
-      const v = params[Number(sql.slice(i + 1, j)) - 1];
-      out += v === null || v === undefined ? 'NULL' : quoteLiteral(v);
+      out += replace(Number(sql.slice(i + 1, j)), j);
       i = j;
       continue;
     }

@@ -40,7 +40,7 @@ export function tap(client: Env['client'], sent: string[]) {
 }
 
 /** Splits a simple-query message into its statements (on semicolons outside quotes). */
-function statementsOf(text: string): string[] {
+export function statementsOf(text: string): string[] {
   const out: string[] = [];
   let cur = '';
   let quote: string | null = null;

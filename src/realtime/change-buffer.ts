@@ -38,7 +38,9 @@ export function encodeCursor(epoch: string, p: Position): string {
 /** A cursor's parts, or undefined when it is not one this server writes. */
 export function decodeCursor(cursor: string): { epoch: string; position: Position } | undefined {
   if (cursor.length > MAX_CURSOR || !/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
-  const m = /^([A-Za-z0-9_-]{8})\.([0-9a-f]{1,16})\.(\d{1,6})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  const m = /^([A-Za-z0-9_-]{8})\.([0-9a-f]{1,16})\.(\d{1,6})$/.exec(
+    Buffer.from(cursor, 'base64url').toString('utf8'),
+  );
   if (!m) return undefined;
   return { epoch: m[1] as string, position: { lsn: BigInt(`0x${m[2]}`), index: Number(m[3]) } };
 }

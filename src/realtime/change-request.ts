@@ -41,7 +41,12 @@ export interface ChangeRequest {
   /** The fetch of `keys` (node ids) as an engine request; `first` overrides the page size. */
   fetch(keys: readonly string[], first?: number): GraphQLRequest;
   /** What the subscriber receives for one change. */
-  event(op: ChangeOp, record: Record<string, unknown> | null, nodeId: string, cursor: string): Record<string, unknown>;
+  event(
+    op: ChangeOp,
+    record: Record<string, unknown> | null,
+    nodeId: string,
+    cursor: string,
+  ): Record<string, unknown>;
   /** Equal for two subscriptions that fetch the same way (document and the variables it uses). */
   fetchKey: string;
 }
@@ -53,7 +58,10 @@ const refuse = (message: string): never => {
 };
 
 /** The subscription's change request, or the message that refuses it. */
-export function changeRequestOf(request: LiveRequest, table: ChangeTable): ChangeRequest | { refused: string } {
+export function changeRequestOf(
+  request: LiveRequest,
+  table: ChangeTable,
+): ChangeRequest | { refused: string } {
   try {
     return build(request, table);
   } catch (e) {
@@ -64,7 +72,9 @@ export function changeRequestOf(request: LiveRequest, table: ChangeTable): Chang
 
 function build(request: LiveRequest, table: ChangeTable): ChangeRequest {
   const doc = request.document;
-  const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const ops = doc.definitions.filter(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+  );
   const op =
     request.operationName === null ? ops[0] : ops.find((o) => o.name?.value === request.operationName);
   const top = op?.selectionSet.selections[0];
@@ -81,7 +91,8 @@ function build(request: LiveRequest, table: ChangeTable): ChangeRequest {
     else if (arg.name.value === 'after') after = cursorArgument(arg.value, variables);
     else refuse(`Unknown argument "${arg.name.value}" on field "${table.field}"`);
   }
-  if (!top.selectionSet) refuse(`Field "${table.field}" of type "${typeName}!" must have a selection of subfields`);
+  if (!top.selectionSet)
+    refuse(`Field "${table.field}" of type "${typeName}!" must have a selection of subfields`);
 
   const shape: EventField[] = [];
   const record: SelectionNode[] = [];
@@ -89,25 +100,35 @@ function build(request: LiveRequest, table: ChangeTable): ChangeRequest {
     for (const s of selections) {
       if (s.kind === Kind.FIELD) {
         const name = s.name.value;
-        if (name !== 'op' && name !== 'record' && name !== 'nodeId' && name !== 'cursor' && name !== '__typename')
+        if (
+          name !== 'op' &&
+          name !== 'record' &&
+          name !== 'nodeId' &&
+          name !== 'cursor' &&
+          name !== '__typename'
+        )
           refuse(`Unknown field "${name}" on type ${typeName}`);
         if (s.arguments?.length) refuse(`Field "${name}" on type ${typeName} takes no arguments`);
         if (name === 'record') {
-          if (!s.selectionSet) refuse(`Field "record" of type "${table.typeName}" must have a selection of subfields`);
+          if (!s.selectionSet)
+            refuse(`Field "record" of type "${table.typeName}" must have a selection of subfields`);
           record.push(...(s.selectionSet?.selections ?? []));
         } else if (s.selectionSet) refuse(`Field "${name}" on type ${typeName} has no subfields`);
         const key = s.alias?.value ?? name;
         if (!shape.some(([k]) => k === key)) shape.push([key, name as EventField[1]]);
       } else if (s.kind === Kind.INLINE_FRAGMENT) {
         const on = s.typeCondition?.name.value;
-        if (on !== undefined && on !== typeName) refuse(`Fragment cannot be spread here: type ${on} is not ${typeName}`);
+        if (on !== undefined && on !== typeName)
+          refuse(`Fragment cannot be spread here: type ${on} is not ${typeName}`);
         walk(s.selectionSet.selections, seen);
       } else {
         const name = s.name.value;
         const f = fragments.get(name);
         if (!f) return refuse(`Unknown fragment "${name}"`);
         if (f.typeCondition.name.value !== typeName)
-          refuse(`Fragment "${name}" cannot be spread here: type ${f.typeCondition.name.value} is not ${typeName}`);
+          refuse(
+            `Fragment "${name}" cannot be spread here: type ${f.typeCondition.name.value} is not ${typeName}`,
+          );
         if (seen.has(name)) refuse(`Cannot spread fragment "${name}" within itself`);
         walk(f.selectionSet.selections, new Set([...seen, name]));
       }
@@ -160,7 +181,13 @@ function build(request: LiveRequest, table: ChangeTable): ChangeRequest {
     for (let i = 0; i < chunks; i++) {
       const keys: ValueNode = {
         kind: Kind.OBJECT,
-        fields: [{ kind: Kind.OBJECT_FIELD, name: named('or'), value: { kind: Kind.VARIABLE, name: named(`${KEYS_VARIABLE}${i}`) } }],
+        fields: [
+          {
+            kind: Kind.OBJECT_FIELD,
+            name: named('or'),
+            value: { kind: Kind.VARIABLE, name: named(`${KEYS_VARIABLE}${i}`) },
+          },
+        ],
       };
       varDefs.push({
         kind: Kind.VARIABLE_DEFINITION,
@@ -169,14 +196,23 @@ function build(request: LiveRequest, table: ChangeTable): ChangeRequest {
           kind: Kind.NON_NULL_TYPE,
           type: {
             kind: Kind.LIST_TYPE,
-            type: { kind: Kind.NON_NULL_TYPE, type: { kind: Kind.NAMED_TYPE, name: named(`${table.typeName}Filter`) } },
+            type: {
+              kind: Kind.NON_NULL_TYPE,
+              type: { kind: Kind.NAMED_TYPE, name: named(`${table.typeName}Filter`) },
+            },
           },
         },
       });
       const where: ValueNode = filter
         ? {
             kind: Kind.OBJECT,
-            fields: [{ kind: Kind.OBJECT_FIELD, name: named('and'), value: { kind: Kind.LIST, values: [filter, keys] } }],
+            fields: [
+              {
+                kind: Kind.OBJECT_FIELD,
+                name: named('and'),
+                value: { kind: Kind.LIST, values: [filter, keys] },
+              },
+            ],
           }
         : keys;
       fields.push({
@@ -214,7 +250,10 @@ function build(request: LiveRequest, table: ChangeTable): ChangeRequest {
       variableDefinitions: varDefs,
       selectionSet: { kind: Kind.SELECTION_SET, selections: fields },
     };
-    const text = print({ kind: Kind.DOCUMENT, definitions: [operation, ...usedFragments.values()] } as DocumentNode);
+    const text = print({
+      kind: Kind.DOCUMENT,
+      definitions: [operation, ...usedFragments.values()],
+    } as DocumentNode);
     texts.set(cacheKey, text);
     return text;
   };
@@ -230,7 +269,9 @@ function build(request: LiveRequest, table: ChangeTable): ChangeRequest {
       const chunks = Math.max(1, Math.ceil(keys.length / size));
       const vars: Record<string, unknown> = { ...usedValues };
       for (let i = 0; i < chunks; i++)
-        vars[`${KEYS_VARIABLE}${i}`] = keys.slice(i * size, (i + 1) * size).map((id) => ({ nodeId: { eq: id } }));
+        vars[`${KEYS_VARIABLE}${i}`] = keys
+          .slice(i * size, (i + 1) * size)
+          .map((id) => ({ nodeId: { eq: id } }));
       return { query: documentOf(chunks, size), variables: vars, operationName: null };
     },
     event(op, rec, nodeId, cursor) {
@@ -252,7 +293,14 @@ function build(request: LiveRequest, table: ChangeTable): ChangeRequest {
 }
 
 function cursorArgument(v: ValueNode, variables: Record<string, unknown>): string | undefined {
-  const value = v.kind === Kind.VARIABLE ? variables[v.name.value] : v.kind === Kind.STRING ? v.value : v.kind === Kind.NULL ? null : v;
+  const value =
+    v.kind === Kind.VARIABLE
+      ? variables[v.name.value]
+      : v.kind === Kind.STRING
+        ? v.value
+        : v.kind === Kind.NULL
+          ? null
+          : v;
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string') return refuse('Invalid input for String type: after takes a cursor');
   return value;

@@ -13,7 +13,13 @@ import type pg from 'pg';
 import type { Principal } from '../db/with-role.js';
 import { resolveWithPoolText } from '../graphql/engine.js';
 import { nodeIdOfText } from '../graphql/introspect/change-streams.js';
-import { ChangeBuffer, CURSOR_TOO_OLD_MESSAGE, encodeCursor, type BufferedCommit, type Position } from './change-buffer.js';
+import {
+  ChangeBuffer,
+  CURSOR_TOO_OLD_MESSAGE,
+  encodeCursor,
+  type BufferedCommit,
+  type Position,
+} from './change-buffer.js';
 import { tableKey } from './change-feed.js';
 import { NODE_ID_ALIAS, type ChangeOp, type ChangeRequest } from './change-request.js';
 import { ChangeStream } from './change-stream.js';
@@ -130,7 +136,12 @@ export class ChangeStreams {
       if (request.after !== undefined) {
         const range = this.buffer?.after(request.after, this.processed);
         if (!range) return stream.end(new Error(CURSOR_TOO_OLD_MESSAGE));
-        const out = await this.evaluate(group, range.commits, range.position, this.delivered.get(identity)?.ids);
+        const out = await this.evaluate(
+          group,
+          range.commits,
+          range.position,
+          this.delivered.get(identity)?.ids,
+        );
         this.apply(identity, out.delivered);
         for (const e of out.events) stream.add(e.result, e.cursor);
         if (out.end) return stream.end(new Error(out.end));
@@ -380,7 +391,9 @@ export class ChangeStreams {
       const keys = [...new Set(items.filter((i) => i.op !== 'DELETE').map((i) => i.nodeId))];
       let records = new Map<string, Record<string, unknown>>();
       if (keys.length) {
-        const fetched = await this.fetch(g.request, g.principal, keys).catch((e: Error) => ({ error: e.message }));
+        const fetched = await this.fetch(g.request, g.principal, keys).catch((e: Error) => ({
+          error: e.message,
+        }));
         if ('error' in fetched) {
           out.end = `The changes could not be read: ${fetched.error}`;
           return out;

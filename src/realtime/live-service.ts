@@ -96,7 +96,9 @@ export class LiveService {
     const live = this.hubs.get(project.pool)?.stats().subscribers ?? 0;
     const changes = this.changeHubs.get(project.pool)?.size ?? 0;
     if (live + changes >= this.config.maxPerProject)
-      return { refused: `Too many subscriptions on this project (the limit is ${this.config.maxPerProject})` };
+      return {
+        refused: `Too many subscriptions on this project (the limit is ${this.config.maxPerProject})`,
+      };
     if (field.kind === 'changes') {
       if (!this.config.replication)
         return { refused: `${FEED_UNAVAILABLE_MESSAGE} (STRATA_REALTIME_REPLICATION is off)` };

@@ -12,7 +12,17 @@ import type { ProjectContext } from '../../src/platform/project-context.js';
 import { eventually } from '../support/eventually.js';
 import { graphqlUrl, postGraphQL } from '../support/graphql.js';
 import type { TestPlatform } from '../support/platform.js';
-import { sleep, sql, startRealtimePlatform, subscribe, userToken, wsClient, wsUrl, type Json, type Stream } from './support.js';
+import {
+  sleep,
+  sql,
+  startRealtimePlatform,
+  subscribe,
+  userToken,
+  wsClient,
+  wsUrl,
+  type Json,
+  type Stream,
+} from './support.js';
 
 let tp: TestPlatform;
 let project: ProjectContext;
@@ -66,7 +76,8 @@ async function open(c: Client, query: string, variables?: Record<string, unknown
   return s;
 }
 
-const byBody = (body: string) => (r: Json) => Object.values(r.data ?? {}).some((e: Json) => e?.record?.body === body);
+const byBody = (body: string) => (r: Json) =>
+  Object.values(r.data ?? {}).some((e: Json) => e?.record?.body === body);
 
 describe('change streams under RLS (graphql-ws)', () => {
   it('two users: inserts, a row moved from alice to bob and back, deletes; neither sees the other', async () => {
@@ -93,12 +104,17 @@ describe('change streams under RLS (graphql-ws)', () => {
 
     // And back.
     await sql(project, `update public.note set owner = 'alice' where body = 'a2'`);
-    await alice.until((r) => r.data.noteChanges.op === 'UPDATE' && r.data.noteChanges.record?.owner === 'alice');
+    await alice.until(
+      (r) => r.data.noteChanges.op === 'UPDATE' && r.data.noteChanges.record?.owner === 'alice',
+    );
     await eventually(() => events(bob).filter((e) => e.op === 'UPDATE').length === 2, {
       timeoutMs: 10_000,
       intervalMs: 20,
     });
-    expect(events(bob).filter((e) => e.op === 'UPDATE')[1]).toMatchObject({ nodeId: a2.nodeId, record: null });
+    expect(events(bob).filter((e) => e.op === 'UPDATE')[1]).toMatchObject({
+      nodeId: a2.nodeId,
+      record: null,
+    });
 
     // Deletes reach whoever was delivered the row; a row never delivered to alice ("alice 1",
     // there before she subscribed) is not announced until she has seen it.
@@ -213,7 +229,11 @@ describe('resuming', () => {
   it('a cursor that is malformed, huge or not a string ends the subscribe with a clear error', async () => {
     const c = await as('gina');
     const q = 'subscription ($after: String) { noteChanges(after: $after) { op } }';
-    for (const after of ['nope', 'x'.repeat(100_000), Buffer.from('AAAAAAAA.ffffffffffffffff.1').toString('base64url')]) {
+    for (const after of [
+      'nope',
+      'x'.repeat(100_000),
+      Buffer.from('AAAAAAAA.ffffffffffffffff.1').toString('base64url'),
+    ]) {
       const s = subscribe(c, q, { after });
       await eventually(() => s.error !== undefined, { timeoutMs: 10_000, intervalMs: 20 });
       expect(JSON.stringify(s.error)).toMatch(/The cursor is too old/);
@@ -239,7 +259,10 @@ describe('hostile input and limits', () => {
     ];
     for (const [query, error] of cases) {
       const s = subscribe(c, query);
-      await eventually(() => s.error !== undefined || s.results.length > 0, { timeoutMs: 10_000, intervalMs: 20 });
+      await eventually(() => s.error !== undefined || s.results.length > 0, {
+        timeoutMs: 10_000,
+        intervalMs: 20,
+      });
       expect(JSON.stringify(s.error), query).toMatch(error);
     }
     expect(tp.realtime.changeStreams()).toBe(0);
@@ -266,13 +289,22 @@ describe('other clients', () => {
     const before = tp.realtime.changeStreams();
     const stop = c.subscribe(
       { query: CHANGES },
-      { next: (r) => void got.push(r), error: (e) => void (error = e), complete: () => {} },
+      {
+        next: (r) => void got.push(r),
+        error: (e) => {
+          error = e;
+        },
+        complete: () => {},
+      },
     );
     await eventually(() => tp.realtime.changeStreams() > before || error !== undefined, {
       timeoutMs: 20_000,
       intervalMs: 20,
     });
-    await sql(project, `insert into public.note (owner, body) values ('bob', 'sse bob'), ('alice', 'sse alice')`);
+    await sql(
+      project,
+      `insert into public.note (owner, body) values ('bob', 'sse bob'), ('alice', 'sse alice')`,
+    );
     await eventually(() => got.some(byBody('sse alice')), { timeoutMs: 10_000, intervalMs: 20 });
     await sleep(200);
     expect(got.map((r) => r.data.noteChanges.record.body)).toEqual(['sse alice']);

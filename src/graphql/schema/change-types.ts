@@ -33,7 +33,10 @@ export class ChangeTypes {
       type: new GraphQLNonNull(this.of(t)),
       description: `The changes of \`${t.typeName}\` records the subscriber may see, one event per row change in commit order; resumable with \`after\``,
       args: {
-        filter: { type: tt.filter, description: 'Only changes of records matching it (as the record is now)' },
+        filter: {
+          type: tt.filter,
+          description: 'Only changes of records matching it (as the record is now)',
+        },
         after: {
           type: GraphQLString,
           description: "An event's `cursor`: replays the retained changes after it, then goes on live",
@@ -60,7 +63,7 @@ export class ChangeTypes {
         record: {
           type: node,
           description:
-            'The record as it is when the event is sent; null for a DELETE and when the row left the subscriber\'s view',
+            "The record as it is when the event is sent; null for a DELETE and when the row left the subscriber's view",
         },
         nodeId: { type: new GraphQLNonNull(GraphQLID) },
         cursor: {

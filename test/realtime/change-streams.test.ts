@@ -250,7 +250,7 @@ describe('hostile input and limits', () => {
     const cases: [string, RegExp][] = [
       ['subscription { noteChanges(filter: {id: {eq: "x"}}) { op } }', /Int/],
       ['subscription { noteChanges(filter: {nope: {eq: 1}}) { op } }', /extra keys/],
-      ['subscription { noteChanges(first: 1) { op } }', /Unknown argument .{1,2}first/],
+      ['subscription { noteChanges(first: 1) { op } }', /Unknown argument "first"/],
       ['subscription { noteChanges { op secret } }', /Unknown field "secret" on type NoteChange/],
       ['subscription { noteChanges { record { nope } } }', /nope/],
       ['subscription { noteChanges }', /must have a selection/],
@@ -263,7 +263,10 @@ describe('hostile input and limits', () => {
         timeoutMs: 10_000,
         intervalMs: 20,
       });
-      expect(JSON.stringify(s.error), query).toMatch(error);
+      const message = Array.isArray(s.error)
+        ? s.error.map((e: Json) => e.message).join('; ')
+        : String(s.error);
+      expect(message, query).toMatch(error);
     }
     expect(tp.realtime.changeStreams()).toBe(0);
   });

@@ -11,33 +11,24 @@
  */
 import type pg from 'pg';
 import type { Principal } from '../db/with-role.js';
-import { resolveWithPoolText } from '../graphql/engine.js';
-import { nodeIdOfText } from '../graphql/introspect/change-streams.js';
-import {
-  ChangeBuffer,
-  CURSOR_TOO_OLD_MESSAGE,
-  encodeCursor,
-  type BufferedCommit,
-  type Position,
-} from './change-buffer.js';
+import { ChangeBuffer, CURSOR_TOO_OLD_MESSAGE, type BufferedCommit } from './change-buffer.js';
+import { eventsOf, fetchRecords, relevantPart, type Outcome } from './change-events.js';
 import { tableKey } from './change-feed.js';
-import { NODE_ID_ALIAS, type ChangeOp, type ChangeRequest } from './change-request.js';
+import type { ChangeRequest } from './change-request.js';
 import { ChangeStream } from './change-stream.js';
 import type { DatabaseFeed, FeedListener } from './database-feed.js';
 import { PROJECT_CHANGED_MESSAGE } from './live-queries.js';
-import type { LiveResult } from './subscriber.js';
 
 /** Commits that arrive within this many ms of each other are one batch. */
 export const BATCH_MS = 5;
 const FEED_START_TIMEOUT_MS = 15_000;
+/** How often a database's streams check that its pool is open. */
+const CHECK_MS = 1000;
 
 export const FEED_UNAVAILABLE_MESSAGE =
   "Change streams need the database's change feed (logical replication), which is not available on this server";
 export const FEED_STOPPED_MESSAGE =
   'The change feed stopped (logical replication broke): changes may have been missed; subscribe again without after and reload';
-export const TOO_LARGE_MESSAGE =
-  'The change set was too large to stream (a transaction changed more rows than the feed reports one by one, or truncated the table): subscribe again without after and reload';
-
 /** Claims that differ between two tokens of the same user (left out of the delivered index's key). */
 const TOKEN_TIMES = new Set(['iat', 'exp', 'nbf', 'jti']);
 
@@ -61,23 +52,6 @@ interface Group {
   streams: Set<ChangeStream>;
 }
 
-/** One row change of a subscribed table, with its cursor position. */
-interface Item {
-  position: Position;
-  op: ChangeOp;
-  /** The row's node id now (INSERT/UPDATE: the new key; DELETE: the old). */
-  nodeId: string;
-  /** An UPDATE that changed the key: the old key's node id. */
-  oldNodeId?: string;
-}
-
-interface Outcome {
-  events: { result: LiveResult; cursor: string }[];
-  /** Node ids now delivered (true) or no longer (false). */
-  delivered: Map<string, boolean>;
-  end?: string;
-}
-
 export class ChangeStreams {
   private readonly groups = new Map<string, Group>();
   /** Per identity: the node ids delivered and not since deleted or gone out of view. */
@@ -89,10 +63,13 @@ export class ChangeStreams {
   private running = false;
   private batchTimer: NodeJS.Timeout | undefined;
   private lingerTimer: NodeJS.Timeout | undefined;
+  private checkTimer: NodeJS.Timeout | undefined;
   private listening = false;
   private feedWaiters: (() => void)[] = [];
   private count = 0;
   private retired = false;
+  /** The key columns of each table subscribed to in this run of the feed, by tableKey. */
+  private readonly keys = new Map<string, string[]>();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -105,6 +82,10 @@ export class ChangeStreams {
     return this.count;
   }
 
+  private get epoch(): string {
+    return this.buffer?.epoch ?? '';
+  }
+
   /** Whether the feed runs and commits are retained (tests). */
   get retaining(): boolean {
     return this.buffer !== undefined;
@@ -112,6 +93,11 @@ export class ChangeStreams {
 
   /** A new subscription's stream, or the message that refuses it. */
   async subscribe(request: ChangeRequest, principal: Principal): Promise<ChangeStream | { refused: string }> {
+    const table = request.table;
+    this.keys.set(
+      tableKey(table.schema, table.sqlName),
+      table.key.map((k) => k.sqlName),
+    );
     this.listen();
     let refused: string | undefined;
     try {
@@ -136,11 +122,13 @@ export class ChangeStreams {
       if (request.after !== undefined) {
         const range = this.buffer?.after(request.after, this.processed);
         if (!range) return stream.end(new Error(CURSOR_TOO_OLD_MESSAGE));
-        const out = await this.evaluate(
+        const out = await eventsOf(
+          this.pool,
           group,
           range.commits,
           range.position,
           this.delivered.get(identity)?.ids,
+          this.epoch,
         );
         this.apply(identity, out.delivered);
         for (const e of out.events) stream.add(e.result, e.cursor);
@@ -160,7 +148,9 @@ export class ChangeStreams {
   private async check(request: ChangeRequest, principal: Principal): Promise<string | undefined> {
     if (!(await this.feedReady())) return FEED_UNAVAILABLE_MESSAGE;
     // The filter and the record's selection, checked once as the engine would answer them.
-    const probe = await this.fetch(request, principal, [], 1).catch((e: Error) => ({ error: e.message }));
+    const probe = await fetchRecords(this.pool, request, principal, [], 1).catch((e: Error) => ({
+      error: e.message,
+    }));
     if ('error' in probe) return probe.error;
     if (request.after !== undefined && !this.buffer?.after(request.after, this.processed))
       return CURSOR_TOO_OLD_MESSAGE;
@@ -189,8 +179,9 @@ export class ChangeStreams {
 
   private readonly listener: FeedListener = {
     commit: (commit) => {
-      if (!this.buffer) return;
-      this.pending.push(this.buffer.push(commit));
+      const slim = this.buffer && relevantPart(commit, this.keys);
+      if (!this.buffer || !slim) return;
+      this.pending.push(this.buffer.push(slim));
       if (!this.batchTimer) {
         this.batchTimer = setTimeout(() => {
           this.batchTimer = undefined;
@@ -204,6 +195,7 @@ export class ChangeStreams {
       this.wakeWaiters();
     },
     failed: () => {
+      if (this.pool.ending) return this.retire();
       this.buffer = undefined;
       this.pending = [];
       this.endAll(FEED_STOPPED_MESSAGE);
@@ -218,6 +210,13 @@ export class ChangeStreams {
     this.listening = true;
     this.feed.add(this.listener);
     if (this.feed.on) this.buffer ??= new ChangeBuffer(this.opts.retainedRows, this.opts.retainedMs);
+    // A closed pool (the project deleted or moved, its JWT secret changed) ends the streams even
+    // while nothing commits; the delivered index of identities gone for long is forgotten.
+    this.checkTimer = setInterval(() => {
+      if (this.pool.ending) this.retire();
+      else this.sweep();
+    }, CHECK_MS);
+    this.checkTimer.unref();
   }
 
   /**
@@ -234,6 +233,8 @@ export class ChangeStreams {
   }
 
   private unlisten(): void {
+    if (this.checkTimer) clearInterval(this.checkTimer);
+    this.checkTimer = undefined;
     if (this.lingerTimer) clearTimeout(this.lingerTimer);
     if (this.batchTimer) clearTimeout(this.batchTimer);
     this.lingerTimer = undefined;
@@ -242,6 +243,7 @@ export class ChangeStreams {
     this.buffer = undefined;
     this.pending = [];
     this.delivered.clear();
+    this.keys.clear();
     this.feed.remove(this.listener);
     this.wakeWaiters();
   }
@@ -309,7 +311,10 @@ export class ChangeStreams {
     // Every group reads the delivered index as it was before this batch; then all apply.
     const worker = async () => {
       for (let g = queue.shift(); g; g = queue.shift())
-        results.set(g, await this.evaluate(g, commits, undefined, this.delivered.get(g.identity)?.ids));
+        results.set(
+          g,
+          await eventsOf(this.pool, g, commits, undefined, this.delivered.get(g.identity)?.ids, this.epoch),
+        );
     };
     await Promise.all(Array.from({ length: Math.min(this.opts.concurrency, queue.length) }, worker));
     for (const [g, out] of results) this.apply(g.identity, out.delivered);
@@ -338,123 +343,6 @@ export class ChangeStreams {
     const now = Date.now();
     for (const [k, d] of this.delivered)
       if (d.idleSince !== undefined && now - d.idleSince > this.opts.retainedMs) this.delivered.delete(k);
-  }
-
-  // --- one group's events -----------------------------------------------------------------------
-
-  /**
-   * The events of `commits` (after `from`) for a group: its table's row changes, each matched with
-   * the record the group's subscribers may see now.
-   */
-  private async evaluate(
-    g: Pick<Group, 'request' | 'principal'>,
-    commits: readonly BufferedCommit[],
-    from: Position | undefined,
-    before: ReadonlySet<string> | undefined,
-  ): Promise<Outcome> {
-    const table = g.request.table;
-    const tk = tableKey(table.schema, table.sqlName);
-    const epoch = this.buffer?.epoch ?? '';
-    const items: Item[] = [];
-    let end: string | undefined;
-    scan: for (const c of commits) {
-      if (from && c.lsn < from.lsn) continue;
-      if (!c.changes) {
-        if (c.anyTable || c.tables.has(tk)) {
-          end = TOO_LARGE_MESSAGE;
-          break;
-        }
-        continue;
-      }
-      for (let index = 0; index < c.changes.length; index++) {
-        if (from && c.lsn === from.lsn && index <= from.index) continue;
-        const ch = c.changes[index];
-        if (!ch || ch.schema !== table.schema || ch.table !== table.sqlName) continue;
-        if (ch.op === 'TRUNCATE') {
-          end = TOO_LARGE_MESSAGE;
-          break scan;
-        }
-        const position = { lsn: c.lsn, index };
-        if (ch.op === 'DELETE') {
-          const id = ch.old && nodeIdOfText(table, ch.old);
-          if (id) items.push({ position, op: 'DELETE', nodeId: id });
-          continue;
-        }
-        const id = ch.new && nodeIdOfText(table, ch.new);
-        if (!id) continue;
-        const old = ch.op === 'UPDATE' && ch.old ? nodeIdOfText(table, { ...ch.new, ...ch.old }) : undefined;
-        items.push({ position, op: ch.op, nodeId: id, ...(old && old !== id ? { oldNodeId: old } : {}) });
-      }
-    }
-    const out: Outcome = { events: [], delivered: new Map() };
-    if (items.length) {
-      const keys = [...new Set(items.filter((i) => i.op !== 'DELETE').map((i) => i.nodeId))];
-      let records = new Map<string, Record<string, unknown>>();
-      if (keys.length) {
-        const fetched = await this.fetch(g.request, g.principal, keys).catch((e: Error) => ({
-          error: e.message,
-        }));
-        if ('error' in fetched) {
-          out.end = `The changes could not be read: ${fetched.error}`;
-          return out;
-        }
-        records = fetched.records;
-      }
-      const has = (id: string) => out.delivered.get(id) ?? before?.has(id) ?? false;
-      const emit = (i: Item, op: ChangeOp, record: Record<string, unknown> | null, nodeId: string) =>
-        out.events.push({
-          result: g.request.event(op, record, nodeId, encodeCursor(epoch, i.position)),
-          cursor: encodeCursor(epoch, i.position),
-        });
-      for (const i of items) {
-        if (i.oldNodeId && has(i.oldNodeId)) {
-          emit(i, 'DELETE', null, i.oldNodeId);
-          out.delivered.set(i.oldNodeId, false);
-        }
-        if (i.op === 'DELETE') {
-          if (has(i.nodeId)) {
-            emit(i, 'DELETE', null, i.nodeId);
-            out.delivered.set(i.nodeId, false);
-          }
-          continue;
-        }
-        const record = records.get(i.nodeId);
-        if (record) {
-          emit(i, i.op, record, i.nodeId);
-          out.delivered.set(i.nodeId, true);
-        } else if (has(i.nodeId)) {
-          // It was theirs and is not now (moved out of their view, or gone since).
-          emit(i, 'UPDATE', null, i.nodeId);
-          out.delivered.set(i.nodeId, false);
-        }
-      }
-    }
-    if (end) out.end = end;
-    return out;
-  }
-
-  /** The records of `keys` the principal may see now, by node id; rejects with the engine's first error. */
-  private async fetch(
-    request: ChangeRequest,
-    principal: Principal,
-    keys: readonly string[],
-    first?: number,
-  ): Promise<{ records: Map<string, Record<string, unknown>> }> {
-    const text = await resolveWithPoolText(this.pool, principal, request.fetch(keys, first));
-    const body = JSON.parse(text) as {
-      data?: Record<string, { edges?: { node?: Record<string, unknown> }[] } | null> | null;
-      errors?: { message?: string }[];
-    };
-    if (body.errors?.length) throw new Error(body.errors.map((e) => e.message).join('; '));
-    const records = new Map<string, Record<string, unknown>>();
-    for (const conn of Object.values(body.data ?? {}))
-      for (const edge of conn?.edges ?? []) {
-        const node = edge.node;
-        if (!node) continue;
-        const { [NODE_ID_ALIAS]: id, ...record } = node;
-        if (typeof id === 'string') records.set(id, record);
-      }
-    return { records };
   }
 
   private endAll(message: string): void {

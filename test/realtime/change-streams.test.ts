@@ -13,6 +13,7 @@ import { eventually } from '../support/eventually.js';
 import { graphqlUrl, postGraphQL } from '../support/graphql.js';
 import type { TestPlatform } from '../support/platform.js';
 import {
+  SCHEMA,
   sleep,
   sql,
   startRealtimePlatform,
@@ -345,6 +346,25 @@ describe('other clients', () => {
     expect(seen[0].error).toBeUndefined();
     expect(seen[0].data.noteChanges).toMatchObject({ op: 'INSERT', record: { body: 'urql 1' } });
     sub.unsubscribe();
+  });
+});
+
+describe('the project', () => {
+  it('deleted while a change stream is open (and lingering for resumes): the stream ends saying why', async () => {
+    const other = await tp.platform.createProject({ name: 'short-lived', organizationId: 'default-org' });
+    await sql(other, SCHEMA);
+    const token = await userToken(other, 'alice');
+    const c = wsClient(wsUrl(tp, `/project/${other.ref}`), {
+      apikey: other.anonKey,
+      Authorization: `Bearer ${token}`,
+    });
+    clients.push(c);
+    const s = await open(c, CHANGES);
+    await sql(other, `insert into public.note (owner, body) values ('alice', 'doomed')`);
+    await s.until(byBody('doomed'));
+    await expect(tp.platform.deleteProject(other.ref)).resolves.toBe(true);
+    await eventually(() => s.error !== undefined, { timeoutMs: 10_000, intervalMs: 20 });
+    expect(s.error[0].message).toMatch(/^The project's database connection was closed/);
   });
 });
 

@@ -49,6 +49,8 @@ export interface ChangeRequest {
   ): Record<string, unknown>;
   /** Equal for two subscriptions that fetch the same way (document and the variables it uses). */
   fetchKey: string;
+  /** Equal for two subscriptions whose events read the same (field alias, selected parts). */
+  eventKey: string;
 }
 
 class Refusal extends Error {}
@@ -264,6 +266,7 @@ function build(request: LiveRequest, table: ChangeTable): ChangeRequest {
     table,
     after,
     fetchKey: JSON.stringify([documentOf(1, pageSize), usedValues]),
+    eventKey: JSON.stringify([alias, shape]),
     fetch(keys, first) {
       const size = first ?? pageSize;
       const chunks = Math.max(1, Math.ceil(keys.length / size));

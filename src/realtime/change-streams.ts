@@ -109,7 +109,7 @@ export class ChangeStreams {
     const stream = new ChangeStream(this.opts.queue, () => this.leave(stream, group), request.after);
     this.count++;
     const identity = JSON.stringify([request.fetchKey, principal.role, stableClaims(principal.claims)]);
-    const key = JSON.stringify([request.fetchKey, principal.role, principal.claims]);
+    const key = JSON.stringify([request.fetchKey, request.eventKey, principal.role, principal.claims]);
     const group: Group = this.groups.get(key) ?? {
       key,
       identity,

@@ -160,6 +160,21 @@ describe('change streams under RLS (graphql-ws)', () => {
     s.stop();
   });
 
+  it('two subscriptions of one user with different selections: each its own shape', async () => {
+    const c = await as('kim');
+    const a = await open(c, 'subscription { noteChanges { op } }');
+    const b = await open(c, 'subscription { changes: noteChanges { kind: op record { body } __typename } }');
+    await sql(project, `insert into public.note (owner, body) values ('kim', 'k1')`);
+    await a.until((r) => r.data.noteChanges.op === 'INSERT');
+    await b.until((r) => r.data.changes.record?.body === 'k1');
+    expect(a.results).toEqual([{ data: { noteChanges: { op: 'INSERT' } } }]);
+    expect(b.results).toEqual([
+      { data: { changes: { kind: 'INSERT', record: { body: 'k1' }, __typename: 'NoteChange' } } },
+    ]);
+    a.stop();
+    b.stop();
+  });
+
   it('a composite primary key', async () => {
     const q = 'subscription { pairChanges { op nodeId record { a b note } } }';
     const s = await open(await as('dora'), q);

@@ -17,6 +17,9 @@ import type { RowChange, RowValues } from './test-decoding.js';
 export const TOO_LARGE_MESSAGE =
   'The change set was too large to stream (a transaction changed more rows than the feed reports one by one, or truncated the table): subscribe again without after and reload';
 
+/** Most collection fields in one fetch request. */
+const MAX_FIELDS = 50;
+
 /** One row change of a subscribed table, with its cursor position. */
 interface Item {
   position: Position;
@@ -134,20 +137,29 @@ export async function fetchRecords(
   keys: readonly string[],
   first?: number,
 ): Promise<{ records: Map<string, Record<string, unknown>> }> {
-  const text = await resolveWithPoolText(pool, principal, request.fetch(keys, first));
-  const body = JSON.parse(text) as {
-    data?: Record<string, { edges?: { node?: Record<string, unknown> }[] } | null> | null;
-    errors?: { message?: string }[];
-  };
-  if (body.errors?.length) throw new Error(body.errors.map((e) => e.message).join('; '));
   const records = new Map<string, Record<string, unknown>>();
-  for (const conn of Object.values(body.data ?? {}))
-    for (const edge of conn?.edges ?? []) {
-      const node = edge.node;
-      if (!node) continue;
-      const { [NODE_ID_ALIAS]: id, ...record } = node;
-      if (typeof id === 'string') records.set(id, record);
-    }
+  // One request holds up to MAX_FIELDS collection fields of `maxRows` keys each (its documents
+  // stay far below the engine's token budget); a larger batch takes several, one after another.
+  const perRequest = Math.max(1, request.table.maxRows) * MAX_FIELDS;
+  for (let at = 0; at === 0 || at < keys.length; at += perRequest) {
+    const text = await resolveWithPoolText(
+      pool,
+      principal,
+      request.fetch(keys.slice(at, at + perRequest), first),
+    );
+    const body = JSON.parse(text) as {
+      data?: Record<string, { edges?: { node?: Record<string, unknown> }[] } | null> | null;
+      errors?: { message?: string }[];
+    };
+    if (body.errors?.length) throw new Error(body.errors.map((e) => e.message).join('; '));
+    for (const conn of Object.values(body.data ?? {}))
+      for (const edge of conn?.edges ?? []) {
+        const node = edge.node;
+        if (!node) continue;
+        const { [NODE_ID_ALIAS]: id, ...record } = node;
+        if (typeof id === 'string') records.set(id, record);
+      }
+  }
   return { records };
 }
 

@@ -1,8 +1,8 @@
 /**
  * One change-stream subscription's events, as the transports iterate them (the same interface as
  * a live query's Subscriber). Unlike a live query's, every event is delivered, in order: they wait
- * in a bounded queue, and a client that falls more than `limit` events behind gets its
- * subscription ended with an error naming the cursor to resume from.
+ * in a queue, and a client still `limit` events behind when more come gets its subscription ended
+ * with an error naming the cursor to resume from.
  */
 import { Subscriber, type LiveResult } from './subscriber.js';
 
@@ -24,21 +24,26 @@ export class ChangeStream extends Subscriber {
     this.lastCursor = after;
   }
 
-  /** Queues an event; a full queue ends the stream (the client is too slow). */
-  add(result: LiveResult, cursor: string): void {
-    if (this.done || this.error) return;
+  /**
+   * Queues one batch's events. A client still `limit` or more events behind when the next batch
+   * comes is too slow: its stream ends. (A batch is taken whole, however large, so that one large
+   * transaction does not end every stream that sees it: one batch's events are bounded by the
+   * feed's rows per commit, a resume's by what is retained.)
+   */
+  add(events: readonly { result: LiveResult; cursor: string }[]): void {
+    if (this.done || this.error || !events.length) return;
     if (this.queue.length - this.head >= this.limit) {
       const resume = this.lastCursor
         ? `subscribe again with after: "${this.lastCursor}"`
         : 'subscribe again (no event was taken yet)';
       this.fail(
         new Error(
-          `The subscriber fell behind: more than ${this.limit} change events were waiting to be sent; ${resume}`,
+          `The subscriber fell behind: ${this.limit} or more change events were waiting to be sent; ${resume}`,
         ),
       );
       return;
     }
-    this.queue.push({ result, cursor });
+    this.queue.push(...events);
     this.wakeUp();
   }
 

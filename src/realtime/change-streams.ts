@@ -131,7 +131,7 @@ export class ChangeStreams {
           this.epoch,
         );
         this.apply(identity, out.delivered);
-        for (const e of out.events) stream.add(e.result, e.cursor);
+        stream.add(out.events);
         if (out.end) return stream.end(new Error(out.end));
       }
       if (stream.ended) return;
@@ -320,7 +320,7 @@ export class ChangeStreams {
     for (const [g, out] of results) this.apply(g.identity, out.delivered);
     for (const [g, out] of results)
       for (const s of g.streams) {
-        for (const e of out.events) s.add(e.result, e.cursor);
+        s.add(out.events);
         if (out.end) s.end(new Error(out.end));
       }
   }

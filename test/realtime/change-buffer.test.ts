@@ -83,24 +83,26 @@ describe('node ids', () => {
 });
 
 describe('a subscription’s queue', () => {
-  it('delivers every event in order, and ends a subscriber that falls behind with the cursor to resume from', async () => {
+  it('delivers every event in order; a batch is taken whole; a subscriber still behind when more come is ended with the cursor to resume from', async () => {
     let closed = 0;
     const s = new ChangeStream(3, () => closed++, 'start');
-    s.add({ n: 1 }, 'c1');
-    s.add({ n: 2 }, 'c2');
+    const ev = (n: number) => ({ result: { n }, cursor: `c${n}` });
+    s.add([ev(1), ev(2)]);
     expect((await s.next()).value).toEqual({ n: 1 });
     expect(s.lastCursor).toBe('c1');
-    s.add({ n: 3 }, 'c3');
-    s.add({ n: 4 }, 'c4');
-    s.add({ n: 5 }, 'c5');
-    await expect(s.next()).rejects.toThrow(/fell behind: more than 3 change events.*after: "c1"/);
+    // One large batch: queued whole (4 waiting now, over the limit of 3).
+    s.add([ev(3), ev(4), ev(5)]);
+    expect(s.backlog).toBe(4);
+    // The next batch finds the client still 3 or more behind: the stream ends, naming c1.
+    s.add([ev(6)]);
+    await expect(s.next()).rejects.toThrow(/fell behind: 3 or more change events.*after: "c1"/);
     expect(closed).toBe(1);
     expect(s.ended).toBe(true);
   });
 
   it('end(): the queued events first, then the error', async () => {
     const s = new ChangeStream(10, () => {});
-    s.add({ n: 1 }, 'c1');
+    s.add([{ result: { n: 1 }, cursor: 'c1' }]);
     s.end(new Error('too large'));
     expect((await s.next()).value).toEqual({ n: 1 });
     await expect(s.next()).rejects.toThrow('too large');

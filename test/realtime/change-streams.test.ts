@@ -175,6 +175,24 @@ describe('change streams under RLS (graphql-ws)', () => {
     b.stop();
   });
 
+  it('a transaction of 2,000 rows: every event, in order (fetched 30 keys per field, 50 fields per request)', async () => {
+    const s = await open(await as('lena'), 'subscription { noteChanges { op record { body } } }');
+    await sql(
+      project,
+      `insert into public.note (owner, body) select case when i % 2 = 0 then 'lena' else 'max' end, 'bulk ' || i
+         from generate_series(1, 4000) i`,
+    );
+    await eventually(() => s.results.length >= 2000 || s.error !== undefined, {
+      timeoutMs: 20_000,
+      intervalMs: 50,
+    });
+    expect(s.error).toBeUndefined();
+    expect(s.results.map((r) => r.data.noteChanges.record.body)).toEqual(
+      Array.from({ length: 2000 }, (_, i) => `bulk ${2 * (i + 1)}`),
+    );
+    s.stop();
+  });
+
   it('a composite primary key', async () => {
     const q = 'subscription { pairChanges { op nodeId record { a b note } } }';
     const s = await open(await as('dora'), q);

@@ -341,8 +341,12 @@ export class ChangeStreams {
   /** Forgets the delivered index of identities without a subscription for the retention time. */
   private sweep(): void {
     const now = Date.now();
-    for (const [k, d] of this.delivered)
-      if (d.idleSince !== undefined && now - d.idleSince > this.opts.retainedMs) this.delivered.delete(k);
+    const open = new Set([...this.groups.values()].map((g) => g.identity));
+    for (const [k, d] of this.delivered) {
+      if (open.has(k)) continue;
+      d.idleSince ??= now;
+      if (now - d.idleSince > this.opts.retainedMs) this.delivered.delete(k);
+    }
   }
 
   private endAll(message: string): void {

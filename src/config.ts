@@ -143,6 +143,12 @@ export interface RealtimeConfig {
    * does not allow it (wal_level, privilege, slots), they poll.
    */
   replication: boolean;
+  /** STRATA_REALTIME_CHANGES_RETAINED: row changes a database's change streams retain for resuming (default 10,000). */
+  changesRetained: number;
+  /** STRATA_REALTIME_CHANGES_RETAINED_MS: and for how long at most (default 300,000 = 5 min). */
+  changesRetainedMs: number;
+  /** STRATA_REALTIME_CHANGES_QUEUE: change events one subscription may have waiting to be sent (default 1,000). */
+  changesQueue: number;
 }
 
 export interface ImageConfig {
@@ -398,6 +404,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
       maxPerProject: Math.max(1, num(env, 'STRATA_REALTIME_MAX_PER_PROJECT', 10_000)),
       concurrency: Math.max(1, num(env, 'STRATA_REALTIME_CONCURRENCY', 4)),
       replication: env.STRATA_REALTIME_REPLICATION !== 'off',
+      changesRetained: Math.max(1, num(env, 'STRATA_REALTIME_CHANGES_RETAINED', 10_000)),
+      changesRetainedMs: Math.max(1000, num(env, 'STRATA_REALTIME_CHANGES_RETAINED_MS', 300_000)),
+      changesQueue: Math.max(1, num(env, 'STRATA_REALTIME_CHANGES_QUEUE', 1000)),
     },
     functions: {
       requestTimeoutMs: num(env, 'STRATA_FUNCTIONS_TIMEOUT_MS', 150_000),

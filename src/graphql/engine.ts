@@ -29,6 +29,7 @@ import { compileRequest, type CompiledRequest } from './execute/plan.js';
 import { reusableBuild, shapeKey, templateReads } from './execute/plan-template.js';
 import { entryFor, resolveOnClient } from './execute/run-client.js';
 import type { Catalog } from './introspect/model.js';
+import type { ChangeTable } from './introspect/change-streams.js';
 import { catalogOnPool, resolveOnPool, resolveOnPoolText } from './execute/run-pool.js';
 import { resolveBatchOnPoolText, type BatchOptions } from './execute/run-batch.js';
 export { BATCH_MAX } from './execute/batch-statements.js';
@@ -53,7 +54,7 @@ export interface GraphQLRequest {
   onCatalogNotices?: (notices: string[]) => void;
 }
 
-export type { CompiledRequest };
+export type { CompiledRequest, ChangeTable };
 
 let objectsSql: string | undefined;
 
@@ -101,6 +102,9 @@ export async function resolveWithPoolText(
   return resolveOnPoolText(pool, principal, req);
 }
 
+/** A Subscription field: a live query (the Query field of the same name) or a table's change stream. */
+export type SubscriptionField = { kind: 'live' } | { kind: 'changes'; table: ChangeTable };
+
 /**
  * resolveWithPoolText for many requests at once — typically one document (query text and
  * operationName) with different variables, as live queries refresh their subscribers — each
@@ -122,14 +126,18 @@ export async function resolveBatchWithPoolText(
 }
 
 /**
- * The `Subscription` root's field names `principal` may subscribe to (Strata `subscriptions`): each
- * is the Query field of the same name, which src/realtime/ runs through resolveWithPoolText.
+ * The `Subscription` root's fields `principal` may subscribe to (Strata `subscriptions`), by name:
+ * live queries, which src/realtime/ runs through resolveWithPoolText as the Query field of the
+ * same name, and change streams (`<type>Changes`).
  */
 export async function subscriptionFieldsWithPool(
   pool: pg.Pool,
   principal: { role: string; claims: Record<string, unknown> },
-): Promise<ReadonlySet<string>> {
-  return new Set(rootFields(await catalogOnPool(pool, principal)).subscription.keys());
+): Promise<ReadonlyMap<string, SubscriptionField>> {
+  const out = new Map<string, SubscriptionField>();
+  for (const [name, rf] of rootFields(await catalogOnPool(pool, principal)).subscription)
+    out.set(name, rf.kind === 'changes' ? { kind: 'changes', table: rf.changes } : { kind: 'live' });
+  return out;
 }
 
 /**

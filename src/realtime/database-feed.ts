@@ -34,6 +34,11 @@ export class DatabaseFeed {
     return this.state === 'on';
   }
 
+  /** The feed could not start, or broke (for good). */
+  get failed(): boolean {
+    return this.state === 'failed';
+  }
+
   add(listener: FeedListener): void {
     this.listeners.add(listener);
     this.ensure();

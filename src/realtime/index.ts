@@ -20,6 +20,8 @@ export type { LiveQueryStats } from './live-queries.js';
 export interface RealtimeServer {
   /** Live queries on this node, summed over projects (tests read `executions`). */
   stats(): LiveQueryStats;
+  /** Change-stream subscriptions open on this node. */
+  changeStreams(): number;
   close(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export function startRealtime(app: FastifyInstance, platform: Platform, bans: Ne
   let closing: Promise<void> | undefined;
   const realtime: RealtimeServer = {
     stats: () => live.stats(),
+    changeStreams: () => live.changeStreamCount(),
     close() {
       closing ??= (async () => {
         await ws.close();

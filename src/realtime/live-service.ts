@@ -6,11 +6,13 @@
 import { AuthError, principalOf } from '../auth/principal.js';
 import type { RealtimeConfig } from '../config.js';
 import type { Principal } from '../db/with-role.js';
-import { subscriptionFieldsWithPool } from '../graphql/engine.js';
+import { subscriptionFieldsWithPool, type SubscriptionField } from '../graphql/engine.js';
 import type { RequestLimits } from '../graphql/http/options.js';
 import type { ProjectContext } from '../platform/project-context.js';
 import { startChangeFeed } from './change-feed.js';
 import { DatabaseFeed } from './database-feed.js';
+import { changeRequestOf } from './change-request.js';
+import { ChangeStreams, FEED_UNAVAILABLE_MESSAGE } from './change-streams.js';
 import { LiveQueries, TooManySubscriptions, type LiveQueryStats } from './live-queries.js';
 import { liveRequestOf, type LiveRequest, type SubscribePayload } from './live-request.js';
 import type { Subscriber } from './subscriber.js';
@@ -22,6 +24,8 @@ export { AuthError };
 
 export class LiveService {
   private readonly hubs = new Map<unknown, LiveQueries>();
+  /** Each project database's change streams (`<type>Changes`), by its pool. */
+  private readonly changeHubs = new Map<unknown, ChangeStreams>();
   /** Each project database's change feed, by its pool (live queries and change streams share it). */
   private readonly feeds = new Map<unknown, DatabaseFeed>();
 
@@ -75,7 +79,7 @@ export class LiveService {
     if (typeof exp === 'number' && exp * 1000 <= Date.now()) return { refused: JWT_EXPIRED_MESSAGE };
     const request = liveRequestOf(payload, this.limits);
     if (Array.isArray(request)) return { refused: request.map((e) => e.message).join('; ') };
-    let fields: ReadonlySet<string>;
+    let fields: ReadonlyMap<string, SubscriptionField>;
     try {
       fields = await subscriptionFieldsWithPool(project.pool, principal);
     } catch (e) {
@@ -86,8 +90,23 @@ export class LiveService {
         refused:
           'Unknown type Subscription: no schema turned on subscriptions (@graphql({"strata": {"subscriptions": true}}))',
       };
-    if (!fields.has(request.field))
-      return { refused: `Unknown field "${request.field}" on type Subscription` };
+    const field = fields.get(request.field);
+    if (!field) return { refused: `Unknown field "${request.field}" on type Subscription` };
+    // Live queries and change streams count towards one limit per project.
+    const live = this.hubs.get(project.pool)?.stats().subscribers ?? 0;
+    const changes = this.changeHubs.get(project.pool)?.size ?? 0;
+    if (live + changes >= this.config.maxPerProject)
+      return {
+        refused: `Too many subscriptions on this project (the limit is ${this.config.maxPerProject})`,
+      };
+    if (field.kind === 'changes') {
+      if (!this.config.replication)
+        return { refused: `${FEED_UNAVAILABLE_MESSAGE} (STRATA_REALTIME_REPLICATION is off)` };
+      const changeRequest = changeRequestOf(request, field.table);
+      if ('refused' in changeRequest) return changeRequest;
+      const opened = await this.changesOf(project).subscribe(changeRequest, principal);
+      return 'refused' in opened ? opened : { request, stream: opened };
+    }
     try {
       return { request, stream: this.hubOf(project).subscribe(request, principal) };
     } catch (e) {
@@ -108,10 +127,19 @@ export class LiveService {
     return out;
   }
 
+  /** Change-stream subscriptions open on this node. */
+  changeStreamCount(): number {
+    let n = 0;
+    for (const h of this.changeHubs.values()) n += h.size;
+    return n;
+  }
+
   async close(): Promise<void> {
     const hubs = [...this.hubs.values()];
     this.hubs.clear();
-    await Promise.all(hubs.map((h) => h.close()));
+    const changeHubs = [...this.changeHubs.values()];
+    this.changeHubs.clear();
+    await Promise.all([...hubs.map((h) => h.close()), ...changeHubs.map((h) => h.close())]);
     const feeds = [...this.feeds.values()];
     this.feeds.clear();
     await Promise.all(feeds.map((f) => f.close()));
@@ -129,6 +157,27 @@ export class LiveService {
       this.feeds.set(project.pool, feed);
     }
     return feed;
+  }
+
+  private changesOf(project: ProjectContext): ChangeStreams {
+    let hub = this.changeHubs.get(project.pool);
+    if (!hub) {
+      const pool = project.pool;
+      const feed = this.feedOf(project);
+      hub = new ChangeStreams(pool, feed, {
+        retainedRows: this.config.changesRetained,
+        retainedMs: this.config.changesRetainedMs,
+        queue: this.config.changesQueue,
+        concurrency: this.config.concurrency,
+        onRetired: () => {
+          this.changeHubs.delete(pool);
+          if (this.feeds.get(pool) === feed) this.feeds.delete(pool);
+          void feed.close();
+        },
+      });
+      this.changeHubs.set(pool, hub);
+    }
+    return hub;
   }
 
   private hubOf(project: ProjectContext): LiveQueries {

@@ -131,8 +131,16 @@ describe('the switch', () => {
     );
     expect(r.data.__schema.subscriptionType).toEqual({ name: 'Subscription' });
     const names = r.data.s.fields.map((f: Json) => f.name);
-    expect(names).toEqual(['noteByPk', 'noteCollection']);
-    for (const f of r.data.s.fields) expect(f).toEqual(r.data.q.fields.find((q: Json) => q.name === f.name));
+    // Plus the table's change stream (test/realtime/change-streams.test.ts).
+    expect(names).toEqual(['noteByPk', 'noteChanges', 'noteCollection']);
+    for (const f of r.data.s.fields)
+      if (f.name !== 'noteChanges') expect(f).toEqual(r.data.q.fields.find((q: Json) => q.name === f.name));
+  });
+
+  it('a change stream needs logical replication: with it off, subscribing is refused', async () => {
+    const s = subscribe(client({ apikey: project.anonKey }), 'subscription { noteChanges { op } }');
+    await eventually(() => s.error !== undefined, { timeoutMs: 10_000, intervalMs: 20 });
+    expect(s.error[0].message).toMatch(/^Change streams need the database's change feed/);
   });
 
   it('a schema without the switch has no Subscription type, and subscribing is refused', async () => {

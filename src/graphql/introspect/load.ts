@@ -22,6 +22,7 @@ import {
 import { anyColumn, columnBySqlName, LIST_PAGE_ARGS } from './rules.js';
 import { reflectedRelations, withPartitionKeys } from './partitions.js';
 import { TypeNameClaims } from './type-name-clashes.js';
+import { changeStreamTables } from './change-streams.js';
 import { distinctRelationshipNames, type NamedRelationship } from './relationship-names.js';
 import type {
   Catalog,
@@ -527,6 +528,7 @@ function build(doc: Raw): Catalog {
     invalidEnumLabels,
     notices,
     introspection: schemas.some((s) => s.introspection),
+    changeStreams: changeStreamTables(tables, enums, notices),
   };
 }
 

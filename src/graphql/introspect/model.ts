@@ -1,4 +1,5 @@
 /** The catalog model: plain data reflected from pg_catalog, with every GraphQL naming/typing decision made. */
+import type { ChangeTable } from './change-streams.js';
 
 /** How a SQL type appears in GraphQL. */
 export type ScalarName =
@@ -195,5 +196,7 @@ export interface Catalog {
   notices: string[];
   /** Schema-load error (bad comment directive): every request answers with it. */
   loadError?: string;
+  /** Strata `subscriptions`: the tables with a change stream (introspect/change-streams.ts). */
+  changeStreams?: ReadonlyMap<Table, ChangeTable>;
   introspection: boolean;
 }

@@ -64,6 +64,8 @@ export const byPkField = (t: string): string => `${lowerFirst(t)}ByPk`;
 export const insertField = (t: string): string => `insertInto${t}Collection`;
 export const updateField = (t: string): string => `update${t}Collection`;
 export const deleteField = (t: string): string => `deleteFrom${t}Collection`;
+/** Strata `subscriptions`: a table's change stream (the collection field's name, `Collection` → `Changes`). */
+export const changesField = (t: string): string => `${lowerFirst(t)}Changes`;
 
 /** Per-table types of a table with type name `t` (filterType also names scalar and enum filters). */
 export const connectionType = (t: string): string => `${t}Connection`;
@@ -81,6 +83,9 @@ export const insertInputType = (t: string): string => `${t}InsertInput`;
 export const updateInputType = (t: string): string => `${t}UpdateInput`;
 export type MutationKind = 'Insert' | 'Update' | 'Delete';
 export const mutationResponseType = (t: string, kind: MutationKind): string => `${t}${kind}Response`;
+/** Strata `subscriptions`: a change stream's event type, and the enum of its `op`. */
+export const changeType = (t: string): string => `${t}Change`;
+export const CHANGE_OP_TYPE = 'ChangeOp';
 export const aggregateType = (t: string): string => `${t}Aggregate`;
 export type AggregateKind = 'Sum' | 'Avg' | 'Min' | 'Max';
 export const aggregateResultType = (t: string, kind: AggregateKind): string => `${t}${kind}AggregateResult`;

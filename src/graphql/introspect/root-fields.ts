@@ -2,6 +2,7 @@
  * The Query and Mutation root fields of a catalog, by GraphQL name: the one list the schema
  * builder turns into field definitions and the compiler resolves a request's fields against.
  */
+import type { ChangeTable } from './change-streams.js';
 import type { Catalog, Func, Table } from './model.js';
 import { byPkField, collectionField, deleteField, insertField, updateField } from './naming.js';
 import { hasByPk, hasInsertMutation, hasUpdateMutation, isQueryFunction } from './rules.js';
@@ -13,14 +14,17 @@ export type RootField =
   | { kind: 'function'; func: Func }
   | { kind: 'insert'; table: Table }
   | { kind: 'update'; table: Table }
-  | { kind: 'delete'; table: Table };
+  | { kind: 'delete'; table: Table }
+  /** Strata `subscriptions`: a table's change stream (Subscription only; introspect/change-streams.ts). */
+  | { kind: 'changes'; table: Table; changes: ChangeTable };
 
 export interface RootFields {
   query: Map<string, RootField>;
   mutation: Map<string, RootField>;
   /**
    * Strata `subscriptions`: the live-query fields, each the Query field of the same name (its
-   * collection and `ByPk` fields of the schemas that turned the feature on); empty otherwise.
+   * collection and `ByPk` fields of the schemas that turned the feature on), and their tables'
+   * change streams (`<type>Changes`); empty otherwise.
    */
   subscription: Map<string, RootField>;
 }
@@ -55,6 +59,8 @@ export function rootFields(catalog: Catalog, visible?: RootFilter): RootFields {
     for (const [name, rf] of query)
       if ((rf.kind === 'collection' || rf.kind === 'byPk') && rf.table.schemaInfo.strata.subscriptions)
         subscription.set(name, rf);
+  for (const [t, changes] of catalog.changeStreams ?? [])
+    if (!visible || visible.table(t)) subscription.set(changes.field, { kind: 'changes', table: t, changes });
   for (const f of catalog.functions) {
     if (visible && !visible.func(f)) continue;
     const target = isQueryFunction(f) ? query : mutation;

@@ -29,7 +29,7 @@ import {
 import { FILTER_SCALARS, LIST_FILTER_SCALARS } from './rules.js';
 
 /** The types every schema has (schema/shared-types.ts, the root types): no entity may take their names. */
-const BUILT_IN = new Set<string>([
+export const BUILT_IN = new Set<string>([
   'Query',
   'Mutation',
   'Int',

@@ -24,6 +24,9 @@ export function buildRootField(
   switch (rf.kind) {
     case 'collection':
       return { kind: 'collection', connection: connectionPlan(ctx, rf.table, field) };
+    case 'changes':
+      // Only on Subscription, which src/realtime/ serves (never planned as a Query field).
+      return fail(`Unknown field "${field.name}" on type Query`);
     case 'byPk': {
       const table = rf.table;
       const pk = pkColumns(table);

@@ -22,6 +22,7 @@ import { rootFields, type RootField } from '../introspect/root-fields.js';
 import { buildSharedTypes } from './shared-types.js';
 import { hasInvalidEnumValueNames } from './pg-enum-type.js';
 import { TypeRegistry } from './table-types.js';
+import { ChangeTypes } from './change-types.js';
 
 const directives = [
   new GraphQLDirective({
@@ -68,6 +69,7 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
   const visible = (t: Table) => shown(t.schema);
   const shared = buildSharedTypes();
   const reg = new TypeRegistry(shared, catalog, visible, opts.omitInvalidEnumValues === true);
+  const changeTypes = new ChangeTypes(reg);
   const tables = catalog.tables.filter(visible);
   for (const e of catalog.enums) if (shown(e.schema)) reg.enumOf(e);
 
@@ -89,7 +91,7 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
         );
         continue;
       }
-      out[name] = rootFieldConfig(reg, rf);
+      out[name] = rf.kind === 'changes' ? changeTypes.field(rf.table) : rootFieldConfig(reg, rf);
     }
     return out;
   };
@@ -111,14 +113,14 @@ export function buildSchemaFromCatalog(catalog: Catalog, opts: BuildOptions = {}
     ? new GraphQLObjectType({
         name: 'Subscription',
         description:
-          'The root type for live queries: each field is the Query field of the same name, pushed again when its result changes',
+          'The root type for live queries (each field named as a Query field is that field, pushed again when its result changes) and change streams (`<type>Changes`)',
         fields: fieldsOf(roots.subscription),
       })
     : undefined;
 
   const types: GraphQLNamedType[] = [...shared.all, query];
   if (mutation) types.push(mutation);
-  if (subscription) types.push(subscription);
+  if (subscription) types.push(subscription, ...changeTypes.all);
   for (const t of tables)
     if (t.primaryKey.length) types.push(...reg.of(t).all.filter((x) => !emptyInputs.has(x.name)));
   for (const e of reg.enums.values()) types.push(e.type, e.filter);
@@ -196,6 +198,7 @@ function rootFieldConfig(reg: TypeRegistry, rf: RootField): GraphQLFieldConfig<u
     Object.assign(args, o.args);
     return { type: o.type, args, description: f.description ?? undefined };
   }
+  if (rf.kind === 'changes') throw new Error('internal error: a change stream is built by ChangeTypes');
   const t = rf.table;
   const tt = reg.of(t);
   const filter = {

@@ -1,0 +1,119 @@
+/**
+ * Which JWT claims a row-level security policy reads, from its expression as pg_get_expr prints it
+ * under `search_path = pg_catalog` (policy-facts.ts): every function outside pg_catalog is then
+ * printed schema-qualified, every string constant as `'…'::type` with `''` for a quote.
+ *
+ * Read as the claims they stand for — only when the function is the platform's own (policy-facts.ts
+ * checks that from pg_depend before this is asked):
+ * - `auth.uid()` → `sub`, `auth.role()` → `role`, `auth.email()` → `email`;
+ * - `auth.jwt() -> 'k'` / `auth.jwt() ->> 'k'` → the top-level claim `k`;
+ * - `(current_setting('request.jwt.claims'[, b]))::json[b] -> / ->> 'k'` → the claim `k`;
+ *   `current_setting('request.jwt.claim.k')` → `k` (the per-claim setting; Strata never sets it).
+ * Any other use of the claims — `auth.jwt()` as a whole, another `request.jwt…` setting, a setting
+ * whose name is not a constant, `set_config`, `pg_show_all_settings` — reads them all. Settings of
+ * other names read no claim (a live query's transaction sets only the role and the claims).
+ */
+
+/** The claims an expression reads: their names, or every claim. */
+export type ClaimsRead = Set<string> | 'all';
+
+/** Before a match: not part of a longer name or a qualified name. */
+const BOUNDARY = '(?<![A-Za-z0-9_$."])';
+/** A string constant after masking (its index into the literals). */
+const LIT = '\'#(\\d+)\'::(?:text|character varying|"char"|name)';
+
+const AUTH_CALL = new RegExp(`${BOUNDARY}auth\\.(uid|role|email|jwt)\\(\\)`, 'g');
+const JWT_MEMBER = new RegExp(`^ ->>? ${LIT}\\)`);
+const SETTING_CALL = new RegExp(`${BOUNDARY}(?:pg_catalog\\.)?current_setting\\(`, 'g');
+const SETTING_ARGS = new RegExp(`^${LIT}(?:, (?:true|false))?\\)`);
+/** After `(current_setting('request.jwt.claims'…)`: the cast and one member read. */
+const CLAIMS_MEMBER = new RegExp(`^\\)::jsonb? ->>? ${LIT}\\)`);
+const OTHER_READERS = new RegExp(`${BOUNDARY}(?:pg_catalog\\.)?(?:set_config|pg_show_all_settings)\\(`);
+
+const CLAIM_OF: Record<string, string> = { uid: 'sub', role: 'role', email: 'email' };
+
+/**
+ * The text with every string constant's content replaced by `#<index>` and every quoted name by
+ * `"#"`, so that nothing inside a constant or a name is read as a call; null when the text holds
+ * what this does not read safely (an escape-string constant, an unterminated quote).
+ */
+export function maskLiterals(text: string): { code: string; literals: string[] } | null {
+  const literals: string[] = [];
+  let code = '';
+  let i = 0;
+  while (i < text.length) {
+    const ch = text[i] as string;
+    if (ch === "'" || ch === '"') {
+      // An E'…' constant may hide a quote behind a backslash.
+      if (ch === "'" && /[Ee]$/.test(code) && !/[A-Za-z0-9_$][Ee]$/.test(code)) return null;
+      let value = '';
+      let j = i + 1;
+      for (;;) {
+        const end = text.indexOf(ch, j);
+        if (end < 0) return null;
+        value += text.slice(j, end);
+        if (text[end + 1] === ch) {
+          value += ch;
+          j = end + 2;
+          continue;
+        }
+        i = end + 1;
+        break;
+      }
+      if (ch === "'") {
+        code += `'#${literals.length}'`;
+        literals.push(value);
+      } else code += '"#"';
+      continue;
+    }
+    code += ch;
+    i++;
+  }
+  return { code, literals };
+}
+
+/** The claims that a policy expression (pg_get_expr under search_path pg_catalog) reads. */
+export function claimsRead(expr: string): ClaimsRead {
+  const masked = maskLiterals(expr);
+  if (!masked) return 'all';
+  const { code, literals } = masked;
+  if (OTHER_READERS.test(code)) return 'all';
+  const out = new Set<string>();
+  for (const m of code.matchAll(AUTH_CALL)) {
+    const fn = m[1] as string;
+    if (fn !== 'jwt') {
+      out.add(CLAIM_OF[fn] as string);
+      continue;
+    }
+    const member = JWT_MEMBER.exec(code.slice((m.index ?? 0) + m[0].length));
+    if (!member) return 'all';
+    out.add(literals[Number(member[1])] as string);
+  }
+  for (const m of code.matchAll(SETTING_CALL)) {
+    const at = m.index ?? 0;
+    const after = code.slice(at + m[0].length);
+    const args = SETTING_ARGS.exec(after);
+    if (!args) return 'all';
+    // Setting names are case-insensitive.
+    const name = (literals[Number(args[1])] as string).toLowerCase();
+    if (name.startsWith('request.jwt.claim.')) {
+      out.add(name.slice('request.jwt.claim.'.length));
+      continue;
+    }
+    if (!name.startsWith('request.jwt')) continue;
+    if (name !== 'request.jwt.claims') return 'all';
+    // `(current_setting(…))::json ->> 'k'`: the parenthesis before the call only groups it (no
+    // function name before it, e.g. upper(…), could change what the member names).
+    if (!/(?:^|[\s(,=<>!])\($/.test(code.slice(0, at))) return 'all';
+    const member = CLAIMS_MEMBER.exec(after.slice(args[0].length));
+    if (!member) return 'all';
+    out.add(literals[Number(member[1])] as string);
+  }
+  return out;
+}
+
+/** The union of what several expressions read. */
+export function unionClaims(a: ClaimsRead, b: ClaimsRead): ClaimsRead {
+  if (a === 'all' || b === 'all') return 'all';
+  return new Set([...a, ...b]);
+}

@@ -16,7 +16,7 @@
 import type pg from 'pg';
 import { withPooledClient } from '../db/pooled-client.js';
 import { quoteLiteral } from '../db/sql-text.js';
-import { claimsRead, unionClaims, type ClaimsRead } from './claims-read.js';
+import { claimsRead, maskLiterals, unionClaims, type ClaimsRead } from './claims-read.js';
 
 /** Column types whose equality relevance.ts compares exactly (bool, int2/4/8, text, varchar, uuid). */
 export const EXACT_TYPES: Record<number, 'bool' | 'int' | 'text' | 'uuid'> = {
@@ -148,6 +148,9 @@ export async function loadScopeFacts(pool: pg.Pool, role: string): Promise<Scope
   for (const [relid, qual, deps] of raw.policies) {
     const p: PolicyFacts = { opaque: false, claims: new Set(), tables: [] };
     for (const d of deps) depOf(d, p);
+    // Without a subquery, the policy's own table is only the row's columns: not a read of other rows.
+    const code = maskLiterals(qual)?.code;
+    if (code !== undefined && !/\bSELECT\b/i.test(code)) p.tables = p.tables.filter((t) => t !== relid);
     p.claims = p.opaque ? 'all' : unionClaims(p.claims, claimsRead(qual));
     policies.set(relid, [...(policies.get(relid) ?? []), p]);
   }

@@ -134,8 +134,12 @@ function constraintOf(
   const kind = facts ? EXACT_TYPES[facts.type] : undefined;
   if (!facts || !kind || (kind === 'text' && !facts.deterministic)) return undefined;
   if (list !== param.cast.endsWith('[]')) return undefined;
-  const cast = list ? param.cast.slice(0, -2) : param.cast;
-  if (!CASTS[kind].includes(cast.toLowerCase())) return undefined;
+  // The engine writes casts as quoted, qualified names: "pg_catalog"."int4".
+  const cast = (list ? param.cast.slice(0, -2) : param.cast)
+    .replace(/"/g, '')
+    .replace(/^pg_catalog\./, '')
+    .toLowerCase();
+  if (!CASTS[kind].includes(cast)) return undefined;
   if (param.text === null) return undefined;
   const texts = list ? parseArrayLiteral(param.text) : [param.text];
   if (!texts) return undefined;

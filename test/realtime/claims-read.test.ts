@@ -1,0 +1,66 @@
+/**
+ * Which claims a policy reads, from pg_get_expr's text (src/realtime/claims-read.ts): the texts
+ * here are as PostgreSQL 15 prints them under search_path pg_catalog.
+ */
+import { describe, expect, it } from 'vitest';
+import { claimsRead, maskLiterals } from '../../src/realtime/claims-read.js';
+
+const names = (expr: string) => {
+  const r = claimsRead(expr);
+  return r === 'all' ? 'all' : [...r].sort();
+};
+
+describe('claims a policy reads', () => {
+  it('reads the claims of auth.uid(), auth.role(), auth.email() and auth.jwt() members', () => {
+    expect(names('(owner = auth.uid())')).toEqual(['sub']);
+    expect(names("((auth.role() = 'authenticated'::text) AND (email = auth.email()))")).toEqual([
+      'email',
+      'role',
+    ]);
+    expect(names("(org = ((auth.jwt() -> 'app_metadata'::text) ->> 'org_id'::text))")).toEqual([
+      'app_metadata',
+    ]);
+    expect(names("(tenant = (auth.jwt() ->> 'tenant'::text))")).toEqual(['tenant']);
+    expect(names("(name = (auth.jwt() ->> 'it''s'::text))")).toEqual(["it's"]);
+    expect(names('true')).toEqual([]);
+    expect(names("(body <> 'x'::text)")).toEqual([]);
+  });
+
+  it('reads request.jwt.claims members through current_setting', () => {
+    expect(
+      names("(owner = ((current_setting('request.jwt.claims'::text, true))::json ->> 'sub'::text))"),
+    ).toEqual(['sub']);
+    expect(names("(org = ((current_setting('request.jwt.claims'::text))::jsonb -> 'org'::text))")).toEqual([
+      'org',
+    ]);
+    expect(names("(org = current_setting('request.jwt.claim.org'::text))")).toEqual(['org']);
+    expect(names("(x = current_setting('app.tenant'::text))")).toEqual([]);
+  });
+
+  it('any other use reads every claim', () => {
+    expect(names('(auth.jwt() @> \'{"a": 1}\'::jsonb)')).toBe('all');
+    expect(names('(data = auth.jwt())')).toBe('all');
+    expect(names("((auth.jwt() -> 'a'::text) IS NOT NULL)")).toEqual(['a']);
+    expect(names("(x = current_setting('request.jwt.claims'::text, true))")).toBe('all');
+    expect(names("(x = current_setting('request.jwt'::text, true))")).toBe('all');
+    expect(names('(x = current_setting(name))')).toBe('all');
+    // A function over the text before the member (upper() changes the keys it reads).
+    expect(
+      names("(owner = (upper(current_setting('request.jwt.claims'::text, true)))::json ->> 'SUB'::text)"),
+    ).toBe('all');
+    expect(names("(set_config('request.jwt.claims'::text, '{}'::text, true) IS NOT NULL)")).toBe('all');
+    expect(names('(EXISTS ( SELECT 1 FROM pg_show_all_settings() s(name)))')).toBe('all');
+    expect(names("(x = E'a\\\\'::text)")).toBe('all');
+  });
+
+  it('a call inside a constant or a quoted name is not a call', () => {
+    expect(names("(body = 'auth.jwt() @> x'::text)")).toEqual([]);
+    expect(names('("auth.uid()" = \'x\'::text)')).toEqual([]);
+    expect(names("(body = 'current_setting(''request.jwt.claims'')'::text)")).toEqual([]);
+    expect(maskLiterals("a = 'x''y' and \"q\"\"r\" = 'z'")).toEqual({
+      code: "a = '#0' and \"#\" = '#1'",
+      literals: ["x'y", 'z'],
+    });
+    expect(maskLiterals("a = 'unterminated")).toBeNull();
+  });
+});

@@ -3,19 +3,26 @@
  * under `search_path = pg_catalog` (policy-facts.ts): every function outside pg_catalog is then
  * printed schema-qualified, every string constant as `'…'::type` with `''` for a quote.
  *
+ * A claim is named by its path in the claims object (`["sub"]`, `["app_metadata", "org_id"]`).
  * Read as the claims they stand for — only when the function is the platform's own (policy-facts.ts
  * checks that from pg_depend before this is asked):
  * - `auth.uid()` → `sub`, `auth.role()` → `role`, `auth.email()` → `email`;
- * - `auth.jwt() -> 'k'` / `auth.jwt() ->> 'k'` → the top-level claim `k`;
- * - `(current_setting('request.jwt.claims'[, b]))::json[b] -> / ->> 'k'` → the claim `k`;
+ * - `auth.jwt() -> 'k'` / `->> 'k'` → the claim `k`; `auth.jwt() -> 'k' ->> 'j'` → `k.j` (each
+ *   `->` / `->>` with a constant key one step down; `->>` ends the path: its value is text);
+ * - `(current_setting('request.jwt.claims'[, b]))::json[b]` followed by such steps, likewise;
  *   `current_setting('request.jwt.claim.k')` → `k` (the per-claim setting; Strata never sets it).
  * Any other use of the claims — `auth.jwt()` as a whole, another `request.jwt…` setting, a setting
  * whose name is not a constant, `set_config`, `pg_show_all_settings` — reads them all. Settings of
  * other names read no claim (a live query's transaction sets only the role and the claims).
  */
 
-/** The claims an expression reads: their names, or every claim. */
+/** The claims an expression reads: their paths (claimPath), or every claim. */
 export type ClaimsRead = Set<string> | 'all';
+
+/** A claim's path as ClaimsRead holds it. */
+export function claimPath(...keys: string[]): string {
+  return JSON.stringify(keys);
+}
 
 /** Before a match: not part of a longer name or a qualified name. */
 const BOUNDARY = '(?<![A-Za-z0-9_$."])';
@@ -23,14 +30,27 @@ const BOUNDARY = '(?<![A-Za-z0-9_$."])';
 const LIT = '\'#(\\d+)\'::(?:text|character varying|"char"|name)';
 
 const AUTH_CALL = new RegExp(`${BOUNDARY}auth\\.(uid|role|email|jwt)\\(\\)`, 'g');
-const JWT_MEMBER = new RegExp(`^ ->>? ${LIT}\\)`);
+/** One step down the claims: ` -> 'k'::text)` (the operator's parenthesis closing after it). */
+const STEP = new RegExp(`^ (->>?) ${LIT}\\)`);
 const SETTING_CALL = new RegExp(`${BOUNDARY}(?:pg_catalog\\.)?current_setting\\(`, 'g');
 const SETTING_ARGS = new RegExp(`^${LIT}(?:, (?:true|false))?\\)`);
-/** After `(current_setting('request.jwt.claims'…)`: the cast and one member read. */
-const CLAIMS_MEMBER = new RegExp(`^\\)::jsonb? ->>? ${LIT}\\)`);
+/** After `(current_setting('request.jwt.claims'…)`: the cast to json. */
+const CLAIMS_CAST = /^\)::jsonb?/;
 const OTHER_READERS = new RegExp(`${BOUNDARY}(?:pg_catalog\\.)?(?:set_config|pg_show_all_settings)\\(`);
 
 const CLAIM_OF: Record<string, string> = { uid: 'sub', role: 'role', email: 'email' };
+
+/** The path the steps at the start of `code` go down (at least one step), else undefined. */
+function pathAt(code: string, literals: string[]): string | undefined {
+  const keys: string[] = [];
+  let rest = code;
+  for (let m = STEP.exec(rest); m; m = STEP.exec(rest)) {
+    keys.push(literals[Number(m[2])] as string);
+    rest = rest.slice(m[0].length);
+    if (m[1] === '->>') break;
+  }
+  return keys.length ? claimPath(...keys) : undefined;
+}
 
 /**
  * The text with every string constant's content replaced by `#<index>` and every quoted name by
@@ -82,12 +102,12 @@ export function claimsRead(expr: string): ClaimsRead {
   for (const m of code.matchAll(AUTH_CALL)) {
     const fn = m[1] as string;
     if (fn !== 'jwt') {
-      out.add(CLAIM_OF[fn] as string);
+      out.add(claimPath(CLAIM_OF[fn] as string));
       continue;
     }
-    const member = JWT_MEMBER.exec(code.slice((m.index ?? 0) + m[0].length));
-    if (!member) return 'all';
-    out.add(literals[Number(member[1])] as string);
+    const path = pathAt(code.slice((m.index ?? 0) + m[0].length), literals);
+    if (!path) return 'all';
+    out.add(path);
   }
   for (const m of code.matchAll(SETTING_CALL)) {
     const at = m.index ?? 0;
@@ -97,7 +117,7 @@ export function claimsRead(expr: string): ClaimsRead {
     // Setting names are case-insensitive.
     const name = (literals[Number(args[1])] as string).toLowerCase();
     if (name.startsWith('request.jwt.claim.')) {
-      out.add(name.slice('request.jwt.claim.'.length));
+      out.add(claimPath(name.slice('request.jwt.claim.'.length)));
       continue;
     }
     if (!name.startsWith('request.jwt')) continue;
@@ -105,9 +125,11 @@ export function claimsRead(expr: string): ClaimsRead {
     // `(current_setting(…))::json ->> 'k'`: the parenthesis before the call only groups it (no
     // function name before it, e.g. upper(…), could change what the member names).
     if (!/(?:^|[\s(,=<>!])\($/.test(code.slice(0, at))) return 'all';
-    const member = CLAIMS_MEMBER.exec(after.slice(args[0].length));
-    if (!member) return 'all';
-    out.add(literals[Number(member[1])] as string);
+    const rest = after.slice(args[0].length);
+    const cast = CLAIMS_CAST.exec(rest);
+    const path = cast ? pathAt(rest.slice(cast[0].length), literals) : undefined;
+    if (!path) return 'all';
+    out.add(path);
   }
   return out;
 }

@@ -54,7 +54,7 @@ export function groupKeyOf(request: LiveRequest, principal: Principal, scope: Se
   const picked =
     scope.claims === 'all'
       ? claims
-      : [...scope.claims].sort().map((k) => (Object.hasOwn(claims, k) ? [k, claims[k]] : [k]));
+      : [...scope.claims].sort().map((path) => [path, ...valueAt(claims, path)]);
   return JSON.stringify([
     scope.version ?? null,
     request.query,
@@ -62,4 +62,17 @@ export function groupKeyOf(request: LiveRequest, principal: Principal, scope: Se
     principal.role,
     picked,
   ]);
+}
+
+/**
+ * The value at a claim path (claims-read.ts), as `[value]`, or `[]` where PostgreSQL's `->` finds
+ * nothing (no such key, or not an object: an array or a scalar has no member of that name).
+ */
+function valueAt(claims: Record<string, unknown>, path: string): [unknown] | [] {
+  let at: unknown = claims;
+  for (const k of JSON.parse(path) as string[]) {
+    if (typeof at !== 'object' || at === null || Array.isArray(at) || !Object.hasOwn(at, k)) return [];
+    at = (at as Record<string, unknown>)[k];
+  }
+  return [at];
 }

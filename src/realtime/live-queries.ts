@@ -8,7 +8,6 @@
  * that changed rows, plus a safety refresh of everything every SAFETY_REFRESH_MS) while it runs,
  * else every `intervalMs` (polling: everything).
  */
-import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { Principal } from '../db/with-role.js';
 import type { Commit } from './change-feed.js';
@@ -18,9 +17,9 @@ import type { LiveRequest } from './live-request.js';
 import { opaqueScope, type SetScope } from './read-set.js';
 import { RefreshQueue } from './refresh-queue.js';
 import { GroupIndex } from './relevance.js';
-import { resolveBatchWithPoolText, statementsOf } from './resolve-batch.js';
+import { publish, runGroups } from './run-groups.js';
 import { Scopes } from './scopes.js';
-import { Subscriber, type LiveResult } from './subscriber.js';
+import { Subscriber } from './subscriber.js';
 
 export { COMMIT_SETTLE_MS } from './refresh-queue.js';
 
@@ -50,8 +49,6 @@ export class TooManySubscriptions extends Error {}
 
 export const PROJECT_CHANGED_MESSAGE =
   "The project's database connection was closed (the project was deleted or moved, or its JWT secret changed): subscribe again";
-
-type Ran = { set: VarSet; text: string };
 
 export class LiveQueries {
   private groups = new Map<string, Group>();
@@ -378,63 +375,22 @@ export class LiveQueries {
   }
 
   /**
-   * Runs the groups (at most `concurrency` at once) and pushes changed results. A narrow group's
-   * results wait for the schema version to be confirmed: its key was chosen by the policies of
-   * that version.
+   * Runs the groups and pushes changed results. A narrow group's results wait for the schema
+   * version to be confirmed: its key was chosen by the policies of that version.
    */
   private async runAll(runs: Map<Group, VarSet[]>): Promise<void> {
-    const queue = [...runs];
-    const held: Ran[] = [];
-    const worker = async () => {
-      for (let next = queue.shift(); next; next = queue.shift()) {
-        const [g, sets] = next;
-        const out = await this.runGroup(g, sets);
-        if (g.narrow) held.push(...out);
-        else this.publish(out);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.opts.concurrency, queue.length) }, worker));
+    const { held, failed } = await runGroups(this.pool, runs, this.opts.concurrency, this.counts);
     if (this.pool.ending) return this.retire();
+    for (const s of failed) this.queue.add(s);
     if (!held.length) return;
     const v = await this.versionNow();
     if (v !== undefined) this.scopes.seen(v);
     const ok = held.filter((r) => v !== undefined && r.set.group.version === v);
-    this.publish(ok);
+    publish(ok);
     if (ok.length < held.length) {
       // Run again after the groups are rebuilt (or the database answers again).
       for (const r of held) if (!ok.includes(r)) this.queue.add(r.set);
       if (this.stale) this.again = true;
-    }
-  }
-
-  private async runGroup(g: Group, sets: VarSet[]): Promise<Ran[]> {
-    // The project's pool was closed: the project was deleted or moved, or its JWT secret changed
-    // (the engine answers a closed pool as an error result). Its subscriptions end (tick).
-    if (this.pool.ending) return [];
-    const reqs = sets.map((s) => ({
-      query: g.query,
-      operationName: g.operationName,
-      variables: s.variables,
-    }));
-    this.counts.executions += statementsOf(reqs.length);
-    this.counts.refreshedSets += sets.length;
-    try {
-      const texts = await resolveBatchWithPoolText(this.pool, g.principal, reqs);
-      return sets.map((set, i) => ({ set, text: texts[i] as string }));
-    } catch {
-      // The database is unreachable: the next refresh tries again.
-      for (const s of sets) this.queue.add(s);
-      return [];
-    }
-  }
-
-  private publish(results: Ran[]): void {
-    for (const { set, text } of results) {
-      if (set.dead) continue;
-      const hash = createHash('sha256').update(text).digest('base64');
-      if (set.last?.hash !== hash) set.last = { result: JSON.parse(text) as LiveResult, hash };
-      const last = set.last;
-      for (const m of set.members) m.stream.push(last.result, last.hash);
     }
   }
 }

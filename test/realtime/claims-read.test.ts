@@ -5,9 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { claimsRead, maskLiterals } from '../../src/realtime/claims-read.js';
 
+/** The paths read, dotted. */
 const names = (expr: string) => {
   const r = claimsRead(expr);
-  return r === 'all' ? 'all' : [...r].sort();
+  return r === 'all' ? 'all' : [...r].map((p) => (JSON.parse(p) as string[]).join('.')).sort();
 };
 
 describe('claims a policy reads', () => {
@@ -18,8 +19,12 @@ describe('claims a policy reads', () => {
       'role',
     ]);
     expect(names("(org = ((auth.jwt() -> 'app_metadata'::text) ->> 'org_id'::text))")).toEqual([
-      'app_metadata',
+      'app_metadata.org_id',
     ]);
+    expect(names("(x = ((auth.jwt() -> 'a'::text) -> 'b'::text))")).toEqual(['a.b']);
+    // ->> ends the path (its value is text); -> with a number is no key.
+    expect(names("(x = ((auth.jwt() ->> 'a'::text) || 'b'::text))")).toEqual(['a']);
+    expect(names("(x = ((auth.jwt() -> 'arr'::text) -> 0))")).toEqual(['arr']);
     expect(names("(tenant = (auth.jwt() ->> 'tenant'::text))")).toEqual(['tenant']);
     expect(names("(name = (auth.jwt() ->> 'it''s'::text))")).toEqual(["it's"]);
     expect(names('true')).toEqual([]);
@@ -33,6 +38,11 @@ describe('claims a policy reads', () => {
     expect(names("(org = ((current_setting('request.jwt.claims'::text))::jsonb -> 'org'::text))")).toEqual([
       'org',
     ]);
+    expect(
+      names(
+        "(org = (((current_setting('request.jwt.claims'::text, true))::jsonb -> 'app_metadata'::text) ->> 'org_id'::text))",
+      ),
+    ).toEqual(['app_metadata.org_id']);
     expect(names("(org = current_setting('request.jwt.claim.org'::text))")).toEqual(['org']);
     expect(names("(x = current_setting('app.tenant'::text))")).toEqual([]);
   });

@@ -47,7 +47,15 @@ const TABLES = `
   insert into public.topic (title) values ('first');
   insert into public.message (room_id, org, author, body) values
     (7, 'acme', 'u1', 'acme in 7'), (8, 'acme', 'u2', 'acme in 8'), (7, 'globex', 'u3', 'globex in 7');
-  insert into public.guarded (org, body) values ('acme', 'g1');`;
+  insert into public.guarded (org, body) values ('acme', 'g1');
+  create table public.membership (member text not null, org text not null);
+  create table public.post (id serial primary key, org text not null, body text not null);
+  alter table public.post enable row level security;
+  create policy members_read on public.post for select to authenticated using (exists (
+    select 1 from public.membership m where m.org = post.org and m.member = auth.jwt() ->> 'sub'));
+  grant select on public.membership, public.post to authenticated;
+  insert into public.membership values ('u1', 'acme');
+  insert into public.post (org, body) values ('acme', 'acme post'), ('globex', 'globex post');`;
 
 const ROOMS = 'subscription { roomCollection { edges { node { id title } } } }';
 const TOPICS = 'subscription { topicCollection { edges { node { id title } } } }';
@@ -185,11 +193,11 @@ describe('what a commit re-runs', () => {
 });
 
 describe('who shares a group', () => {
-  it('a policy reading only an org claim: users of one org share a group (whatever their sub and exp), each org sees its rows only', async () => {
+  it('a policy reading only an org claim: users of one org share a group (whatever their sub, exp and other app_metadata), each org sees its rows only', async () => {
     const acme = [
       subscribe(await as(member('u1', 'acme')), ORG_MESSAGES),
       subscribe(await as(member('u2', 'acme'), 7200), ORG_MESSAGES),
-      subscribe(await as(member('u9', 'acme'), 60), ORG_MESSAGES),
+      subscribe(await as({ sub: 'u9', app_metadata: { org_id: 'acme', plan: 'pro' } }, 60), ORG_MESSAGES),
     ];
     const globex = subscribe(await as(member('u3', 'globex')), ORG_MESSAGES);
     await ready([...acme, globex]);
@@ -232,6 +240,20 @@ describe('who shares a group', () => {
     expect(edges(sa.results[0], 'diaryCollection')).toEqual([{ body: 'dear a' }]);
     expect(edges(sb.results[0], 'diaryCollection')).toEqual([{ body: 'dear b' }]);
     await stopAll([sa, sb]);
+  });
+
+  it('a policy reading another table: a commit there re-runs the group, and the rows it lets through change', async () => {
+    const q = 'subscription { postCollection(orderBy: [{id: AscNullsLast}]) { edges { node { body } } } }';
+    const posts = (r: Json) => edges(r, 'postCollection').map((n: Json) => n.body);
+    const u1 = subscribe(await as({ sub: 'u1' }), q);
+    const u2 = subscribe(await as({ sub: 'u2' }), q);
+    await ready([u1, u2]);
+    expect(stats()).toMatchObject({ groups: 2 });
+    expect(posts(u1.results[0])).toEqual(['acme post']);
+    expect(posts(u2.results[0])).toEqual([]);
+    await sql(project, `insert into public.membership values ('u2', 'globex')`);
+    await u2.until((r) => posts(r).join() === 'globex post');
+    expect(u1.results).toHaveLength(1);
   });
 
   it('a policy calling a user function, or a view: every claim keys the group and every commit re-runs it', async () => {

@@ -345,13 +345,12 @@ export class LiveQueries {
       work.commits.push(...more.commits);
       work.newest = Math.max(work.newest, more.newest);
     }
-    const runs = new Map<Group, VarSet[]>();
+    const runs = new Map<Group, Set<VarSet>>();
     const add = (s: VarSet) => {
       if (s.dead) return;
-      const list = runs.get(s.group);
-      if (list) {
-        if (!list.includes(s)) list.push(s);
-      } else runs.set(s.group, [s]);
+      const sets = runs.get(s.group);
+      if (sets) sets.add(s);
+      else runs.set(s.group, new Set([s]));
     };
     let total = 0;
     for (const g of this.groups.values()) {
@@ -365,7 +364,7 @@ export class LiveQueries {
       }
     }
     if (work.commits.length) {
-      const ran = [...runs.values()].flat();
+      const ran = [...runs.values()].flatMap((sets) => [...sets]);
       this.counts.skipped += total - ran.length;
       this.queue.settle(start, work.newest, work.all, ran);
     }
@@ -378,7 +377,7 @@ export class LiveQueries {
    * Runs the groups and pushes changed results. A narrow group's results wait for the schema
    * version to be confirmed: its key was chosen by the policies of that version.
    */
-  private async runAll(runs: Map<Group, VarSet[]>): Promise<void> {
+  private async runAll(runs: Map<Group, Set<VarSet>>): Promise<void> {
     const { held, failed } = await runGroups(this.pool, runs, this.opts.concurrency, this.counts);
     if (this.pool.ending) return this.retire();
     for (const s of failed) this.queue.add(s);
@@ -389,8 +388,12 @@ export class LiveQueries {
     publish(ok);
     if (ok.length < held.length) {
       // Run again after the groups are rebuilt (or the database answers again).
-      for (const r of held) if (!ok.includes(r)) this.queue.add(r.set);
-      if (this.stale) this.again = true;
+      for (const r of held) if (v === undefined || r.set.group.version !== v) this.queue.add(r.set);
+      // Keyed at another version (e.g. placed while the groups were rebuilt): rebuild again.
+      if (v !== undefined) {
+        this.stale = true;
+        this.again = true;
+      }
     }
   }
 }

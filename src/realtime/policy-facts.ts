@@ -7,7 +7,8 @@
  *   privileges of, as PostgreSQL picks them), each with the tables it reads (pg_depend), the
  *   claims it reads (claims-read.ts, from pg_get_expr), or `opaque` when it depends on anything
  *   else: a function other than the platform's auth.uid()/role()/jwt()/email() (owned by a
- *   superuser, so not the tenant's), a view or other non-table relation, an operator, a domain.
+ *   superuser, so not the tenant's), a view or other non-table relation, an operator, a domain,
+ *   or a built-in that runs a query given as text (query_to_xml, ts_stat: claims-read.ts).
  *
  * Loaded through the project's pool as its login, an ordinary role (never a superuser session:
  * the policies are the tenant's), with `search_path = pg_catalog` so that pg_get_expr qualifies
@@ -16,7 +17,7 @@
 import type pg from 'pg';
 import { withPooledClient } from '../db/pooled-client.js';
 import { quoteLiteral } from '../db/sql-text.js';
-import { claimsRead, maskLiterals, unionClaims, type ClaimsRead } from './claims-read.js';
+import { claimsRead, maskLiterals, runsQueryText, unionClaims, type ClaimsRead } from './claims-read.js';
 
 /** Column types whose equality relevance.ts compares exactly (bool, int2/4/8, text, varchar, uuid). */
 export const EXACT_TYPES: Record<number, 'bool' | 'int' | 'text' | 'uuid'> = {
@@ -148,6 +149,7 @@ export async function loadScopeFacts(pool: pg.Pool, role: string): Promise<Scope
   for (const [relid, qual, deps] of raw.policies) {
     const p: PolicyFacts = { opaque: false, claims: new Set(), tables: [] };
     for (const d of deps) depOf(d, p);
+    if (runsQueryText(qual)) p.opaque = true;
     // Without a subquery, the policy's own table is only the row's columns: not a read of other rows.
     const code = maskLiterals(qual)?.code;
     if (code !== undefined && !/\bSELECT\b/i.test(code)) p.tables = p.tables.filter((t) => t !== relid);

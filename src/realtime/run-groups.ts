@@ -34,7 +34,7 @@ export function publish(results: Ran[]): void {
 /** Runs the groups' sets; answers the narrow groups' results and the sets whose run failed. */
 export async function runGroups(
   pool: pg.Pool,
-  runs: Map<Group, VarSet[]>,
+  runs: Map<Group, Set<VarSet>>,
   concurrency: number,
   counts: RunCounts,
 ): Promise<{ held: Ran[]; failed: VarSet[] }> {
@@ -43,7 +43,8 @@ export async function runGroups(
   const failed: VarSet[] = [];
   const worker = async () => {
     for (let next = queue.shift(); next; next = queue.shift()) {
-      const [g, sets] = next;
+      const [g, set] = next;
+      const sets = [...set];
       // The project's pool was closed (deleted or moved project, new JWT secret): the caller retires.
       if (pool.ending) return;
       const reqs = sets.map((s) => ({

@@ -3,7 +3,7 @@
  * here are as PostgreSQL 15 prints them under search_path pg_catalog.
  */
 import { describe, expect, it } from 'vitest';
-import { claimsRead, maskLiterals } from '../../src/realtime/claims-read.js';
+import { claimsRead, maskLiterals, runsQueryText } from '../../src/realtime/claims-read.js';
 
 /** The paths read, dotted. */
 const names = (expr: string) => {
@@ -61,6 +61,15 @@ describe('claims a policy reads', () => {
     expect(names("(set_config('request.jwt.claims'::text, '{}'::text, true) IS NOT NULL)")).toBe('all');
     expect(names('(EXISTS ( SELECT 1 FROM pg_show_all_settings() s(name)))')).toBe('all');
     expect(names("(x = E'a\\\\'::text)")).toBe('all');
+  });
+
+  it('a built-in running a query given as text is seen (what its text reads is not)', () => {
+    const viaXml =
+      "(owner = ((xpath('/row/c/text()'::text, query_to_xml('select current_setting(''request.jwt.claims'') as c'::text, false, false, ''::text)))[1])::text)";
+    expect(runsQueryText(viaXml)).toBe(true);
+    expect(runsQueryText("(ts_stat('select v from t'::text) IS NOT NULL)")).toBe(true);
+    expect(runsQueryText("(body = 'query_to_xml(x)'::text)")).toBe(false);
+    expect(runsQueryText('(owner = auth.uid())')).toBe(false);
   });
 
   it('a call inside a constant or a quoted name is not a call', () => {

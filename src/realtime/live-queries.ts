@@ -19,6 +19,7 @@ import { RefreshQueue } from './refresh-queue.js';
 import { GroupIndex } from './relevance.js';
 import { publish, runGroups } from './run-groups.js';
 import { Scopes } from './scopes.js';
+import { checkNow } from './snapshot-check.js';
 import { Subscriber } from './subscriber.js';
 
 export { COMMIT_SETTLE_MS } from './refresh-queue.js';
@@ -304,12 +305,7 @@ export class LiveQueries {
 
   /** The schema version now; undefined when the database does not answer it. */
   private async versionNow(): Promise<number | undefined> {
-    try {
-      const { rows } = await this.pool.query('select graphql.get_schema_version()::int as v');
-      return Number(rows[0].v);
-    } catch {
-      return undefined;
-    }
+    return (await checkNow(this.pool, [])).version;
   }
 
   /** The schema changed: every member's scope again, and the groups they make now. */
@@ -331,11 +327,16 @@ export class LiveQueries {
   private async refresh(start: number): Promise<void> {
     if (this.pool.ending) return this.retire();
     const work = this.queue.take(start);
-    if (work.commits.length && !work.all && !this.stale) {
-      // The read sets that decide what to skip must be the schema version's now.
-      const v = await this.versionNow();
-      if (v === undefined) work.all = true;
-      else this.scopes.seen(v);
+    let seen = false;
+    if (work.commits.length) {
+      // The read sets that decide what to skip must be the schema version's now; and the
+      // statements must see the commits (else they run once more to settle).
+      const xids = work.commits.map((c) => c.xid);
+      const known = xids.filter((x): x is number => x !== undefined);
+      const checked = await checkNow(this.pool, known);
+      seen = checked.seen && known.length === xids.length;
+      if (checked.version === undefined) work.all = true;
+      else this.scopes.seen(checked.version);
     }
     if (this.stale) {
       await this.rebuild();
@@ -366,7 +367,7 @@ export class LiveQueries {
     if (work.commits.length) {
       const ran = [...runs.values()].flatMap((sets) => [...sets]);
       this.counts.skipped += total - ran.length;
-      this.queue.settle(start, work.newest, work.all, ran);
+      this.queue.settle(start, work.newest, seen, work.all, ran);
     }
     for (const s of work.sets) add(s);
     if (!runs.size) return;

@@ -5,9 +5,10 @@
  *
  * Settling: a commit is decoded from the WAL a moment before it is visible to new snapshots
  * (PostgreSQL flushes the commit record, then ends the transaction in the proc array), so a
- * refresh started right after the report may miss it. The sets a refresh re-ran for commits are
- * re-run once more by the first refresh that starts COMMIT_SETTLE_MS (less SETTLE_SLACK_MS) after
- * it — folded into the refreshes a steady stream of commits makes anyway, or on a timer of its own.
+ * refresh started right after the report may miss it. A refresh first checks that a snapshot sees
+ * its commits (live-queries.ts); when it could not tell, the sets it re-ran for commits are re-run
+ * once more by the first refresh that starts COMMIT_SETTLE_MS (less SETTLE_SLACK_MS) after it —
+ * folded into the refreshes a steady stream of commits makes anyway, or on a timer of its own.
  */
 import type { Commit } from './change-feed.js';
 
@@ -45,7 +46,7 @@ export class RefreshQueue<S extends { dead?: boolean }> {
     this.newest = Date.now();
     let kept = c;
     const n = c.changes?.length ?? 0;
-    if (c.changes && this.rows + n > MAX_PENDING_ROWS) kept = { lsn: c.lsn, tables: c.tables };
+    if (c.changes && this.rows + n > MAX_PENDING_ROWS) kept = { lsn: c.lsn, tables: c.tables, xid: c.xid };
     else this.rows += n;
     if (c.anyTable) kept = { ...kept, anyTable: true };
     if (this.commits.length < MAX_PENDING_COMMITS) {
@@ -53,6 +54,7 @@ export class RefreshQueue<S extends { dead?: boolean }> {
       return;
     }
     const last = this.commits.pop() as Commit;
+    // (Without an xid: a refresh cannot check that it sees it, and settles.)
     const merged: Commit = { lsn: kept.lsn, tables: new Set([...last.tables, ...kept.tables]) };
     if (last.anyTable || kept.anyTable) merged.anyTable = true;
     this.commits.push(merged);
@@ -86,10 +88,11 @@ export class RefreshQueue<S extends { dead?: boolean }> {
 
   /**
    * A refresh started at `start` re-ran `sets` (all: every set) for commits, the newest reported
-   * at `newest`: once more at the settle pass, unless it started long enough after them.
+   * at `newest`: once more at the settle pass, unless a snapshot taken before its statements was
+   * seen to hold every one of them (`seen`), or it started long enough after them.
    */
-  settle(start: number, newest: number, all: boolean, sets: Iterable<S>): void {
-    if (start - newest >= COMMIT_SETTLE_MS) return;
+  settle(start: number, newest: number, seen: boolean, all: boolean, sets: Iterable<S>): void {
+    if (seen || start - newest >= COMMIT_SETTLE_MS) return;
     const entry = { due: start + COMMIT_SETTLE_MS, all, sets: new Set(all ? [] : sets) };
     if (all || entry.sets.size) this.settling.push(entry);
   }

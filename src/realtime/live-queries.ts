@@ -345,6 +345,7 @@ export class LiveQueries {
       work.all = true;
       work.commits.push(...more.commits);
       work.newest = Math.max(work.newest, more.newest);
+      if (more.commits.length) seen = false;
     }
     const runs = new Map<Group, Set<VarSet>>();
     const add = (s: VarSet) => {

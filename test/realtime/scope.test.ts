@@ -171,6 +171,29 @@ describe('what a commit re-runs', () => {
     await stopAll([r7, r8]);
   });
 
+  it('`in` filters and ByPk fields: an INSERT re-runs only the sets whose values it carries', async () => {
+    const c = await as(member('u1', 'acme'));
+    const q =
+      'subscription ($rooms: [Int!]) { messageCollection(filter: {roomId: {in: $rooms}}) { edges { node { body } } } }';
+    const in79 = subscribe(c, q, { rooms: [7, 9] });
+    const byPk = subscribe(c, 'subscription ($id: Int!) { messageByPk(id: $id) { body } }', { id: 1 });
+    await ready([in79, byPk]);
+    const runs = async (insert: string) => {
+      const before = stats().refreshedSets;
+      await sql(project, insert);
+      await sleep(700);
+      return stats().refreshedSets - before;
+    };
+    // Room 8: neither set (the ByPk's row, id 1, is not a new row's id).
+    expect(await runs(`insert into public.message (room_id, org, body) values (8, 'acme', 'in 8')`)).toBe(0);
+    // Room 9: the `in` set only (twice if the refresh's snapshot did not yet see the commit).
+    const ran = await runs(`insert into public.message (room_id, org, body) values (9, 'acme', 'in 9')`);
+    expect(ran).toBeGreaterThanOrEqual(1);
+    expect(ran).toBeLessThanOrEqual(2);
+    await in79.until((r) => messages(r).includes('in 9'));
+    expect(byPk.results).toHaveLength(1);
+  });
+
   it('200 subscribers with 200 different rooms are one group of 200 variable sets; an INSERT re-runs one set', async () => {
     const streams: Stream[] = [];
     for (let i = 0; i < 4; i++) {

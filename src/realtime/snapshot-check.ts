@@ -8,13 +8,16 @@
  */
 import type pg from 'pg';
 
-/** $1: the 32-bit transaction ids (int8[]). */
+/**
+ * $1: the 32-bit transaction ids (int8[]). Functions are qualified: a tenant's
+ * `public.unnest(bigint[])` (an exact match beats pg_catalog's polymorphic one) never answers.
+ */
 const CHECK_SQL = `select graphql.get_schema_version()::int as v,
-  (select coalesce(bool_and(pg_catalog.pg_visible_in_snapshot(
+  (select coalesce(pg_catalog.bool_and(pg_catalog.pg_visible_in_snapshot(
             (case when f.id >= m.xmax then f.id - 4294967296 else f.id end)::text::xid8, m.snap)), true)
      from (select s as snap, pg_catalog.pg_snapshot_xmax(s)::text::int8 as xmax
              from pg_catalog.pg_current_snapshot() s) m,
-          lateral (select ((m.xmax >> 32) << 32) | x as id from unnest($1::int8[]) x) f) as seen`;
+          lateral (select ((m.xmax >> 32) << 32) | x as id from pg_catalog.unnest($1::int8[]) x) f) as seen`;
 
 /** The schema version (undefined: the database did not answer) and whether `xids` are all seen. */
 export async function checkNow(pool: pg.Pool, xids: number[]): Promise<{ version?: number; seen: boolean }> {

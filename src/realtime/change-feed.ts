@@ -48,6 +48,8 @@ export interface Commit {
   changes?: RowChange[];
   /** A line could not be read: any table may have changed (`tables` may be incomplete). */
   anyTable?: boolean;
+  /** Its transaction id (32 bits, as test_decoding prints it), when the COMMIT line gave it. */
+  xid?: number;
 }
 
 /** The key of a table in Commit.tables. */
@@ -146,6 +148,8 @@ export async function startChangeFeed(
         const commit: Commit = { lsn: lsnOf(lsn), tables };
         if (changes) commit.changes = changes;
         if (anyTable) commit.anyTable = true;
+        const xid = Number(line.slice('COMMIT '.length));
+        if (Number.isInteger(xid) && xid > 0) commit.xid = xid;
         onCommit(commit);
       }
       tables = new Set();
@@ -165,7 +169,8 @@ export async function startChangeFeed(
       if (!closed) onFailure(err);
     });
   });
-  const plugin = new CommitLines({ skipEmptyXacts: true });
+  // With xids: `COMMIT <xid>` (live-queries.ts checks that a refresh's snapshot sees the commit).
+  const plugin = new CommitLines({ skipEmptyXacts: true, includeXids: true });
   service.subscribe(plugin, slot).catch((err: Error) => service.emit('error', err));
   const close = async () => {
     if (closed) return;

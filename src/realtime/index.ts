@@ -1,8 +1,9 @@
 /**
  * Realtime: GraphQL subscriptions as live queries (docs/realtime.md). A schema opts in with
  * `@graphql({"strata": {"subscriptions": true}})`; each Subscription field runs as the Query field
- * of the same name, as the subscriber (RLS applies), multiplexed per (query, variables, role,
- * claims), over graphql-ws (WebSocket) and graphql-sse (event streams) on {project}/graphql/v1.
+ * of the same name, as the subscriber (RLS applies), multiplexed per (query, role, the claims its
+ * policies read) with variable sets refreshed together, over graphql-ws (WebSocket) and
+ * graphql-sse (event streams) on {project}/graphql/v1.
  */
 import type { FastifyInstance } from 'fastify';
 import type { NetworkBans } from '../platform/network-bans.js';

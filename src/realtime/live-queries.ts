@@ -1,36 +1,41 @@
 /**
- * The live queries of one project database, multiplexed: subscribers whose query, variables,
- * role and claims are equal share one group, and a group runs one statement per refresh however
- * many subscribe to it. A refresh runs every group (at most `concurrency` at once) and pushes a
- * result to a subscriber only when its hash changed for them. Refreshes come from the change feed
- * (change-feed.ts: after each commit that changed rows in the database, plus a safety refresh
- * every SAFETY_REFRESH_MS) while it runs, else every `intervalMs` (polling).
+ * The live queries of one project database, multiplexed (live-groups.ts): subscribers whose
+ * document, operation, role and the claims their policies read are equal share a group; its
+ * variable sets (differing variables) are refreshed together in one call (the engine's resolveBatchWithPoolText). A
+ * refresh re-runs only what may have changed (relevance.ts: the tables each set reads, per
+ * read-set.ts, and the values an INSERT carries) and pushes a result to a subscriber only when its
+ * hash changed for them. Refreshes come from the change feed (change-feed.ts: after each commit
+ * that changed rows, plus a safety refresh of everything every SAFETY_REFRESH_MS) while it runs,
+ * else every `intervalMs` (polling: everything).
  */
-import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { Principal } from '../db/with-role.js';
-import { resolveWithPoolText } from '../graphql/engine.js';
 import type { Commit } from './change-feed.js';
 import type { DatabaseFeed, FeedListener } from './database-feed.js';
+import { groupKeyOf, type Group, type Member, type VarSet } from './live-groups.js';
 import type { LiveRequest } from './live-request.js';
-import { Subscriber, type LiveResult } from './subscriber.js';
+import { opaqueScope, type SetScope } from './read-set.js';
+import { RefreshQueue } from './refresh-queue.js';
+import { GroupIndex } from './relevance.js';
+import { publish, runGroups } from './run-groups.js';
+import { Scopes } from './scopes.js';
+import { checkNow } from './snapshot-check.js';
+import { Subscriber } from './subscriber.js';
 
-interface Group {
-  key: string;
-  request: LiveRequest;
-  principal: Principal;
-  subscribers: Set<Subscriber>;
-  /** The last result and its hash (undefined until the first run ends). */
-  last?: { result: LiveResult; hash: string };
-  running?: Promise<void>;
-}
+export { COMMIT_SETTLE_MS } from './refresh-queue.js';
 
 export interface LiveQueryStats {
-  /** Groups: distinct (query, variables, role, claims). */
+  /** Groups: distinct (document, operation, role, claims read). */
   groups: number;
+  /** Variable sets: distinct variables within the groups. */
+  variableSets: number;
   subscribers: number;
-  /** Statements run since start (one per group per refresh). */
+  /** Statements run since start. */
   executions: number;
+  /** Variable sets run since start (results computed). */
+  refreshedSets: number;
+  /** Variable sets a refresh for commits left alone (their tables or values were not touched). */
+  skipped: number;
   /** Databases whose live queries are refreshed by logical replication rather than polled. */
   feeds: number;
 }
@@ -41,27 +46,28 @@ export const MIN_REFRESH_GAP_MS = 50;
 /** With a change feed, refreshes that no commit asked for (time-dependent results: now() in a policy). */
 export const SAFETY_REFRESH_MS = 60_000;
 
-/** After the latest reported commit, one more refresh (see onCommit). */
-export const COMMIT_SETTLE_MS = 250;
-
 export class TooManySubscriptions extends Error {}
 
 export const PROJECT_CHANGED_MESSAGE =
   "The project's database connection was closed (the project was deleted or moved, or its JWT secret changed): subscribe again";
 
 export class LiveQueries {
-  private readonly groups = new Map<string, Group>();
+  private groups = new Map<string, Group>();
   private subscriberCount = 0;
-  private executions = 0;
+  private counts = { executions: 0, refreshedSets: 0, skipped: 0 };
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
   private again = false;
   private retired = false;
+  private closed = false;
   /** When the last refresh started, and the refresh a commit asked for within the gap after it. */
   private lastRefresh = 0;
   private delayed: NodeJS.Timeout | undefined;
-  /** The refresh COMMIT_SETTLE_MS after the latest reported commit. */
-  private settle: NodeJS.Timeout | undefined;
+  private settleTimer: NodeJS.Timeout | undefined;
+  private readonly queue = new RefreshQueue<VarSet>();
+  private readonly scopes: Scopes;
+  /** The schema version moved on: the groups are rebuilt before the next refresh. */
+  private stale = false;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -74,57 +80,106 @@ export class LiveQueries {
       /** The pool was closed and every subscription ended: the owner forgets this instance. */
       onRetired?: () => void;
     },
-  ) {}
+  ) {
+    this.scopes = new Scopes(pool, () => {
+      this.stale = true;
+    });
+  }
 
   stats(): LiveQueryStats {
+    let variableSets = 0;
+    for (const g of this.groups.values()) variableSets += g.sets.size;
     return {
       groups: this.groups.size,
+      variableSets,
       subscribers: this.subscriberCount,
-      executions: this.executions,
+      ...this.counts,
       feeds: this.opts.feed?.on ? 1 : 0,
     };
   }
 
-  /** A new subscriber's stream: the group's last result at once when it has one, else after its first run. */
-  subscribe(request: LiveRequest, principal: Principal): Subscriber {
+  /**
+   * A new subscriber's stream: its variable set's last result at once when it has one, else after
+   * its first run. Its scope (which claims key its group, what re-runs it) is found first.
+   */
+  async subscribe(request: LiveRequest, principal: Principal): Promise<Subscriber> {
     if (this.subscriberCount >= this.opts.maxSubscribers)
       throw new TooManySubscriptions(
         `Too many subscriptions on this project (the limit is ${this.opts.maxSubscribers})`,
       );
-    const key = JSON.stringify([
-      request.query,
-      request.operationName,
-      request.variables,
-      principal.role,
-      principal.claims,
-    ]);
-    let group = this.groups.get(key);
-    if (!group) {
-      group = { key, request, principal, subscribers: new Set() };
-      this.groups.set(key, group);
-    }
-    const g = group;
-    const sub = new Subscriber(() => {
-      if (!g.subscribers.delete(sub)) return;
-      this.subscriberCount--;
-      if (!g.subscribers.size && this.groups.get(g.key) === g) this.groups.delete(g.key);
-      if (!this.groups.size) this.stopTimer();
-    });
-    g.subscribers.add(sub);
     this.subscriberCount++;
-    if (g.last) sub.push(g.last.result, g.last.hash);
-    else void this.run(g);
+    const scope = await this.scopes.scopeOf(principal, request).catch(() => opaqueScope());
+    if (this.retired || this.closed) {
+      this.subscriberCount--;
+      const ended = new Subscriber(() => {});
+      if (this.retired) ended.fail(new Error(PROJECT_CHANGED_MESSAGE));
+      else void ended.return();
+      return ended;
+    }
+    const member = { principal, request } as Member;
+    member.stream = new Subscriber(() => this.leave(member));
+    this.place(member, scope);
     this.startTimer();
     this.opts.feed?.add(this.listener);
-    return sub;
+    return member.stream;
+  }
+
+  /** Puts a member in the group and variable set its scope says (a new set runs at the next refresh). */
+  private place(member: Member, scope: SetScope): void {
+    const key = groupKeyOf(member.request, member.principal, scope);
+    let g = this.groups.get(key);
+    if (!g) {
+      g = {
+        key,
+        query: member.request.query,
+        operationName: member.request.operationName,
+        principal: member.principal,
+        narrow: scope.claims !== 'all',
+        version: scope.version,
+        sets: new Map(),
+      };
+      this.groups.set(key, g);
+    }
+    const vkey = JSON.stringify(member.request.variables ?? null);
+    let set = g.sets.get(vkey);
+    if (!set) {
+      set = { key: vkey, group: g, variables: member.request.variables, scope, members: new Set() };
+      g.sets.set(vkey, set);
+      g.index = undefined;
+      this.queue.add(set);
+      this.request();
+    }
+    set.members.add(member);
+    member.set = set;
+    if (set.last) member.stream.push(set.last.result, set.last.hash);
+  }
+
+  private leave(member: Member): void {
+    const set = member.set;
+    if (!set.members.delete(member)) return;
+    this.subscriberCount--;
+    if (set.members.size) return;
+    set.dead = true;
+    const g = set.group;
+    if (g.sets.get(set.key) === set) {
+      g.sets.delete(set.key);
+      g.index = undefined;
+    }
+    if (!g.sets.size && this.groups.get(g.key) === g) this.groups.delete(g.key);
+    if (!this.groups.size) this.stopTimer();
+  }
+
+  private members(): Member[] {
+    const out: Member[] = [];
+    for (const g of this.groups.values()) for (const s of g.sets.values()) out.push(...s.members);
+    return out;
   }
 
   /** Ends every subscription with PROJECT_CHANGED_MESSAGE, once; then `onRetired`. */
   private retire(): void {
     if (this.retired) return;
     this.retired = true;
-    for (const g of [...this.groups.values()])
-      for (const s of [...g.subscribers]) s.fail(new Error(PROJECT_CHANGED_MESSAGE));
+    for (const m of this.members()) m.stream.fail(new Error(PROJECT_CHANGED_MESSAGE));
     // The streams end as their clients read the error; no refresh, no feed meanwhile.
     this.stopTimer();
     this.opts.onRetired?.();
@@ -132,7 +187,8 @@ export class LiveQueries {
 
   /** Ends every subscription and stops the change feed (its slot dropped). */
   async close(): Promise<void> {
-    for (const g of this.groups.values()) for (const s of [...g.subscribers]) void s.return();
+    this.closed = true;
+    for (const m of this.members()) void m.stream.return();
     this.groups.clear();
     this.stopTimer();
   }
@@ -142,7 +198,10 @@ export class LiveQueries {
     const every = this.opts.feed?.on
       ? Math.max(SAFETY_REFRESH_MS, this.opts.intervalMs)
       : this.opts.intervalMs;
-    this.timer = setInterval(() => void this.tick(), every);
+    this.timer = setInterval(() => {
+      this.queue.everything();
+      void this.tick();
+    }, every);
     this.timer.unref();
   }
 
@@ -152,8 +211,9 @@ export class LiveQueries {
     this.timer = undefined;
     if (this.delayed) clearTimeout(this.delayed);
     this.delayed = undefined;
-    if (this.settle) clearTimeout(this.settle);
-    this.settle = undefined;
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    this.settleTimer = undefined;
+    this.queue.clear();
     this.opts.feed?.remove(this.listener);
   }
 
@@ -165,16 +225,18 @@ export class LiveQueries {
 
   /**
    * The feed's word: after each commit a refresh; when it starts or fails, the timer's period
-   * changes (a safety refresh, or polling) and one refresh covers what it did not report.
+   * changes (a safety refresh, or polling) and one refresh of everything covers what it did not report.
    */
   private readonly listener: FeedListener = {
     commit: (commit) => this.onCommit(commit),
     started: () => {
       this.restartTimer();
+      this.queue.everything();
       void this.tick();
     },
     failed: () => {
       this.restartTimer();
+      this.queue.everything();
       void this.tick();
     },
   };
@@ -184,17 +246,14 @@ export class LiveQueries {
    * MIN_REFRESH_GAP_MS ago — when that gap is over, so that a steady stream of commits costs at
    * most one refresh per gap rather than one per commit.
    */
-  private onCommit(_commit: Commit): void {
-    // A commit is decoded from the WAL a moment before it is visible to new snapshots
-    // (PostgreSQL flushes the commit record, then ends the transaction in the proc array): a
-    // refresh started in between misses it. One more refresh after the commits settle covers that
-    // window; a steady stream of commits keeps pushing it back, so it costs one refresh per burst.
-    if (this.settle) clearTimeout(this.settle);
-    this.settle = setTimeout(() => {
-      this.settle = undefined;
-      void this.tick();
-    }, COMMIT_SETTLE_MS);
-    this.settle.unref();
+  private onCommit(commit: Commit): void {
+    if (!this.groups.size) return;
+    this.queue.commit(commit);
+    this.request();
+  }
+
+  /** A refresh as soon as the gap after the last one allows (joining one that runs). */
+  private request(): void {
     if (this.ticking) {
       this.again = true;
       return;
@@ -210,8 +269,8 @@ export class LiveQueries {
   }
 
   /**
-   * One refresh of every group. A refresh asked for while one runs is not run alongside it: the
-   * running one goes round once more when it ends (a commit it may have missed), after the gap.
+   * Refreshes until nothing is queued. A refresh asked for while one runs is not run alongside
+   * it: the running one goes round once more when it ends, after the gap.
    */
   private async tick(): Promise<void> {
     if (this.ticking) {
@@ -225,47 +284,118 @@ export class LiveQueries {
         if (this.again && wait > 0) await new Promise((r) => setTimeout(r, wait));
         this.again = false;
         this.lastRefresh = Date.now();
-        const queue = [...this.groups.values()];
-        const worker = async () => {
-          for (let g = queue.shift(); g; g = queue.shift()) await this.run(g);
-        };
-        await Promise.all(Array.from({ length: Math.min(this.opts.concurrency, queue.length) }, worker));
-      } while (this.again);
+        await this.refresh(this.lastRefresh);
+      } while (this.again && !this.retired && !this.closed);
     } finally {
       this.ticking = false;
+      this.armSettle();
     }
   }
 
-  /** Runs the group's statement once (joining a run in progress) and pushes a changed result. */
-  private run(g: Group): Promise<void> {
-    g.running ??= this.execute(g).finally(() => {
-      g.running = undefined;
-    });
-    return g.running;
+  private armSettle(): void {
+    if (this.settleTimer || this.retired || this.closed) return;
+    const wait = this.queue.nextSettle(Date.now());
+    if (wait === undefined) return;
+    this.settleTimer = setTimeout(() => {
+      this.settleTimer = undefined;
+      void this.tick();
+    }, wait);
+    this.settleTimer.unref();
   }
 
-  private async execute(g: Group): Promise<void> {
-    if (!g.subscribers.size) return;
-    // The project's pool was closed: the project was deleted or moved, or its JWT secret changed
-    // (the engine answers a closed pool as an error result). Its subscriptions end; a client
-    // subscribes again against what the project is now.
+  /** The schema version now; undefined when the database does not answer it. */
+  private async versionNow(): Promise<number | undefined> {
+    return (await checkNow(this.pool, [])).version;
+  }
+
+  /** The schema changed: every member's scope again, and the groups they make now. */
+  private async rebuild(): Promise<void> {
+    this.stale = false;
+    const before = this.members();
+    const scopes = await Promise.all(
+      before.map((m) => this.scopes.scopeOf(m.principal, m.request).catch(() => opaqueScope())),
+    );
+    const scopeOf = new Map(before.map((m, i) => [m, scopes[i] as SetScope]));
+    // Members that came meanwhile keep the scope they were placed with.
+    const now = this.members();
+    for (const g of this.groups.values()) for (const s of g.sets.values()) s.dead = true;
+    this.groups = new Map();
+    for (const m of now) this.place(m, scopeOf.get(m) ?? m.set.scope);
+  }
+
+  /** One refresh: what the queue holds, narrowed to the sets the commits may have changed. */
+  private async refresh(start: number): Promise<void> {
     if (this.pool.ending) return this.retire();
-    this.executions++;
-    let text: string;
-    try {
-      text = await resolveWithPoolText(this.pool, g.principal, {
-        query: g.request.query,
-        variables: g.request.variables,
-        operationName: g.request.operationName,
-      });
-    } catch {
-      // The database is unreachable: the next refresh tries again.
-      return;
+    const work = this.queue.take(start);
+    let seen = false;
+    if (work.commits.length) {
+      // The read sets that decide what to skip must be the schema version's now; and the
+      // statements must see the commits (else they run once more to settle).
+      const xids = work.commits.map((c) => c.xid);
+      const known = xids.filter((x): x is number => x !== undefined);
+      const checked = await checkNow(this.pool, known);
+      seen = checked.seen && known.length === xids.length;
+      if (checked.version === undefined) work.all = true;
+      else this.scopes.seen(checked.version);
     }
+    if (this.stale) {
+      await this.rebuild();
+      // Everything runs: the sets the rebuild queued and the commits reported meanwhile with it.
+      const more = this.queue.take(start);
+      work.all = true;
+      work.commits.push(...more.commits);
+      work.newest = Math.max(work.newest, more.newest);
+      if (more.commits.length) seen = false;
+    }
+    const runs = new Map<Group, Set<VarSet>>();
+    const add = (s: VarSet) => {
+      if (s.dead) return;
+      const sets = runs.get(s.group);
+      if (sets) sets.add(s);
+      else runs.set(s.group, new Set([s]));
+    };
+    let total = 0;
+    for (const g of this.groups.values()) {
+      total += g.sets.size;
+      if (work.all) for (const s of g.sets.values()) add(s);
+      else if (work.commits.length) {
+        g.index ??= new GroupIndex(g.sets.values());
+        const hit = new Set<VarSet>();
+        for (const c of work.commits) g.index.affected(c, hit);
+        for (const s of hit) add(s);
+      }
+    }
+    if (work.commits.length) {
+      const ran = [...runs.values()].flatMap((sets) => [...sets]);
+      this.counts.skipped += total - ran.length;
+      this.queue.settle(start, work.newest, seen, work.all, ran);
+    }
+    for (const s of work.sets) add(s);
+    if (!runs.size) return;
+    await this.runAll(runs);
+  }
+
+  /**
+   * Runs the groups and pushes changed results. A narrow group's results wait for the schema
+   * version to be confirmed: its key was chosen by the policies of that version.
+   */
+  private async runAll(runs: Map<Group, Set<VarSet>>): Promise<void> {
+    const { held, failed } = await runGroups(this.pool, runs, this.opts.concurrency, this.counts);
     if (this.pool.ending) return this.retire();
-    const hash = createHash('sha256').update(text).digest('base64');
-    if (g.last?.hash !== hash) g.last = { result: JSON.parse(text) as LiveResult, hash };
-    const last = g.last;
-    for (const s of g.subscribers) s.push(last.result, last.hash);
+    for (const s of failed) this.queue.add(s);
+    if (!held.length) return;
+    const v = await this.versionNow();
+    if (v !== undefined) this.scopes.seen(v);
+    const ok = held.filter((r) => v !== undefined && r.set.group.version === v);
+    publish(ok);
+    if (ok.length < held.length) {
+      // Run again after the groups are rebuilt (or the database answers again).
+      for (const r of held) if (v === undefined || r.set.group.version !== v) this.queue.add(r.set);
+      // Keyed at another version (e.g. placed while the groups were rebuilt): rebuild again.
+      if (v !== undefined) {
+        this.stale = true;
+        this.again = true;
+      }
+    }
   }
 }

@@ -108,7 +108,7 @@ export class LiveService {
       return 'refused' in opened ? opened : { request, stream: opened };
     }
     try {
-      return { request, stream: this.hubOf(project).subscribe(request, principal) };
+      return { request, stream: await this.hubOf(project).subscribe(request, principal) };
     } catch (e) {
       if (e instanceof TooManySubscriptions) return { refused: e.message };
       throw e;
@@ -116,13 +116,19 @@ export class LiveService {
   }
 
   stats(): LiveQueryStats {
-    const out: LiveQueryStats = { groups: 0, subscribers: 0, executions: 0, feeds: 0 };
+    const out: LiveQueryStats = {
+      groups: 0,
+      variableSets: 0,
+      subscribers: 0,
+      executions: 0,
+      refreshedSets: 0,
+      skipped: 0,
+      feeds: 0,
+    };
+    const fields = Object.keys(out) as (keyof LiveQueryStats)[];
     for (const h of this.hubs.values()) {
       const s = h.stats();
-      out.groups += s.groups;
-      out.subscribers += s.subscribers;
-      out.executions += s.executions;
-      out.feeds += s.feeds;
+      for (const f of fields) out[f] += s[f];
     }
     return out;
   }

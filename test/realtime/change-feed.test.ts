@@ -50,6 +50,7 @@ describe('change feed rows', () => {
     );
     const [ins] = await next(1);
     expect(ins?.tables).toEqual(new Set([tableKey('public', 'Odd Name')]));
+    expect(ins?.xid).toEqual(expect.any(Number));
     expect(ins?.changes).toEqual([
       {
         schema: 'public',

@@ -42,6 +42,13 @@ import {
 export interface BatchOptions {
   /** Most parameter sets in one statement (BATCH_MAX). */
   maxPerStatement?: number;
+  /** Told how many statements each message sent carries (a caller's counters). */
+  onStatements?: (count: number) => void;
+}
+
+interface BatchLimits {
+  max: number;
+  onStatements?: (count: number) => void;
 }
 
 /** Each request's response body as resolveOnPoolText gives it, in the requests' order. */
@@ -51,7 +58,10 @@ export async function resolveBatchOnPoolText(
   reqs: readonly Request[],
   opts: BatchOptions = {},
 ): Promise<string[]> {
-  const outcomes = await runBatch(pool, principal, reqs, opts.maxPerStatement ?? BATCH_MAX);
+  const outcomes = await runBatch(pool, principal, reqs, {
+    max: opts.maxPerStatement ?? BATCH_MAX,
+    onStatements: opts.onStatements,
+  });
   return Promise.all(outcomes.map(outcomeText));
 }
 
@@ -121,9 +131,12 @@ async function runBatch(
   pool: pg.Pool,
   principal: Principal,
   reqs: readonly Request[],
-  max: number,
+  limits: BatchLimits,
 ): Promise<Outcome[]> {
-  if (reqs.length === 1) return [await runRequest(pool, principal, reqs[0] as Request)];
+  if (reqs.length === 1) {
+    limits.onStatements?.(1);
+    return [await runRequest(pool, principal, reqs[0] as Request)];
+  }
   const out: (Outcome | undefined)[] = new Array(reqs.length).fill(undefined);
   const pending: number[] = [];
   reqs.forEach((req, i) => {
@@ -156,7 +169,8 @@ async function runBatch(
       settle(out, parts, entry, []);
       break;
     }
-    const batched = batchStatements(items, max);
+    const batched = batchStatements(items, limits.max);
+    limits.onStatements?.(batched.statements.length);
     try {
       const results = await runPrepared(
         pool,
@@ -176,8 +190,9 @@ async function runBatch(
       if (more && retry) continue;
       // The schema kept changing: the statements fail with its error, the other answers stand (as alone).
       if (retry === 'version') settle(out, parts, entry, { error: e });
-      else if (batched.lateral) await answerAgain(pool, principal, reqs, [...parts.keys()], 1, out, 1);
-      else await answerAgain(pool, principal, reqs, [...parts.keys()], max, out, 2);
+      else if (batched.lateral)
+        await answerAgain(pool, principal, reqs, [...parts.keys()], { ...limits, max: 1 }, out, 1);
+      else await answerAgain(pool, principal, reqs, [...parts.keys()], limits, out, 2);
       break;
     }
   }
@@ -193,7 +208,7 @@ async function answerAgain(
   principal: Principal,
   reqs: readonly Request[],
   indices: number[],
-  max: number,
+  limits: BatchLimits,
   out: (Outcome | undefined)[],
   pieces: 1 | 2,
 ): Promise<void> {
@@ -204,7 +219,7 @@ async function answerAgain(
       pool,
       principal,
       half.map((i) => reqs[i] as Request),
-      max,
+      limits,
     );
     half.forEach((i, k) => {
       out[i] = answers[k];

@@ -1,0 +1,160 @@
+/**
+ * What the catalog says about the tables a live query may read, for one role at one schema version
+ * (read-set.ts turns it into a live query's read set and the claims its group is keyed by):
+ * - per relation: kind, row-level security, inheritance children (partitions), and the columns
+ *   whose equality relevance.ts can judge exactly (their type, and their collation's determinism);
+ * - per table, the SELECT policies that apply to the role (PUBLIC's and those of roles it has the
+ *   privileges of, as PostgreSQL picks them), each with the tables it reads (pg_depend), the
+ *   claims it reads (claims-read.ts, from pg_get_expr), or `opaque` when it depends on anything
+ *   else: a function other than the platform's auth.uid()/role()/jwt()/email() (owned by a
+ *   superuser, so not the tenant's), a view or other non-table relation, an operator, a domain,
+ *   or a built-in that runs a query given as text (query_to_xml, ts_stat: claims-read.ts).
+ *
+ * Loaded through the project's pool as its login, an ordinary role (never a superuser session:
+ * the policies are the tenant's), with `search_path = pg_catalog` so that pg_get_expr qualifies
+ * every name outside pg_catalog. Nothing here runs tenant code: pg_get_expr only prints.
+ */
+import type pg from 'pg';
+import { withPooledClient } from '../db/pooled-client.js';
+import { quoteLiteral } from '../db/sql-text.js';
+import { claimsRead, maskLiterals, runsQueryText, unionClaims, type ClaimsRead } from './claims-read.js';
+
+/** Column types whose equality relevance.ts compares exactly (bool, int2/4/8, text, varchar, uuid). */
+export const EXACT_TYPES: Record<number, 'bool' | 'int' | 'text' | 'uuid'> = {
+  16: 'bool',
+  20: 'int',
+  21: 'int',
+  23: 'int',
+  25: 'text',
+  1043: 'text',
+  2950: 'uuid',
+};
+
+export interface RelationFacts {
+  oid: number;
+  schema: string;
+  name: string;
+  /** pg_class.relkind: r table, p partitioned table, v view, m materialized view, f foreign table. */
+  kind: string;
+  rls: boolean;
+  /** Inheritance children and partitions, all levels down. */
+  descendants: number[];
+  /** Columns of EXACT_TYPES: their type oid and whether their collation is deterministic. */
+  columns: Map<string, { type: number; deterministic: boolean }>;
+}
+
+export interface PolicyFacts {
+  /** Depends on something whose reads are unknown: any table, every claim. */
+  opaque: boolean;
+  claims: ClaimsRead;
+  /** Tables (and partitioned tables) its expression reads. */
+  tables: number[];
+}
+
+export interface ScopeFacts {
+  /** graphql.get_schema_version() when loaded. */
+  version: number;
+  /** The role bypasses row-level security (superuser, BYPASSRLS): no policy applies. */
+  bypassRls: boolean;
+  relations: Map<number, RelationFacts>;
+  /** Per table oid, the SELECT policies that apply to the role (only tables with RLS enabled). */
+  policies: Map<number, PolicyFacts[]>;
+}
+
+const FACTS_SQL = (role: string) => `select json_build_object(
+  'version', graphql.get_schema_version(),
+  'bypass', coalesce((select r.rolsuper or r.rolbypassrls from pg_roles r where r.rolname = ${role}), false),
+  'relations', (select coalesce(json_agg(json_build_array(c.oid::int8, n.nspname, c.relname, c.relkind, c.relrowsecurity,
+      (select coalesce(json_agg(json_build_array(a.attname, a.atttypid::int8, coalesce(co.collisdeterministic, true))), '[]')
+         from pg_attribute a left join pg_collation co on co.oid = a.attcollation
+        where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+          and a.atttypid in (16, 20, 21, 23, 25, 1043, 2950)))), '[]')
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+   where c.relkind in ('r', 'p', 'v', 'm', 'f')
+     and n.nspname not in ('pg_catalog', 'information_schema') and n.nspname !~ '^pg_toast'),
+  'inherits', (select coalesce(json_agg(json_build_array(i.inhparent::int8, i.inhrelid::int8)), '[]') from pg_inherits i),
+  'policies', (select coalesce(json_agg(json_build_array(p.polrelid::int8, pg_get_expr(p.polqual, p.polrelid),
+      (select coalesce(json_agg(json_build_array(d.refclassid::regclass::text, d.refobjid::int8,
+          (select rc.relkind from pg_class rc where d.refclassid = 'pg_class'::regclass and rc.oid = d.refobjid),
+          (select t.typtype from pg_type t where d.refclassid = 'pg_type'::regclass and t.oid = d.refobjid),
+          (select pr.proname from pg_proc pr join pg_namespace pn on pn.oid = pr.pronamespace
+             join pg_roles o on o.oid = pr.proowner
+            where d.refclassid = 'pg_proc'::regclass and pr.oid = d.refobjid and pn.nspname = 'auth'
+              and pr.pronargs = 0 and o.rolsuper and pr.proname in ('uid', 'role', 'jwt', 'email')))), '[]')
+         from pg_depend d where d.classid = 'pg_policy'::regclass and d.objid = p.oid and d.deptype = 'n'))), '[]')
+    from pg_policy p join pg_class c on c.oid = p.polrelid
+   where c.relrowsecurity and p.polcmd in ('r', '*') and p.polqual is not null
+     and exists (select 1 from unnest(p.polroles) pr(oid)
+                  where case when pr.oid = 0 then true else pg_has_role(${role}, pr.oid, 'USAGE') end))
+) as facts`;
+
+type RawDep = [string, number, string | null, string | null, string | null];
+interface Raw {
+  version: number;
+  bypass: boolean;
+  relations: [number, string, string, string, boolean, [string, number, boolean][]][];
+  inherits: [number, number][];
+  policies: [number, string, RawDep[]][];
+}
+
+/** One dependency of a policy: the table it reads, a claim-reading platform function, or unknown. */
+function depOf(dep: RawDep, policy: { opaque: boolean; tables: number[] }): void {
+  const [cls, oid, relkind, typtype, authFn] = dep;
+  if (cls === 'pg_class') {
+    if (relkind === 'r' || relkind === 'p') policy.tables.push(oid);
+    // A composite type's relation is no read; a view, sequence or foreign table is unknown.
+    else if (relkind !== 'c') policy.opaque = true;
+  } else if (cls === 'pg_proc') {
+    if (!authFn) policy.opaque = true;
+  } else if (cls === 'pg_type') {
+    // A domain may check its values with any function.
+    if (typtype === 'd') policy.opaque = true;
+  } else if (cls !== 'pg_collation' && cls !== 'pg_ts_config' && cls !== 'pg_ts_dict') {
+    // An operator runs its function; anything else is not understood here.
+    policy.opaque = true;
+  }
+}
+
+/** The facts for `role` (a role name; escaped here). */
+export async function loadScopeFacts(pool: pg.Pool, role: string): Promise<ScopeFacts> {
+  const raw = await withPooledClient(pool, async (client) => {
+    const results = (await client.query(
+      `begin; set local search_path = pg_catalog, pg_temp; ${FACTS_SQL(quoteLiteral(role))}; commit`,
+    )) as unknown as pg.QueryResult[];
+    return results[2]?.rows[0]?.facts as Raw | undefined;
+  });
+  if (!raw) throw new Error('the live-query facts query answered nothing');
+  const children = new Map<number, number[]>();
+  for (const [parent, child] of raw.inherits) children.set(parent, [...(children.get(parent) ?? []), child]);
+  const descendantsOf = (oid: number, seen = new Set<number>()): number[] => {
+    for (const c of children.get(oid) ?? []) {
+      if (seen.has(c)) continue;
+      seen.add(c);
+      descendantsOf(c, seen);
+    }
+    return [...seen];
+  };
+  const relations = new Map<number, RelationFacts>();
+  for (const [oid, schema, name, kind, rls, cols] of raw.relations)
+    relations.set(oid, {
+      oid,
+      schema,
+      name,
+      kind,
+      rls,
+      descendants: descendantsOf(oid),
+      columns: new Map(cols.map(([n, type, deterministic]) => [n, { type, deterministic }])),
+    });
+  const policies = new Map<number, PolicyFacts[]>();
+  for (const [relid, qual, deps] of raw.policies) {
+    const p: PolicyFacts = { opaque: false, claims: new Set(), tables: [] };
+    for (const d of deps) depOf(d, p);
+    if (runsQueryText(qual)) p.opaque = true;
+    // Without a subquery, the policy's own table is only the row's columns: not a read of other rows.
+    const code = maskLiterals(qual)?.code;
+    if (code !== undefined && !/\bSELECT\b/i.test(code)) p.tables = p.tables.filter((t) => t !== relid);
+    p.claims = p.opaque ? 'all' : unionClaims(p.claims, claimsRead(qual));
+    policies.set(relid, [...(policies.get(relid) ?? []), p]);
+  }
+  return { version: Number(raw.version), bypassRls: raw.bypass, relations, policies };
+}

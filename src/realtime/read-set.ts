@@ -1,0 +1,228 @@
+/**
+ * A live query's scope, from its plan (engine.ts compile) and the policy facts of its role
+ * (policy-facts.ts): the tables its statement reads — each table the plan names, its partitions
+ * and inheritance children, and what its SELECT policies read, transitively — the JWT claims those
+ * policies read (the group key takes only these), and, for a query whose one root field is a
+ * collection (or a ByPk) on table T, the equalities of its top-level filter that an inserted row
+ * of T must meet to change the result (relevance.ts). Anything whose reads are unknown — a view,
+ * a function or computed field in the query, a policy calling a user function — makes the scope
+ * `any`: re-run on every commit, keyed by every claim.
+ */
+import type { CompiledRequest } from '../graphql/engine.js';
+import type { Column } from '../graphql/introspect/model.js';
+import type { ConnectionPlan, FilterPlan, NodePlan, Param } from '../graphql/plan/plan-types.js';
+import { tableKey } from './change-feed.js';
+import { unionClaims, type ClaimsRead } from './claims-read.js';
+import { EXACT_TYPES, type RelationFacts, type ScopeFacts } from './policy-facts.js';
+import { normalizeValue, parseArrayLiteral, type ExactKind } from './relevance.js';
+
+/** An inserted row of the filter's table matters only when its column's value is one of `values`. */
+export interface Constraint {
+  column: string;
+  kind: ExactKind;
+  /** Normalized (normalizeValue). */
+  values: Set<string>;
+}
+
+export interface SetScope {
+  /** The facts' schema version (undefined: no facts; the scope is then `any` with every claim). */
+  version: number | undefined;
+  /** Reads what cannot be told: re-run after every commit. */
+  any: boolean;
+  /** tableKey of every table read. */
+  tables: Set<string>;
+  claims: ClaimsRead;
+  /** Inserts into `table` meeting none of the constraints cannot change the result. */
+  insertFilter?: { table: string; constraints: Constraint[] };
+}
+
+/** The scope when nothing is known: every commit, every claim. */
+export function opaqueScope(version?: number): SetScope {
+  return { version, any: true, tables: new Set(), claims: 'all' };
+}
+
+class Walk {
+  any = false;
+  tables = new Set<string>();
+  claims: ClaimsRead = new Set();
+  private readonly visited = new Set<number>();
+  constructor(private readonly facts: ScopeFacts) {}
+
+  unknown(): void {
+    this.any = true;
+    this.claims = 'all';
+  }
+
+  /** A table's rows: itself, its descendants, and what its policies read. */
+  table(oid: number): void {
+    if (this.visited.has(oid)) return;
+    this.visited.add(oid);
+    const rel = this.facts.relations.get(oid);
+    if (!rel || (rel.kind !== 'r' && rel.kind !== 'p')) {
+      this.unknown();
+      return;
+    }
+    this.tables.add(tableKey(rel.schema, rel.name));
+    for (const d of rel.descendants) {
+      const child = this.facts.relations.get(d);
+      if (child) this.tables.add(tableKey(child.schema, child.name));
+      else this.unknown();
+    }
+    this.policies(rel);
+  }
+
+  policies(rel: RelationFacts): void {
+    if (!rel.rls || this.facts.bypassRls) return;
+    for (const p of this.facts.policies.get(rel.oid) ?? []) {
+      if (p.opaque) {
+        this.unknown();
+        return;
+      }
+      this.claims = unionClaims(this.claims, p.claims);
+      for (const t of p.tables) this.table(t);
+    }
+  }
+
+  /** A connection: its table (unless `withTable` is false), filter, sort keys and selections. */
+  connection(c: ConnectionPlan, withTable = true): void {
+    if (withTable) this.table(c.table.oid);
+    this.filter(c.filter);
+    for (const k of c.keys) for (const rel of k.via) this.table(rel.target.oid);
+    for (const f of c.fields)
+      if (f.field.kind === 'edges')
+        for (const e of f.field.fields) if (e.field.kind === 'node') this.nodeFields(e.field.node);
+  }
+
+  /** A row's selections (its own table is read by whoever reads the row). */
+  nodeFields(n: NodePlan): void {
+    for (const { field } of n.fields) {
+      if (field.kind === 'computed') this.unknown();
+      else if (field.kind === 'toMany') this.connection(field.connection);
+      else if (field.kind === 'toOne') {
+        this.table(field.rel.target.oid);
+        this.nodeFields(field.node);
+      }
+    }
+  }
+
+  filter(f: FilterPlan): void {
+    if (f.kind === 'all' || f.kind === 'group') for (const p of f.parts) this.filter(p);
+    else if (f.kind === 'not') this.filter(f.inner);
+    else if (f.kind === 'related') {
+      this.table(f.rel.target.oid);
+      this.filter(f.inner);
+    }
+  }
+}
+
+/** The casts a constraint's parameter may carry, per kind (a typmod, e.g. varchar(3), may truncate). */
+const CASTS: Record<ExactKind, string[]> = {
+  int: ['smallint', 'integer', 'bigint', 'int2', 'int4', 'int8'],
+  text: ['text', 'character varying', 'varchar'],
+  uuid: ['uuid'],
+  bool: ['boolean', 'bool'],
+};
+
+/** The equality `column = any(texts)` as a constraint, when it is exact; else none. */
+function constraintOf(
+  rel: RelationFacts,
+  column: Column,
+  param: Param,
+  list: boolean,
+): Constraint | undefined {
+  const facts = rel.columns.get(column.sqlName);
+  const kind = facts ? EXACT_TYPES[facts.type] : undefined;
+  if (!facts || !kind || (kind === 'text' && !facts.deterministic)) return undefined;
+  if (list !== param.cast.endsWith('[]')) return undefined;
+  // The engine writes casts as quoted, qualified names: "pg_catalog"."int4".
+  const cast = (list ? param.cast.slice(0, -2) : param.cast)
+    .replace(/"/g, '')
+    .replace(/^pg_catalog\./, '')
+    .toLowerCase();
+  if (!CASTS[kind].includes(cast)) return undefined;
+  if (param.text === null) return undefined;
+  const texts = list ? parseArrayLiteral(param.text) : [param.text];
+  if (!texts) return undefined;
+  const values = new Set<string>();
+  for (const t of texts) {
+    // `= any` never matches a NULL element.
+    if (t === null) continue;
+    const v = normalizeValue(kind, t);
+    if (v === undefined) return undefined;
+    values.add(v);
+  }
+  return { column: column.sqlName, kind, values };
+}
+
+/** The top-level filter's exact equalities (an AND of them; anything else constrains nothing here). */
+function constraintsOf(rel: RelationFacts, f: FilterPlan, out: Constraint[]): void {
+  if (f.kind === 'all' || (f.kind === 'group' && f.op === 'and'))
+    for (const p of f.parts) constraintsOf(rel, p, out);
+  else if (f.kind === 'compare' && f.op === 'eq' && !f.columnAsText) {
+    const c = constraintOf(rel, f.column, f.value, false);
+    if (c) out.push(c);
+  } else if (f.kind === 'in') {
+    const c = constraintOf(rel, f.column, f.value, true);
+    if (c) out.push(c);
+  } else if (f.kind === 'pk')
+    f.match.columns.forEach((col, i) => {
+      const c = constraintOf(rel, col, f.match.values[i] as Param, false);
+      if (c) out.push(c);
+    });
+}
+
+/**
+ * The insert filter of a root read of `oid` (its rows under `filter`): only when nothing else in
+ * the query or in the policies reads that table (a nested selection or a policy could see an
+ * inserted row that the filter leaves out).
+ */
+function insertFilterOf(
+  facts: ScopeFacts,
+  oid: number,
+  filter: FilterPlan,
+  rest: (w: Walk) => void,
+): SetScope['insertFilter'] {
+  const rel = facts.relations.get(oid);
+  if (rel?.kind !== 'r') return undefined;
+  const key = tableKey(rel.schema, rel.name);
+  const others = new Walk(facts);
+  rest(others);
+  others.policies(rel);
+  if (others.any || others.tables.has(key)) return undefined;
+  const constraints: Constraint[] = [];
+  constraintsOf(rel, filter, constraints);
+  return constraints.length ? { table: key, constraints } : undefined;
+}
+
+/** The scope of a compiled live query under `facts`. */
+export function scopeOf(compiled: CompiledRequest, facts: ScopeFacts): SetScope {
+  const w = new Walk(facts);
+  const plan = compiled.plan;
+  let insertFilter: SetScope['insertFilter'];
+  // A response without fields (a request-level error) is the same whatever the rows.
+  if (plan.kind === 'fields') {
+    if (plan.operation !== 'query') w.unknown();
+    const roots = plan.fields.filter((f) => f.kind === 'root');
+    for (const f of roots) {
+      const r = f.plan;
+      if (r.kind === 'collection') w.connection(r.connection);
+      else if (r.kind === 'byPk' || r.kind === 'node') {
+        w.table(r.table.oid);
+        w.nodeFields(r.node);
+      } else if (r.kind !== 'nodeNotFound') w.unknown();
+    }
+    const only = roots.length === 1 ? roots[0]?.plan : undefined;
+    if (only?.kind === 'collection')
+      insertFilter = insertFilterOf(facts, only.connection.table.oid, only.connection.filter, (o) =>
+        o.connection(only.connection, false),
+      );
+    else if (only?.kind === 'byPk')
+      insertFilter = insertFilterOf(facts, only.table.oid, { kind: 'pk', match: only.match }, (o) =>
+        o.nodeFields(only.node),
+      );
+  }
+  if (w.any) return opaqueScope(facts.version);
+  const scope: SetScope = { version: facts.version, any: false, tables: w.tables, claims: w.claims };
+  if (insertFilter) scope.insertFilter = insertFilter;
+  return scope;
+}

@@ -1,0 +1,327 @@
+/**
+ * What a commit re-runs and who shares a statement (src/realtime/read-set.ts, relevance.ts,
+ * live-groups.ts), against a running platform with logical replication: groups keyed by the
+ * claims the policies read, variable sets in one group, an INSERT re-running only the sets whose
+ * filter it meets, and the conservative cases (a user function in a policy, a view).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from 'graphql-ws';
+import { signJwt } from '../../src/auth/jwt.js';
+import type { ProjectContext } from '../../src/platform/project-context.js';
+import type { TestPlatform } from '../support/platform.js';
+import { eventually } from '../support/eventually.js';
+import {
+  sleep,
+  sql,
+  startRealtimePlatform,
+  subscribe as open,
+  wsClient,
+  wsUrl,
+  type Json,
+  type Stream,
+} from './support.js';
+
+let tp: TestPlatform;
+let project: ProjectContext;
+const clients: Client[] = [];
+
+const TABLES = `
+  create table public.room (id int primary key, title text not null);
+  create table public.topic (id serial primary key, title text not null);
+  create table public.message (id serial primary key, room_id int not null, org text not null, author text, body text not null);
+  alter table public.message enable row level security;
+  create policy org_members on public.message for select to authenticated
+    using (org = auth.jwt() -> 'app_metadata' ->> 'org_id');
+  create table public.diary (id serial primary key, owner uuid not null, body text not null);
+  alter table public.diary enable row level security;
+  create policy own on public.diary for select to authenticated using (owner = auth.uid());
+  create function public.org_ok(o text) returns boolean language sql stable as $$ select o is not null $$;
+  create table public.guarded (id serial primary key, org text not null, body text not null);
+  alter table public.guarded enable row level security;
+  create policy by_function on public.guarded for select to anon, authenticated using (public.org_ok(org));
+  create view public.topic_view as select id, title from public.topic;
+  comment on view public.topic_view is e'@graphql({"primary_key_columns": ["id"]})';
+  grant select on public.room, public.topic, public.message, public.diary, public.guarded, public.topic_view
+    to anon, authenticated;
+  insert into public.room values (1, 'lobby');
+  insert into public.topic (title) values ('first');
+  insert into public.message (room_id, org, author, body) values
+    (7, 'acme', 'u1', 'acme in 7'), (8, 'acme', 'u2', 'acme in 8'), (7, 'globex', 'u3', 'globex in 7');
+  insert into public.guarded (org, body) values ('acme', 'g1');
+  create table public.membership (member text not null, org text not null);
+  create table public.post (id serial primary key, org text not null, body text not null);
+  alter table public.post enable row level security;
+  create policy members_read on public.post for select to authenticated using (exists (
+    select 1 from public.membership m where m.org = post.org and m.member = auth.jwt() ->> 'sub'));
+  grant select on public.membership, public.post to authenticated;
+  insert into public.membership values ('u1', 'acme');
+  insert into public.post (org, body) values ('acme', 'acme post'), ('globex', 'globex post');`;
+
+const ROOMS = 'subscription { roomCollection { edges { node { id title } } } }';
+const TOPICS = 'subscription { topicCollection { edges { node { id title } } } }';
+const ORG_MESSAGES =
+  'subscription { messageCollection(orderBy: [{id: AscNullsLast}]) { edges { node { body org } } } }';
+const ROOM_MESSAGES =
+  'subscription ($room: Int!) { messageCollection(filter: {roomId: {eq: $room}}, orderBy: [{id: AscNullsLast}]) { edges { node { body org roomId } } } }';
+
+beforeAll(async () => {
+  ({ tp, project } = await startRealtimePlatform({ intervalMs: 600_000, replication: true }));
+  await sql(project, TABLES);
+});
+
+/** Every stream a test opened: stopped after it, whatever happened. */
+const opened: Stream[] = [];
+function subscribe(c: Client, query: string, variables?: Record<string, unknown>): Stream {
+  const s = open(c, query, variables);
+  opened.push(s);
+  return s;
+}
+
+afterEach(async () => {
+  for (const s of opened.splice(0)) s.stop();
+  await eventually(() => stats().subscribers === 0, { timeoutMs: 10_000, intervalMs: 20 });
+});
+
+afterAll(async () => {
+  for (const c of clients) await c.dispose();
+  await tp?.close();
+});
+
+async function as(claims: Record<string, unknown> | null, expiresInSeconds = 3600): Promise<Client> {
+  const params: Record<string, unknown> = { apikey: project.anonKey };
+  if (claims)
+    params.Authorization = `Bearer ${await signJwt(project.jwtSecret, { role: 'authenticated', ...claims }, { expiresInSeconds })}`;
+  const c = wsClient(wsUrl(tp), params);
+  clients.push(c);
+  return c;
+}
+
+const member = (sub: string, org: string) => ({ sub, app_metadata: { org_id: org } });
+const stats = () => tp.realtime.stats();
+const edges = (r: Json, field: string) => r.data[field].edges.map((e: Json) => e.node);
+const messages = (r: Json): string[] => edges(r, 'messageCollection').map((n: Json) => n.body);
+
+/** Waits until every stream has a result and the first runs (and their settle passes) are over. */
+async function ready(streams: Stream[]): Promise<void> {
+  await eventually(() => streams.every((s) => s.results.length > 0 || s.error), {
+    timeoutMs: 20_000,
+    intervalMs: 20,
+  });
+  for (const s of streams) if (s.error) throw new Error(JSON.stringify(s.error));
+  await eventually(() => stats().feeds === 1, { timeoutMs: 10_000, intervalMs: 20 });
+  await sleep(600);
+}
+
+async function stopAll(streams: Stream[]): Promise<void> {
+  for (const s of streams) s.stop();
+  await eventually(() => stats().subscribers === 0, { timeoutMs: 10_000, intervalMs: 20 });
+}
+
+describe('what a commit re-runs', () => {
+  it('two documents reading different tables: a commit on one re-runs only the other', async () => {
+    const c = await as(null);
+    const rooms = subscribe(c, ROOMS);
+    const topics = subscribe(c, TOPICS);
+    await ready([rooms, topics]);
+    expect(stats()).toMatchObject({ groups: 2, variableSets: 2 });
+    const before = stats();
+    await sql(project, `insert into public.topic (title) values ('second')`);
+    await topics.until((r) => edges(r, 'topicCollection').length === 2);
+    await sleep(600);
+    const after = stats();
+    // The topic group ran (and once more to settle); the room group did not.
+    expect(after.executions - before.executions).toBeGreaterThanOrEqual(1);
+    expect(after.executions - before.executions).toBeLessThanOrEqual(2);
+    expect(after.skipped - before.skipped).toBeGreaterThanOrEqual(1);
+    expect(rooms.results).toHaveLength(1);
+    await stopAll([rooms, topics]);
+  });
+
+  it('an INSERT into room 7 re-runs the set of room 7, not that of room 8; an UPDATE moving a row refreshes both', async () => {
+    const c = await as(member('u1', 'acme'));
+    const r7 = subscribe(c, ROOM_MESSAGES, { room: 7 });
+    const r8 = subscribe(c, ROOM_MESSAGES, { room: 8 });
+    await ready([r7, r8]);
+    expect(stats()).toMatchObject({ groups: 1, variableSets: 2 });
+    expect(messages(r7.results[0])).toEqual(['acme in 7']);
+    expect(messages(r8.results[0])).toEqual(['acme in 8']);
+
+    const before = stats();
+    await sql(project, `insert into public.message (room_id, org, body) values (7, 'acme', 'new in 7')`);
+    await r7.until((r) => messages(r).includes('new in 7'));
+    await sleep(600);
+    const after = stats();
+    // Room 7's set ran (and once more to settle); room 8's was skipped each time.
+    expect(after.refreshedSets - before.refreshedSets).toBeGreaterThanOrEqual(1);
+    expect(after.refreshedSets - before.refreshedSets).toBeLessThanOrEqual(2);
+    expect(after.skipped - before.skipped).toBeGreaterThanOrEqual(1);
+    // Another org's row in room 8: room 8's set runs, its result (under RLS) does not change.
+    const ran = stats().refreshedSets;
+    await sql(project, `insert into public.message (room_id, org, body) values (8, 'globex', 'globex in 8')`);
+    await eventually(() => stats().refreshedSets > ran, { timeoutMs: 5_000, intervalMs: 20 });
+    await sleep(400);
+    expect(r8.results).toHaveLength(1);
+
+    const seen7 = r7.results.length;
+    const seen8 = r8.results.length;
+    await sql(project, `update public.message set room_id = 8 where body = 'new in 7'`);
+    await r7.until((r) => !messages(r).includes('new in 7'), seen7);
+    await r8.until((r) => messages(r).includes('new in 7'), seen8);
+    for (const s of [r7, r8]) for (const r of s.results) expect(messages(r)).not.toContain('globex in 8');
+    await stopAll([r7, r8]);
+  });
+
+  it('`in` filters and ByPk fields: an INSERT re-runs only the sets whose values it carries', async () => {
+    const c = await as(member('u1', 'acme'));
+    const q =
+      'subscription ($rooms: [Int!]) { messageCollection(filter: {roomId: {in: $rooms}}) { edges { node { body } } } }';
+    const in79 = subscribe(c, q, { rooms: [7, 9] });
+    const byPk = subscribe(c, 'subscription ($id: Int!) { messageByPk(id: $id) { body } }', { id: 1 });
+    await ready([in79, byPk]);
+    const runs = async (insert: string) => {
+      const before = stats().refreshedSets;
+      await sql(project, insert);
+      await sleep(700);
+      return stats().refreshedSets - before;
+    };
+    // Room 8: neither set (the ByPk's row, id 1, is not a new row's id).
+    expect(await runs(`insert into public.message (room_id, org, body) values (8, 'acme', 'in 8')`)).toBe(0);
+    // Room 9: the `in` set only (twice if the refresh's snapshot did not yet see the commit).
+    const ran = await runs(`insert into public.message (room_id, org, body) values (9, 'acme', 'in 9')`);
+    expect(ran).toBeGreaterThanOrEqual(1);
+    expect(ran).toBeLessThanOrEqual(2);
+    await in79.until((r) => messages(r).includes('in 9'));
+    expect(byPk.results).toHaveLength(1);
+  });
+
+  it('200 subscribers with 200 different rooms are one group of 200 variable sets; an INSERT re-runs one set', async () => {
+    const streams: Stream[] = [];
+    for (let i = 0; i < 4; i++) {
+      const c = await as(member(`user-${i}`, 'acme'));
+      for (let j = 0; j < 50; j++) streams.push(subscribe(c, ROOM_MESSAGES, { room: 100 + i * 50 + j }));
+    }
+    await ready(streams);
+    expect(stats()).toMatchObject({ groups: 1, variableSets: 200, subscribers: 200 });
+    const before = stats();
+    await sql(project, `insert into public.message (room_id, org, body) values (150, 'acme', 'in 150')`);
+    const s150 = streams[50] as Stream;
+    await s150.until((r) => messages(r).includes('in 150'));
+    await sleep(600);
+    const after = stats();
+    expect(after.refreshedSets - before.refreshedSets).toBeLessThanOrEqual(2);
+    expect(after.skipped - before.skipped).toBeGreaterThanOrEqual(199);
+    for (const s of streams) if (s !== s150) expect(s.results).toHaveLength(1);
+    await stopAll(streams);
+  });
+});
+
+describe('who shares a group', () => {
+  it('a policy reading only an org claim: users of one org share a group (whatever their sub, exp and other app_metadata), each org sees its rows only', async () => {
+    const acme = [
+      subscribe(await as(member('u1', 'acme')), ORG_MESSAGES),
+      subscribe(await as(member('u2', 'acme'), 7200), ORG_MESSAGES),
+      subscribe(await as({ sub: 'u9', app_metadata: { org_id: 'acme', plan: 'pro' } }, 60), ORG_MESSAGES),
+    ];
+    const globex = subscribe(await as(member('u3', 'globex')), ORG_MESSAGES);
+    await ready([...acme, globex]);
+    expect(stats()).toMatchObject({ groups: 2, variableSets: 2, subscribers: 4 });
+    await sql(project, `insert into public.message (room_id, org, body) values (9, 'globex', 'globex news')`);
+    await globex.until((r) => messages(r).includes('globex news'));
+    await sleep(400);
+    for (const s of acme) {
+      expect(s.results).toHaveLength(1);
+      for (const n of edges(s.results[0], 'messageCollection')) expect(n.org).toBe('acme');
+    }
+    for (const r of globex.results)
+      for (const n of edges(r, 'messageCollection')) expect(n.org).toBe('globex');
+    await stopAll([...acme, globex]);
+  });
+
+  it('a policy that reads no claim: every user shares one group', async () => {
+    const streams = [
+      subscribe(await as(member('u1', 'acme')), TOPICS),
+      subscribe(await as(member('u2', 'globex')), TOPICS),
+      subscribe(await as({ sub: 'u3' }), TOPICS),
+    ];
+    await ready(streams);
+    expect(stats()).toMatchObject({ groups: 1, subscribers: 3 });
+    await stopAll(streams);
+  });
+
+  it('a policy with auth.uid(): users are apart, each sees their own rows', async () => {
+    const a = '00000000-0000-4000-8000-00000000000a';
+    const b = '00000000-0000-4000-8000-00000000000b';
+    await sql(
+      project,
+      `insert into public.diary (owner, body) values ('${a}', 'dear a'), ('${b}', 'dear b')`,
+    );
+    const q = 'subscription { diaryCollection { edges { node { body } } } }';
+    const sa = subscribe(await as({ sub: a }), q);
+    const sb = subscribe(await as({ sub: b }), q);
+    await ready([sa, sb]);
+    expect(stats()).toMatchObject({ groups: 2 });
+    expect(edges(sa.results[0], 'diaryCollection')).toEqual([{ body: 'dear a' }]);
+    expect(edges(sb.results[0], 'diaryCollection')).toEqual([{ body: 'dear b' }]);
+    await stopAll([sa, sb]);
+  });
+
+  it('a policy reading another table: a commit there re-runs the group, and the rows it lets through change', async () => {
+    const q = 'subscription { postCollection(orderBy: [{id: AscNullsLast}]) { edges { node { body } } } }';
+    const posts = (r: Json) => edges(r, 'postCollection').map((n: Json) => n.body);
+    const u1 = subscribe(await as({ sub: 'u1' }), q);
+    const u2 = subscribe(await as({ sub: 'u2' }), q);
+    await ready([u1, u2]);
+    expect(stats()).toMatchObject({ groups: 2 });
+    expect(posts(u1.results[0])).toEqual(['acme post']);
+    expect(posts(u2.results[0])).toEqual([]);
+    await sql(project, `insert into public.membership values ('u2', 'globex')`);
+    await u2.until((r) => posts(r).join() === 'globex post');
+    expect(u1.results).toHaveLength(1);
+  });
+
+  it('a policy calling a user function, or a view: every claim keys the group and every commit re-runs it', async () => {
+    const q = 'subscription { guardedCollection { edges { node { body } } } }';
+    const g1 = subscribe(await as(member('u1', 'acme')), q);
+    const g2 = subscribe(await as(member('u2', 'acme')), q);
+    const view = subscribe(
+      await as(null),
+      'subscription { topicViewCollection { edges { node { title } } } }',
+    );
+    await ready([g1, g2, view]);
+    expect(stats()).toMatchObject({ groups: 3 });
+    const before = stats();
+    // A table neither reads.
+    await sql(project, `insert into public.room values (2, 'hall')`);
+    await eventually(() => stats().refreshedSets - before.refreshedSets >= 3, {
+      timeoutMs: 5_000,
+      intervalMs: 20,
+    });
+    // The view's rows change with its table's.
+    await sql(project, `insert into public.topic (title) values ('through the view')`);
+    await view.until((r) =>
+      edges(r, 'topicViewCollection').some((n: Json) => n.title === 'through the view'),
+    );
+    await stopAll([g1, g2, view]);
+  });
+
+  it('a policy changed to read another claim splits the groups that shared it', async () => {
+    const s1 = subscribe(await as(member('u1', 'acme')), ORG_MESSAGES);
+    const s2 = subscribe(await as(member('u2', 'acme')), ORG_MESSAGES);
+    await ready([s1, s2]);
+    expect(stats()).toMatchObject({ groups: 1 });
+    await sql(
+      project,
+      `alter policy org_members on public.message using (author = auth.jwt() ->> 'sub');
+       insert into public.message (room_id, org, author, body) values (7, 'acme', 'u1', 'by u1');`,
+    );
+    await s1.until((r) => messages(r).includes('by u1'));
+    await s2.until((r) => !messages(r).includes('by u1') && messages(r).every((b) => b !== 'acme in 7'), 1);
+    expect(stats()).toMatchObject({ groups: 2 });
+    for (const r of s2.results) expect(messages(r)).not.toContain('by u1');
+    await sql(
+      project,
+      `alter policy org_members on public.message using (org = auth.jwt() -> 'app_metadata' ->> 'org_id')`,
+    );
+    await stopAll([s1, s2]);
+  });
+});

@@ -3,16 +3,17 @@
  * - a set whose scope is `any`: every commit;
  * - else a commit that changed none of its tables: none; without row changes (too many rows, a
  *   line not read) or `anyTable`: every set reading a changed table;
- * - an INSERT into the table of a set's insert filter: only when the new row meets every
- *   constraint (its column's value is one of the values, compared exactly for the column's type);
- *   an UPDATE, DELETE or TRUNCATE: every set reading the table (an UPDATE's old values are not in
- *   the WAL, so a row may have left the set's result).
+ * - a change to the table of a set's insert filter: only when one of its row images (rowsOf: an
+ *   INSERT's new row, an UPDATE's new and old rows, a DELETE's old row) meets every constraint
+ *   (its column's value is one of the values, compared exactly for the column's type; a column not
+ *   logged meets any). An UPDATE whose old row is not logged (the default replica identity, key
+ *   unchanged) and a TRUNCATE: every set reading the table — a row may have left the result.
  * Anything that cannot be told is relevant: a missed refresh is a wrong result, an extra one only
  * costs a statement.
  */
 import { tableKey, type Commit } from './change-feed.js';
 import type { SetScope } from './read-set.js';
-import type { RowValues } from './test-decoding.js';
+import type { RowChange, RowValues } from './test-decoding.js';
 
 export type ExactKind = 'bool' | 'int' | 'text' | 'uuid';
 
@@ -106,6 +107,19 @@ function meets(scope: SetScope, row: RowValues): boolean {
   return true;
 }
 
+/**
+ * The row images a change can move in or out of a filtered result: an INSERT's new row; an
+ * UPDATE's new and old rows when its old row was logged (REPLICA IDENTITY FULL, or the key
+ * changed: then only key columns, the others unknown); a DELETE's old row (key columns only unless
+ * REPLICA IDENTITY FULL). Undefined when not known (an UPDATE without its old row, a TRUNCATE).
+ */
+function rowsOf(ch: RowChange): RowValues[] | undefined {
+  if (ch.op === 'INSERT') return ch.new ? [ch.new] : undefined;
+  if (ch.op === 'UPDATE') return ch.new && ch.old ? [ch.new, ch.old] : undefined;
+  if (ch.op === 'DELETE') return ch.old ? [ch.old] : undefined;
+  return undefined;
+}
+
 /** The sets of one group, indexed by what may change their results. */
 export class GroupIndex<S extends { scope: SetScope }> {
   private readonly any: S[] = [];
@@ -163,14 +177,20 @@ export class GroupIndex<S extends { scope: SetScope }> {
     for (const ch of commit.changes) {
       const e = this.byTable.get(tableKey(ch.schema, ch.table));
       if (!e?.filtered.size) continue;
-      const row = ch.op === 'INSERT' ? ch.new : undefined;
+      const rows = rowsOf(ch);
       for (const [column, x] of e.filtered) {
-        const raw = row?.[column];
-        const v = row && raw !== undefined && raw !== null ? normalizeValue(x.kind, raw) : undefined;
-        // A NULL matches no equality; a value not read here, or no new row, may match anything.
-        if (row && raw === null) continue;
-        const candidates = v === undefined ? x.sets : (x.byValue.get(v) ?? []);
-        for (const s of candidates) if (!row || meets(s.scope, row)) out.add(s);
+        if (!rows) {
+          for (const s of x.sets) out.add(s);
+          continue;
+        }
+        for (const row of rows) {
+          const raw = row[column];
+          // A NULL matches no equality; a value not read here, or not logged, may match anything.
+          if (raw === null) continue;
+          const v = raw === undefined ? undefined : normalizeValue(x.kind, raw);
+          const candidates = v === undefined ? x.sets : (x.byValue.get(v) ?? []);
+          for (const s of candidates) if (meets(s.scope, row)) out.add(s);
+        }
       }
     }
   }

@@ -67,7 +67,7 @@ describe('relevance of a commit', () => {
     expect(hits(sets, commit(insert({ id: '5' }, 'room')))).toEqual(['any', 'rooms only']);
   });
 
-  it('UPDATE, DELETE and TRUNCATE re-run every set reading the table; a commit without rows too', () => {
+  it('an UPDATE without its old row, a DELETE of the key only, a TRUNCATE re-run every set reading the table; a commit without rows too', () => {
     const every = ['all rooms', 'any', 'room 7', 'room 7,8', 'room 8'];
     const upd: RowChange = {
       schema: 'public',
@@ -85,6 +85,29 @@ describe('relevance of a commit', () => {
       [...every, 'rooms only'].sort(),
     );
     expect(hits(sets, commit(insert({ id: '1' }, 'other')))).toEqual(['any']);
+  });
+
+  it('an UPDATE or DELETE whose old row is logged (REPLICA IDENTITY FULL) re-runs only the sets its old or new row meets', () => {
+    const moved: RowChange = {
+      schema: 'public',
+      table: 'message',
+      op: 'UPDATE',
+      old: { id: '1', room_id: '7', body: 'a' },
+      new: { id: '1', room_id: '9', body: 'a' },
+    };
+    expect(hits(sets, commit(moved))).toEqual(['all rooms', 'any', 'room 7', 'room 7,8']);
+    const edited: RowChange = { ...moved, old: { id: '1', room_id: '8' }, new: { id: '1', room_id: '8' } };
+    expect(hits(sets, commit(edited))).toEqual(['all rooms', 'any', 'room 7,8', 'room 8']);
+    // The key changed under the default replica identity: the old row has key columns only.
+    const rekeyed: RowChange = { ...moved, old: { id: '1' }, new: { id: '2', room_id: '9' } };
+    expect(hits(sets, commit(rekeyed))).toEqual(['all rooms', 'any', 'room 7', 'room 7,8', 'room 8']);
+    const deleted: RowChange = {
+      schema: 'public',
+      table: 'message',
+      op: 'DELETE',
+      old: { id: '1', room_id: '8' },
+    };
+    expect(hits(sets, commit(deleted))).toEqual(['all rooms', 'any', 'room 7,8', 'room 8']);
   });
 
   it('several constraints must all be met', () => {

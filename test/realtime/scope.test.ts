@@ -171,6 +171,44 @@ describe('what a commit re-runs', () => {
     await stopAll([r7, r8]);
   });
 
+  it('with REPLICA IDENTITY FULL, an UPDATE or DELETE re-runs only the sets its old or new row meets', async () => {
+    await sql(
+      project,
+      `create table public.chat (id serial primary key, room_id int not null, body text not null);
+       alter table public.chat replica identity full;
+       grant select on public.chat to authenticated;
+       insert into public.chat (room_id, body) values (7, 'seven'), (8, 'eight');`,
+    );
+    const c = await as(member('u1', 'acme'));
+    const q =
+      'subscription ($room: Int!) { chatCollection(filter: {roomId: {eq: $room}}) { edges { node { body } } } }';
+    const chat7 = subscribe(c, q, { room: 7 });
+    const chat8 = subscribe(c, q, { room: 8 });
+    await ready([chat7, chat8]);
+    const bodies = (r: Json): string[] => edges(r, 'chatCollection').map((n: Json) => n.body);
+    const runs = async (write: string) => {
+      const before = stats().refreshedSets;
+      await sql(project, write);
+      await sleep(700);
+      return stats().refreshedSets - before;
+    };
+    // An edit in room 8: room 8's set only (twice at most: the settle pass).
+    const edit = await runs(`update public.chat set body = 'eight!' where room_id = 8`);
+    expect(edit).toBeGreaterThanOrEqual(1);
+    expect(edit).toBeLessThanOrEqual(2);
+    await chat8.until((r) => bodies(r).includes('eight!'));
+    expect(chat7.results).toHaveLength(1);
+    // A move from 8 to 7: both; a delete in 7: room 7's only.
+    await sql(project, `update public.chat set room_id = 7 where body = 'eight!'`);
+    await chat7.until((r) => bodies(r).includes('eight!'));
+    await chat8.until((r) => bodies(r).length === 0);
+    const seen8 = chat8.results.length;
+    const del = await runs(`delete from public.chat where body = 'seven'`);
+    expect(del).toBeLessThanOrEqual(2);
+    await chat7.until((r) => !bodies(r).includes('seven'));
+    expect(chat8.results).toHaveLength(seen8);
+  });
+
   it('`in` filters and ByPk fields: an INSERT re-runs only the sets whose values it carries', async () => {
     const c = await as(member('u1', 'acme'));
     const q =

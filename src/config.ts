@@ -131,6 +131,11 @@ export interface StrataConfig {
 export interface RealtimeConfig {
   /** STRATA_REALTIME_INTERVAL_MS: how often live queries run again (default 1000). */
   intervalMs: number;
+  /**
+   * STRATA_REALTIME_GAP_MS: with the change feed, the least time between the starts of two
+   * refreshes (default 50): commits within it share one refresh (latency vs. statements per change).
+   */
+  gapMs: number;
   /** STRATA_REALTIME_MAX_PER_CONNECTION: subscriptions one connection may hold (default 100). */
   maxPerConnection: number;
   /** STRATA_REALTIME_MAX_PER_PROJECT: subscriptions one project may hold on this node (default 10,000). */
@@ -400,6 +405,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
     },
     realtime: {
       intervalMs: Math.max(10, num(env, 'STRATA_REALTIME_INTERVAL_MS', 1000)),
+      gapMs: Math.max(0, num(env, 'STRATA_REALTIME_GAP_MS', 50)),
       maxPerConnection: Math.max(1, num(env, 'STRATA_REALTIME_MAX_PER_CONNECTION', 100)),
       maxPerProject: Math.max(1, num(env, 'STRATA_REALTIME_MAX_PER_PROJECT', 10_000)),
       concurrency: Math.max(1, num(env, 'STRATA_REALTIME_CONCURRENCY', 4)),

@@ -40,7 +40,7 @@ export interface LiveQueryStats {
   feeds: number;
 }
 
-/** Least time between the starts of two refreshes that commits asked for (latency vs. statements per change). */
+/** Default least time between the starts of two refreshes that commits asked for (STRATA_REALTIME_GAP_MS). */
 export const MIN_REFRESH_GAP_MS = 50;
 
 /** With a change feed, refreshes that no commit asked for (time-dependent results: now() in a policy). */
@@ -73,6 +73,8 @@ export class LiveQueries {
     private readonly pool: pg.Pool,
     private readonly opts: {
       intervalMs: number;
+      /** Least time between the starts of two refreshes commits asked for (latency vs. statements per change). */
+      gapMs?: number;
       maxSubscribers: number;
       concurrency: number;
       /** The change feed of this database (followed while there are groups); none: poll. */
@@ -259,7 +261,7 @@ export class LiveQueries {
       return;
     }
     if (this.delayed) return;
-    const wait = this.lastRefresh + MIN_REFRESH_GAP_MS - Date.now();
+    const wait = this.lastRefresh + (this.opts.gapMs ?? MIN_REFRESH_GAP_MS) - Date.now();
     if (wait <= 0) return void this.tick();
     this.delayed = setTimeout(() => {
       this.delayed = undefined;
@@ -280,7 +282,7 @@ export class LiveQueries {
     this.ticking = true;
     try {
       do {
-        const wait = this.lastRefresh + MIN_REFRESH_GAP_MS - Date.now();
+        const wait = this.lastRefresh + (this.opts.gapMs ?? MIN_REFRESH_GAP_MS) - Date.now();
         if (this.again && wait > 0) await new Promise((r) => setTimeout(r, wait));
         this.again = false;
         this.lastRefresh = Date.now();

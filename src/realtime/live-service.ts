@@ -14,6 +14,8 @@ import { DatabaseFeed } from './database-feed.js';
 import { changeRequestOf } from './change-request.js';
 import { ChangeStreams, FEED_UNAVAILABLE_MESSAGE } from './change-streams.js';
 import { LiveQueries, TooManySubscriptions, type LiveQueryStats } from './live-queries.js';
+import { GraphQLError } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import { liveRequestOf, type LiveRequest, type SubscribePayload } from './live-request.js';
 import type { Subscriber } from './subscriber.js';
 
@@ -24,6 +26,11 @@ export { AuthError };
 
 export class LiveService {
   private readonly hubs = new Map<unknown, LiveQueries>();
+  /** Parsed subscription documents by operation name and text (requestOf), at most ~16 MB of text. */
+  private readonly documents = new LRUCache<string, LiveRequest | GraphQLError[]>({
+    maxSize: 16 * 1024 * 1024,
+    sizeCalculation: (_v, key) => Math.max(1, key.length),
+  });
   /** Each project database's change streams (`<type>Changes`), by its pool. */
   private readonly changeHubs = new Map<unknown, ChangeStreams>();
   /** Each project database's change feed, by its pool (live queries and change streams share it). */
@@ -69,6 +76,27 @@ export class LiveService {
     return () => clearTimeout(timer);
   }
 
+  /**
+   * liveRequestOf, its document parsed and checked once per text: subscribers of one document
+   * share its AST and query text (thousands of live queries, a few documents).
+   */
+  private requestOf(payload: SubscribePayload): LiveRequest | GraphQLError[] {
+    const { query, operationName } = payload;
+    if (typeof query !== 'string' || (operationName != null && typeof operationName !== 'string'))
+      return liveRequestOf(payload, this.limits);
+    const key = `${operationName ?? ''}\u0000${query}`;
+    let base = this.documents.get(key);
+    if (!base) {
+      base = liveRequestOf({ query, operationName }, this.limits);
+      this.documents.set(key, base);
+    }
+    if (Array.isArray(base)) return base;
+    const variables = payload.variables ?? null;
+    if (variables !== null && (typeof variables !== 'object' || Array.isArray(variables)))
+      return [new GraphQLError('variables must be an object')];
+    return { ...base, variables: variables as Record<string, unknown> | null };
+  }
+
   /** A subscribe's stream, or the message that refuses it. */
   async open(
     project: ProjectContext,
@@ -77,7 +105,7 @@ export class LiveService {
   ): Promise<{ request: LiveRequest; stream: Subscriber } | { refused: string }> {
     const exp = principal.claims.exp;
     if (typeof exp === 'number' && exp * 1000 <= Date.now()) return { refused: JWT_EXPIRED_MESSAGE };
-    const request = liveRequestOf(payload, this.limits);
+    const request = this.requestOf(payload);
     if (Array.isArray(request)) return { refused: request.map((e) => e.message).join('; ') };
     let fields: ReadonlyMap<string, SubscriptionField>;
     try {
@@ -198,6 +226,7 @@ export class LiveService {
           void feed.close();
         },
         intervalMs: this.config.intervalMs,
+        gapMs: this.config.gapMs,
         maxSubscribers: this.config.maxPerProject,
         concurrency: this.config.concurrency,
         feed,

@@ -55,6 +55,12 @@ export class FunctionCatalog {
     return this.entries.size;
   }
 
+  /** The record when cached and fresh, without a promise (the invocation's hot path); else undefined: ask record(). */
+  cachedRecord(ref: string, slug: string): FunctionRecord | undefined {
+    const hit = this.entries.get(`${ref}/${slug}`);
+    return hit && hit.expires > Date.now() ? hit.record : undefined;
+  }
+
   async record(ref: string, slug: string): Promise<FunctionRecord | undefined> {
     const key = `${ref}/${slug}`;
     const hit = this.entries.get(key);

@@ -12,6 +12,7 @@ import type { Dispatcher } from 'undici';
 import type { FunctionsConfig } from '../config.js';
 import { inertFunctionHead } from '../platform/inert-content.js';
 import type { FunctionLogs } from './function-logs.js';
+import type { HeadFlusher } from './head-flusher.js';
 import type { Lease } from './runtime.js';
 import type { WorkerEnd } from './worker.js';
 import * as errors from './error-responses.js';
@@ -96,7 +97,8 @@ export class FunctionProxy implements Dispatcher.DispatchHandlers {
   private waitingOnClient = false;
   private status = 500;
   private errorCode?: string;
-  private early?: NodeJS.Timeout;
+  /** The head is written and waits for the first body chunk (see HeadFlusher). */
+  private headWaiting = false;
   private timer?: NodeJS.Timeout;
   private resumeFn?: () => void;
   private drainHooked = false;
@@ -109,7 +111,15 @@ export class FunctionProxy implements Dispatcher.DispatchHandlers {
     private readonly limits: Pick<FunctionsConfig, 'requestTimeoutMs' | 'bodyLimit'>,
     /** An error line in the function's logs (type `log`). */
     private readonly note: (message: string) => void,
+    private readonly heads: HeadFlusher,
   ) {}
+
+  /** The first body chunk (or the end) came, or the answer is over. */
+  private headSent(): void {
+    if (!this.headWaiting) return;
+    this.headWaiting = false;
+    this.heads.done(this.res);
+  }
 
   /** Sends the request upstream; `path` is the function's own (after /functions/v1). */
   start(path: string, host: string): void {
@@ -197,6 +207,7 @@ export class FunctionProxy implements Dispatcher.DispatchHandlers {
     if (this.done) return;
     this.done = true;
     clearTimeout(this.timer);
+    this.headSent();
     this.lease.release();
     logInvocation(this.log, status, errorCode);
   }
@@ -208,7 +219,7 @@ export class FunctionProxy implements Dispatcher.DispatchHandlers {
     if (!res.headersSent) sendError(res, e);
     else {
       // The answer has started, so it is cut off; its head may still be waiting for the first
-      // body chunk (onHeaders' 20 ms): it leaves first, so the client sees the status it got.
+      // body chunk (HeadFlusher): it leaves first, so the client sees the status it got.
       res.flushHeaders();
       setImmediate(() => res.destroy());
     }
@@ -227,7 +238,7 @@ export class FunctionProxy implements Dispatcher.DispatchHandlers {
   }
 
   onError(err: Error): void {
-    clearTimeout(this.early);
+    this.headSent();
     if (this.done) return;
     // Not our own abort, a client that left, nor a worker that ended: say what went wrong (e.g. headers too large).
     if (!this.aborted && !this.res.destroyed && this.lease.worker.alive)
@@ -255,15 +266,15 @@ export class FunctionProxy implements Dispatcher.DispatchHandlers {
     // The head normally leaves with the first body chunk (one write). An event stream, or a
     // body whose first chunk is slow to come, gets its head sent on its own so the client sees it now.
     if (eventStream) res.flushHeaders();
-    else
-      this.early = setTimeout(() => {
-        if (!res.writableEnded && !res.destroyed) res.flushHeaders();
-      }, 20);
+    else {
+      this.headWaiting = true;
+      this.heads.wait(res);
+    }
     return true;
   }
 
   onData(chunk: Buffer): boolean {
-    clearTimeout(this.early);
+    this.headSent();
     if (this.done) return false;
     const ok = this.res.write(chunk);
     // Backpressure: undici pauses on false and waits for `resume`, called on the socket's drain
@@ -276,7 +287,7 @@ export class FunctionProxy implements Dispatcher.DispatchHandlers {
   }
 
   onComplete(): void {
-    clearTimeout(this.early);
+    this.headSent();
     if (this.done) return;
     this.res.end();
     this.finish(this.status, this.status >= 500 ? this.errorCode : undefined);

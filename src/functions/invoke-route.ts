@@ -12,6 +12,7 @@ import { PATH_SLUG } from './function-input.js';
 import type { FunctionCatalog } from './function-catalog.js';
 import { CapacityError, WorkerEndedError, type Lease } from './runtime.js';
 import { errorFor, FunctionProxy, type InvocationLog, logInvocation } from './function-proxy.js';
+import { HeadFlusher } from './head-flusher.js';
 import * as errors from './error-responses.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'] as const;
@@ -82,6 +83,8 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
   const { runtime } = catalog;
   const limits = runtime.config;
   const logs = runtime.logs;
+  const heads = new HeadFlusher();
+  app.addHook('onClose', async () => heads.close());
 
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     const slug = slugOf(req.url);
@@ -146,7 +149,7 @@ export const functionsInvokeRoutes: FastifyPluginAsync<{
     reply.hijack();
     const note = (message: string) =>
       logs.add(ctx.ref, { function_slug: slug, type: 'log', level: 'error', message });
-    new FunctionProxy(req.raw, reply.raw, lease, log, limits, note).start(path, host);
+    new FunctionProxy(req.raw, reply.raw, lease, log, limits, note, heads).start(path, host);
   };
 
   // One wildcard route, the slug read from the URL here: a `:slug` parameter would be cut off at

@@ -126,8 +126,12 @@ export class FunctionsRuntime {
     return env;
   }
 
-  /** A worker for the function (started if needed) with one invocation counted on it. */
-  async lease(spec: FunctionSpec): Promise<Lease> {
+  /**
+   * A worker for the function (started if needed) with one invocation counted on it: the lease
+   * itself when the worker is ready (no promise on a warm call), else a promise of it. Throws (or
+   * rejects) CapacityError or WorkerEndedError.
+   */
+  lease(spec: FunctionSpec): Lease | Promise<Lease> {
     if (this.closed) throw new CapacityError('The functions runtime is shutting down');
     const key = `${spec.ref}/${spec.slug}`;
     const worker = this.pick(key, spec);
@@ -136,26 +140,32 @@ export class FunctionsRuntime {
     worker.inflight++;
     worker.lastUsed = Date.now();
     const lease = new WorkerLease(worker, this.leases);
-    // A worker still starting: wait for it, or for its end (a promise only on this path; a warm
-    // worker's invocation allocates none).
-    try {
-      if (!worker.isReady) {
-        let unlisten = () => {};
-        const ended = new Promise<never>((_, reject) => {
-          unlisten = worker.onEnd((why) => reject(why));
-        });
-        try {
-          await Promise.race([worker.ready, ended]);
-        } finally {
-          unlisten();
-        }
-      } else if (!worker.alive) throw worker.ended;
-    } catch (err) {
+    if (!worker.isReady) return this.whenReady(lease);
+    if (!worker.alive) {
       lease.release();
-      throw typeof err === 'string' ? new WorkerEndedError(err as WorkerEnd) : err;
+      throw new WorkerEndedError(worker.ended as WorkerEnd);
     }
     // Up to one sampling period of other invocations' CPU may count against this one: a bound
     // error of SAMPLE_MS against a budget of seconds, for no /proc read per invocation.
+    lease.count(worker.recentCpuMs(SAMPLE_MS) ?? 0);
+    return lease;
+  }
+
+  /** A worker still starting: waits for it to be ready, or for its end. */
+  private async whenReady(lease: WorkerLease): Promise<Lease> {
+    const worker = lease.worker;
+    let unlisten = () => {};
+    try {
+      const ended = new Promise<never>((_, reject) => {
+        unlisten = worker.onEnd((why) => reject(why));
+      });
+      await Promise.race([worker.ready, ended]);
+    } catch (err) {
+      lease.release();
+      throw typeof err === 'string' ? new WorkerEndedError(err as WorkerEnd) : err;
+    } finally {
+      unlisten();
+    }
     lease.count(worker.recentCpuMs(SAMPLE_MS) ?? 0);
     return lease;
   }

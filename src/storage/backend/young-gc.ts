@@ -6,7 +6,7 @@
  * (resident: their memory is only freed by a collection) on top of the process's base. Asking for
  * a young-generation collection (a scavenge) every BYTES_PER_COLLECTION bytes of bodies bounds
  * that: the young generation holds little live data during an upload, so a scavenge costs about a
- * millisecond per 8 MiB (the storage bench's upload CPU per GiB shows it).
+ * millisecond per 4 MiB (the storage bench's upload CPU per GiB shows it).
  *
  * `gc` is not on the global object: the `--expose-gc` flag, set at run time, installs it in
  * contexts made afterwards, and one such context is made here, on the first use, for this alone.
@@ -16,7 +16,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /** Bytes of bodies between two requested collections. */
-const BYTES_PER_COLLECTION = 8 * 1024 * 1024;
+const BYTES_PER_COLLECTION = 4 * 1024 * 1024;
 
 type Gc = (options: { type: 'minor' | 'major'; execution: 'sync' | 'async' }) => void;
 

@@ -38,9 +38,29 @@ function keyOf(secret: string): KeyObject {
  * Tokens already verified with a given secret, until min(exp, 60 s after the check): the same token
  * string always verifies the same way, so a hit skips the HMAC. Bounded; cleared when full.
  */
-const verified = new Map<string, { claims: Claims & { role: string }; until: number }>();
+const verified = new Map<string, Map<string, { claims: Claims & { role: string }; until: number }>>();
+let verifiedCount = 0;
 const VERIFIED_MAX = 10_000;
 const VERIFIED_TTL_MS = 60_000;
+
+/** A still valid cache entry of this token under this secret (keyed by secret, then token: no key string built). */
+function cachedClaims(secret: string, token: string): { claims: Claims & { role: string } } | undefined {
+  const hit = verified.get(secret)?.get(token);
+  return hit && hit.until > Date.now() ? hit : undefined;
+}
+
+/**
+ * True when this token verified with this secret recently (see `verified`) and its role is
+ * allowed: a synchronous check for hot paths that need no claims; false means "call verifyJwt".
+ */
+export function verifiedRecently(
+  secret: string,
+  token: string,
+  allowedRoles: readonly string[] = DEFAULT_ALLOWED_ROLES,
+): boolean {
+  const hit = cachedClaims(secret, token);
+  return hit !== undefined && allowedRoles.includes(hit.claims.role);
+}
 
 export async function signJwt(
   secret: string,
@@ -69,9 +89,8 @@ export async function verifyJwt(
   token: string,
   allowedRoles: readonly string[] = DEFAULT_ALLOWED_ROLES,
 ): Promise<Claims & { role: string }> {
-  const cacheKey = `${secret}\u0000${token}`;
-  const hit = verified.get(cacheKey);
-  if (hit && hit.until > Date.now()) {
+  const hit = cachedClaims(secret, token);
+  if (hit) {
     if (!allowedRoles.includes(hit.claims.role))
       throw new JwtError(`invalid JWT: role "${hit.claims.role}" is not allowed`, 'bad_role');
     return { ...hit.claims };
@@ -81,8 +100,17 @@ export async function verifyJwt(
     Date.now() + VERIFIED_TTL_MS,
     typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity,
   );
-  if (verified.size >= VERIFIED_MAX) verified.clear();
-  verified.set(cacheKey, { claims, until });
+  if (verifiedCount >= VERIFIED_MAX) {
+    verified.clear();
+    verifiedCount = 0;
+  }
+  let bySecret = verified.get(secret);
+  if (!bySecret) {
+    bySecret = new Map();
+    verified.set(secret, bySecret);
+  }
+  if (!bySecret.has(token)) verifiedCount++;
+  bySecret.set(token, { claims, until });
   return { ...claims };
 }
 

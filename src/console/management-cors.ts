@@ -13,19 +13,23 @@ const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
 const ALLOW_HEADERS = 'authorization, content-type, x-client-info';
 
 export function registerManagementCors(app: FastifyInstance, ports: PlatformPorts): void {
-  app.addHook('onRequest', async (req, reply) => {
-    if (!MANAGEMENT_PATH.test(req.url)) return;
+  // A callback hook (it runs on every request; an async one costs a promise each): it either
+  // answers (and does not call `done`) or calls `done`.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (!MANAGEMENT_PATH.test(req.url)) return done();
     const origin = req.headers.origin;
-    if (origin === undefined) return;
+    if (origin === undefined) return done();
     reply.header('vary', 'Origin');
     const allowed = consoleOriginFor(ports, req.headers.host);
-    if (origin !== allowed)
-      return reply.code(403).send({
+    if (origin !== allowed) {
+      reply.code(403).send({
         message: 'The Management API accepts browser requests only from the console origin',
       });
+      return;
+    }
     reply.header('access-control-allow-origin', origin);
-    if (req.method !== 'OPTIONS') return;
-    return reply
+    if (req.method !== 'OPTIONS') return done();
+    reply
       .code(204)
       .header('access-control-allow-methods', ALLOW_METHODS)
       .header('access-control-allow-headers', ALLOW_HEADERS)

@@ -42,6 +42,8 @@ export class FunctionCatalog {
   private readonly entries = new Map<string, Entry>();
   /** The last API URL each project's functions were invoked at (SUPABASE_URL of pre-started workers). */
   private readonly apiUrls = new Map<string, string>();
+  /** What each spec promise resolved to (keyed by the promise: a replaced one is never answered). */
+  private readonly builtSpecs = new WeakMap<Promise<FunctionSpec>, FunctionSpec>();
 
   constructor(
     private readonly platform: Platform,
@@ -53,6 +55,12 @@ export class FunctionCatalog {
   /** Functions cached (records and specs). */
   get size(): number {
     return this.entries.size;
+  }
+
+  /** The record when cached and fresh, without a promise (the invocation's hot path); else undefined: ask record(). */
+  cachedRecord(ref: string, slug: string): FunctionRecord | undefined {
+    const hit = this.entries.get(`${ref}/${slug}`);
+    return hit && hit.expires > Date.now() ? hit.record : undefined;
   }
 
   async record(ref: string, slug: string): Promise<FunctionRecord | undefined> {
@@ -86,11 +94,19 @@ export class FunctionCatalog {
     if (!entry.spec) {
       const p = this.buildSpec(ctx, record, apiUrl);
       entry.spec = p;
-      p.catch(() => {
-        if (entry.spec === p) entry.spec = undefined;
-      });
+      p.then(
+        (spec) => this.builtSpecs.set(p, spec),
+        () => {
+          if (entry.spec === p) entry.spec = undefined;
+        },
+      );
     }
     return entry.spec;
+  }
+
+  /** spec() when its promise has settled already (the usual case): the spec itself, no promise; else undefined. */
+  specNow(ctx: ProjectContext, record: FunctionRecord, apiUrl: string): FunctionSpec | undefined {
+    return this.builtSpecs.get(this.spec(ctx, record, apiUrl));
   }
 
   private async buildSpec(

@@ -43,7 +43,17 @@ export class FunctionLogs {
 
   add(ref: string, entry: Omit<FunctionLogEntry, 'timestamp'>): void {
     const message = entry.message.length > MAX_LINE ? `${entry.message.slice(0, MAX_LINE)}…` : entry.message;
-    const full = { timestamp: new Date().toISOString(), ...entry, message };
+    // Written out rather than spread: one object of one shape per entry (a log line per call).
+    const full: FunctionLogEntry = {
+      timestamp: new Date().toISOString(),
+      function_slug: entry.function_slug,
+      type: entry.type,
+      level: entry.level,
+      message,
+    };
+    if (entry.status !== undefined) full.status = entry.status;
+    if (entry.duration_ms !== undefined) full.duration_ms = entry.duration_ms;
+    if (entry.error_code !== undefined) full.error_code = entry.error_code;
     if (this.pool) {
       this.pending.push({ ref, entry: full });
       this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);

@@ -33,8 +33,11 @@ export interface FunctionSpec {
 /** One invocation's claim on a worker; `release()` exactly once (in a finally). */
 export interface Lease {
   worker: FunctionWorker;
-  /** Rejects with the reason when the worker ends (killed over a limit, crashed) while leased. */
-  ended: Promise<WorkerEnd>;
+  /**
+   * Calls `fn` with the reason when the worker ends (killed over a limit, crashed) while leased,
+   * at once if it has ended already; at most one listener, dropped by `release()`.
+   */
+  onEnd(fn: (why: WorkerEnd) => void): void;
   release(): void;
 }
 
@@ -123,53 +126,69 @@ export class FunctionsRuntime {
     return env;
   }
 
-  /** A worker for the function (started if needed) with one invocation counted on it. */
-  async lease(spec: FunctionSpec): Promise<Lease> {
+  /**
+   * A worker for the function (started if needed) with one invocation counted on it: the lease
+   * itself when the worker is ready (no promise on a warm call), else a promise of it. Throws (or
+   * rejects) CapacityError or WorkerEndedError.
+   */
+  lease(spec: FunctionSpec): Lease | Promise<Lease> {
     if (this.closed) throw new CapacityError('The functions runtime is shutting down');
     const key = `${spec.ref}/${spec.slug}`;
     const worker = this.pick(key, spec);
-    this.warming.delete(worker);
+    if (this.warming.size > 0) this.warming.delete(worker);
     worker.idleCpuMark = undefined;
     worker.inflight++;
     worker.lastUsed = Date.now();
-    let released = false;
-    let entry: { worker: FunctionWorker; cpuStart: number } | undefined;
-    let unlisten = () => {};
-    const ended = new Promise<WorkerEnd>((_, reject) => {
-      unlisten = worker.onEnd((why) => reject(why));
-    });
-    ended.catch(() => {});
-    const release = () => {
-      if (released) return;
-      released = true;
-      unlisten();
-      if (entry) this.leases.delete(entry);
-      worker.inflight--;
-      worker.lastUsed = Date.now();
-      if (worker.retired && worker.inflight === 0) void worker.kill('recycled');
-    };
-    try {
-      if (!worker.isReady) await Promise.race([worker.ready, ended]);
-      else if (!worker.alive) throw worker.ended;
-    } catch (err) {
-      release();
-      throw typeof err === 'string' ? new WorkerEndedError(err as WorkerEnd) : err;
+    const lease = new WorkerLease(worker, this.leases);
+    if (!worker.isReady) return this.whenReady(lease);
+    if (!worker.alive) {
+      lease.release();
+      throw new WorkerEndedError(worker.ended as WorkerEnd);
     }
     // Up to one sampling period of other invocations' CPU may count against this one: a bound
     // error of SAMPLE_MS against a budget of seconds, for no /proc read per invocation.
-    entry = { worker, cpuStart: worker.recentCpuMs(SAMPLE_MS) ?? 0 };
-    this.leases.add(entry);
-    return { worker, ended, release };
+    lease.count(worker.recentCpuMs(SAMPLE_MS) ?? 0);
+    return lease;
+  }
+
+  /** A worker still starting: waits for it to be ready, or for its end. */
+  private async whenReady(lease: WorkerLease): Promise<Lease> {
+    const worker = lease.worker;
+    let unlisten = () => {};
+    try {
+      const ended = new Promise<never>((_, reject) => {
+        unlisten = worker.onEnd((why) => reject(why));
+      });
+      await Promise.race([worker.ready, ended]);
+    } catch (err) {
+      lease.release();
+      throw typeof err === 'string' ? new WorkerEndedError(err as WorkerEnd) : err;
+    } finally {
+      unlisten();
+    }
+    lease.count(worker.recentCpuMs(SAMPLE_MS) ?? 0);
+    return lease;
   }
 
   private pick(key: string, spec: FunctionSpec): FunctionWorker {
-    const pool = (this.pools.get(key) ?? []).filter((w) => w.alive);
-    for (const w of pool) if (w.spec.fingerprint !== spec.fingerprint) this.retire(w);
-    const current = pool.filter((w) => !w.retired);
-    this.pools.set(key, pool);
+    let pool = this.pools.get(key);
+    if (!pool) {
+      pool = [];
+      this.pools.set(key, pool);
+    } else if (!pool.every((w) => w.alive)) {
+      pool = pool.filter((w) => w.alive);
+      this.pools.set(key, pool);
+    }
+    // No arrays made per invocation: the usual pool is one or two current workers.
     let best: FunctionWorker | undefined;
-    for (const w of current) if (!best || w.inflight < best.inflight) best = w;
-    if (best && (best.inflight < this.config.workerConcurrency || current.length >= this.config.poolSize))
+    let current = 0;
+    for (const w of pool) {
+      if (!w.retired && w.spec.fingerprint !== spec.fingerprint) this.retire(w);
+      if (w.retired) continue;
+      current++;
+      if (!best || w.inflight < best.inflight) best = w;
+    }
+    if (best && (best.inflight < this.config.workerConcurrency || current >= this.config.poolSize))
       return best;
     if (this.liveCount() >= this.config.maxWorkers && !this.evictIdle() && !this.preempt(spec.ref)) {
       if (best) return best;
@@ -400,6 +419,43 @@ export class FunctionsRuntime {
     this.pools.clear();
     await Promise.all(all.map((w) => w.kill('shutdown')));
     if (this.tmpRoot !== join(this.rootDir, 'tmp')) rmSync(this.tmpRoot, { recursive: true, force: true });
+  }
+}
+
+/** A Lease: one object per invocation (no closures), counted in the runtime's CPU sampling once ready. */
+class WorkerLease implements Lease {
+  /** The invocation's entry in the runtime's sampled leases (CPU at its start), once counted. */
+  cpuStart = 0;
+  private counted = false;
+  private released = false;
+  private unlisten?: () => void;
+
+  constructor(
+    readonly worker: FunctionWorker,
+    private readonly leases: Set<{ worker: FunctionWorker; cpuStart: number }>,
+  ) {}
+
+  count(cpuStart: number): void {
+    this.cpuStart = cpuStart;
+    this.counted = true;
+    this.leases.add(this);
+  }
+
+  onEnd(fn: (why: WorkerEnd) => void): void {
+    if (this.released) return;
+    this.unlisten?.();
+    this.unlisten = this.worker.onEnd(fn);
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.unlisten?.();
+    if (this.counted) this.leases.delete(this);
+    const worker = this.worker;
+    worker.inflight--;
+    worker.lastUsed = Date.now();
+    if (worker.retired && worker.inflight === 0) void worker.kill('recycled');
   }
 }
 

@@ -37,37 +37,43 @@ function isStorageAuthFailure(statusCode: number, payload: unknown): boolean {
 export function registerNetworkGuard(app: FastifyInstance, bans: NetworkBans): void {
   const log = (msg: string) => app.log.warn(msg);
 
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback hooks that return at once for the other APIs (they run on every request; async hooks
+  // cost a promise each): the ban lookups and bookkeeping stay asynchronous.
+  app.addHook('onRequest', (req, reply, done) => {
     const api = projectApi(req);
     const project = req.project;
-    if (!api || !project) return;
+    if (!api || !project) return done();
     const ip = normalizeIp(req.ip);
-    if (!ip || !isBannable(ip)) return;
-    if (await bans.isBanned(project.ref, ip)) {
+    if (!ip || !isBannable(ip)) return done();
+    bans.isBanned(project.ref, ip).then((banned) => {
+      if (!banned) return done();
       const body =
         api === 'storage'
           ? { statusCode: '403', error: 'Forbidden', code: 'AccessDenied', message: BANNED_MESSAGE }
           : { message: BANNED_MESSAGE };
-      return reply.code(403).send(body);
-    }
+      reply.code(403).send(body);
+    }, done);
   });
 
-  app.addHook('onSend', async (req, reply, payload) => {
+  app.addHook('onSend', (req, reply, payload, done) => {
     const api = projectApi(req);
     const project = req.project;
-    if (!api || !project) return payload;
+    if (!api || !project) return done(null, payload);
     const failed =
       reply.statusCode === 401 || (api === 'storage' && isStorageAuthFailure(reply.statusCode, payload));
-    if (!failed) return payload;
+    if (!failed) return done(null, payload);
     const ip = normalizeIp(req.ip);
-    if (!ip || !isBannable(ip)) return payload;
+    if (!ip || !isBannable(ip)) return done(null, payload);
     // Counted before the reply leaves, so the next request from this IP already sees the ban.
-    try {
-      if (await bans.recordFailure(project.ref, ip))
-        log(`network ban: ${ip} banned on project ${project.ref}`);
-    } catch (err) {
-      log(`network ban bookkeeping failed: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    return payload;
+    bans.recordFailure(project.ref, ip).then(
+      (banned) => {
+        if (banned) log(`network ban: ${ip} banned on project ${project.ref}`);
+        done(null, payload);
+      },
+      (err: unknown) => {
+        log(`network ban bookkeeping failed: ${err instanceof Error ? err.message : String(err)}`);
+        done(null, payload);
+      },
+    );
   });
 }

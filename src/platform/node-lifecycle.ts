@@ -27,14 +27,18 @@ export function registerNodeLifecycle(
 ): NodeLifecycle {
   const inFlight = new Set<object>();
   let draining = false;
-  app.addHook('onRequest', async (req) => {
+  // Callback hooks, not async ones: they run on every request, and an async hook costs a promise each.
+  app.addHook('onRequest', (req, _reply, done) => {
     inFlight.add(req.raw);
+    done();
   });
-  app.addHook('onResponse', async (req) => {
+  app.addHook('onResponse', (req, _reply, done) => {
     inFlight.delete(req.raw);
+    done();
   });
-  app.addHook('onRequestAbort', async (req) => {
+  app.addHook('onRequestAbort', (req, done) => {
     inFlight.delete(req.raw);
+    done();
   });
 
   app.get('/ready', async (_req, reply) => {

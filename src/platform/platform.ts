@@ -87,6 +87,11 @@ export class Platform {
   /** Function deploys, secret changes and project removals, for the functions runtime (function-events.ts). */
   readonly functionEvents: FunctionEvents;
   private readonly cache = new Map<string, Promise<ProjectContext | undefined>>();
+  /**
+   * The value each cached promise settled with (keyed by the promise: a context dropped from the
+   * cache or replaced in it is never answered from here), for `projectIfLoaded`.
+   */
+  private readonly settled = new WeakMap<Promise<ProjectContext | undefined>, ProjectContext | undefined>();
   private readonly hostResolvers: Array<(host: string) => Promise<string | undefined>> = [];
   defaultRef = '';
   /** Address of the platform's PostgreSQL router (pooler.ts), when it runs. */
@@ -241,9 +246,27 @@ export class Platform {
         this.cache.delete(ref);
         throw err;
       });
-      this.cache.set(ref, p);
+      this.cacheProject(ref, p);
     }
     return p;
+  }
+
+  /**
+   * What `project(ref)` resolves to when that is known already (loaded, found, still cached), with
+   * no promise to wait on: the routing of every request asks this first. Undefined otherwise (not
+   * loaded yet, being loaded, or no such project): ask `project(ref)`.
+   */
+  projectIfLoaded(ref: string): ProjectContext | undefined {
+    const p = this.cache.get(ref);
+    return p && this.settled.get(p);
+  }
+
+  private cacheProject(ref: string, p: Promise<ProjectContext | undefined>): void {
+    this.cache.set(ref, p);
+    p.then(
+      (ctx) => this.settled.set(p, ctx),
+      () => {},
+    );
   }
 
   async defaultProject(): Promise<ProjectContext> {
@@ -362,7 +385,7 @@ export class Platform {
     }
     // Already bootstrapped: cached as loaded, not bootstrapped a second time.
     const ctx = this.contextOf(project);
-    this.cache.set(ref, Promise.resolve(ctx));
+    this.cacheProject(ref, Promise.resolve(ctx));
     return ctx;
   }
 

@@ -19,10 +19,14 @@ import { SseReservations } from './sse-single.js';
 
 const KEEP_ALIVE_MS = 12_000;
 
+function acceptsEventStream(req: FastifyRequest): boolean {
+  return String(req.headers.accept ?? '').includes('text/event-stream');
+}
+
 /** The request's payload when it is a subscription asked for as an event stream, else undefined. */
 function subscriptionPayload(req: FastifyRequest): SubscribePayload | undefined {
+  if (!acceptsEventStream(req)) return undefined;
   if (req.routeOptions.url !== GRAPHQL_PATH) return undefined;
-  if (!String(req.headers.accept ?? '').includes('text/event-stream')) return undefined;
   let payload: SubscribePayload;
   try {
     if (req.method === 'POST' && Buffer.isBuffer(req.body)) payload = JSON.parse(req.body.toString('utf8'));
@@ -50,11 +54,21 @@ function subscriptionPayload(req: FastifyRequest): SubscribePayload | undefined 
 }
 
 /**
- * A preHandler for the GraphQL route: serves subscriptions asked for as event streams, and the
- * GET/POST requests of single-connection streams (sse-single.ts).
+ * A preHandler (of every route: it checks the route itself) that serves GraphQL subscriptions asked
+ * for as event streams, and the GET/POST requests of single-connection streams (sse-single.ts). A
+ * callback hook that lets a request with neither `Accept: text/event-stream` nor a stream token go
+ * on at once (no promise per request); the others as Fastify runs an async hook (resolved: go on).
  */
 export function sseSubscriptions(live: LiveService, reservations: SseReservations) {
-  return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  const serve = sseServe(live, reservations);
+  return (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
+    if (!acceptsEventStream(req) && !SseReservations.tokenOf(req)) done();
+    else serve(req, reply).then(() => done(), done);
+  };
+}
+
+function sseServe(live: LiveService, reservations: SseReservations) {
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const project = req.project;
     if (project && req.routeOptions.url === GRAPHQL_PATH) {
       const token = SseReservations.tokenOf(req);

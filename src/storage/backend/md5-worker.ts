@@ -27,8 +27,11 @@ parentPort.on('message', (m) => {
 
 /** Bytes gathered before they go to the worker as one message. */
 const BATCH = 1024 * 1024;
-/** Batches a job may have in flight before it waits. */
-const MAX_IN_FLIGHT = 4;
+/**
+ * Batches a job may have in flight before it waits. The worker hashes far faster than a body
+ * arrives, so two suffice; each one more is a MiB more of resident memory per upload.
+ */
+const MAX_IN_FLIGHT = 2;
 
 interface Waiter {
   /** An acknowledged batch (or, for the digest, the hex). */
@@ -80,7 +83,8 @@ class HashWorker {
  * page fault per 4 KiB on first touch, and buffers the worker's heap has not collected yet.
  */
 const spare: ArrayBuffer[] = [];
-const MAX_SPARE = 8;
+/** Kept for reuse: what one upload cycles through (its in-flight batches and the one being filled). */
+const MAX_SPARE = MAX_IN_FLIGHT + 2;
 
 function recycle(b: ArrayBuffer): void {
   if (b.byteLength === BATCH && spare.length < MAX_SPARE) spare.push(b);

@@ -1,11 +1,13 @@
 /**
  * A pass-through that counts bytes, computes the MD5 ETag (in a worker thread: md5-worker.ts), and
  * fails past a byte limit. Its buffers are large (1 MiB), so the socket keeps being read while the
- * file write of earlier chunks is in progress.
+ * file write of earlier chunks is in progress. The bytes it passes are counted for young-gc.ts
+ * (the body's buffers are collected every few MiB rather than piling up).
  */
 import { type Readable, Transform, type TransformCallback, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { WorkerMd5 } from './md5-worker.js';
+import { bodyBytesPassed } from './young-gc.js';
 
 /** Bytes a stage of the upload path may hold before it pushes back. */
 export const STREAM_BUFFER = 1024 * 1024;
@@ -26,6 +28,7 @@ export class MeteredStream extends Transform {
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     this.bytes += chunk.length;
+    bodyBytesPassed(chunk.length);
     if (this.bytes > this.maxBytes) {
       cb(this.limitError());
       return;

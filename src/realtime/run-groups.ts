@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { Group, VarSet } from './live-groups.js';
 import { resolveBatchWithPoolText } from '../graphql/engine.js';
-import type { LiveResult } from './subscriber.js';
+import { RawResult } from './raw-result.js';
 
 export interface Ran {
   set: VarSet;
@@ -25,7 +25,7 @@ export function publish(results: Ran[]): void {
   for (const { set, text } of results) {
     if (set.dead) continue;
     const hash = createHash('sha256').update(text).digest('base64');
-    if (set.last?.hash !== hash) set.last = { result: JSON.parse(text) as LiveResult, hash };
+    if (set.last?.hash !== hash) set.last = { result: new RawResult(text), hash };
     const last = set.last;
     for (const m of set.members) m.stream.push(last.result, last.hash);
   }

@@ -16,6 +16,7 @@ import { GRAPHQL_PATH } from '../graphql/http/options.js';
 import type { SubscribePayload } from './live-request.js';
 import { AuthError, JWT_EXPIRED_MESSAGE, type LiveService } from './live-service.js';
 import { SseReservations } from './sse-single.js';
+import { eventData } from './raw-result.js';
 
 const KEEP_ALIVE_MS = 12_000;
 
@@ -105,7 +106,7 @@ function sseServe(live: LiveService, reservations: SseReservations) {
     };
     try {
       try {
-        for await (const result of stream) await write(printEvent({ event: 'next', data: result as never }));
+        for await (const result of stream) await write(`event: next\ndata: ${eventData(result)}\n\n`);
       } catch (e) {
         // graphql-sse has no error event: the error is the last result.
         await write(

@@ -21,6 +21,7 @@ import type { Principal } from '../db/with-role.js';
 import type { ProjectContext } from '../platform/project-context.js';
 import type { SubscribePayload } from './live-request.js';
 import { AuthError, JWT_EXPIRED_MESSAGE, type LiveService } from './live-service.js';
+import { eventData } from './raw-result.js';
 
 export const TOKEN_HEADER = 'x-graphql-event-stream-token';
 const RESERVATION_TTL_MS = 30_000;
@@ -177,7 +178,10 @@ export class SseReservations {
       try {
         try {
           for await (const result of stream)
-            await this.write(r, { event: 'next', data: { id, payload: result } });
+            await this.writeText(
+              r,
+              `event: next\ndata: {"id":${JSON.stringify(id)},"payload":${eventData(result)}}\n\n`,
+            );
         } catch (e) {
           await this.write(r, { event: 'next', data: { id, payload: errors((e as Error).message) } });
         }
@@ -215,9 +219,13 @@ export class SseReservations {
   }
 
   private async write(r: Reservation, event: Parameters<typeof printEvent>[0]): Promise<void> {
+    await this.writeText(r, printEvent(event as never));
+  }
+
+  private async writeText(r: Reservation, text: string): Promise<void> {
     const res = r.res;
     if (!res || res.destroyed) throw new Error('the stream is closed');
-    if (!res.write(printEvent(event as never))) await once(res, 'drain');
+    if (!res.write(text)) await once(res, 'drain');
   }
 
   /** Ends a reservation: its subscriptions stop, its stream ends (after `message`, if any). */

@@ -4,7 +4,8 @@
  * `end()` and `fail()` finish it; `return()` (the client completed, or its socket closed) runs
  * `onEnd` once, whatever the stream was waiting on.
  */
-export type LiveResult = Record<string, unknown>;
+import type { RawResult } from './raw-result.js';
+export type LiveResult = Record<string, unknown> | RawResult;
 
 export class Subscriber implements AsyncIterableIterator<LiveResult> {
   /** Hash of the last result handed to the stream (a result is pushed only when it differs). */

@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { GraphQLSchema, parse, type ExecutionArgs } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
+import type WebSocket from 'ws';
 import { WebSocketServer } from 'ws';
 import { apiKeyOf, bearerOf } from '../auth/request-credentials.js';
 import type { Principal } from '../db/with-role.js';
@@ -20,6 +21,7 @@ import { projectForIncoming, rewriteProjectUrl } from '../platform/routing.js';
 import type { SubscribePayload } from './live-request.js';
 import { AuthError, JWT_EXPIRED_MESSAGE, type LiveService } from './live-service.js';
 import { Subscriber } from './subscriber.js';
+import { rawSplicer } from './raw-result.js';
 
 /** One connection's state once `connection_init` was accepted. */
 interface Connection {
@@ -97,6 +99,14 @@ export function startWebSocketServer(
   const connections = new WeakMap<object, Connection>();
 
   const endConnection = (ctx: object) => connections.get(ctx)?.cancelExpiry();
+  // Live results are the engine's JSON text, spliced into graphql-ws' messages (raw-result.ts):
+  // this listener comes before graphql-ws' own, so every socket it serves sends through splice.
+  const raw = rawSplicer();
+  wss.on('connection', (socket: WebSocket) => {
+    const send = socket.send.bind(socket) as (data: unknown, cb?: (err?: Error) => void) => void;
+    socket.send = ((data: unknown, cb?: (err?: Error) => void) =>
+      send(typeof data === 'string' ? raw.splice(data) : data, cb)) as WebSocket['send'];
+  });
 
   const served = useServer<Record<string, unknown>>(
     {
@@ -152,9 +162,10 @@ export function startWebSocketServer(
         };
         return args;
       },
-      subscribe: (args) => args.contextValue as Subscriber,
+      subscribe: (args) => args.contextValue as never,
       // The engine's errors are pg_graphql's `{ message }` objects, sent as they are.
       onNext: (_ctx, _id, _payload, _args, result) => result as never,
+      jsonMessageReplacer: raw.replacer,
       onClose: (ctx) => endConnection(ctx),
       onDisconnect: (ctx) => endConnection(ctx),
     },

@@ -5,7 +5,6 @@
  * a reconnect, refused cursors and hostile input, token expiry, graphql-sse and urql.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Client as UrqlClient, fetchExchange, subscriptionExchange } from '@urql/core';
 import { createClient as createSseClient } from 'graphql-sse';
 import type { Client } from 'graphql-ws';
 import type { ProjectContext } from '../../src/platform/project-context.js';
@@ -23,6 +22,7 @@ import {
   wsUrl,
   type Json,
   type Stream,
+  urqlOver,
 } from './support.js';
 
 let tp: TestPlatform;
@@ -351,19 +351,7 @@ describe('other clients', () => {
 
   it('urql over graphql-ws', async () => {
     const ws = await as('jack');
-    const urql = new UrqlClient({
-      url: `${tp.url}/graphql/v1`,
-      fetchOptions: { headers: { apikey: project.anonKey } },
-      exchanges: [
-        subscriptionExchange({
-          forwardSubscription(request) {
-            const input = { ...request, query: request.query || '' };
-            return { subscribe: (sink) => ({ unsubscribe: ws.subscribe(input, sink) }) };
-          },
-        }),
-        fetchExchange,
-      ],
-    });
+    const urql = urqlOver(ws, `${tp.url}/graphql/v1`, project.anonKey);
     const seen: Json[] = [];
     const before = tp.realtime.changeStreams();
     const sub = urql

@@ -281,36 +281,7 @@ describe('live queries over graphql-sse (event streams, headers for auth)', () =
     return createSseClient({ url, singleConnection: false, headers, retryAttempts: 0 });
   }
 
-  function sseSubscribe(c: ReturnType<typeof sse>, query: string): Stream {
-    const s: Stream = {
-      results: [],
-      completed: false,
-      until: async (pred, from = 0, ms = 10_000) => {
-        await eventually(() => s.results.slice(from).some(pred) || s.error !== undefined, {
-          timeoutMs: ms,
-          intervalMs: 20,
-        }).catch(() => {
-          throw new Error(`no matching result within ${ms} ms; got ${JSON.stringify(s.results)}`);
-        });
-        if (s.error) throw new Error(`subscription failed: ${String(s.error)}`);
-        return s.results.slice(from).find(pred);
-      },
-      stop: () => {},
-    };
-    s.stop = c.subscribe(
-      { query },
-      {
-        next: (r) => s.results.push(r),
-        error: (e) => {
-          s.error = e;
-        },
-        complete: () => {
-          s.completed = true;
-        },
-      },
-    );
-    return s;
-  }
+  const sseSubscribe = (c: ReturnType<typeof sse>, query: string): Stream => subscribe(c, query);
 
   it('streams live results under RLS; a row moved out of view disappears', async () => {
     const token = await userToken(project, 'alice');

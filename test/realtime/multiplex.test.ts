@@ -3,7 +3,6 @@
  * refresh, urql over graphql-ws, and a schema without the switch (no Subscription type at all).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client as UrqlClient, fetchExchange, subscriptionExchange } from '@urql/core';
 import type { Client } from 'graphql-ws';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import type { TestPlatform } from '../support/platform.js';
@@ -18,6 +17,7 @@ import {
   wsUrl,
   type Json,
   type Stream,
+  urqlOver,
 } from './support.js';
 import { eventually } from '../support/eventually.js';
 import { graphqlUrl, postGraphQL } from '../support/graphql.js';
@@ -90,19 +90,7 @@ describe('multiplexing', () => {
 
   it('urql (subscriptionExchange over graphql-ws) receives live results', async () => {
     const ws = client({ apikey: project.anonKey });
-    const urql = new UrqlClient({
-      url: `${tp.url}/graphql/v1`,
-      fetchOptions: { headers: { apikey: project.anonKey } },
-      exchanges: [
-        subscriptionExchange({
-          forwardSubscription(request) {
-            const input = { ...request, query: request.query || '' };
-            return { subscribe: (sink) => ({ unsubscribe: ws.subscribe(input, sink) }) };
-          },
-        }),
-        fetchExchange,
-      ],
-    });
+    const urql = urqlOver(ws, `${tp.url}/graphql/v1`, project.anonKey);
     const seen: Json[] = [];
     const sub = urql
       .subscription(

@@ -6,9 +6,8 @@
 import { createClient } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProjectContext } from '../../src/platform/project-context.js';
-import { eventually } from '../support/eventually.js';
 import type { TestPlatform } from '../support/platform.js';
-import { bodies, type Json, NOTES, sql, startRealtimePlatform, type Stream, userToken } from './support.js';
+import { bodies, type Json, NOTES, sql, startRealtimePlatform, subscribe, userToken } from './support.js';
 
 let tp: TestPlatform;
 let project: ProjectContext;
@@ -23,37 +22,6 @@ afterAll(async () => {
 
 function single(headers: Record<string, string>) {
   return createClient({ url: `${tp.url}/graphql/v1`, singleConnection: true, headers, retryAttempts: 0 });
-}
-
-function subscribe(c: ReturnType<typeof single>, query: string): Stream {
-  const s: Stream = {
-    results: [],
-    completed: false,
-    until: async (pred, from = 0, ms = 10_000) => {
-      await eventually(() => s.results.slice(from).some(pred) || s.error !== undefined, {
-        timeoutMs: ms,
-        intervalMs: 20,
-      }).catch(() => {
-        throw new Error(`no matching result within ${ms} ms; got ${JSON.stringify(s.results)}`);
-      });
-      if (s.error) throw new Error(`subscription failed: ${String(s.error)}`);
-      return s.results.slice(from).find(pred);
-    },
-    stop: () => {},
-  };
-  s.stop = c.subscribe(
-    { query },
-    {
-      next: (r) => s.results.push(r),
-      error: (e) => {
-        s.error = e;
-      },
-      complete: () => {
-        s.completed = true;
-      },
-    },
-  );
-  return s;
 }
 
 describe('graphql-sse single connection mode', () => {

@@ -6,6 +6,7 @@
 import pg from 'pg';
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
+import { Client as UrqlClient, fetchExchange, subscriptionExchange } from '@urql/core';
 import { signJwt } from '../../src/auth/jwt.js';
 import { graphqlInstallHook } from '../../src/graphql/extension/install.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
@@ -71,7 +72,12 @@ export interface Stream {
   stop(): void;
 }
 
-export function subscribe(client: Client, query: string, variables?: Record<string, unknown>): Stream {
+/** What graphql-ws' and graphql-sse's clients both have: subscribe(payload, sink) → unsubscribe. */
+export interface Subscribable {
+  subscribe: Client['subscribe'];
+}
+
+export function subscribe(client: Subscribable, query: string, variables?: Record<string, unknown>): Stream {
   const s: Stream = {
     results: [],
     completed: false,
@@ -101,6 +107,23 @@ export function subscribe(client: Client, query: string, variables?: Record<stri
     },
   );
   return s;
+}
+
+/** An urql client whose subscriptions go over `ws` (subscriptionExchange), queries over HTTP. */
+export function urqlOver(ws: Client, url: string, apikey: string): UrqlClient {
+  return new UrqlClient({
+    url,
+    fetchOptions: { headers: { apikey } },
+    exchanges: [
+      subscriptionExchange({
+        forwardSubscription(request) {
+          const input = { ...request, query: request.query || '' };
+          return { subscribe: (sink) => ({ unsubscribe: ws.subscribe(input, sink) }) };
+        },
+      }),
+      fetchExchange,
+    ],
+  });
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

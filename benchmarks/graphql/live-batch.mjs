@@ -78,10 +78,12 @@ try {
     if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`${label}: batch answers differ`);
     const rows = { single: [], batch: [] };
     for (let r = 0; r < ROUNDS; r++) {
-      for (const [kind, run] of [
+      /** @type {[string, () => Promise<unknown>][]} */
+      const runs = [
         ['single', single],
         ['batch', batch],
-      ]) {
+      ];
+      for (const [kind, run] of runs) {
         const pg0 = cpuMsOf(backend);
         const me0 = process.cpuUsage();
         const t0 = performance.now();

@@ -53,6 +53,7 @@ export function firstMessage(child) {
 }
 
 /** Asks a child to stop (`stop`, as a string or {cmd}); kills it if it has not exited `ms` later. */
+/** @param {any} child @param {unknown} [msg] @param {number} [ms] */
 export function stopChild(child, msg = { cmd: 'stop' }, ms = 20_000) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {

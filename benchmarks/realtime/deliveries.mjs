@@ -20,6 +20,7 @@ export class Tracker {
     this.plan = plan;
     this.maxSeen = new Float64Array(plan.length).fill(-1);
     /** Per live query: [seq, t, seq, t, …] as the highest seq went up. */
+    /** @type {number[][]} */
     this.events = plan.map(() => []);
     this.results = 0;
     this.foreign = 0;

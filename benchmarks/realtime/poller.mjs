@@ -76,21 +76,21 @@ function start() {
   workers = Array.from({ length: setupMsg.concurrency }, worker);
 }
 
-process.on('message', async (m) => {
+process.on('message', async (/** @type {any} */ m) => {
   try {
     if (m.cmd === 'setup') {
       setup(m);
-      process.send({ type: 'ready', subscribed: m.plan.length });
+      process.send?.({ type: 'ready', subscribed: m.plan.length });
     } else if (m.cmd === 'start') {
       start();
-      process.send({ type: 'started' });
-    } else if (m.cmd === 'status') process.send({ type: 'status', polls, failed, ...tracker.summary() });
+      process.send?.({ type: 'started' });
+    } else if (m.cmd === 'status') process.send?.({ type: 'status', polls, failed, ...tracker.summary() });
     else if (m.cmd === 'pending')
-      process.send({ type: 'pending', pending: tracker.pending(m.log), ...tracker.summary() });
+      process.send?.({ type: 'pending', pending: tracker.pending(m.log), ...tracker.summary() });
     else if (m.cmd === 'finish') {
       running = false;
       await Promise.all(workers);
-      process.send({ type: 'finished', ...tracker.latencies(m.log), polls, failed, ...tracker.summary() });
+      process.send?.({ type: 'finished', ...tracker.latencies(m.log), polls, failed, ...tracker.summary() });
     } else if (m.cmd === 'stop') {
       running = false;
       await pool?.close().catch(() => {});

@@ -37,6 +37,7 @@ export function summaryLine(r) {
 }
 
 /** The table's rows: a label and what each phase shows. */
+/** @type {[string, (p: any, r: any) => string][]} */
 const ROWS = [
   [
     'live queries',

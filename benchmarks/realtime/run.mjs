@@ -96,6 +96,7 @@ async function sample() {
 
 /** Splits the plan over the client processes by user (a user's live queries stay together). */
 function split(plan, parts) {
+  /** @type {any[][]} */
   const out = Array.from({ length: parts }, () => []);
   for (const s of plan) out[s.user % parts].push(s);
   return out;

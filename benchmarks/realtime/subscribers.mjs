@@ -68,19 +68,19 @@ async function setup({ url, anonKey, tokens, plan, batchUsers }) {
     }
     await Promise.all(firsts);
     opened += firsts.length;
-    process.send({ type: 'progress', opened });
+    process.send?.({ type: 'progress', opened });
   }
   return { subscribed: plan.length - refused, refused, rampMs: Date.now() - t0, connections: clients.length };
 }
 
-process.on('message', async (m) => {
+process.on('message', async (/** @type {any} */ m) => {
   try {
-    if (m.cmd === 'setup') process.send({ type: 'ready', ...(await setup(m)), ...tracker.summary() });
-    else if (m.cmd === 'status') process.send({ type: 'status', ...tracker.summary() });
+    if (m.cmd === 'setup') process.send?.({ type: 'ready', ...(await setup(m)), ...tracker.summary() });
+    else if (m.cmd === 'status') process.send?.({ type: 'status', ...tracker.summary() });
     else if (m.cmd === 'pending')
-      process.send({ type: 'pending', pending: tracker.pending(m.log), ...tracker.summary() });
+      process.send?.({ type: 'pending', pending: tracker.pending(m.log), ...tracker.summary() });
     else if (m.cmd === 'finish')
-      process.send({ type: 'finished', ...tracker.latencies(m.log), ...tracker.summary() });
+      process.send?.({ type: 'finished', ...tracker.latencies(m.log), ...tracker.summary() });
     else if (m.cmd === 'stop') {
       await Promise.all(clients.map((c) => c.dispose()));
       process.exit(0);

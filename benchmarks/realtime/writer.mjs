@@ -41,7 +41,7 @@ async function writeLoop({ url, rate, users, seqStart, updateShare }) {
     const rand = rng(seqStart + 7);
     const rooms = ORGS * ROOMS_PER_ORG;
     const start = Date.now();
-    process.send({ type: 'started' });
+    process.send?.({ type: 'started' });
     for (let i = 0; running; i++) {
       const due = start + (i * 1000) / rate;
       const wait = due - Date.now();
@@ -89,18 +89,18 @@ async function writeLoop({ url, rate, users, seqStart, updateShare }) {
   }
 }
 
-process.on('message', (m) => {
+process.on('message', (/** @type {any} */ m) => {
   if (m.cmd === 'start') {
     running = true;
     done = writeLoop(m).catch((err) => {
       console.error(`writer: ${err.stack ?? err}`);
       process.exit(1);
     });
-  } else if (m.cmd === 'log') process.send({ type: 'log', log, behindMs });
+  } else if (m.cmd === 'log') process.send?.({ type: 'log', log, behindMs });
   else if (m.cmd === 'stop') {
     running = false;
     void Promise.resolve(done).then(() => {
-      process.send({ type: 'stopped', log, behindMs }, () => process.exit(0));
+      process.send?.({ type: 'stopped', log, behindMs }, () => process.exit(0));
     });
   }
 });

@@ -79,12 +79,15 @@ async function prepare(url: string): Promise<string> {
     );
     if (rows[0]?.wal_level !== 'logical')
       throw new Error(`wal_level is ${rows[0]?.wal_level ?? 'unknown'}, not logical`);
-    await c.query(
-      `select pg_catalog.pg_drop_replication_slot(slot_name) from pg_catalog.pg_replication_slots
+    const { rows: stale } = await c.query<{ slot_name: string }>(
+      `select slot_name from pg_catalog.pg_replication_slots
         where pg_catalog.starts_with(slot_name::text, $1) and database = pg_catalog.current_database()
           and not active`,
       [SLOT_PREFIX],
     );
+    // One by one: a slot another feed is dropping at the same moment is gone, not an error.
+    for (const { slot_name } of stale)
+      await c.query('select pg_catalog.pg_drop_replication_slot($1)', [slot_name]).catch(() => {});
     const slot = `${SLOT_PREFIX}${randomBytes(8).toString('hex')}`;
     await c.query(`select pg_catalog.pg_create_logical_replication_slot($1, 'test_decoding')`, [slot]);
     return slot;

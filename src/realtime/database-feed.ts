@@ -2,7 +2,8 @@
  * One change feed per project database, shared by whatever follows it (live queries, change
  * streams): started when the first listener comes, stopped (its slot dropped) when the last one
  * leaves. A feed that cannot start (wal_level, privilege, no free slot) or that breaks leaves the
- * state `failed` for good; listeners then poll.
+ * state `failed`; listeners then poll, and a listener added RETRY_MS or more after the failure
+ * tries again (a server back from a restart, a slot freed).
  */
 import type { ChangeFeed, Commit } from './change-feed.js';
 
@@ -20,7 +21,11 @@ export interface FeedListener {
   failed(): void;
 }
 
+/** Least time after a failure before a new listener starts the feed again. */
+export const RETRY_MS = 5_000;
+
 export class DatabaseFeed {
+  private failedAt = 0;
   private readonly listeners = new Set<FeedListener>();
   private feed: ChangeFeed | undefined;
   private state: 'none' | 'starting' | 'on' | 'failed' = 'none';
@@ -66,6 +71,7 @@ export class DatabaseFeed {
   }
 
   private ensure(): void {
+    if (this.state === 'failed' && Date.now() - this.failedAt >= RETRY_MS) this.state = 'none';
     if (!this.start || this.state !== 'none') return;
     this.state = 'starting';
     const starting = this.start(
@@ -74,6 +80,7 @@ export class DatabaseFeed {
         // Replication broke (server restart, slot dropped): listeners poll from now on.
         this.feed = undefined;
         this.state = 'failed';
+        this.failedAt = Date.now();
         this.each((l) => l.failed());
       },
     ).then(
@@ -89,6 +96,7 @@ export class DatabaseFeed {
       },
       () => {
         this.state = 'failed';
+        this.failedAt = Date.now();
         this.each((l) => l.failed());
       },
     );

@@ -193,6 +193,12 @@ export class LiveService {
     return feed;
   }
 
+  /** A retired hub's feed (its pool closed: the project is gone or changed) is forgotten and stopped. */
+  private retireFeed(pool: unknown, feed: DatabaseFeed): void {
+    if (this.feeds.get(pool) === feed) this.feeds.delete(pool);
+    void feed.close();
+  }
+
   private changesOf(project: ProjectContext): ChangeStreams {
     let hub = this.changeHubs.get(project.pool);
     if (!hub) {
@@ -205,8 +211,7 @@ export class LiveService {
         concurrency: this.config.concurrency,
         onRetired: () => {
           this.changeHubs.delete(pool);
-          if (this.feeds.get(pool) === feed) this.feeds.delete(pool);
-          void feed.close();
+          this.retireFeed(pool, feed);
         },
       });
       this.changeHubs.set(pool, hub);
@@ -222,8 +227,7 @@ export class LiveService {
       hub = new LiveQueries(pool, {
         onRetired: () => {
           this.hubs.delete(pool);
-          if (this.feeds.get(pool) === feed) this.feeds.delete(pool);
-          void feed.close();
+          this.retireFeed(pool, feed);
         },
         intervalMs: this.config.intervalMs,
         gapMs: this.config.gapMs,

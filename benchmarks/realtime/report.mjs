@@ -58,7 +58,7 @@ const ROWS = [
     'statements / polls',
     (p) =>
       p.polls_per_s === undefined
-        ? `${p.statements_per_change ?? '—'} per change (${p.live_stats?.groups ?? '—'} groups)`
+        ? `${p.statements_per_change ?? '—'} + ${p.probes_per_change ?? '—'} probes per change (${p.live_stats?.groups ?? '—'} groups)`
         : `${p.polls_per_s}/s of ${p.polls_per_s_target}/s`,
   ],
   ['transactions per change', (p) => `${p.xact_per_change}`],

@@ -5,6 +5,7 @@
  * only in variables and are refreshed together (resolveBatchWithPoolText).
  */
 import type { Principal } from '../db/with-role.js';
+import type { ClaimsRead } from './claims-read.js';
 import type { LiveRequest } from './live-request.js';
 import type { SetScope } from './read-set.js';
 import type { GroupIndex } from './relevance.js';
@@ -50,11 +51,7 @@ export interface Group {
  * when it cannot tell; absent and present-but-null told apart).
  */
 export function groupKeyOf(request: LiveRequest, principal: Principal, scope: SetScope): string {
-  const claims = principal.claims;
-  const picked =
-    scope.claims === 'all'
-      ? claims
-      : [...scope.claims].sort().map((path) => [path, ...valueAt(claims, path)]);
+  const picked = pickClaims(principal.claims, scope.claims);
   return JSON.stringify([
     scope.version ?? null,
     request.query,
@@ -62,6 +59,11 @@ export function groupKeyOf(request: LiveRequest, principal: Principal, scope: Se
     principal.role,
     picked,
   ]);
+}
+
+/** The claims at `paths` (every claim for 'all'), as a value to key by: absent and null told apart. */
+export function pickClaims(claims: Record<string, unknown>, paths: ClaimsRead): unknown {
+  return paths === 'all' ? claims : [...paths].sort().map((path) => [path, ...valueAt(claims, path)]);
 }
 
 /**

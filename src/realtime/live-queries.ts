@@ -18,6 +18,7 @@ import { opaqueScope, type SetScope } from './read-set.js';
 import { RefreshQueue } from './refresh-queue.js';
 import { GroupIndex } from './relevance.js';
 import { publish, runGroups } from './run-groups.js';
+import { dropUnreached } from './visibility-probe.js';
 import { Scopes } from './scopes.js';
 import { checkNow } from './snapshot-check.js';
 import { Subscriber } from './subscriber.js';
@@ -34,8 +35,13 @@ export interface LiveQueryStats {
   executions: number;
   /** Variable sets run since start (results computed). */
   refreshedSets: number;
-  /** Variable sets a refresh for commits left alone (their tables or values were not touched). */
+  /**
+   * Variable sets a refresh for commits left alone (their tables or values were not touched, or
+   * the rows inserted are not visible to them).
+   */
   skipped: number;
+  /** Visibility probes asked (visibility-probe.ts). */
+  probes: number;
   /** Databases whose live queries are refreshed by logical replication rather than polled. */
   feeds: number;
 }
@@ -54,7 +60,7 @@ export const PROJECT_CHANGED_MESSAGE =
 export class LiveQueries {
   private groups = new Map<string, Group>();
   private subscriberCount = 0;
-  private counts = { executions: 0, refreshedSets: 0, skipped: 0 };
+  private counts = { executions: 0, refreshedSets: 0, skipped: 0, probes: 0 };
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
   private again = false;
@@ -366,6 +372,11 @@ export class LiveQueries {
         for (const c of work.commits) g.index.affected(c, hit);
         for (const s of hit) add(s);
       }
+    }
+    // Groups that can see none of the rows inserted (asked only once the commits are visible).
+    if (seen && !work.all && runs.size) {
+      const probed = await dropUnreached(this.pool, runs, work.commits);
+      this.counts.probes += probed.probes;
     }
     if (work.commits.length) {
       const ran = [...runs.values()].flatMap((sets) => [...sets]);

@@ -151,6 +151,7 @@ export class LiveService {
       executions: 0,
       refreshedSets: 0,
       skipped: 0,
+      probes: 0,
       feeds: 0,
     };
     const fields = Object.keys(out) as (keyof LiveQueryStats)[];

@@ -1,8 +1,9 @@
 /**
  * What the catalog says about the tables a live query may read, for one role at one schema version
  * (read-set.ts turns it into a live query's read set and the claims its group is keyed by):
- * - per relation: kind, row-level security, inheritance children (partitions), and the columns
- *   whose equality relevance.ts can judge exactly (their type, and their collation's determinism);
+ * - per relation: kind, row-level security, inheritance children (partitions), the columns
+ *   whose equality relevance.ts can judge exactly (their type, and their collation's determinism)
+ *   and the primary key (visibility-probe.ts);
  * - per table, the SELECT policies that apply to the role (PUBLIC's and those of roles it has the
  *   privileges of, as PostgreSQL picks them), each with the tables it reads (pg_depend), the
  *   claims it reads (claims-read.ts, from pg_get_expr), or `opaque` when it depends on anything
@@ -41,6 +42,10 @@ export interface RelationFacts {
   descendants: number[];
   /** Columns of EXACT_TYPES: their type oid and whether their collation is deterministic. */
   columns: Map<string, { type: number; deterministic: boolean }>;
+  /** The primary key's columns, in key order (empty without one). */
+  primaryKey: string[];
+  /** An inheritance child or a partition of another relation. */
+  isChild: boolean;
 }
 
 export interface PolicyFacts {
@@ -68,7 +73,11 @@ const FACTS_SQL = (role: string) => `select json_build_object(
       (select coalesce(json_agg(json_build_array(a.attname, a.atttypid::int8, coalesce(co.collisdeterministic, true))), '[]')
          from pg_attribute a left join pg_collation co on co.oid = a.attcollation
         where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
-          and a.atttypid in (16, 20, 21, 23, 25, 1043, 2950)))), '[]')
+          and a.atttypid in (16, 20, 21, 23, 25, 1043, 2950)),
+      (select coalesce(json_agg(a.attname order by k.n), '[]')
+         from pg_index i cross join unnest(i.indkey) with ordinality k(attnum, n)
+         join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.attnum
+        where i.indrelid = c.oid and i.indisprimary))), '[]')
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
    where c.relkind in ('r', 'p', 'v', 'm', 'f')
      and n.nspname not in ('pg_catalog', 'information_schema') and n.nspname !~ '^pg_toast'),
@@ -92,7 +101,7 @@ type RawDep = [string, number, string | null, string | null, string | null];
 interface Raw {
   version: number;
   bypass: boolean;
-  relations: [number, string, string, string, boolean, [string, number, boolean][]][];
+  relations: [number, string, string, string, boolean, [string, number, boolean][], string[]][];
   inherits: [number, number][];
   policies: [number, string, RawDep[]][];
 }
@@ -135,7 +144,8 @@ export async function loadScopeFacts(pool: pg.Pool, role: string): Promise<Scope
     return [...seen];
   };
   const relations = new Map<number, RelationFacts>();
-  for (const [oid, schema, name, kind, rls, cols] of raw.relations)
+  const childOids = new Set(raw.inherits.map(([, child]) => child));
+  for (const [oid, schema, name, kind, rls, cols, primaryKey] of raw.relations)
     relations.set(oid, {
       oid,
       schema,
@@ -144,6 +154,8 @@ export async function loadScopeFacts(pool: pg.Pool, role: string): Promise<Scope
       rls,
       descendants: descendantsOf(oid),
       columns: new Map(cols.map(([n, type, deterministic]) => [n, { type, deterministic }])),
+      primaryKey,
+      isChild: childOids.has(oid),
     });
   const policies = new Map<number, PolicyFacts[]>();
   for (const [relid, qual, deps] of raw.policies) {

@@ -4,7 +4,15 @@
  * into graphql-ws' `next` message (ws-server.ts), the event streams into their `data` (eventData).
  */
 export class RawResult {
-  constructor(readonly text: string) {}
+  /** The text's UTF-8 bytes, made once: every WebSocket subscriber is sent this one Buffer. */
+  readonly bytes: Buffer;
+  constructor(text: string) {
+    this.bytes = Buffer.from(text);
+  }
+  /** The text again (the event streams write it; the sockets write `bytes`). */
+  get text(): string {
+    return this.bytes.toString();
+  }
 }
 
 /** What `JSON.stringify` writes for RAW_MARKER (a string no result is: results are objects). */
@@ -12,27 +20,29 @@ export const RAW_MARKER = '\u0000strata-raw-result';
 const WRITTEN_MARKER = JSON.stringify(RAW_MARKER);
 
 /**
- * A JSON.stringify replacer and the splice that follows it: `replacer` swaps a RawResult for the
- * marker and keeps its text; `splice` puts that text where the marker was written (the last one:
- * graphql-ws writes `payload` after the client's `id`). Both run in one synchronous step (stringify,
- * then send), so the kept text is always the message's own.
+ * A JSON.stringify replacer and the split that follows it: `replacer` swaps a RawResult for the
+ * marker and keeps it; `split` answers the message's text before and after the marker (the last
+ * one: graphql-ws writes `payload` after the client's `id`) and the result whose bytes go between.
+ * Both run in one synchronous step (stringify, then send), so the kept result is always the
+ * message's own.
  */
 export function rawSplicer() {
-  let kept: string | undefined;
+  let kept: RawResult | undefined;
   return {
     replacer(_key: string, value: unknown): unknown {
       if (value instanceof RawResult) {
-        kept = value.text;
+        kept = value;
         return RAW_MARKER;
       }
       return value;
     },
-    splice(data: string): string {
-      const text = kept;
+    split(data: string): { before: string; result: RawResult; after: string } | undefined {
+      const result = kept;
       kept = undefined;
-      if (text === undefined) return data;
+      if (result === undefined) return undefined;
       const at = data.lastIndexOf(WRITTEN_MARKER);
-      return at < 0 ? data : data.slice(0, at) + text + data.slice(at + WRITTEN_MARKER.length);
+      if (at < 0) return undefined;
+      return { before: data.slice(0, at), result, after: data.slice(at + WRITTEN_MARKER.length) };
     },
   };
 }

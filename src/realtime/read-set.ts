@@ -34,6 +34,24 @@ export interface SetScope {
   claims: ClaimsRead;
   /** Inserts into `table` meeting none of the constraints cannot change the result. */
   insertFilter?: { table: string; constraints: Constraint[] };
+  /** Per table read (tableKey), how to ask whether a row of it is visible (visibility-probe.ts). */
+  probes?: Map<string, ProbeTarget>;
+}
+
+/**
+ * A table whose inserted rows can be tested for visibility to a principal: a plain table (not a
+ * partition or inheritance child: those are read through their parent's policies) with row-level
+ * security that applies to the role, every SELECT policy understood, and a primary key of exactly
+ * compared columns. A row it does not show the principal is no row to any statement of theirs:
+ * every read of the table in it, also inside another table's policy, passes the same policies.
+ */
+export interface ProbeTarget {
+  table: string;
+  schema: string;
+  name: string;
+  key: { column: string; type: number }[];
+  /** The claims its visibility depends on (its policies', transitively). */
+  claims: Set<string>;
 }
 
 /** The scope when nothing is known: every commit, every claim. */
@@ -44,6 +62,8 @@ export function opaqueScope(version?: number): SetScope {
 class Walk {
   any = false;
   tables = new Set<string>();
+  /** The relations read directly (not as a descendant): the candidates for a probe. */
+  readonly read = new Set<number>();
   claims: ClaimsRead = new Set();
   private readonly visited = new Set<number>();
   constructor(private readonly facts: ScopeFacts) {}
@@ -63,6 +83,7 @@ class Walk {
       return;
     }
     this.tables.add(tableKey(rel.schema, rel.name));
+    this.read.add(oid);
     for (const d of rel.descendants) {
       const child = this.facts.relations.get(d);
       if (child) this.tables.add(tableKey(child.schema, child.name));
@@ -194,6 +215,23 @@ function insertFilterOf(
   return constraints.length ? { table: key, constraints } : undefined;
 }
 
+/** The probe of a table's rows, when its visibility can be asked (ProbeTarget). */
+export function probeTargetOf(facts: ScopeFacts, oid: number): ProbeTarget | undefined {
+  const rel = facts.relations.get(oid);
+  if (rel?.kind !== 'r' || rel.isChild || !rel.rls || facts.bypassRls) return undefined;
+  if (!rel.primaryKey.length) return undefined;
+  const key: ProbeTarget['key'] = [];
+  for (const column of rel.primaryKey) {
+    const c = rel.columns.get(column);
+    if (!c) return undefined;
+    key.push({ column, type: c.type });
+  }
+  const w = new Walk(facts);
+  w.table(oid);
+  if (w.any || w.claims === 'all') return undefined;
+  return { table: tableKey(rel.schema, rel.name), schema: rel.schema, name: rel.name, key, claims: w.claims };
+}
+
 /** The scope of a compiled live query under `facts`. */
 export function scopeOf(compiled: CompiledRequest, facts: ScopeFacts): SetScope {
   const w = new Walk(facts);
@@ -224,5 +262,11 @@ export function scopeOf(compiled: CompiledRequest, facts: ScopeFacts): SetScope 
   if (w.any) return opaqueScope(facts.version);
   const scope: SetScope = { version: facts.version, any: false, tables: w.tables, claims: w.claims };
   if (insertFilter) scope.insertFilter = insertFilter;
+  const probes = new Map<string, ProbeTarget>();
+  for (const oid of w.read) {
+    const target = probeTargetOf(facts, oid);
+    if (target) probes.set(target.table, target);
+  }
+  if (probes.size) scope.probes = probes;
   return scope;
 }

@@ -99,13 +99,26 @@ export function startWebSocketServer(
   const connections = new WeakMap<object, Connection>();
 
   const endConnection = (ctx: object) => connections.get(ctx)?.cancelExpiry();
-  // Live results are the engine's JSON text, spliced into graphql-ws' messages (raw-result.ts):
-  // this listener comes before graphql-ws' own, so every socket it serves sends through splice.
+  // Live results are the engine's JSON text (raw-result.ts): this listener comes before
+  // graphql-ws' own, so every socket it serves sends through it. A `next` message goes out as three
+  // fragments of one text message, its id and type, the result's bytes (one Buffer shared by every
+  // subscriber of that result: ws writes it as it is) and the closing brace, corked into one write.
   const raw = rawSplicer();
   wss.on('connection', (socket: WebSocket) => {
-    const send = socket.send.bind(socket) as (data: unknown, cb?: (err?: Error) => void) => void;
-    socket.send = ((data: unknown, cb?: (err?: Error) => void) =>
-      send(typeof data === 'string' ? raw.splice(data) : data, cb)) as WebSocket['send'];
+    const send = socket.send.bind(socket);
+    const tcp = (socket as unknown as { _socket?: Socket })._socket;
+    socket.send = ((data: string, cb?: (err?: Error) => void) => {
+      const parts = raw.split(data);
+      if (!parts) return send(data, cb);
+      tcp?.cork();
+      try {
+        send(parts.before, { fin: false, binary: false });
+        send(parts.result.bytes, { fin: false, binary: false });
+        send(parts.after, { fin: true, binary: false }, cb);
+      } finally {
+        tcp?.uncork();
+      }
+    }) as WebSocket['send'];
   });
 
   const served = useServer<Record<string, unknown>>(

@@ -19,6 +19,11 @@ declare module 'ws' {
     close(code?: number, reason?: string): void;
     terminate(): void;
     send(data: string, cb?: (err?: Error) => void): void;
+    send(
+      data: string | Buffer,
+      options: { fin?: boolean; binary?: boolean },
+      cb?: (err?: Error) => void,
+    ): void;
   }
 
   export class WebSocketServer extends EventEmitter {

@@ -1,0 +1,160 @@
+/**
+ * Groups a commit cannot reach: before a refresh re-runs the groups its commits hit, it asks, as
+ * each group's principal, whether the rows those commits inserted are visible to it. A group
+ * whose every changed table saw only INSERTs of rows it cannot see is left alone: under row-level
+ * security such a row is no row to any statement of that principal (read-set.ts ProbeTarget says
+ * which tables qualify). An org-wide live query keyed by an org claim then re-runs for the org
+ * that can see the new row, not for every org.
+ *
+ * One probe per (table, role, the claims its policies read), shared by every group that agrees on
+ * them; all of a refresh's probes go in one round trip, each in a transaction of its own as its
+ * principal (db/with-role.ts). Asked only after a snapshot was seen to hold the commits
+ * (live-queries.ts), so "not visible" is never "not yet visible". Anything not known — an UPDATE,
+ * a DELETE, a row without its key, a table without a ProbeTarget, a probe that failed — runs the
+ * group as before.
+ */
+import type pg from 'pg';
+import type { Principal } from '../db/with-role.js';
+import { rolePrelude } from '../db/with-role.js';
+import { withPooledClient } from '../db/pooled-client.js';
+import { quoteIdent, quoteLiteral } from '../db/sql-text.js';
+import { tableKey, type Commit } from './change-feed.js';
+import { pickClaims, type Group, type VarSet } from './live-groups.js';
+import type { ProbeTarget } from './read-set.js';
+
+/** Probes per round trip (each is five statements of one simple-protocol message). */
+const PROBES_PER_MESSAGE = 64;
+
+/** The key columns' types, as the probe casts the logged values (policy-facts.ts EXACT_TYPES). */
+const CAST: Record<number, string> = {
+  16: 'pg_catalog.bool',
+  20: 'pg_catalog.int8',
+  21: 'pg_catalog.int2',
+  23: 'pg_catalog.int4',
+  25: 'pg_catalog.text',
+  1043: 'pg_catalog.varchar',
+  2950: 'pg_catalog.uuid',
+};
+
+/** Per table changed by the commits: its inserted rows, or `mixed` when anything else changed it. */
+type TableChanges = Map<string, { inserted: Record<string, string | null | undefined>[]; mixed: boolean }>;
+
+function changesOf(commits: readonly Commit[]): TableChanges | undefined {
+  const out: TableChanges = new Map();
+  const entry = (t: string) => {
+    let e = out.get(t);
+    if (!e) {
+      e = { inserted: [], mixed: false };
+      out.set(t, e);
+    }
+    return e;
+  };
+  for (const c of commits) {
+    if (c.anyTable) return undefined;
+    if (!c.changes) {
+      for (const t of c.tables) entry(t).mixed = true;
+      continue;
+    }
+    for (const ch of c.changes) {
+      const e = entry(tableKey(ch.schema, ch.table));
+      if (ch.op === 'INSERT' && ch.new) e.inserted.push(ch.new);
+      else e.mixed = true;
+    }
+    // A table named by the commit without a row change of its own (not expected): not known.
+    for (const t of c.tables) if (!out.has(t)) entry(t).mixed = true;
+  }
+  return out;
+}
+
+interface Probe {
+  principal: Principal;
+  target: ProbeTarget;
+  rows: Record<string, string | null | undefined>[];
+  visible?: boolean;
+}
+
+/** `select exists(...)` for the rows' keys; undefined when a row lacks a key value. */
+function probeSql(p: Probe): string | undefined {
+  const tuples: string[] = [];
+  for (const row of p.rows) {
+    const values: string[] = [];
+    for (const k of p.target.key) {
+      const v = row[k.column];
+      const cast = CAST[k.type];
+      if (typeof v !== 'string' || !cast) return undefined;
+      values.push(`${quoteLiteral(v)}::${cast}`);
+    }
+    tuples.push(`(${values.join(', ')})`);
+  }
+  const columns = p.target.key.map((k) => quoteIdent(k.column)).join(', ');
+  const table = `${quoteIdent(p.target.schema)}.${quoteIdent(p.target.name)}`;
+  return `select exists (select 1 from ${table} where (${columns}) in (${tuples.join(', ')})) as visible`;
+}
+
+/** Asks the probes, PROBES_PER_MESSAGE per round trip; false when a message failed. */
+async function ask(pool: pg.Pool, probes: Probe[]): Promise<boolean> {
+  for (let i = 0; i < probes.length; i += PROBES_PER_MESSAGE) {
+    const chunk = probes.slice(i, i + PROBES_PER_MESSAGE);
+    const texts = chunk.map((p) => `${rolePrelude(p.principal)}; ${probeSql(p)}; commit`);
+    const ok = await withPooledClient(pool, async (client) => {
+      const results = (await client.query(texts.join('; '))) as unknown as pg.QueryResult[];
+      chunk.forEach((p, j) => {
+        // begin, set role, set_config, the probe, commit.
+        p.visible = results[j * 5 + 3]?.rows[0]?.visible !== false;
+      });
+      return true;
+    }).catch(() => false);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/**
+ * Removes from `runs` the groups the commits cannot have changed for their principal (see above);
+ * answers how many probes ran and how many variable sets were left alone.
+ */
+export async function dropUnreached(
+  pool: pg.Pool,
+  runs: Map<Group, Set<VarSet>>,
+  commits: readonly Commit[],
+): Promise<{ probes: number; dropped: number }> {
+  const none = { probes: 0, dropped: 0 };
+  const changes = changesOf(commits);
+  if (!changes) return none;
+  const probes = new Map<string, Probe>();
+  const candidates: { group: Group; probes: Probe[] }[] = [];
+  groups: for (const [group, sets] of runs) {
+    const mine = new Map<string, Probe>();
+    for (const set of sets) {
+      if (set.scope.any) continue groups;
+      for (const t of set.scope.tables) {
+        const change = changes.get(t);
+        if (!change) continue;
+        const target = set.scope.probes?.get(t);
+        if (change.mixed || !target || !change.inserted.length) continue groups;
+        const key = JSON.stringify([
+          group.principal.role,
+          t,
+          pickClaims(group.principal.claims, target.claims),
+        ]);
+        let probe = probes.get(key);
+        if (!probe) {
+          probe = { principal: group.principal, target, rows: change.inserted };
+          if (probeSql(probe) === undefined) continue groups;
+          probes.set(key, probe);
+        }
+        mine.set(key, probe);
+      }
+    }
+    if (mine.size) candidates.push({ group, probes: [...mine.values()] });
+  }
+  if (!candidates.length) return none;
+  if (!(await ask(pool, [...probes.values()]))) return { probes: probes.size, dropped: 0 };
+  let dropped = 0;
+  for (const c of candidates) {
+    if (c.probes.some((p) => p.visible !== false)) continue;
+    dropped += runs.get(c.group)?.size ?? 0;
+    runs.delete(c.group);
+  }
+  return { probes: probes.size, dropped };
+}

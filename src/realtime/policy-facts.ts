@@ -54,6 +54,12 @@ export interface PolicyFacts {
   claims: ClaimsRead;
   /** Tables (and partitioned tables) its expression reads. */
   tables: number[];
+  /**
+   * The columns of its own table its expression reads, of the row and (in a subquery) of other
+   * rows: an UPDATE that changes none of them leaves every row's visibility as it was
+   * (visibility-probe.ts). 'all' for a whole-row reference.
+   */
+  ownColumns: Set<string> | 'all';
 }
 
 export interface ScopeFacts {
@@ -89,7 +95,10 @@ const FACTS_SQL = (role: string) => `select json_build_object(
           (select pr.proname from pg_proc pr join pg_namespace pn on pn.oid = pr.pronamespace
              join pg_roles o on o.oid = pr.proowner
             where d.refclassid = 'pg_proc'::regclass and pr.oid = d.refobjid and pn.nspname = 'auth'
-              and pr.pronargs = 0 and o.rolsuper and pr.proname in ('uid', 'role', 'jwt', 'email')))), '[]')
+              and pr.pronargs = 0 and o.rolsuper and pr.proname in ('uid', 'role', 'jwt', 'email')),
+          d.refobjsubid,
+          (select a.attname from pg_attribute a
+            where d.refclassid = 'pg_class'::regclass and a.attrelid = d.refobjid and a.attnum = d.refobjsubid))), '[]')
          from pg_depend d where d.classid = 'pg_policy'::regclass and d.objid = p.oid and d.deptype = 'n'))), '[]')
     from pg_policy p join pg_class c on c.oid = p.polrelid
    where c.relrowsecurity and p.polcmd in ('r', '*') and p.polqual is not null
@@ -97,7 +106,7 @@ const FACTS_SQL = (role: string) => `select json_build_object(
                   where case when pr.oid = 0 then true else pg_has_role(${role}, pr.oid, 'USAGE') end))
 ) as facts`;
 
-type RawDep = [string, number, string | null, string | null, string | null];
+type RawDep = [string, number, string | null, string | null, string | null, number, string | null];
 interface Raw {
   version: number;
   bypass: boolean;
@@ -159,8 +168,14 @@ export async function loadScopeFacts(pool: pg.Pool, role: string): Promise<Scope
     });
   const policies = new Map<number, PolicyFacts[]>();
   for (const [relid, qual, deps] of raw.policies) {
-    const p: PolicyFacts = { opaque: false, claims: new Set(), tables: [] };
-    for (const d of deps) depOf(d, p);
+    const p: PolicyFacts = { opaque: false, claims: new Set(), tables: [], ownColumns: new Set() };
+    for (const d of deps) {
+      depOf(d, p);
+      const [cls, oid, , , , subid, column] = d;
+      if (cls !== 'pg_class' || oid !== relid || p.ownColumns === 'all') continue;
+      if (subid > 0 && column !== null) p.ownColumns.add(column);
+      else p.ownColumns = 'all';
+    }
     if (runsQueryText(qual)) p.opaque = true;
     // Without a subquery, the policy's own table is only the row's columns: not a read of other rows.
     const code = maskLiterals(qual)?.code;

@@ -52,6 +52,8 @@ export interface ProbeTarget {
   key: { column: string; type: number }[];
   /** The claims its visibility depends on (its policies', transitively). */
   claims: Set<string>;
+  /** The columns its own policies read (PolicyFacts.ownColumns, over all of them). */
+  policyColumns: Set<string> | 'all';
 }
 
 /** The scope when nothing is known: every commit, every claim. */
@@ -229,7 +231,19 @@ export function probeTargetOf(facts: ScopeFacts, oid: number): ProbeTarget | und
   const w = new Walk(facts);
   w.table(oid);
   if (w.any || w.claims === 'all') return undefined;
-  return { table: tableKey(rel.schema, rel.name), schema: rel.schema, name: rel.name, key, claims: w.claims };
+  let policyColumns: ProbeTarget['policyColumns'] = new Set();
+  for (const p of facts.policies.get(oid) ?? []) {
+    if (p.ownColumns === 'all') policyColumns = 'all';
+    else if (policyColumns !== 'all') for (const c of p.ownColumns) policyColumns.add(c);
+  }
+  return {
+    table: tableKey(rel.schema, rel.name),
+    schema: rel.schema,
+    name: rel.name,
+    key,
+    claims: w.claims,
+    policyColumns,
+  };
 }
 
 /** The scope of a compiled live query under `facts`. */

@@ -1,17 +1,18 @@
 /**
  * Groups a commit cannot reach: before a refresh re-runs the groups its commits hit, it asks, as
  * each group's principal, whether the rows those commits inserted are visible to it. A group
- * whose every changed table saw only INSERTs of rows it cannot see is left alone: under row-level
- * security such a row is no row to any statement of that principal (read-set.ts ProbeTarget says
- * which tables qualify). An org-wide live query keyed by an org claim then re-runs for the org
+ * whose every changed table saw only INSERTs of rows it cannot see, or UPDATEs that changed no
+ * column the table's policies read of rows it cannot see (so could not see before either), is left
+ * alone: under row-level security such a row is no row to any statement of that principal
+ * (read-set.ts ProbeTarget says which tables qualify). An org-wide live query keyed by an org claim then re-runs for the org
  * that can see the new row, not for every org.
  *
  * One probe per (table, role, the claims its policies read), shared by every group that agrees on
  * them; all of a refresh's probes go in one round trip, each in a transaction of its own as its
  * principal (db/with-role.ts). Asked only after a snapshot was seen to hold the commits
- * (live-queries.ts), so "not visible" is never "not yet visible". Anything not known — an UPDATE,
- * a DELETE, a row without its key, a table without a ProbeTarget, a probe that failed — runs the
- * group as before.
+ * (live-queries.ts), so "not visible" is never "not yet visible". Anything not known — a DELETE,
+ * an UPDATE without its old row or of a policy's column, a row without its key, a table without a
+ * ProbeTarget, a probe that failed — runs the group as before.
  */
 import type pg from 'pg';
 import type { Principal } from '../db/with-role.js';
@@ -36,15 +37,21 @@ const CAST: Record<number, string> = {
   2950: 'pg_catalog.uuid',
 };
 
-/** Per table changed by the commits: its inserted rows, or `mixed` when anything else changed it. */
-type TableChanges = Map<string, { inserted: Record<string, string | null | undefined>[]; mixed: boolean }>;
+type Row = Record<string, string | null | undefined>;
+
+/**
+ * Per table changed by the commits: its INSERTs and its UPDATEs with both rows logged (REPLICA
+ * IDENTITY FULL), or `mixed` when anything else changed it (a DELETE, an UPDATE without its old row,
+ * a TRUNCATE, a commit without its rows).
+ */
+type TableChanges = Map<string, { rows: { new: Row; old?: Row }[]; mixed: boolean }>;
 
 function changesOf(commits: readonly Commit[]): TableChanges | undefined {
   const out: TableChanges = new Map();
   const entry = (t: string) => {
     let e = out.get(t);
     if (!e) {
-      e = { inserted: [], mixed: false };
+      e = { rows: [], mixed: false };
       out.set(t, e);
     }
     return e;
@@ -57,7 +64,8 @@ function changesOf(commits: readonly Commit[]): TableChanges | undefined {
     }
     for (const ch of c.changes) {
       const e = entry(tableKey(ch.schema, ch.table));
-      if (ch.op === 'INSERT' && ch.new) e.inserted.push(ch.new);
+      if (ch.op === 'INSERT' && ch.new) e.rows.push({ new: ch.new });
+      else if (ch.op === 'UPDATE' && ch.new && ch.old) e.rows.push({ new: ch.new, old: ch.old });
       else e.mixed = true;
     }
     // A table named by the commit without a row change of its own (not expected): not known.
@@ -66,10 +74,29 @@ function changesOf(commits: readonly Commit[]): TableChanges | undefined {
   return out;
 }
 
+/**
+ * Whether the changes' rows were invisible before if they are now: INSERTs, and UPDATEs that left
+ * every column the table's policies read as it was (a row's visibility is a function of those
+ * columns, of other tables and of the claims; those other tables' changes are judged on their own).
+ */
+function probeable(rows: { new: Row; old?: Row }[], target: ProbeTarget): boolean {
+  const columns = target.policyColumns;
+  for (const r of rows) {
+    if (!r.old) continue;
+    if (columns === 'all') return false;
+    for (const c of columns) {
+      const before = r.old[c];
+      const after = r.new[c];
+      if (before === undefined || after === undefined || before !== after) return false;
+    }
+  }
+  return true;
+}
+
 interface Probe {
   principal: Principal;
   target: ProbeTarget;
-  rows: Record<string, string | null | undefined>[];
+  rows: Row[];
   visible?: boolean;
 }
 
@@ -131,7 +158,7 @@ export async function dropUnreached(
         const change = changes.get(t);
         if (!change) continue;
         const target = set.scope.probes?.get(t);
-        if (change.mixed || !target || !change.inserted.length) continue groups;
+        if (change.mixed || !target || !change.rows.length) continue groups;
         const key = JSON.stringify([
           group.principal.role,
           t,
@@ -139,7 +166,8 @@ export async function dropUnreached(
         ]);
         let probe = probes.get(key);
         if (!probe) {
-          probe = { principal: group.principal, target, rows: change.inserted };
+          if (!probeable(change.rows, target)) continue groups;
+          probe = { principal: group.principal, target, rows: change.rows.map((r) => r.new) };
           if (probeSql(probe) === undefined) continue groups;
           probes.set(key, probe);
         }

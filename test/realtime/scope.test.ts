@@ -302,6 +302,25 @@ describe('rows a group cannot see', () => {
     for (const r of globex.results)
       for (const n of edges(r, 'messageCollection')) expect(n.org).toBe('globex');
     for (const r of initech.results) expect(messages(r)).toEqual([]);
+    // With the old row logged (REPLICA IDENTITY FULL), an UPDATE of a column no policy reads is
+    // probed like an INSERT: globex's edit re-runs globex's set only.
+    await sql(project, 'alter table public.message replica identity full');
+    try {
+      // The DDL is a new schema version: the groups are rebuilt and every set runs once.
+      await sleep(700);
+      const seen = { acme: acme.results.length, initech: initech.results.length };
+      const body = await runs(`update public.message set body = 'probed edit' where body = 'probed in'`);
+      expect(body.probes).toBeGreaterThanOrEqual(3);
+      expect(body.sets).toBeGreaterThanOrEqual(1);
+      expect(body.sets).toBeLessThanOrEqual(3);
+      await globex.until((r) => messages(r).includes('probed edit'));
+      if (body.sets === 1) {
+        expect(acme.results).toHaveLength(seen.acme);
+        expect(initech.results).toHaveLength(seen.initech);
+      }
+    } finally {
+      await sql(project, 'alter table public.message replica identity default');
+    }
     await stopAll([acme, globex, initech]);
   });
 

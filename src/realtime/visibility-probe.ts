@@ -8,22 +8,22 @@
  * that can see the new row, not for every org.
  *
  * One probe per (table, role, the claims its policies read), shared by every group that agrees on
- * them; all of a refresh's probes go in one round trip, each in a transaction of its own as its
- * principal (db/with-role.ts). Asked only after a snapshot was seen to hold the commits
+ * them; all of a refresh's probes go in one round trip and one read-only transaction, each
+ * statement after its own principal's settings (db/with-role.ts). Asked only after a snapshot was seen to hold the commits
  * (live-queries.ts), so "not visible" is never "not yet visible". Anything not known — a DELETE,
  * an UPDATE without its old row or of a policy's column, a row without its key, a table without a
  * ProbeTarget, a probe that failed — runs the group as before.
  */
 import type pg from 'pg';
 import type { Principal } from '../db/with-role.js';
-import { rolePrelude } from '../db/with-role.js';
+import { rolePreludeParams } from '../db/with-role.js';
 import { withPooledClient } from '../db/pooled-client.js';
 import { quoteIdent, quoteLiteral } from '../db/sql-text.js';
 import { tableKey, type Commit } from './change-feed.js';
 import { pickClaims, type Group, type VarSet } from './live-groups.js';
 import type { ProbeTarget } from './read-set.js';
 
-/** Probes per round trip (each is five statements of one simple-protocol message). */
+/** Probes per round trip (each is two statements of one simple-protocol message). */
 const PROBES_PER_MESSAGE = 64;
 
 /** The key columns' types, as the probe casts the logged values (policy-facts.ts EXACT_TYPES). */
@@ -118,16 +118,27 @@ function probeSql(p: Probe): string | undefined {
   return `select exists (select 1 from ${table} where (${columns}) in (${tuples.join(', ')})) as visible`;
 }
 
-/** Asks the probes, PROBES_PER_MESSAGE per round trip; false when a message failed. */
+/**
+ * Asks the probes, PROBES_PER_MESSAGE per round trip, each message one read-only transaction in
+ * which every probe first sets its own role, claims and statement timeout (what rolePrelude sets:
+ * set_config('role', …, true) is SET LOCAL ROLE, checked against the login's memberships); false
+ * when a message failed.
+ */
 async function ask(pool: pg.Pool, probes: Probe[]): Promise<boolean> {
   for (let i = 0; i < probes.length; i += PROBES_PER_MESSAGE) {
     const chunk = probes.slice(i, i + PROBES_PER_MESSAGE);
-    const texts = chunk.map((p) => `${rolePrelude(p.principal)}; ${probeSql(p)}; commit`);
+    const texts = chunk.map((p) => {
+      const settings = rolePreludeParams(p.principal).map((v) => (v === null ? 'null' : quoteLiteral(v)));
+      const [role, claims, timeout] = settings;
+      return `select set_config('role', ${role}, true), set_config('request.jwt.claims', ${claims}, true), set_config('statement_timeout', ${timeout}, true); ${probeSql(p)}`;
+    });
     const ok = await withPooledClient(pool, async (client) => {
-      const results = (await client.query(texts.join('; '))) as unknown as pg.QueryResult[];
+      const results = (await client.query(
+        `begin read only; ${texts.join('; ')}; commit`,
+      )) as unknown as pg.QueryResult[];
       chunk.forEach((p, j) => {
-        // begin, set role, set_config, the probe, commit.
-        p.visible = results[j * 5 + 3]?.rows[0]?.visible !== false;
+        // begin, then per probe its settings and itself.
+        p.visible = results[1 + j * 2 + 1]?.rows[0]?.visible !== false;
       });
       return true;
     }).catch(() => false);

@@ -87,11 +87,11 @@ async function sample() {
   const t = Date.now();
   const serverMs = cpuMs(server.pid);
   const pgCpu = postgresCpuMs(server.pid);
-  const { stats } = await ask(server, 'stats', 'stats').catch(() => ({}));
+  const { stats, memory } = await ask(server, 'stats', 'stats').catch(() => ({}));
   const { rows } = await db.query(
     'select xact_commit::float8 as x from pg_catalog.pg_stat_database where datname = pg_catalog.current_database()',
   );
-  return { t, serverMs, pgMs: pgCpu.ms, pgProcesses: pgCpu.processes, stats, xact: rows[0].x };
+  return { t, serverMs, pgMs: pgCpu.ms, pgProcesses: pgCpu.processes, stats, memory, xact: rows[0].x };
 }
 
 /** Splits the plan over the client processes by user (a user's live queries stay together). */
@@ -171,6 +171,8 @@ async function measure(name, clients, seqStart) {
         ? +(((s1.stats.probes ?? 0) - (s0.stats.probes ?? 0)) / changes).toFixed(2)
         : undefined,
     live_stats: s1.stats,
+    /** process.memoryUsage() of the server at the window's end, MiB. */
+    server_memory_end_mib: s1.memory,
     results_received: sum('results'),
     foreign_rows: sum('foreignRows'),
     errors: sum('errors'),

@@ -44,7 +44,16 @@ process.on('message', (m) => {
     try {
       stats = running.realtime.stats();
     } catch {}
-    process.send?.({ type: 'stats', stats });
+    const mib = (n) => Math.round(n / 1048576);
+    const { rss, heapTotal, heapUsed, external, arrayBuffers } = process.memoryUsage();
+    const memory = {
+      rss: mib(rss),
+      heapTotal: mib(heapTotal),
+      heapUsed: mib(heapUsed),
+      external: mib(external),
+      arrayBuffers: mib(arrayBuffers),
+    };
+    process.send?.({ type: 'stats', stats, memory });
   } else if (m === 'stop') void stop();
 });
 // The parent went away (crashed, or was killed): stop the embedded PostgreSQL with us.

@@ -87,6 +87,8 @@ export class LiveQueries {
       feed?: DatabaseFeed;
       /** The pool was closed and every subscription ended: the owner forgets this instance. */
       onRetired?: () => void;
+      /** After each refresh's results went out (the process's HeapPacer). */
+      afterRefresh?: () => void;
     },
   ) {
     this.scopes = new Scopes(pool, () => {
@@ -393,6 +395,14 @@ export class LiveQueries {
    * version to be confirmed: its key was chosen by the policies of that version.
    */
   private async runAll(runs: Map<Group, Set<VarSet>>): Promise<void> {
+    try {
+      await this.runAndPublish(runs);
+    } finally {
+      this.opts.afterRefresh?.();
+    }
+  }
+
+  private async runAndPublish(runs: Map<Group, Set<VarSet>>): Promise<void> {
     const { held, failed } = await runGroups(this.pool, runs, this.opts.concurrency, this.counts);
     if (this.pool.ending) return this.retire();
     for (const s of failed) this.queue.add(s);

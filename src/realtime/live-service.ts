@@ -18,6 +18,7 @@ import { GraphQLError } from 'graphql';
 import { LRUCache } from 'lru-cache';
 import { liveRequestOf, type LiveRequest, type SubscribePayload } from './live-request.js';
 import type { Subscriber } from './subscriber.js';
+import { HeapPacer } from '../platform/heap-gc.js';
 
 export const JWT_EXPIRED_MESSAGE = 'JWT expired: the subscription ended; subscribe again with a fresh token';
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
@@ -26,6 +27,8 @@ export { AuthError };
 
 export class LiveService {
   private readonly hubs = new Map<unknown, LiveQueries>();
+  /** Old-generation garbage of live results collected as it piles up (platform/heap-gc.ts). */
+  private readonly heap = new HeapPacer();
   /** Parsed subscription documents by operation name and text (requestOf), at most ~16 MB of text. */
   private readonly documents = new LRUCache<string, LiveRequest | GraphQLError[]>({
     maxSize: 16 * 1024 * 1024,
@@ -235,6 +238,7 @@ export class LiveService {
         maxSubscribers: this.config.maxPerProject,
         concurrency: this.config.concurrency,
         feed,
+        afterRefresh: () => this.heap.check(),
       });
       this.hubs.set(project.pool, hub);
     }

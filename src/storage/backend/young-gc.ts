@@ -6,34 +6,15 @@
  * (resident: their memory is only freed by a collection) on top of the process's base. Asking for
  * a young-generation collection (a scavenge) every BYTES_PER_COLLECTION bytes of bodies bounds
  * that: the young generation holds little live data during an upload, so a scavenge costs about a
- * millisecond per 4 MiB (the storage bench's upload CPU per GiB shows it).
- *
- * `gc` is not on the global object: the `--expose-gc` flag, set at run time, installs it in
- * contexts made afterwards, and one such context is made here, on the first use, for this alone.
- * The count is process-wide, as the heap is.
+ * millisecond per 4 MiB (the storage bench's upload CPU per GiB shows it). The count is
+ * process-wide, as the heap is (the collector: platform/heap-gc.ts).
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { collector } from '../../platform/heap-gc.js';
 
 /** Bytes of bodies between two requested collections. */
 const BYTES_PER_COLLECTION = 4 * 1024 * 1024;
 
-type Gc = (options: { type: 'minor' | 'major'; execution: 'sync' | 'async' }) => void;
-
-let gc: Gc | null | undefined;
 let since = 0;
-
-function collector(): Gc | null {
-  if (gc !== undefined) return gc;
-  try {
-    setFlagsFromString('--expose-gc');
-    const fn: unknown = runInNewContext('typeof gc === "function" ? gc : undefined');
-    gc = typeof fn === 'function' ? (fn as Gc) : null;
-  } catch {
-    gc = null;
-  }
-  return gc;
-}
 
 /** Counts body bytes that became garbage (or will, once written); collects every few MiB. */
 export function bodyBytesPassed(n: number): void {

@@ -70,6 +70,8 @@ export interface PlatformOptions {
   notice?: (line: string) => void;
   /** Extra bootstrap steps run on every project database after the SQL migrations (e.g. the GraphQL engine's objects). */
   projectBootstrapHooks?: ProjectBootstrapHook[];
+  /** The ref of each new project (refs.ts newProjectRef unless given: tests that must know it first). */
+  newProjectRef?: () => string;
   /** Run once on the default project's database when it is created (e.g. local development settings). */
   defaultProjectSetup?: (client: pg.ClientBase) => Promise<unknown>;
   /** Removes a deleted project's stored files (default: its folder `filesDir`). */
@@ -358,7 +360,7 @@ export class Platform {
     dbPassword?: string | null;
   }): Promise<ProjectContext> {
     const server = input.dbServer ? this.servers.placeNew(input.dbServer) : await this.leastLoadedServer();
-    const ref = newProjectRef();
+    const ref = (this.options.newProjectRef ?? newProjectRef)();
     const dbName = input.dbName ?? `project_${ref}`;
     const jwtSecret = newJwtSecret();
     const database = await createProjectDatabase(server.url, dbName, {

@@ -3,19 +3,16 @@
  * fails (in the bootstrap, or when the registry row is written) leaves no project row, no database
  * and no project login behind.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { withClient, withDatabase } from '../../src/db/pool.js';
+import { newProjectRef } from '../../src/platform/refs.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { serverUrl } from '../support/database.js';
 
 // The ref of the next project, when a test needs to know it before creation fails.
-const refs = vi.hoisted(() => ({ next: undefined as string | undefined }));
-vi.mock('../../src/platform/refs.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../src/platform/refs.js')>();
-  return { ...real, newProjectRef: () => refs.next ?? real.newProjectRef() };
-});
+const refs = { next: undefined as string | undefined };
 
 let tp: TestPlatform;
 /** Databases the bootstrap hook ran on, in order; `failOn` makes it throw on that database. */
@@ -30,7 +27,10 @@ async function recordingHook(client: pg.ClientBase): Promise<void> {
 }
 
 beforeAll(async () => {
-  tp = await startTestPlatform({}, { projectBootstrapHooks: [recordingHook] });
+  tp = await startTestPlatform(
+    {},
+    { projectBootstrapHooks: [recordingHook], newProjectRef: () => refs.next ?? newProjectRef() },
+  );
 });
 afterAll(async () => {
   await tp?.close();

@@ -101,25 +101,30 @@ export class TypeNameClaims {
 
   claim(e: NamedEntity): boolean {
     const names = e.kind === 'table' ? tableTypeNames(e.typeName) : enumTypeNames(e.typeName);
-    const what = (x: NamedEntity) => `${x.kind} ${x.schema}.${x.sqlName} (GraphQL ${x.typeName})`;
-    const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
-    const suggestion = `${e.schema.replace(/[^_0-9A-Za-z]/g, '_')}_${e.typeName}`.replace(/^(?=[0-9])/, '_');
-    const fix = `comment on ${e.kind === 'table' ? 'table' : 'type'} ${q(e.schema)}.${q(e.sqlName)} is '@graphql({"name": "${suggestion}"})'`;
     for (const name of names) {
       if (BUILT_IN.has(name)) {
         this.notices.push(
-          `${what(e)} is left out of the GraphQL schema: the type name "${name}" is one of the schema's own types; rename it, e.g. ${fix}`,
+          `${what(e)} is left out of the GraphQL schema: the type name "${name}" is one of the schema's own types; rename it, e.g. ${fixOf(e)}`,
         );
         return false;
       }
       const other = this.owners.get(name);
       if (!other) continue;
       this.notices.push(
-        `${what(e)} is left out of the GraphQL schema: the type name "${name}" is already ${other.typeName === name ? 'the name' : 'a type name'} of ${what(other)}, whose schema comes first on the search path; rename one, e.g. ${fix}`,
+        `${what(e)} is left out of the GraphQL schema: the type name "${name}" is already ${other.typeName === name ? 'the name' : 'a type name'} of ${what(other)}, whose schema comes first on the search path; rename one, e.g. ${fixOf(e)}`,
       );
       return false;
     }
     for (const name of names) this.owners.set(name, e);
     return true;
   }
+}
+
+const what = (x: NamedEntity) => `${x.kind} ${x.schema}.${x.sqlName} (GraphQL ${x.typeName})`;
+
+/** The comment that renames `e` (written only for a notice: most entities never need one). */
+function fixOf(e: NamedEntity): string {
+  const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+  const suggestion = `${e.schema.replace(/[^_0-9A-Za-z]/g, '_')}_${e.typeName}`.replace(/^(?=[0-9])/, '_');
+  return `comment on ${e.kind === 'table' ? 'table' : 'type'} ${q(e.schema)}.${q(e.sqlName)} is '@graphql({"name": "${suggestion}"})'`;
 }

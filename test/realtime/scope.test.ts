@@ -324,6 +324,38 @@ describe('rows a group cannot see', () => {
     await stopAll([acme, globex, initech]);
   });
 
+  it('hostile names and keys: the probe quotes them; the row still reaches only the org that can see it', async () => {
+    await sql(
+      project,
+      `create table public.hostile ("k'ey"" x" text primary key, org text not null, note text);
+       alter table public.hostile enable row level security;
+       create policy "p""1" on public.hostile for select to authenticated
+         using (org = auth.jwt() -> 'app_metadata' ->> 'org_id');
+       grant select on public.hostile to authenticated;`,
+    );
+    await sleep(700);
+    const q = 'subscription { hostileCollection { edges { node { note } } } }';
+    const notes = (r: Json): string[] => edges(r, 'hostileCollection').map((n: Json) => n.note);
+    const acme = subscribe(await as(member('u1', 'acme')), q);
+    const globex = subscribe(await as(member('u3', 'globex')), q);
+    await ready([acme, globex]);
+    // The table is new: the first commit finds the schema version moved and rebuilds the groups.
+    await sql(project, `insert into public.hostile values ('warm-up', 'initech', 'warm-up')`);
+    await ready([acme, globex]);
+    const key = `x'); drop table public.room; select ('`;
+    const ran = await runs(
+      `insert into public.hostile values (${"'" + key.replace(/'/g, "''") + "'"}, 'globex', 'for globex')`,
+    );
+    expect(ran.probes).toBeGreaterThanOrEqual(2);
+    expect(ran.sets).toBeLessThanOrEqual(3);
+    await globex.until((r) => notes(r).includes('for globex'));
+    if (ran.sets === 1) expect(acme.results).toHaveLength(1);
+    for (const r of acme.results) expect(notes(r)).toEqual([]);
+    // The key was a value, not SQL: room is still there.
+    await sql(project, 'select 1 from public.room');
+    await stopAll([acme, globex]);
+  });
+
   it('a policy reading another table: the probe sees through it; a change to a table without RLS re-runs every group', async () => {
     const posts =
       'subscription { postCollection(orderBy: [{id: AscNullsLast}]) { edges { node { body } } } }';

@@ -25,6 +25,8 @@ import type { ProbeTarget } from './read-set.js';
 
 /** Probes per round trip (each is two statements of one simple-protocol message). */
 const PROBES_PER_MESSAGE = 64;
+/** More rows of one table in a refresh than this: not probed (the groups run, as without probes). */
+const MAX_PROBE_ROWS = 256;
 
 /** The key columns' types, as the probe casts the logged values (policy-facts.ts EXACT_TYPES). */
 const CAST: Record<number, string> = {
@@ -169,7 +171,8 @@ export async function dropUnreached(
         const change = changes.get(t);
         if (!change) continue;
         const target = set.scope.probes?.get(t);
-        if (change.mixed || !target || !change.rows.length) continue groups;
+        if (change.mixed || !target || !change.rows.length || change.rows.length > MAX_PROBE_ROWS)
+          continue groups;
         const key = JSON.stringify([
           group.principal.role,
           t,

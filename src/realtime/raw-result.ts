@@ -9,9 +9,11 @@ export class RawResult {
   constructor(text: string) {
     this.bytes = Buffer.from(text);
   }
-  /** The text again (the event streams write it; the sockets write `bytes`). */
+  private decoded: string | undefined;
+  /** The text again, decoded once when first asked (the event streams write it; the sockets write `bytes`). */
   get text(): string {
-    return this.bytes.toString();
+    this.decoded ??= this.bytes.toString();
+    return this.decoded;
   }
 }
 

@@ -61,7 +61,7 @@ export class HeapPacer {
 }
 
 /** Bytes used in the old and large-object spaces. */
-function oldGenerationUsed(): number {
+export function oldGenerationUsed(): number {
   let used = 0;
   for (const space of getHeapSpaceStatistics())
     if (space.space_name === 'old_space' || space.space_name === 'large_object_space')

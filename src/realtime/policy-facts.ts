@@ -20,16 +20,23 @@ import { withPooledClient } from '../db/pooled-client.js';
 import { quoteLiteral } from '../db/sql-text.js';
 import { claimsRead, maskLiterals, runsQueryText, unionClaims, type ClaimsRead } from './claims-read.js';
 
-/** Column types whose equality relevance.ts compares exactly (bool, int2/4/8, text, varchar, uuid). */
-export const EXACT_TYPES: Record<number, 'bool' | 'int' | 'text' | 'uuid'> = {
-  16: 'bool',
-  20: 'int',
-  21: 'int',
-  23: 'int',
-  25: 'text',
-  1043: 'text',
-  2950: 'uuid',
+/**
+ * Column types whose equality relevance.ts compares exactly (bool, int2/4/8, text, varchar, uuid),
+ * by type oid: the kind relevance.ts normalizes by, and the type a logged value is cast to
+ * (visibility-probe.ts).
+ */
+export const EXACT_COLUMN_TYPES: Record<number, { kind: 'bool' | 'int' | 'text' | 'uuid'; cast: string }> = {
+  16: { kind: 'bool', cast: 'pg_catalog.bool' },
+  20: { kind: 'int', cast: 'pg_catalog.int8' },
+  21: { kind: 'int', cast: 'pg_catalog.int2' },
+  23: { kind: 'int', cast: 'pg_catalog.int4' },
+  25: { kind: 'text', cast: 'pg_catalog.text' },
+  1043: { kind: 'text', cast: 'pg_catalog.varchar' },
+  2950: { kind: 'uuid', cast: 'pg_catalog.uuid' },
 };
+
+/** The oids of EXACT_COLUMN_TYPES, as an SQL list (they are integers). */
+const EXACT_OIDS = Object.keys(EXACT_COLUMN_TYPES).map(Number).join(', ');
 
 export interface RelationFacts {
   oid: number;
@@ -40,7 +47,7 @@ export interface RelationFacts {
   rls: boolean;
   /** Inheritance children and partitions, all levels down. */
   descendants: number[];
-  /** Columns of EXACT_TYPES: their type oid and whether their collation is deterministic. */
+  /** Columns of EXACT_COLUMN_TYPES: their type oid and whether their collation is deterministic. */
   columns: Map<string, { type: number; deterministic: boolean }>;
   /** The primary key's columns, in key order (empty without one). */
   primaryKey: string[];
@@ -79,7 +86,7 @@ const FACTS_SQL = (role: string) => `select json_build_object(
       (select coalesce(json_agg(json_build_array(a.attname, a.atttypid::int8, coalesce(co.collisdeterministic, true))), '[]')
          from pg_attribute a left join pg_collation co on co.oid = a.attcollation
         where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
-          and a.atttypid in (16, 20, 21, 23, 25, 1043, 2950)),
+          and a.atttypid in (${EXACT_OIDS})),
       (select coalesce(json_agg(a.attname order by k.n), '[]')
          from pg_index i cross join unnest(i.indkey) with ordinality k(attnum, n)
          join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.attnum

@@ -13,7 +13,7 @@ import type { Column } from '../graphql/introspect/model.js';
 import type { ConnectionPlan, FilterPlan, NodePlan, Param } from '../graphql/plan/plan-types.js';
 import { tableKey } from './change-feed.js';
 import { unionClaims, type ClaimsRead } from './claims-read.js';
-import { EXACT_TYPES, type RelationFacts, type ScopeFacts } from './policy-facts.js';
+import { EXACT_COLUMN_TYPES, type RelationFacts, type ScopeFacts } from './policy-facts.js';
 import { normalizeValue, parseArrayLiteral, type ExactKind } from './relevance.js';
 
 /** An inserted row of the filter's table matters only when its column's value is one of `values`. */
@@ -154,7 +154,7 @@ function constraintOf(
   list: boolean,
 ): Constraint | undefined {
   const facts = rel.columns.get(column.sqlName);
-  const kind = facts ? EXACT_TYPES[facts.type] : undefined;
+  const kind = facts ? EXACT_COLUMN_TYPES[facts.type]?.kind : undefined;
   if (!facts || !kind || (kind === 'text' && !facts.deterministic)) return undefined;
   if (list !== param.cast.endsWith('[]')) return undefined;
   // The engine writes casts as quoted, qualified names: "pg_catalog"."int4".

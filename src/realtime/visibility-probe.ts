@@ -21,23 +21,13 @@ import { withPooledClient } from '../db/pooled-client.js';
 import { quoteIdent, quoteLiteral } from '../db/sql-text.js';
 import { tableKey, type Commit } from './change-feed.js';
 import { pickClaims, type Group, type VarSet } from './live-groups.js';
+import { EXACT_COLUMN_TYPES } from './policy-facts.js';
 import type { ProbeTarget } from './read-set.js';
 
 /** Probes per round trip (each is two statements of one simple-protocol message). */
 const PROBES_PER_MESSAGE = 64;
 /** More rows of one table in a refresh than this: not probed (the groups run, as without probes). */
 const MAX_PROBE_ROWS = 256;
-
-/** The key columns' types, as the probe casts the logged values (policy-facts.ts EXACT_TYPES). */
-const CAST: Record<number, string> = {
-  16: 'pg_catalog.bool',
-  20: 'pg_catalog.int8',
-  21: 'pg_catalog.int2',
-  23: 'pg_catalog.int4',
-  25: 'pg_catalog.text',
-  1043: 'pg_catalog.varchar',
-  2950: 'pg_catalog.uuid',
-};
 
 type Row = Record<string, string | null | undefined>;
 
@@ -97,26 +87,26 @@ function probeable(rows: { new: Row; old?: Row }[], target: ProbeTarget): boolea
 
 interface Probe {
   principal: Principal;
-  target: ProbeTarget;
-  rows: Row[];
+  /** Its statement (probeSql). */
+  sql: string;
   visible?: boolean;
 }
 
 /** `select exists(...)` for the rows' keys; undefined when a row lacks a key value. */
-function probeSql(p: Probe): string | undefined {
+function probeSql(target: ProbeTarget, rows: readonly Row[]): string | undefined {
   const tuples: string[] = [];
-  for (const row of p.rows) {
+  for (const row of rows) {
     const values: string[] = [];
-    for (const k of p.target.key) {
+    for (const k of target.key) {
       const v = row[k.column];
-      const cast = CAST[k.type];
+      const cast = EXACT_COLUMN_TYPES[k.type]?.cast;
       if (typeof v !== 'string' || !cast) return undefined;
       values.push(`${quoteLiteral(v)}::${cast}`);
     }
     tuples.push(`(${values.join(', ')})`);
   }
-  const columns = p.target.key.map((k) => quoteIdent(k.column)).join(', ');
-  const table = `${quoteIdent(p.target.schema)}.${quoteIdent(p.target.name)}`;
+  const columns = target.key.map((k) => quoteIdent(k.column)).join(', ');
+  const table = `${quoteIdent(target.schema)}.${quoteIdent(target.name)}`;
   return `select exists (select 1 from ${table} where (${columns}) in (${tuples.join(', ')})) as visible`;
 }
 
@@ -132,7 +122,7 @@ async function ask(pool: pg.Pool, probes: Probe[]): Promise<boolean> {
     const texts = chunk.map((p) => {
       const settings = rolePreludeParams(p.principal).map((v) => (v === null ? 'null' : quoteLiteral(v)));
       const [role, claims, timeout] = settings;
-      return `select set_config('role', ${role}, true), set_config('request.jwt.claims', ${claims}, true), set_config('statement_timeout', ${timeout}, true); ${probeSql(p)}`;
+      return `select set_config('role', ${role}, true), set_config('request.jwt.claims', ${claims}, true), set_config('statement_timeout', ${timeout}, true); ${p.sql}`;
     });
     const ok = await withPooledClient(pool, async (client) => {
       const results = (await client.query(
@@ -181,8 +171,12 @@ export async function dropUnreached(
         let probe = probes.get(key);
         if (!probe) {
           if (!probeable(change.rows, target)) continue groups;
-          probe = { principal: group.principal, target, rows: change.rows.map((r) => r.new) };
-          if (probeSql(probe) === undefined) continue groups;
+          const sql = probeSql(
+            target,
+            change.rows.map((r) => r.new),
+          );
+          if (sql === undefined) continue groups;
+          probe = { principal: group.principal, sql };
           probes.set(key, probe);
         }
         mine.set(key, probe);

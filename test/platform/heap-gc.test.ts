@@ -1,13 +1,8 @@
 /** HeapPacer (src/platform/heap-gc.ts): an asynchronous major collection once the old generation grew. */
-import { getHeapSpaceStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { collector, HeapPacer } from '../../src/platform/heap-gc.js';
+import { collector, HeapPacer, oldGenerationUsed as oldUsed } from '../../src/platform/heap-gc.js';
 
 const MiB = 1024 * 1024;
-const oldUsed = () =>
-  getHeapSpaceStatistics()
-    .filter((s) => s.space_name === 'old_space' || s.space_name === 'large_object_space')
-    .reduce((n, s) => n + s.space_used_size, 0);
 
 describe('heap pacing', () => {
   it('asks for a collection only after the old generation grew by its step, and at most once per interval', async () => {

@@ -173,6 +173,57 @@ describe('live queries over graphql-ws', () => {
     b.stop();
   });
 
+  it('clients that drop their connections while results are pushed leave nothing behind; the others keep receiving', async () => {
+    const steady = subscribe(await asUser('carol'), NOTES);
+    await steady.until(() => true);
+    const base = tp.realtime.stats().subscribers;
+    const token = await userToken(project, 'carol');
+    // Twenty raw sockets: each subscribes, then is cut (a TCP reset, no close frame) at a random
+    // moment after its first result, while writes keep results going out.
+    const dropped = Array.from(
+      { length: 20 },
+      (_, i) =>
+        new Promise<void>((resolve, reject) => {
+          const ws = new WebSocket(wsUrl(tp), 'graphql-transport-ws');
+          ws.on('open', () =>
+            ws.send(
+              JSON.stringify({
+                type: 'connection_init',
+                payload: { apikey: project.anonKey, Authorization: `Bearer ${token}` },
+              }),
+            ),
+          );
+          ws.on('message', (data) => {
+            const m = JSON.parse(String(data));
+            if (m.type === 'connection_ack')
+              ws.send(JSON.stringify({ id: `s${i}`, type: 'subscribe', payload: { query: NOTES } }));
+            else if (m.type === 'next') {
+              // A whole message (sent in fragments), under carol's RLS.
+              for (const b of bodies(m.payload)) expect(b).toMatch(/^carol/);
+              setTimeout(() => ws.terminate(), Math.random() * 300);
+            }
+          });
+          ws.on('close', () => resolve());
+          ws.on('error', reject);
+        }),
+    );
+    for (let i = 0; i < 10; i++) {
+      await sql(project, `insert into public.note (owner, body) values ('carol', 'carol drop ${i}')`);
+      await sleep(30);
+    }
+    await Promise.all(dropped);
+    await eventually(() => tp.realtime.stats().subscribers === base, { timeoutMs: 10_000, intervalMs: 20 });
+    await sql(project, `insert into public.note (owner, body) values ('carol', 'carol after')`);
+    await steady.until((r) => bodies(r).includes('carol after'));
+    const answer = await postGraphQL(
+      graphqlUrl(tp),
+      { query: '{ __typename }' },
+      { apikey: project.anonKey },
+    );
+    expect(answer.status).toBe(200);
+    steady.stop();
+  });
+
   it('upgrade headers carry the credentials when connection_init does not', async () => {
     const { createClient } = await import('graphql-ws');
     const WebSocket = (await import('ws')).default as unknown as new (

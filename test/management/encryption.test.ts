@@ -6,6 +6,7 @@ import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { api } from '../support/management.js';
 import { withRole } from '../../src/db/with-role.js';
 import { withClient } from '../../src/db/pool.js';
+import { deriveVaultKey } from '../../src/management/encryption/root-key.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import { eventually } from '../support/eventually.js';
 
@@ -76,6 +77,18 @@ describe('root key', () => {
     expect(inProject).toHaveLength(1);
     expect(inProject[0].k).toMatch(/^[0-9a-f]{64}$/);
     expect(inProject[0].k).not.toBe(first);
+  });
+
+  it('a stored root key whose vault key is not installed yet (provisioning still under way) gets it before GET answers', async () => {
+    const keyIdOf = async () =>
+      (
+        await withClient(ctx.superuserUrl, (c) => c.query<{ key_id: string }>('select key_id from vault.key'))
+      ).rows.map((r) => r.key_id);
+    const installed = await keyIdOf();
+    expect(installed).toEqual([deriveVaultKey(first).keyId]);
+    await withClient(ctx.superuserUrl, (c) => c.query('delete from vault.key'));
+    expect((await api(tp, 'GET', `/v1/projects/${ref}/pgsodium`)).body.root_key).toBe(first);
+    expect(await keyIdOf()).toEqual(installed);
   });
 
   it('PUT validates: 400 "Expected a 32 byte secret, hex-encoded (64 characters)."', async () => {

@@ -27,17 +27,28 @@ export function deriveVaultKey(rootKeyHex: string): { key: Buffer; keyId: string
   return { key, keyId: createHash('sha256').update(key).digest('hex').slice(0, 16) };
 }
 
-/** Writes the vault key derived from `rootKeyHex` into the project database (superuser connection). */
-export async function installVaultKey(platform: Platform, ref: string, rootKeyHex: string): Promise<void> {
+/**
+ * Writes the vault key derived from `rootKeyHex` into the project database (superuser connection).
+ * With `ifAbsent`, only when the project has none yet: a root key read from the store may be
+ * older than one a concurrent PUT is installing, and must not replace it.
+ */
+export async function installVaultKey(
+  platform: Platform,
+  ref: string,
+  rootKeyHex: string,
+  opts: { ifAbsent?: boolean } = {},
+): Promise<void> {
   const ctx = await platform.project(ref);
   if (!ctx) throw new Error(`project ${ref} not found`);
   const { key, keyId } = deriveVaultKey(rootKeyHex);
+  const onConflict = opts.ifAbsent
+    ? 'do nothing'
+    : 'do update set key_id = excluded.key_id, key = excluded.key, updated_at = now()';
   await withSuperuserSession(ctx.superuserUrl, (c) =>
-    c.query(
-      `insert into vault.key (id, key_id, key) values (true, $1, $2)
-       on conflict (id) do update set key_id = excluded.key_id, key = excluded.key, updated_at = now()`,
-      [keyId, key],
-    ),
+    c.query(`insert into vault.key (id, key_id, key) values (true, $1, $2) on conflict (id) ${onConflict}`, [
+      keyId,
+      key,
+    ]),
   );
 }
 
@@ -46,16 +57,25 @@ async function readRootKey(platform: Platform, ref: string): Promise<string | un
   return sealed ? openSecret(platform.state.platformKey, sealed, context(ref)) : undefined;
 }
 
-/** The project's root key, generated (and its vault key installed) when it has none yet. */
+/**
+ * The project's root key, generated (and its vault key installed) when it has none yet. A key
+ * found stored may have been stored a moment ago by another process (the creation's provisioning)
+ * that has not installed its vault key yet: it is installed here too when missing, so the vault
+ * works once this answers.
+ */
 export async function ensureRootKey(platform: Platform, ref: string): Promise<string> {
   const existing = await readRootKey(platform, ref);
-  if (existing) return existing;
+  if (existing) {
+    await installVaultKey(platform, ref, existing, { ifAbsent: true });
+    return existing;
+  }
   const fresh = randomBytes(32).toString('hex');
   const sealed = sealSecret(platform.state.platformKey, fresh, context(ref));
   if (!(await insertRootKeyIfAbsent(platform.pool, ref, sealed))) {
     // another process generated it first
     const winner = await readRootKey(platform, ref);
     if (!winner) throw new Error(`project ${ref}: another process stored a root key and then removed it`);
+    await installVaultKey(platform, ref, winner, { ifAbsent: true });
     return winner;
   }
   try {

@@ -41,9 +41,17 @@ owned_seqs as (
   where dep.classid = 'pg_class'::regclass and dep.refclassid = 'pg_class'::regclass
     and dep.deptype in ('a', 'i') and dep.refobjsubid > 0
 ),
+-- NOT NULL constraints added NOT VALID (PostgreSQL 18+: attnotnull is then set, yet old rows may
+-- hold NULLs).
+unvalidated_not_null as (
+  select con.conrelid, con.conkey[1] as attnum from pg_constraint con
+  where con.contype = 'n' and not con.convalidated
+),
 cols as (
   select a.attrelid, a.attnum, a.attname, a.atttypid, a.atttypmod, a.attnotnull, a.attgenerated,
          a.atthasdef,
+         -- Holds no NULL: a validated NOT NULL of a table (a foreign table's is not enforced).
+         a.attnotnull and r.relkind in ('r', 'p') and nn.conrelid is null as null_free,
          os.refobjid is not null as is_serial,
          ds.description as comment,
          case when r.can_select then true else has_column_privilege(a.attrelid, a.attnum, 'SELECT') end as can_select,
@@ -52,6 +60,7 @@ cols as (
   from pg_attribute a
   join rels r on r.oid = a.attrelid
   left join owned_seqs os on os.refobjid = a.attrelid and os.refobjsubid = a.attnum
+  left join unvalidated_not_null nn on nn.conrelid = a.attrelid and nn.attnum = a.attnum
   left join pg_description ds on ds.objoid = a.attrelid and ds.classoid = 'pg_class'::regclass and ds.objsubid = a.attnum
   where a.attnum > 0 and not a.attisdropped
 ),
@@ -139,7 +148,7 @@ partition_keys as (
 -- Columns and unique indexes aggregated once per relation (joined below, not correlated per table).
 cols_by_rel as (
   select c.attrelid, bool_and(c.can_select) as all_select,
-         json_agg(json_build_array(c.attnum, c.attname, c.atttypid::int8, c.atttypmod, c.attnotnull, c.attgenerated, c.atthasdef, c.is_serial, c.comment, c.can_select, c.can_insert, c.can_update) order by c.attnum) as columns
+         json_agg(json_build_array(c.attnum, c.attname, c.atttypid::int8, c.atttypmod, c.attnotnull, c.attgenerated, c.atthasdef, c.is_serial, c.comment, c.can_select, c.can_insert, c.can_update, c.null_free) order by c.attnum) as columns
   from cols c group by c.attrelid
 ),
 idx_by_rel as (

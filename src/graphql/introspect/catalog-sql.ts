@@ -30,4 +30,5 @@ export const COLUMN_NAMES = [
   'select',
   'insert',
   'update',
+  'nullFree',
 ] as const;

@@ -248,6 +248,7 @@ function build(doc: Raw): Catalog {
         description: typeof cd.description === 'string' ? cd.description : null,
         type: sqlType(c.type, c.typmod, sch.strata.domainBaseTypes),
         notNull: c.notNull,
+        nullFree: c.nullFree === true,
         hasDefault: c.hasDefault,
         isSerial: c.serial === true,
         generated: c.generated === 's',

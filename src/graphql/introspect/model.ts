@@ -82,6 +82,11 @@ export interface Column {
   description: string | null;
   type: SqlType;
   notNull: boolean;
+  /**
+   * Holds no NULL (a validated NOT NULL of a table): its sort needs no NULLS clause, so an index in
+   * either direction serves a `DescNullsLast` / `AscNullsFirst` order.
+   */
+  nullFree: boolean;
   hasDefault: boolean;
   /** Owns a sequence (serial, or identity of either kind): pg_graphql leaves it out of mutation inputs. */
   isSerial: boolean;

@@ -44,6 +44,9 @@ export function orderSql(
       const desc = k.desc !== reverse;
       const nullsFirst = k.nullsFirst !== reverse;
       const expr = onPage ? col(row, pageKeyColumn(k, i)) : keyExpr(sql, k, row);
+      // A column without NULLs sorts the same either way: PostgreSQL's default placement (last
+      // when ascending, first when descending) lets an index of either direction serve the order.
+      if (!k.via.length && k.column.nullFree) return `${expr} ${desc ? 'desc' : 'asc'}`;
       return `${expr} ${desc ? 'desc' : 'asc'} nulls ${nullsFirst ? 'first' : 'last'}`;
     })
     .join(', ');

@@ -66,7 +66,9 @@ describe('ordering a column without NULLs', () => {
     const next = await env.gql(
       `{ eventCollection(orderBy: [{at: DescNullsLast}], first: 3, after: "${edges[2]?.cursor}") { edges { node { id } } } }`,
     );
-    const all = (await env.client.query('select id from event order by at desc, id limit 6')).rows.map((r) => r.id);
+    const all = (await env.client.query('select id from event order by at desc, id limit 6')).rows.map(
+      (r) => r.id,
+    );
     expect([...edges.map((e) => e.node.id), ...ids(next, 'eventCollection')]).toEqual(all);
   });
 

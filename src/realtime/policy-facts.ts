@@ -140,6 +140,24 @@ function depOf(dep: RawDep, policy: { opaque: boolean; tables: number[] }): void
   }
 }
 
+/**
+ * Whether a policy's expression (pg_get_expr under search_path pg_catalog) may read rows of its
+ * own table other than the row it judges. pg_depend cannot tell: a subquery's columns of the table
+ * and the row's own columns record the same dependencies. Without a subquery it reads none; with
+ * one, a FROM of the table prints it schema-qualified (nothing but pg_catalog and pg_temp is on
+ * that search path), while the row's columns print as `name.column` or bare: so a `.name` (or
+ * `."name"`) anywhere in the text, literals included, counts as a read.
+ */
+export function readsOtherRows(qual: string, rel: { schema: string; name: string }): boolean {
+  const code = maskLiterals(qual)?.code;
+  if (code === undefined) return true;
+  if (!/\bSELECT\b/i.test(code)) return false;
+  if (rel.schema.startsWith('pg_temp') || rel.schema === 'pg_catalog') return true;
+  const name = rel.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const quoted = rel.name.replace(/"/g, '""').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`\\.(?:${name}|"${quoted}")(?![A-Za-z0-9_$])`).test(qual);
+}
+
 /** The facts for `role` (a role name; escaped here). */
 export async function loadScopeFacts(pool: pg.Pool, role: string): Promise<ScopeFacts> {
   const raw = await withPooledClient(pool, async (client) => {
@@ -184,9 +202,8 @@ export async function loadScopeFacts(pool: pg.Pool, role: string): Promise<Scope
       else p.ownColumns = 'all';
     }
     if (runsQueryText(qual)) p.opaque = true;
-    // Without a subquery, the policy's own table is only the row's columns: not a read of other rows.
-    const code = maskLiterals(qual)?.code;
-    if (code !== undefined && !/\bSELECT\b/i.test(code)) p.tables = p.tables.filter((t) => t !== relid);
+    const own = relations.get(relid);
+    if (own && !readsOtherRows(qual, own)) p.tables = p.tables.filter((t) => t !== relid);
     p.claims = p.opaque ? 'all' : unionClaims(p.claims, claimsRead(qual));
     policies.set(relid, [...(policies.get(relid) ?? []), p]);
   }

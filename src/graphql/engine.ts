@@ -32,8 +32,9 @@ import type { Catalog } from './introspect/model.js';
 import type { ChangeTable } from './introspect/change-streams.js';
 import { catalogOnPool, resolveOnPool, resolveOnPoolText } from './execute/run-pool.js';
 import { resolveBatchOnPoolText, type BatchOptions } from './execute/run-batch.js';
+import { resolveBatchesOnPoolText, type PrincipalBatch } from './execute/run-joint.js';
 export { BATCH_MAX } from './execute/batch-statements.js';
-export type { BatchOptions };
+export type { BatchOptions, PrincipalBatch };
 import { rootFields } from './introspect/root-fields.js';
 import { schemaOf } from './execute/cache.js';
 import { loadCatalog } from './introspect/load.js';
@@ -123,6 +124,18 @@ export async function resolveBatchWithPoolText(
   opts: BatchOptions = {},
 ): Promise<string[]> {
   return resolveBatchOnPoolText(pool, principal, reqs, opts);
+}
+
+/**
+ * resolveBatchWithPoolText for several principals at once: each batch its own transaction, all in
+ * one round trip when they are ready to go (execute/run-joint.ts), else each alone.
+ */
+export async function resolveBatchesWithPoolText(
+  pool: pg.Pool,
+  batches: readonly PrincipalBatch[],
+  opts: BatchOptions = {},
+): Promise<string[][]> {
+  return resolveBatchesOnPoolText(pool, batches, opts);
 }
 
 /**

@@ -1,13 +1,14 @@
 /**
- * A refresh's statements: each group's variable sets in one call (the engine's resolveBatchWithPoolText: one statement per SQL text, one round trip), at most
- * `concurrency` groups at once, and the results pushed to the subscribers whose hash they change.
+ * A refresh's statements: each group's variable sets in one batch (the engine's
+ * resolveBatchesWithPoolText: one statement per SQL text, several groups per round trip), at most
+ * `concurrency` messages at once, and the results pushed to the subscribers whose hash they change.
  * A narrow group's results (its key holds only some claims) are handed back instead: they are
  * pushed only once the schema version they were keyed at is confirmed (live-queries.ts).
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { Group, VarSet } from './live-groups.js';
-import { resolveBatchWithPoolText } from '../graphql/engine.js';
+import { resolveBatchesWithPoolText } from '../graphql/engine.js';
 import { RawResult } from './raw-result.js';
 
 export interface Ran {
@@ -31,45 +32,57 @@ export function publish(results: Ran[]): void {
   }
 }
 
-/** Runs the groups' sets; answers the narrow groups' results and the sets whose run failed. */
+/** Most groups (each its own transaction) in one round trip. */
+const GROUPS_PER_MESSAGE = 8;
+
+/**
+ * Runs the groups' sets, several groups per round trip (differing claims: each group its own
+ * transaction of the message), at most `concurrency` messages at once; answers the narrow groups'
+ * results and the sets whose run failed.
+ */
 export async function runGroups(
   pool: pg.Pool,
   runs: Map<Group, Set<VarSet>>,
   concurrency: number,
   counts: RunCounts,
 ): Promise<{ held: Ran[]; failed: VarSet[] }> {
-  const queue = [...runs];
+  const queue = [...runs].map(([g, sets]) => ({ g, sets: [...sets] }));
   const held: Ran[] = [];
   const failed: VarSet[] = [];
+  const workers = Math.min(concurrency, queue.length);
+  // Spread over the workers: a small refresh is not one message while connections stand idle.
+  const perMessage = Math.max(
+    1,
+    Math.min(GROUPS_PER_MESSAGE, Math.ceil(queue.length / Math.max(1, workers))),
+  );
   const worker = async () => {
-    for (let next = queue.shift(); next; next = queue.shift()) {
-      const [g, set] = next;
-      const sets = [...set];
+    for (let next = queue.splice(0, perMessage); next.length; next = queue.splice(0, perMessage)) {
       // The project's pool was closed (deleted or moved project, new JWT secret): the caller retires.
       if (pool.ending) return;
-      const reqs = sets.map((s) => ({
-        query: g.query,
-        operationName: g.operationName,
-        variables: s.variables,
+      const batches = next.map(({ g, sets }) => ({
+        principal: g.principal,
+        reqs: sets.map((s) => ({ query: g.query, operationName: g.operationName, variables: s.variables })),
       }));
-      counts.refreshedSets += sets.length;
-      let texts: string[];
+      for (const { sets } of next) counts.refreshedSets += sets.length;
+      let texts: string[][];
       try {
-        texts = await resolveBatchWithPoolText(pool, g.principal, reqs, {
+        texts = await resolveBatchesWithPoolText(pool, batches, {
           onStatements: (n) => {
             counts.executions += n;
           },
         });
       } catch {
         // The database is unreachable: the next refresh tries again.
-        failed.push(...sets);
+        for (const { sets } of next) failed.push(...sets);
         continue;
       }
-      const out = sets.map((set, i) => ({ set, text: texts[i] as string }));
-      if (g.narrow) held.push(...out);
-      else publish(out);
+      next.forEach(({ g, sets }, k) => {
+        const out = sets.map((set, i) => ({ set, text: texts[k]?.[i] as string }));
+        if (g.narrow) held.push(...out);
+        else publish(out);
+      });
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, worker));
+  await Promise.all(Array.from({ length: workers }, worker));
   return { held, failed };
 }

@@ -102,22 +102,29 @@ export function startWebSocketServer(
   // Live results are the engine's JSON text (raw-result.ts): this listener comes before
   // graphql-ws' own, so every socket it serves sends through it. A `next` message goes out as three
   // fragments of one text message, its id and type, the result's bytes (one Buffer shared by every
-  // subscriber of that result: ws writes it as it is) and the closing brace, corked into one write.
+  // subscriber of that result: ws writes it as it is) and the closing brace. A socket's messages
+  // of one turn of the event loop (a refresh pushes several live queries' results to one user)
+  // are corked into one write, sent once the turn's I/O callbacks are done (setImmediate).
   const raw = rawSplicer();
   wss.on('connection', (socket: WebSocket) => {
     const send = socket.send.bind(socket);
     const tcp = (socket as unknown as { _socket?: Socket })._socket;
+    let corked = false;
+    const flush = () => {
+      corked = false;
+      tcp?.uncork();
+    };
     socket.send = ((data: string, cb?: (err?: Error) => void) => {
+      if (tcp && !corked) {
+        corked = true;
+        tcp.cork();
+        setImmediate(flush);
+      }
       const parts = raw.split(data);
       if (!parts) return send(data, cb);
-      tcp?.cork();
-      try {
-        send(parts.before, { fin: false, binary: false });
-        send(parts.result.bytes, { fin: false, binary: false });
-        send(parts.after, { fin: true, binary: false }, cb);
-      } finally {
-        tcp?.uncork();
-      }
+      send(parts.before, { fin: false, binary: false });
+      send(parts.result.bytes, { fin: false, binary: false });
+      send(parts.after, { fin: true, binary: false }, cb);
     }) as WebSocket['send'];
   });
 

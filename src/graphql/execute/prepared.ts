@@ -88,39 +88,63 @@ export function batchFor(
   prelude: Item,
   items: ReadonlyArray<Item>,
 ): StatementBatch {
+  const joint = segmentsFor(pool, client, [{ prelude, items }]);
+  const only = joint.segments[0] as { prelude: string; statements: string[] };
+  return { before: joint.before, prelude: only.prelude, statements: only.statements, commit: joint.commit };
+}
+
+/** Several transactions of one message (each its prelude and items): what batchFor gives one. */
+export interface SegmentsBatch {
+  /** Statements to run before the first `begin` (deallocate/prepare for every segment). */
+  before: string[];
+  segments: { prelude: string; statements: string[] }[];
+  /** Call after the message succeeded. */
+  commit(): void;
+}
+
+/** batchFor for several segments sent in one message: a statement is prepared once for all of them. */
+export function segmentsFor(
+  pool: object,
+  client: pg.ClientBase,
+  segments: ReadonlyArray<{ prelude: Item; items: ReadonlyArray<Item> }>,
+): SegmentsBatch {
   if (unprepared.has(pool))
     return {
       before: [],
-      prelude: inlineParams(prelude.sql, prelude.params),
-      statements: items.map(({ sql, params }) => inlineParams(sql, params)),
+      segments: segments.map(({ prelude, items }) => ({
+        prelude: inlineParams(prelude.sql, prelude.params),
+        statements: items.map(({ sql, params }) => inlineParams(sql, params)),
+      })),
       commit: () => {},
     };
   const set = preparedSet(client);
   const before: string[] = [];
-  const added: string[] = [];
+  const added = new Set<string>();
   if (set.size >= PER_CONNECTION_MAX) {
     before.push('deallocate all');
     set.clear();
   }
-  const p = track(prelude.sql);
-  if (!set.has(p.name)) {
-    before.push(`prepare ${p.name} as ${prelude.sql}`);
-    added.push(p.name);
-  }
-  const statements = items.map(({ sql, params }) => {
-    const t = track(sql);
-    if (set.has(t.name) || added.includes(t.name)) return executeSql(t.name, params);
-    if (t.count >= 2) {
-      before.push(`prepare ${t.name} as ${sql}`);
-      added.push(t.name);
-      return executeSql(t.name, params);
-    }
-    return inlineParams(sql, params);
+  const prepare = (sql: string, name: string) => {
+    before.push(`prepare ${name} as ${sql}`);
+    added.add(name);
+  };
+  const out = segments.map(({ prelude, items }) => {
+    const p = track(prelude.sql);
+    if (!set.has(p.name) && !added.has(p.name)) prepare(prelude.sql, p.name);
+    const statements = items.map(({ sql, params }) => {
+      const t = track(sql);
+      if (set.has(t.name) || added.has(t.name)) return executeSql(t.name, params);
+      if (t.count >= 2) {
+        prepare(sql, t.name);
+        return executeSql(t.name, params);
+      }
+      return inlineParams(sql, params);
+    });
+    return { prelude: executeSql(p.name, prelude.params), statements };
   });
   return {
     before,
-    prelude: executeSql(p.name, prelude.params),
-    statements,
+    segments: out,
     commit: () => {
       for (const n of added) set.add(n);
     },

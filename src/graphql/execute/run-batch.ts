@@ -68,14 +68,14 @@ export async function resolveBatchOnPoolText(
 type RunnablePlan = Extract<Plan, { kind: 'plan' }>;
 
 /** A request's part of the message: an answer that stands once the guard passed, or SQL items. */
-type Part =
+export type Part =
   | { kind: 'answer'; outcome: Outcome }
   | { kind: 'statements'; plan: RunnablePlan; first: number; count: number };
 
 const object = (response: Record<string, unknown>): Outcome => ({ kind: 'object', response });
 
 /** The message's parts for `pending` against `entry`; mutations are left to run alone. */
-function partsOf(entry: CatalogEntry, reqs: readonly Request[], pending: readonly number[]) {
+export function partsOf(entry: CatalogEntry, reqs: readonly Request[], pending: readonly number[]) {
   const parts = new Map<number, Part>();
   const alone: number[] = [];
   const items: Statement[] = [];
@@ -108,7 +108,7 @@ function partsOf(entry: CatalogEntry, reqs: readonly Request[], pending: readonl
 }
 
 /** Every part's outcome, the SQL items' JSON texts being `texts` (or the message's error). */
-function settle(
+export function settle(
   out: (Outcome | undefined)[],
   parts: Map<number, Part>,
   entry: CatalogEntry,

@@ -16,15 +16,17 @@
  */
 import type pg from 'pg';
 import type { Principal } from '../db/with-role.js';
-import { rolePreludeParams } from '../db/with-role.js';
-import { withPooledClient } from '../db/pooled-client.js';
-import { quoteIdent, quoteLiteral } from '../db/sql-text.js';
+import { rolePreludeParams, rolePreludeStatement } from '../db/with-role.js';
+import { discardClient, withPooledClient } from '../db/pooled-client.js';
+import { quoteIdent } from '../db/sql-text.js';
+import { forgetPrepared, segmentsFor } from '../graphql/engine.js';
+import { toArrayLiteral } from '../graphql/plan/values.js';
 import { tableKey, type Commit } from './change-feed.js';
 import { pickClaims, type Group, type VarSet } from './live-groups.js';
 import { EXACT_COLUMN_TYPES } from './policy-facts.js';
 import type { ProbeTarget } from './read-set.js';
 
-/** Probes per round trip (each is two statements of one simple-protocol message). */
+/** Probes per round trip (each two statements of one simple-protocol message). */
 const PROBES_PER_MESSAGE = 64;
 /** More rows of one table in a refresh than this: not probed (the groups run, as without probes). */
 const MAX_PROBE_ROWS = 256;
@@ -87,50 +89,83 @@ function probeable(rows: { new: Row; old?: Row }[], target: ProbeTarget): boolea
 
 interface Probe {
   principal: Principal;
-  /** Its statement (probeSql). */
+  /** Its statement (probeSql): one text per table, the keys its parameters. */
   sql: string;
+  params: string[];
   visible?: boolean;
 }
 
-/** `select exists(...)` for the rows' keys; undefined when a row lacks a key value. */
-function probeSql(target: ProbeTarget, rows: readonly Row[]): string | undefined {
-  const tuples: string[] = [];
-  for (const row of rows) {
-    const values: string[] = [];
-    for (const k of target.key) {
+/**
+ * `select exists(...)` for the rows' keys, as one statement text per table (its key lists are
+ * parameters: a prepared statement serves every probe of the table); undefined when a row lacks a
+ * key value.
+ */
+function probeSql(target: ProbeTarget, rows: readonly Row[]): { sql: string; params: string[] } | undefined {
+  const lists: string[][] = target.key.map(() => []);
+  const casts: string[] = [];
+  for (const [i, k] of target.key.entries()) {
+    const cast = EXACT_COLUMN_TYPES[k.type]?.cast;
+    if (!cast) return undefined;
+    casts.push(cast);
+    for (const row of rows) {
       const v = row[k.column];
-      const cast = EXACT_COLUMN_TYPES[k.type]?.cast;
-      if (typeof v !== 'string' || !cast) return undefined;
-      values.push(`${quoteLiteral(v)}::${cast}`);
+      if (typeof v !== 'string') return undefined;
+      (lists[i] as string[]).push(v);
     }
-    tuples.push(`(${values.join(', ')})`);
   }
-  const columns = target.key.map((k) => quoteIdent(k.column)).join(', ');
   const table = `${quoteIdent(target.schema)}.${quoteIdent(target.name)}`;
-  return `select exists (select 1 from ${table} where (${columns}) in (${tuples.join(', ')})) as visible`;
+  const columns = target.key.map((k) => quoteIdent(k.column));
+  const where =
+    columns.length === 1
+      ? `${columns[0]} = any($1::${casts[0]}[])`
+      : `(${columns.join(', ')}) in (select * from unnest(${casts.map((c, i) => `$${i + 1}::${c}[]`).join(', ')}))`;
+  return {
+    sql: `select exists (select 1 from ${table} where ${where}) as visible`,
+    params: lists.map((l) => toArrayLiteral(l)),
+  };
 }
+
+/** A probe's settings: the statement the engine's messages start with (role, claims, timeout). */
+const PRELUDE = rolePreludeStatement();
 
 /**
  * Asks the probes, PROBES_PER_MESSAGE per round trip, each message one read-only transaction in
- * which every probe first sets its own role, claims and statement timeout (what rolePrelude sets:
- * set_config('role', …, true) is SET LOCAL ROLE, checked against the login's memberships); false
+ * which every probe first sets its own role, claims and statement timeout (set_config('role', …,
+ * true) is SET LOCAL ROLE, checked against the login's memberships); the statements are prepared
+ * on the connection from their second sighting, as the engine's are (execute/prepared.ts). False
  * when a message failed.
  */
 async function ask(pool: pg.Pool, probes: Probe[]): Promise<boolean> {
   for (let i = 0; i < probes.length; i += PROBES_PER_MESSAGE) {
     const chunk = probes.slice(i, i + PROBES_PER_MESSAGE);
-    const texts = chunk.map((p) => {
-      const settings = rolePreludeParams(p.principal).map((v) => (v === null ? 'null' : quoteLiteral(v)));
-      const [role, claims, timeout] = settings;
-      return `select set_config('role', ${role}, true), set_config('request.jwt.claims', ${claims}, true), set_config('statement_timeout', ${timeout}, true); ${p.sql}`;
-    });
     const ok = await withPooledClient(pool, async (client) => {
-      const results = (await client.query(
-        `begin read only; ${texts.join('; ')}; commit`,
-      )) as unknown as pg.QueryResult[];
+      const batch = segmentsFor(
+        pool,
+        client,
+        chunk.map((p) => ({
+          prelude: { sql: PRELUDE, params: rolePreludeParams(p.principal) },
+          items: [{ sql: p.sql, params: p.params }],
+        })),
+      );
+      const text = [
+        ...batch.before,
+        'begin read only',
+        ...batch.segments.flatMap((s) => [s.prelude, ...s.statements]),
+        'commit',
+      ].join('; ');
+      let results: pg.QueryResult[];
+      try {
+        results = (await client.query(text)) as unknown as pg.QueryResult[];
+        batch.commit();
+      } catch (e) {
+        forgetPrepared(client);
+        await client.query('rollback; deallocate all').catch((err: unknown) => discardClient(client, err));
+        throw e;
+      }
+      // The prepares, begin, then per probe its settings and itself.
+      const first = batch.before.length + 1;
       chunk.forEach((p, j) => {
-        // begin, then per probe its settings and itself.
-        p.visible = results[1 + j * 2 + 1]?.rows[0]?.visible !== false;
+        p.visible = results[first + j * 2 + 1]?.rows[0]?.visible !== false;
       });
       return true;
     }).catch(() => false);
@@ -171,12 +206,12 @@ export async function dropUnreached(
         let probe = probes.get(key);
         if (!probe) {
           if (!probeable(change.rows, target)) continue groups;
-          const sql = probeSql(
+          const statement = probeSql(
             target,
             change.rows.map((r) => r.new),
           );
-          if (sql === undefined) continue groups;
-          probe = { principal: group.principal, sql };
+          if (statement === undefined) continue groups;
+          probe = { principal: group.principal, ...statement };
           probes.set(key, probe);
         }
         mine.set(key, probe);

@@ -302,7 +302,11 @@ describe('rows a group cannot see', () => {
     await sql(project, write);
     await sleep(700);
     const after = stats();
-    return { sets: after.refreshedSets - before.refreshedSets, probes: after.probes - before.probes };
+    return {
+      sets: after.refreshedSets - before.refreshedSets,
+      probes: after.probes - before.probes,
+      skipped: after.skipped - before.skipped,
+    };
   };
 
   it('an org-wide live query re-runs for the org that can see the new row only (a probe as each org)', async () => {
@@ -387,6 +391,36 @@ describe('rows a group cannot see', () => {
     for (const r of acme.results) expect(notes(r)).toEqual([]);
     // The key was a value, not SQL: room is still there.
     await sql(project, 'select 1 from public.room');
+    await stopAll([acme, globex]);
+  });
+
+  it('a composite key of array-literal characters: probed (prepared from the second time), seen by its org only', async () => {
+    await sql(
+      project,
+      `create table public.pair (k text, n int, org text not null, note text, primary key (k, n));
+       alter table public.pair enable row level security;
+       create policy by_org on public.pair for select to authenticated
+         using (org = auth.jwt() -> 'app_metadata' ->> 'org_id');
+       grant select on public.pair to authenticated;`,
+    );
+    const q = 'subscription { pairCollection { edges { node { note } } } }';
+    const notes = (r: Json): string[] => edges(r, 'pairCollection').map((n: Json) => n.note);
+    const acme = subscribe(await as(member('u1', 'acme')), q);
+    const globex = subscribe(await as(member('u3', 'globex')), q);
+    await ready([acme, globex]);
+    await sql(project, `insert into public.pair values ('warm-up', 0, 'initech', 'warm-up')`);
+    await ready([acme, globex]);
+    const keys = ['{"a\\\\b",NULL}', "x'}, {y", ' NULL ', ''];
+    for (const [i, k] of keys.entries()) {
+      const ran = await runs(
+        `insert into public.pair values ('${k.replace(/'/g, "''")}', ${i}, 'globex', 'for globex ${i}')`,
+      );
+      expect(ran.probes).toBeGreaterThanOrEqual(2);
+      // Probed once the commit was seen: acme's group was left alone (the probe answered).
+      expect(ran.skipped).toBeGreaterThanOrEqual(1);
+      await globex.until((r) => notes(r).includes(`for globex ${i}`));
+    }
+    for (const r of acme.results) expect(notes(r)).toEqual([]);
     await stopAll([acme, globex]);
   });
 

@@ -18,9 +18,9 @@ import { opaqueScope, type SetScope } from './read-set.js';
 import { RefreshQueue } from './refresh-queue.js';
 import { GroupIndex } from './relevance.js';
 import { publish, runGroups } from './run-groups.js';
-import { dropUnreached } from './visibility-probe.js';
+import { applyProbes, askProbes, planProbes, type ProbePlan } from './visibility-probe.js';
 import { Scopes } from './scopes.js';
-import { checkNow } from './snapshot-check.js';
+import { checkedOf, checkNow, checkStatement, type Checked } from './snapshot-check.js';
 import { Subscriber } from './subscriber.js';
 
 export { COMMIT_SETTLE_MS } from './refresh-queue.js';
@@ -53,6 +53,13 @@ export const MIN_REFRESH_GAP_MS = 50;
 export const SAFETY_REFRESH_MS = 60_000;
 
 export class TooManySubscriptions extends Error {}
+
+/** Adds a variable set to a refresh's runs, under its group. */
+function addRun(runs: Map<Group, Set<VarSet>>, s: VarSet): void {
+  const sets = runs.get(s.group);
+  if (sets) sets.add(s);
+  else runs.set(s.group, new Set([s]));
+}
 
 export const PROJECT_CHANGED_MESSAGE =
   "The project's database connection was closed (the project was deleted or moved, or its JWT secret changed): subscribe again";
@@ -333,17 +340,59 @@ export class LiveQueries {
     for (const m of now) this.place(m, scopeOf.get(m) ?? m.set.scope);
   }
 
+  /** The sets a refresh re-runs for `work` (every set, or those its commits may have changed). */
+  private collect(work: { all: boolean; commits: Commit[] }): Map<Group, Set<VarSet>> {
+    const runs = new Map<Group, Set<VarSet>>();
+    for (const g of this.groups.values()) {
+      let hit: Iterable<VarSet> = [];
+      if (work.all) hit = g.sets.values();
+      else if (work.commits.length) {
+        g.index ??= new GroupIndex(g.sets.values());
+        const found = new Set<VarSet>();
+        for (const c of work.commits) g.index.affected(c, found);
+        hit = found;
+      }
+      for (const s of hit) if (!s.dead) addRun(runs, s);
+    }
+    return runs;
+  }
+
+  /**
+   * The snapshot check of a refresh's commits (the schema version; whether a snapshot sees them),
+   * in the same round trip as the visibility probes `plan` calls for when there is one: the check
+   * runs first, so when it sees the commits the probes do too. A plan whose probes failed is dropped.
+   */
+  private async check(
+    xids: number[],
+    plan: ProbePlan | undefined,
+  ): Promise<{ checked: Checked; plan?: ProbePlan }> {
+    const statement = plan ? checkStatement(xids) : undefined;
+    if (!plan || !statement) return { checked: await checkNow(this.pool, xids) };
+    this.counts.probes += plan.probes.length;
+    const asked = await askProbes(this.pool, plan, statement);
+    const checked = asked.preface ? checkedOf(asked.preface) : await checkNow(this.pool, xids);
+    return { checked, plan: asked.ok ? plan : undefined };
+  }
+
   /** One refresh: what the queue holds, narrowed to the sets the commits may have changed. */
   private async refresh(start: number): Promise<void> {
     if (this.pool.ending) return this.retire();
     const work = this.queue.take(start);
     let seen = false;
+    let runs: Map<Group, Set<VarSet>> | undefined;
+    let probes: ProbePlan | undefined;
     if (work.commits.length) {
       // The read sets that decide what to skip must be the schema version's now; and the
-      // statements must see the commits (else they run once more to settle).
+      // statements must see the commits (else they run once more to settle). Groups that can see
+      // none of the rows inserted are left alone (asked with the check, applied once it saw them).
       const xids = work.commits.map((c) => c.xid);
       const known = xids.filter((x): x is number => x !== undefined);
-      const checked = await checkNow(this.pool, known);
+      if (!this.stale && !work.all) {
+        runs = this.collect(work);
+        probes = runs.size ? planProbes(runs, work.commits) : undefined;
+      }
+      const { checked, plan } = await this.check(known, probes);
+      probes = plan;
       seen = checked.seen && known.length === xids.length;
       if (checked.version === undefined) work.all = true;
       else this.scopes.seen(checked.version);
@@ -357,35 +406,19 @@ export class LiveQueries {
       work.newest = Math.max(work.newest, more.newest);
       if (more.commits.length) seen = false;
     }
-    const runs = new Map<Group, Set<VarSet>>();
-    const add = (s: VarSet) => {
-      if (s.dead) return;
-      const sets = runs.get(s.group);
-      if (sets) sets.add(s);
-      else runs.set(s.group, new Set([s]));
-    };
-    let total = 0;
-    for (const g of this.groups.values()) {
-      total += g.sets.size;
-      if (work.all) for (const s of g.sets.values()) add(s);
-      else if (work.commits.length) {
-        g.index ??= new GroupIndex(g.sets.values());
-        const hit = new Set<VarSet>();
-        for (const c of work.commits) g.index.affected(c, hit);
-        for (const s of hit) add(s);
-      }
+    if (!runs || work.all) {
+      runs = this.collect(work);
+      probes = undefined;
     }
-    // Groups that can see none of the rows inserted (asked only once the commits are visible).
-    if (seen && !work.all && runs.size) {
-      const probed = await dropUnreached(this.pool, runs, work.commits);
-      this.counts.probes += probed.probes;
-    }
+    if (seen && probes) applyProbes(runs, probes);
     if (work.commits.length) {
+      let total = 0;
+      for (const g of this.groups.values()) total += g.sets.size;
       const ran = [...runs.values()].flatMap((sets) => [...sets]);
       this.counts.skipped += total - ran.length;
       this.queue.settle(start, work.newest, seen, work.all, ran);
     }
-    for (const s of work.sets) add(s);
+    for (const s of work.sets) if (!s.dead) addRun(runs, s);
     if (!runs.size) return;
     await this.runAll(runs);
   }

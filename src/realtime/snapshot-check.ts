@@ -19,12 +19,33 @@ const CHECK_SQL = `select graphql.get_schema_version()::int as v,
              from pg_catalog.pg_current_snapshot() s) m,
           lateral (select ((m.xmax >> 32) << 32) | x as id from pg_catalog.unnest($1::int8[]) x) f) as seen`;
 
-/** The schema version (undefined: the database did not answer) and whether `xids` are all seen. */
-export async function checkNow(pool: pg.Pool, xids: number[]): Promise<{ version?: number; seen: boolean }> {
+export interface Checked {
+  /** Undefined: the database did not answer. */
+  version?: number;
+  /** Whether a snapshot taken now sees every one of the transactions. */
+  seen: boolean;
+}
+
+/** The schema version and whether `xids` are all seen. */
+export async function checkNow(pool: pg.Pool, xids: number[]): Promise<Checked> {
   try {
     const { rows } = await pool.query(CHECK_SQL, [xids]);
-    return { version: Number(rows[0].v), seen: rows[0].seen === true };
+    return checkedOf(rows[0]);
   } catch {
     return { seen: false };
   }
+}
+
+/**
+ * The check as a statement of its own, the ids written in (for a message of other statements);
+ * undefined when an id is not an integer.
+ */
+export function checkStatement(xids: readonly number[]): string | undefined {
+  if (!xids.every((x) => Number.isSafeInteger(x))) return undefined;
+  return CHECK_SQL.replace('$1::int8[]', `'{${xids.join(',')}}'::int8[]`);
+}
+
+/** A check's row (checkNow's query or checkStatement's). */
+export function checkedOf(row: { v?: unknown; seen?: unknown } | undefined): Checked {
+  return { version: Number(row?.v), seen: row?.seen === true };
 }

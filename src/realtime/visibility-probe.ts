@@ -132,12 +132,19 @@ const PRELUDE = rolePreludeStatement();
  * Asks the probes, PROBES_PER_MESSAGE per round trip, each message one read-only transaction in
  * which every probe first sets its own role, claims and statement timeout (set_config('role', …,
  * true) is SET LOCAL ROLE, checked against the login's memberships); the statements are prepared
- * on the connection from their second sighting, as the engine's are (execute/prepared.ts). False
- * when a message failed.
+ * on the connection from their second sighting, as the engine's are (execute/prepared.ts). The
+ * first message starts with `preface` (the refresh's snapshot check, before any probe's snapshot)
+ * and answers its row. `ok` is false when a message failed.
  */
-async function ask(pool: pg.Pool, probes: Probe[]): Promise<boolean> {
+async function ask(
+  pool: pg.Pool,
+  probes: readonly Probe[],
+  preface?: string,
+): Promise<{ ok: boolean; preface?: Record<string, unknown> }> {
+  let prefaceRow: Record<string, unknown> | undefined;
   for (let i = 0; i < probes.length; i += PROBES_PER_MESSAGE) {
     const chunk = probes.slice(i, i + PROBES_PER_MESSAGE);
+    const lead = i === 0 && preface ? [preface] : [];
     const ok = await withPooledClient(pool, async (client) => {
       const batch = segmentsFor(
         pool,
@@ -148,6 +155,7 @@ async function ask(pool: pg.Pool, probes: Probe[]): Promise<boolean> {
         })),
       );
       const text = [
+        ...lead,
         ...batch.before,
         'begin read only',
         ...batch.segments.flatMap((s) => [s.prelude, ...s.statements]),
@@ -162,32 +170,34 @@ async function ask(pool: pg.Pool, probes: Probe[]): Promise<boolean> {
         await client.query('rollback; deallocate all').catch((err: unknown) => discardClient(client, err));
         throw e;
       }
-      // The prepares, begin, then per probe its settings and itself.
-      const first = batch.before.length + 1;
+      if (lead.length) prefaceRow = results[0]?.rows[0];
+      // The preface, the prepares, begin, then per probe its settings and itself.
+      const first = lead.length + batch.before.length + 1;
       chunk.forEach((p, j) => {
         p.visible = results[first + j * 2 + 1]?.rows[0]?.visible !== false;
       });
       return true;
     }).catch(() => false);
-    if (!ok) return false;
+    if (!ok) return { ok: false, preface: prefaceRow };
   }
-  return true;
+  return { ok: true, preface: prefaceRow };
+}
+
+/** The probes a refresh's commits call for, and the groups each would leave alone. */
+export interface ProbePlan {
+  probes: Probe[];
+  candidates: { group: Group; probes: Probe[] }[];
 }
 
 /**
- * Removes from `runs` the groups the commits cannot have changed for their principal (see above);
- * answers how many probes ran and how many variable sets were left alone.
+ * The probes that could leave groups of `runs` alone (see above); undefined when there are none.
+ * Ask them with askProbes once the commits are seen in a snapshot, then applyProbes.
  */
-export async function dropUnreached(
-  pool: pg.Pool,
-  runs: Map<Group, Set<VarSet>>,
-  commits: readonly Commit[],
-): Promise<{ probes: number; dropped: number }> {
-  const none = { probes: 0, dropped: 0 };
+export function planProbes(runs: Map<Group, Set<VarSet>>, commits: readonly Commit[]): ProbePlan | undefined {
   const changes = changesOf(commits);
-  if (!changes) return none;
+  if (!changes) return undefined;
   const probes = new Map<string, Probe>();
-  const candidates: { group: Group; probes: Probe[] }[] = [];
+  const candidates: ProbePlan['candidates'] = [];
   groups: for (const [group, sets] of runs) {
     const mine = new Map<string, Probe>();
     for (const set of sets) {
@@ -219,13 +229,31 @@ export async function dropUnreached(
     }
     if (mine.size) candidates.push({ group, probes: [...mine.values()] });
   }
-  if (!candidates.length) return none;
-  if (!(await ask(pool, [...probes.values()]))) return { probes: probes.size, dropped: 0 };
+  return candidates.length ? { probes: [...probes.values()], candidates } : undefined;
+}
+
+/**
+ * Asks a plan's probes, after `preface` in the same round trip (the snapshot check: its row is
+ * answered). False `ok`: a probe failed, and the plan must not be applied.
+ */
+export function askProbes(
+  pool: pg.Pool,
+  plan: ProbePlan,
+  preface?: string,
+): Promise<{ ok: boolean; preface?: Record<string, unknown> }> {
+  return ask(pool, plan.probes, preface);
+}
+
+/**
+ * Removes from `runs` the groups whose every probe answered "not visible" (asked once the commits
+ * were seen in a snapshot); answers how many variable sets were left alone.
+ */
+export function applyProbes(runs: Map<Group, Set<VarSet>>, plan: ProbePlan): number {
   let dropped = 0;
-  for (const c of candidates) {
+  for (const c of plan.candidates) {
     if (c.probes.some((p) => p.visible !== false)) continue;
     dropped += runs.get(c.group)?.size ?? 0;
     runs.delete(c.group);
   }
-  return { probes: probes.size, dropped };
+  return dropped;
 }

@@ -67,6 +67,8 @@ export async function runGroups(
       let texts: string[][];
       try {
         texts = await resolveBatchesWithPoolText(pool, batches, {
+          // The same documents every refresh, other values: PostgreSQL plans each once.
+          genericPlans: true,
           onStatements: (n) => {
             counts.executions += n;
           },

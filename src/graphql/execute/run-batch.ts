@@ -44,11 +44,17 @@ export interface BatchOptions {
   maxPerStatement?: number;
   /** Told how many statements each message sent carries (a caller's counters). */
   onStatements?: (count: number) => void;
+  /**
+   * The same documents run again and again with other values (realtime): prepared statements use
+   * generic plans only (run-pool.ts GENERIC_PRELUDE_SQL).
+   */
+  genericPlans?: boolean;
 }
 
 interface BatchLimits {
   max: number;
   onStatements?: (count: number) => void;
+  genericPlans?: boolean;
 }
 
 /** Each request's response body as resolveOnPoolText gives it, in the requests' order. */
@@ -61,6 +67,7 @@ export async function resolveBatchOnPoolText(
   const outcomes = await runBatch(pool, principal, reqs, {
     max: opts.maxPerStatement ?? BATCH_MAX,
     onStatements: opts.onStatements,
+    genericPlans: opts.genericPlans,
   });
   return Promise.all(outcomes.map(outcomeText));
 }
@@ -174,7 +181,7 @@ async function runBatch(
     try {
       const results = await runPrepared(
         pool,
-        guardedPrelude(principal, state),
+        guardedPrelude(principal, state, limits.genericPlans),
         batched.statements,
         transactionText,
       );

@@ -49,7 +49,7 @@ export async function resolveBatchesOnPoolText(
     .map((b, index) => joinableOf(pool, b, index, opts.maxPerStatement ?? BATCH_MAX))
     .filter((j): j is Joinable => j !== undefined);
   if (joinable.length > 1) {
-    const answered = await runJoint(pool, joinable);
+    const answered = await runJoint(pool, joinable, opts.genericPlans === true);
     if (answered) {
       opts.onStatements?.(joinable.reduce((n, j) => n + j.batched.statements.length, 0));
       for (const [k, outcomes] of answered) out[k] = await Promise.all(outcomes.map(outcomeText));
@@ -88,13 +88,17 @@ function joinableOf(pool: pg.Pool, b: PrincipalBatch, index: number, max: number
 async function runJoint(
   pool: pg.Pool,
   joint: readonly Joinable[],
+  genericPlans: boolean,
 ): Promise<Map<number, Outcome[]> | undefined> {
   try {
     return await withPooledClient(pool, async (client) => {
       const batch = segmentsFor(
         pool,
         client,
-        joint.map((j) => ({ prelude: guardedPrelude(j.principal, j.state), items: j.batched.statements })),
+        joint.map((j) => ({
+          prelude: guardedPrelude(j.principal, j.state, genericPlans),
+          items: j.batched.statements,
+        })),
       );
       const text = [
         ...batch.before,

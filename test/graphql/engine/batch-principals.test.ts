@@ -24,6 +24,7 @@ beforeAll(async () => {
     create function _marker(i item) returns text stable language sql as $$
       select coalesce(current_setting('app.marker', true), '') ||
              set_config('app.marker', 'seen by ' || (current_setting('request.jwt.claims', true)::jsonb ->> 'sub'), true) $$;
+    create function _plan_mode(i item) returns text stable language sql as $$ select current_setting('plan_cache_mode') $$;
     create role batch_late nologin;
     grant batch_late to current_user;
     grant usage on schema public, graphql to batch_late;
@@ -101,6 +102,28 @@ describe('resolveBatchesWithPoolText', () => {
     ]);
     expect(r.messages).toBe(1);
     expect(r.out).toEqual([await alone(user('u0'), sets, q), await alone(user('u2'), sets, q)]);
+  });
+
+  it('genericPlans: the batches run with generic plans only, in the joint message and alone', async () => {
+    const q = 'query Q($first: Int) { itemCollection(first: $first) { edges { node { planMode } } } }';
+    const modes = (texts: string[][]) =>
+      texts.flat().map((t) => JSON.parse(t).data.itemCollection.edges[0].node.planMode as string);
+    const batches = [user('u0'), user('u1')].map((principal) => ({
+      principal,
+      reqs: [{ query: q, variables: { first: 1 } }],
+    }));
+    expect(modes(await resolveBatchesWithPoolText(pool, batches))).toEqual(['auto', 'auto']);
+    expect(modes(await resolveBatchesWithPoolText(pool, batches, { genericPlans: true }))).toEqual([
+      'force_generic_plan',
+      'force_generic_plan',
+    ]);
+    // One batch goes alone (resolveBatchWithPoolText's path), with its two sets.
+    const alone = await resolveBatchesWithPoolText(
+      pool,
+      [{ principal: user('u2'), reqs: [1, 2].map((first) => ({ query: q, variables: { first } })) }],
+      { genericPlans: true },
+    );
+    expect(modes(alone)).toEqual(['force_generic_plan', 'force_generic_plan']);
   });
 
   it('a batch that fails and one whose role has no catalog yet: each answered as alone, the others too', async () => {

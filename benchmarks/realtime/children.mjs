@@ -13,6 +13,11 @@ export function forkChild(file, env = {}) {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     serialization: 'advanced',
+    // BENCH_RT_PROF_DIR: the server writes a V8 CPU profile (.cpuprofile) there when it stops.
+    execArgv:
+      file === 'server.mjs' && process.env.BENCH_RT_PROF_DIR
+        ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_RT_PROF_DIR}`]
+        : process.execArgv,
   });
   started.add(child);
   child.once('exit', () => started.delete(child));

@@ -3,7 +3,7 @@
 // the web console (dist/console/app, scripts/build-console.mjs) when a file under console/ is, and
 // the function template's Deno packages (dist/deno-seed, scripts/seed-deno-cache.mjs) when missing.
 import { execSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildConsole } from './build-console.mjs';
@@ -26,8 +26,12 @@ generateEngineSql();
 
 const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
 const changed = Math.max(newest(join(root, 'src')), statSync(join(root, 'tsconfig.json')).mtimeMs);
-if (process.argv.includes('--force') || changed > built) {
+const force = process.argv.includes('--force');
+if (force || changed > built) {
   const t0 = Date.now();
+  // Forced: everything is emitted again (tsc's incremental state would skip a dist file removed or
+  // edited since the last build, its source being unchanged).
+  if (force) rmSync(join(root, 'dist', '.tsbuildinfo'), { force: true });
   process.stderr.write(
     `strata: compiling TypeScript to dist/ (${built ? 'sources changed' : 'first run'}) …\n`,
   );
@@ -49,7 +53,7 @@ const consoleChanged = Math.max(
   newest(join(root, 'console')),
   statSync(join(root, 'scripts', 'build-console.mjs')).mtimeMs,
 );
-if (process.argv.includes('--force') || consoleChanged > consoleBuilt) {
+if (force || consoleChanged > consoleBuilt) {
   const t0 = Date.now();
   process.stderr.write('strata: bundling the web console to dist/console/app …\n');
   await buildConsole();

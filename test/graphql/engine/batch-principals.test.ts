@@ -5,8 +5,9 @@
  * no catalog yet are answered alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
-import { SAMPLE_SCHEMA, setupEnv, type Env } from './harness.js';
+import type pg from 'pg';
+import { SAMPLE_SCHEMA, ownedItems, setupEnv, type Env } from './harness.js';
+import { recordingPool } from './wire-tap.js';
 import { resolveBatchesWithPoolText, resolveWithPoolText } from '../../../src/graphql/engine.js';
 
 let env: Env;
@@ -14,12 +15,7 @@ let pool: pg.Pool;
 const sent: string[] = [];
 
 beforeAll(async () => {
-  env = await setupEnv(`${SAMPLE_SCHEMA}
-    create table item (id serial primary key, name text not null, owner text);
-    insert into item (name, owner) select 'item' || n, 'u' || (n % 3) from generate_series(1, 12) n;
-    alter table item enable row level security;
-    create policy mine on item for select to authenticated
-      using (owner = current_setting('request.jwt.claims', true)::jsonb ->> 'sub');
+  env = await setupEnv(`${SAMPLE_SCHEMA}${ownedItems(12)}
     -- What an earlier transaction of the message set would show here (it must not).
     create function _marker(i item) returns text stable language sql as $$
       select coalesce(current_setting('app.marker', true), '') ||
@@ -31,15 +27,7 @@ beforeAll(async () => {
     grant select on all tables in schema public to anon, authenticated, batch_late;
     grant execute on all functions in schema public to anon, authenticated, batch_late;
   `);
-  pool = new pg.Pool({ connectionString: env.db.url, max: 2 });
-  pool.on('connect', (c) => {
-    const q = c.query.bind(c) as (...a: unknown[]) => unknown;
-    (c as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
-      const first = a[0] as string | { text: string };
-      sent.push(typeof first === 'string' ? first : first.text);
-      return q(...a);
-    };
-  });
+  pool = recordingPool(env.db.url, sent);
 });
 afterAll(async () => {
   await pool.end();

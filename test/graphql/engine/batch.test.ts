@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { SAMPLE_SCHEMA, setupEnv, type Env } from './harness.js';
-import { statementsOf } from './wire-tap.js';
+import { SAMPLE_SCHEMA, ownedItems, setupEnv, type Env } from './harness.js';
+import { recordingPool, statementsOf } from './wire-tap.js';
 import { resolveBatchWithPoolText, resolveWithPoolText } from '../../../src/graphql/engine.js';
 import { lateralSql } from '../../../src/graphql/execute/batch-statements.js';
 import { stopPreparing } from '../../../src/graphql/execute/prepared.js';
@@ -16,12 +16,7 @@ let pool: pg.Pool;
 const sent: string[] = [];
 
 beforeAll(async () => {
-  env = await setupEnv(`${SAMPLE_SCHEMA}
-    create table item (id serial primary key, name text not null, owner text);
-    insert into item (name, owner) select 'item' || n, 'u' || (n % 3) from generate_series(1, 30) n;
-    alter table item enable row level security;
-    create policy mine on item for select to authenticated
-      using (owner = current_setting('request.jwt.claims', true)::jsonb ->> 'sub');
+  env = await setupEnv(`${SAMPLE_SCHEMA}${ownedItems(30)}
     grant select on all tables in schema public to anon, authenticated;
     grant insert on blog to anon;
     grant usage on all sequences in schema public to anon;
@@ -29,15 +24,7 @@ beforeAll(async () => {
       begin perform pg_sleep(0.05); return v; end $$;
     grant execute on all functions in schema public to anon, authenticated;
   `);
-  pool = new pg.Pool({ connectionString: env.db.url, max: 2 });
-  pool.on('connect', (c) => {
-    const q = c.query.bind(c) as (...a: unknown[]) => unknown;
-    (c as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
-      const first = a[0] as string | { text: string };
-      sent.push(typeof first === 'string' ? first : first.text);
-      return q(...a);
-    };
-  });
+  pool = recordingPool(env.db.url, sent);
 });
 afterAll(async () => {
   await pool.end();

@@ -55,6 +55,15 @@ insert into post (blog_id, title, status) values (1, 'p1', 'published'), (1, 'p2
 insert into profile (account_id, bio) values (1, 'hello');
 `;
 
+/** `n` items owned by u0, u1, u2 in turn, each visible to the `authenticated` user whose `sub` owns it. */
+export const ownedItems = (n: number) => `
+create table item (id serial primary key, name text not null, owner text);
+insert into item (name, owner) select 'item' || n, 'u' || (n % 3) from generate_series(1, ${n}) n;
+alter table item enable row level security;
+create policy mine on item for select to authenticated
+  using (owner = current_setting('request.jwt.claims', true)::jsonb ->> 'sub');
+`;
+
 export interface Env {
   db: TestDatabase;
   client: pg.Client;

@@ -15,6 +15,20 @@ export function countingPool(url: string, count: () => void): pg.Pool {
   return pool;
 }
 
+/** A pool of two clients on `url` that records the SQL text of every `query` call (one round trip) in `sent`. */
+export function recordingPool(url: string, sent: string[]): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  pool.on('connect', (c) => {
+    const q = c.query.bind(c) as (...a: unknown[]) => unknown;
+    (c as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
+      const first = a[0] as string | { text: string };
+      sent.push(typeof first === 'string' ? first : first.text);
+      return q(...a);
+    };
+  });
+  return pool;
+}
+
 /** Records the SQL text of every simple-query ('Q') and parse ('P') message written to the socket. */
 export function tap(client: Env['client'], sent: string[]) {
   const stream = (client as unknown as { connection: { stream: { write: (...a: unknown[]) => boolean } } })

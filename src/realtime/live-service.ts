@@ -38,6 +38,8 @@ export class LiveService {
   private readonly changeHubs = new Map<unknown, ChangeStreams>();
   /** Each project database's change feed, by its pool (live queries and change streams share it). */
   private readonly feeds = new Map<unknown, DatabaseFeed>();
+  /** Retired feeds still stopping (their slots being dropped): close() waits for them too. */
+  private readonly retiring = new Set<Promise<void>>();
 
   constructor(
     readonly config: RealtimeConfig,
@@ -180,7 +182,7 @@ export class LiveService {
     await Promise.all([...hubs.map((h) => h.close()), ...changeHubs.map((h) => h.close())]);
     const feeds = [...this.feeds.values()];
     this.feeds.clear();
-    await Promise.all(feeds.map((f) => f.close()));
+    await Promise.all([...feeds.map((f) => f.close()), ...this.retiring]);
   }
 
   /** The project database's change feed (started by its first listener). */
@@ -200,7 +202,11 @@ export class LiveService {
   /** A retired hub's feed (its pool closed: the project is gone or changed) is forgotten and stopped. */
   private retireFeed(pool: unknown, feed: DatabaseFeed): void {
     if (this.feeds.get(pool) === feed) this.feeds.delete(pool);
-    void feed.close();
+    const closing: Promise<void> = feed
+      .close()
+      .catch(() => {})
+      .finally(() => this.retiring.delete(closing));
+    this.retiring.add(closing);
   }
 
   private changesOf(project: ProjectContext): ChangeStreams {

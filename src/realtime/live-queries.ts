@@ -42,6 +42,12 @@ export interface LiveQueryStats {
   skipped: number;
   /** Visibility probes asked (visibility-probe.ts). */
   probes: number;
+  /**
+   * Refreshes that could not narrow what they ran: everything ran (the safety refresh, a schema
+   * change), or a snapshot was not yet seen to hold their commits (no probes applied; the sets
+   * they re-ran run once more at a settle pass, refresh-queue.ts).
+   */
+  broad: number;
   /** Databases whose live queries are refreshed by logical replication rather than polled. */
   feeds: number;
 }
@@ -67,7 +73,7 @@ export const PROJECT_CHANGED_MESSAGE =
 export class LiveQueries {
   private groups = new Map<string, Group>();
   private subscriberCount = 0;
-  private counts = { executions: 0, refreshedSets: 0, skipped: 0, probes: 0 };
+  private counts = { executions: 0, refreshedSets: 0, skipped: 0, probes: 0, broad: 0 };
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
   private again = false;
@@ -406,6 +412,7 @@ export class LiveQueries {
       work.newest = Math.max(work.newest, more.newest);
       if (more.commits.length) seen = false;
     }
+    if (work.all || (work.commits.length && !seen)) this.counts.broad++;
     if (!runs || work.all) {
       runs = this.collect(work);
       probes = undefined;

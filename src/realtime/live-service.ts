@@ -157,6 +157,7 @@ export class LiveService {
       refreshedSets: 0,
       skipped: 0,
       probes: 0,
+      broad: 0,
       feeds: 0,
     };
     const fields = Object.keys(out) as (keyof LiveQueryStats)[];

@@ -31,15 +31,18 @@ const FUNCTIONS: Record<string, string> = {
     for (let i = 0; i < bytes.length; i += 4096) bytes[i] = 1;
     return Response.json({ bytes: bytes.length });
   });`,
-  // Answers at once, then grows in the background (no request in flight).
+  // Answers at once, then grows in the background (no request in flight). The work starts a second
+  // later: the answer is written by the same thread, which a busy loop would hold up on a loaded
+  // machine (the request would then end with the worker, 546, rather than answer).
   background: `const keep = [];
   Deno.serve(() => {
-    setTimeout(() => { for (let i = 0; i < 6; i++) keep.push(new Uint8Array(100 * 1024 * 1024).fill(1)); }, 50);
+    setTimeout(() => { for (let i = 0; i < 6; i++) keep.push(new Uint8Array(100 * 1024 * 1024).fill(1)); }, 1000);
     return Response.json({ pid: Deno.pid });
   });`,
-  // Answers at once, then busy-loops in the background for 2 minutes (no request in flight).
+  // Answers at once, then busy-loops in the background for 2 minutes (no request in flight; from a
+  // second later, as above).
   spin: `Deno.serve(() => {
-    setTimeout(() => { const end = Date.now() + 120_000; while (Date.now() < end) {} }, 50);
+    setTimeout(() => { const end = Date.now() + 120_000; while (Date.now() < end) {} }, 1000);
     return new Response('answered');
   });`,
   // Within the limit: 20 MiB of buffers answers normally.

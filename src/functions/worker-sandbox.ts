@@ -32,8 +32,11 @@ export function ensureTraversable(dir: string): void {
 }
 
 /**
- * Bytes the files under `dir` occupy on disk (allocated blocks: a sparse file counts what it
- * really uses), each folder entry counted as a block too; stops counting once over `stopAt`.
+ * Bytes the files under `dir` hold on disk: a file's allocated blocks (a sparse file counts what it
+ * really uses) but no more than its size in whole 4 KiB blocks — the blocks the file system adds
+ * for its own bookkeeping (an extent tree when the free space was fragmented) are not the
+ * function's, and a file of exactly the per-file limit must not count as over the folder's; each
+ * entry counts as a block at least. Stops counting once over `stopAt`.
  */
 export function folderUsage(dir: string, stopAt: number): number {
   let total = 0;
@@ -50,7 +53,9 @@ export function folderUsage(dir: string, stopAt: number): number {
       const path = join(d, name);
       try {
         const st = lstatSync(path);
-        total += Math.max(st.blocks * 512, 4096);
+        const allocated = st.blocks * 512;
+        const used = st.isFile() ? Math.min(allocated, Math.ceil(st.size / 4096) * 4096) : allocated;
+        total += Math.max(used, 4096);
         if (st.isDirectory()) stack.push(path);
       } catch {}
       if (total > stopAt) return total;

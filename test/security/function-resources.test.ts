@@ -145,13 +145,13 @@ describe('CPU: background work after the answer has the same budget', () => {
 describe('temp space is bounded per worker', () => {
   it('a file larger than the temp space fails to write inside the function (EFBIG), the worker goes on', async () => {
     const r = await call('tmp', '?mb=64');
-    expect(r.status).toBe(200);
+    expect(r.status, await r.clone().text()).toBe(200);
     const body = await r.json();
     expect(body.error).toMatch(/File too large|os error 27/);
     expect(body.written).toBeLessThanOrEqual(32 * 1024 * 1024);
     // The same worker still answers.
     const again = await call('tmp', '?mb=1');
-    expect(again.status).toBe(200);
+    expect(again.status, await again.clone().text()).toBe(200);
     expect((await again.json()).error).toBeNull();
   });
 

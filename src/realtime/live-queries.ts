@@ -18,7 +18,8 @@ import { opaqueScope, type SetScope } from './read-set.js';
 import { RefreshQueue } from './refresh-queue.js';
 import { GroupIndex } from './relevance.js';
 import { publish, runGroups } from './run-groups.js';
-import { applyProbes, askProbes, planProbes, type ProbePlan } from './visibility-probe.js';
+import { ProbeAnswers } from './probe-answers.js';
+import { applyProbes, askProbes, keepAnswers, planProbes, type ProbePlan } from './visibility-probe.js';
 import { Scopes } from './scopes.js';
 import { checkedOf, checkNow, checkStatement, type Checked } from './snapshot-check.js';
 import { Subscriber } from './subscriber.js';
@@ -74,6 +75,8 @@ export class LiveQueries {
   private groups = new Map<string, Group>();
   private subscriberCount = 0;
   private counts = { executions: 0, refreshedSets: 0, skipped: 0, probes: 0, broad: 0 };
+  /** Probe answers of steady tables, kept across refreshes (probe-answers.ts). */
+  private readonly answers = new ProbeAnswers();
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
   private again = false;
@@ -270,6 +273,7 @@ export class LiveQueries {
    * most one refresh per gap rather than one per commit.
    */
   private onCommit(commit: Commit): void {
+    this.answers.forget(commit);
     if (!this.groups.size) return;
     this.queue.commit(commit);
     this.request();
@@ -334,6 +338,7 @@ export class LiveQueries {
   /** The schema changed: every member's scope again, and the groups they make now. */
   private async rebuild(): Promise<void> {
     this.stale = false;
+    this.answers.clear();
     const before = this.members();
     const scopes = await Promise.all(
       before.map((m) => this.scopes.scopeOf(m.principal, m.request).catch(() => opaqueScope())),
@@ -395,7 +400,7 @@ export class LiveQueries {
       const known = xids.filter((x): x is number => x !== undefined);
       if (!this.stale && !work.all) {
         runs = this.collect(work);
-        probes = runs.size ? planProbes(runs, work.commits) : undefined;
+        probes = runs.size ? planProbes(runs, work.commits, this.answers) : undefined;
       }
       const { checked, plan } = await this.check(known, probes);
       probes = plan;
@@ -417,7 +422,10 @@ export class LiveQueries {
       runs = this.collect(work);
       probes = undefined;
     }
-    if (seen && probes) applyProbes(runs, probes);
+    if (seen && probes) {
+      applyProbes(runs, probes);
+      keepAnswers(probes, this.answers);
+    }
     if (work.commits.length) {
       let total = 0;
       for (const g of this.groups.values()) total += g.sets.size;

@@ -67,6 +67,12 @@ export interface PolicyFacts {
    * (visibility-probe.ts). 'all' for a whole-row reference.
    */
   ownColumns: Set<string> | 'all';
+  /**
+   * Its answer for a row is a function of the row's values, the claims and the tables it reads:
+   * no clock, setting other than through the claim readers, sequence or other non-immutable
+   * function (STEADY_SQL). A probe's answer may then be kept (visibility-probe.ts).
+   */
+  steady: boolean;
 }
 
 export interface ScopeFacts {
@@ -78,6 +84,41 @@ export interface ScopeFacts {
   /** Per table oid, the SELECT policies that apply to the role (only tables with RLS enabled). */
   policies: Map<number, PolicyFacts[]>;
 }
+
+/**
+ * Whether a policy's expression gives the same answer for the same row values, claims and tables
+ * (PolicyFacts.steady), read from its node tree (pg_policy.polqual as text): every function
+ * it calls, directly or through an operator, an aggregate or a window, is immutable or one of the
+ * platform's claim readers (auth.uid/role/jwt/email, owned by a superuser); no SQL value function
+ * (CURRENT_TIMESTAMP, CURRENT_USER…), sequence, TABLESAMPLE or row comparison; and every type a
+ * value takes, reads or is cast to has immutable input and output functions (a cast through text
+ * runs them: timestamptz's depend on the time zone; an array's are its element type's). Names in
+ * the tree (a column's) can only add checks, never hide a node. The comparisons of a subquery's
+ * ORDER BY or GROUP BY (`:sortop`, `:eqop`) are not looked at: the built-in types' are immutable.
+ */
+const STEADY_SQL = `(p.polqual::text !~ '[{](SQLVALUEFUNCTION|NEXTVALUEEXPR|CURRENTOFEXPR|TABLESAMPLECLAUSE|ROWCOMPAREEXPR) '
+    and not exists (
+      select 1 from regexp_matches(p.polqual::text, ':(?:funcid|opfuncid|aggfnoid|winfnoid|hashfuncid|negfuncid) ([0-9]+)', 'g') m(f)
+        left join pg_proc pr on pr.oid = m.f[1]::oid
+        left join pg_namespace pn on pn.oid = pr.pronamespace
+        left join pg_roles o on o.oid = pr.proowner
+       where m.f[1]::oid <> 0
+         and not (pr.provolatile is not distinct from 'i'
+                  or (pn.nspname = 'auth' and pr.pronargs = 0 and o.rolsuper
+                      and pr.proname in ('uid', 'role', 'jwt', 'email'))))
+    and not exists (
+      select 1 from regexp_matches(p.polqual::text, ':opno ([0-9]+)', 'g') m(f)
+        left join pg_operator op on op.oid = m.f[1]::oid
+        left join pg_proc pr on pr.oid = op.oprcode
+       where pr.provolatile is distinct from 'i')
+    and not exists (
+      select 1 from regexp_matches(p.polqual::text, ':(?:resulttype|consttype|vartype|funcresulttype|opresulttype|type|typeId|casetype|coalescetype|minmaxtype|array_typeid|element_typeid|row_typeid) ([0-9]+)', 'g') m(t)
+        left join pg_type ty on ty.oid = m.t[1]::oid
+        left join pg_type el on el.oid = case when ty.typinput = 'pg_catalog.array_in'::pg_catalog.regproc then ty.typelem end
+        left join pg_proc i on i.oid = coalesce(el.typinput, ty.typinput)
+        left join pg_proc o on o.oid = coalesce(el.typoutput, ty.typoutput)
+       where m.t[1]::oid <> 0
+         and (i.provolatile is distinct from 'i' or o.provolatile is distinct from 'i')))`;
 
 const FACTS_SQL = (role: string) => `select json_build_object(
   'version', graphql.get_schema_version(),
@@ -106,7 +147,8 @@ const FACTS_SQL = (role: string) => `select json_build_object(
           d.refobjsubid,
           (select a.attname from pg_attribute a
             where d.refclassid = 'pg_class'::regclass and a.attrelid = d.refobjid and a.attnum = d.refobjsubid))), '[]')
-         from pg_depend d where d.classid = 'pg_policy'::regclass and d.objid = p.oid and d.deptype = 'n'))), '[]')
+         from pg_depend d where d.classid = 'pg_policy'::regclass and d.objid = p.oid and d.deptype = 'n'),
+      ${STEADY_SQL})), '[]')
     from pg_policy p join pg_class c on c.oid = p.polrelid
    where c.relrowsecurity and p.polcmd in ('r', '*') and p.polqual is not null
      and exists (select 1 from unnest(p.polroles) pr(oid)
@@ -119,7 +161,7 @@ interface Raw {
   bypass: boolean;
   relations: [number, string, string, string, boolean, [string, number, boolean][], string[]][];
   inherits: [number, number][];
-  policies: [number, string, RawDep[]][];
+  policies: [number, string, RawDep[], boolean][];
 }
 
 /** One dependency of a policy: the table it reads, a claim-reading platform function, or unknown. */
@@ -192,8 +234,14 @@ export async function loadScopeFacts(pool: pg.Pool, role: string): Promise<Scope
       isChild: childOids.has(oid),
     });
   const policies = new Map<number, PolicyFacts[]>();
-  for (const [relid, qual, deps] of raw.policies) {
-    const p: PolicyFacts = { opaque: false, claims: new Set(), tables: [], ownColumns: new Set() };
+  for (const [relid, qual, deps, steady] of raw.policies) {
+    const p: PolicyFacts = {
+      opaque: false,
+      claims: new Set(),
+      tables: [],
+      ownColumns: new Set(),
+      steady: steady === true,
+    };
     for (const d of deps) {
       depOf(d, p);
       const [cls, oid, , , , subid, column] = d;

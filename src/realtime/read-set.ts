@@ -54,6 +54,13 @@ export interface ProbeTarget {
   claims: Set<string>;
   /** The columns its own policies read (PolicyFacts.ownColumns, over all of them). */
   policyColumns: Set<string> | 'all';
+  /**
+   * Set when a row's visibility is a function of its policy columns' values, the claims and the
+   * tables listed (every policy on the way steady, none reading the table's other rows, no
+   * inheritance children, known columns): a probe's answer then holds for any row of the same
+   * values until one of those tables changes (visibility-probe.ts ProbeAnswers).
+   */
+  steady?: { columns: string[]; dependsOn: Set<string> };
 }
 
 /** The scope when nothing is known: every commit, every claim. */
@@ -67,6 +74,8 @@ class Walk {
   /** The relations read directly (not as a descendant): the candidates for a probe. */
   readonly read = new Set<number>();
   claims: ClaimsRead = new Set();
+  /** Every policy met was steady (PolicyFacts.steady). */
+  steady = true;
   private readonly visited = new Set<number>();
   constructor(private readonly facts: ScopeFacts) {}
 
@@ -102,6 +111,7 @@ class Walk {
         return;
       }
       this.claims = unionClaims(this.claims, p.claims);
+      if (!p.steady) this.steady = false;
       for (const t of p.tables) this.table(t);
     }
   }
@@ -236,14 +246,28 @@ export function probeTargetOf(facts: ScopeFacts, oid: number): ProbeTarget | und
     if (p.ownColumns === 'all') policyColumns = 'all';
     else if (policyColumns !== 'all') for (const c of p.ownColumns) policyColumns.add(c);
   }
-  return {
-    table: tableKey(rel.schema, rel.name),
+  const table = tableKey(rel.schema, rel.name);
+  const target: ProbeTarget = {
+    table,
     schema: rel.schema,
     name: rel.name,
     key,
     claims: w.claims,
     policyColumns,
   };
+  // What the policies read, apart from the row itself: the answer is kept only while it stays.
+  const reads = new Walk(facts);
+  reads.policies(rel);
+  if (
+    policyColumns !== 'all' &&
+    reads.steady &&
+    !reads.any &&
+    !rel.descendants.length &&
+    !reads.tables.has(table) &&
+    [...policyColumns].every((c) => rel.columns.has(c))
+  )
+    target.steady = { columns: [...policyColumns].sort(), dependsOn: reads.tables };
+  return target;
 }
 
 /** The scope of a compiled live query under `facts`. */

@@ -24,6 +24,7 @@ import { toArrayLiteral } from '../graphql/plan/values.js';
 import { tableKey, type Commit } from './change-feed.js';
 import { pickClaims, type Group, type VarSet } from './live-groups.js';
 import { EXACT_COLUMN_TYPES } from './policy-facts.js';
+import { valuesKey, type ProbeAnswers } from './probe-answers.js';
 import type { ProbeTarget } from './read-set.js';
 
 /** Probes per round trip (each two statements of one simple-protocol message). */
@@ -93,12 +94,21 @@ interface Probe {
   sql: string;
   params: string[];
   visible?: boolean;
+  /** The rows asked, by position (1-based) in the statement's lists: those it answered visible. */
+  seen?: Set<number>;
+  /** Where its answers are kept (a steady table): the key of each row asked, in order. */
+  keep?: {
+    table: string;
+    target: NonNullable<ProbeTarget['steady']>;
+    keys: (string | undefined)[];
+    askedAt: number;
+  };
 }
 
 /**
- * `select exists(...)` for the rows' keys, as one statement text per table (its key lists are
- * parameters: a prepared statement serves every probe of the table); undefined when a row lacks a
- * key value.
+ * The positions of the rows (in the key lists) that the principal can see, as one statement text
+ * per table (its key lists are parameters: a prepared statement serves every probe of the table);
+ * undefined when a row lacks a key value.
  */
 function probeSql(target: ProbeTarget, rows: readonly Row[]): { sql: string; params: string[] } | undefined {
   const lists: string[][] = target.key.map(() => []);
@@ -115,12 +125,13 @@ function probeSql(target: ProbeTarget, rows: readonly Row[]): { sql: string; par
   }
   const table = `${quoteIdent(target.schema)}.${quoteIdent(target.name)}`;
   const columns = target.key.map((k) => quoteIdent(k.column));
-  const where =
-    columns.length === 1
-      ? `${columns[0]} = any($1::${casts[0]}[])`
-      : `(${columns.join(', ')}) in (select * from unnest(${casts.map((c, i) => `$${i + 1}::${c}[]`).join(', ')}))`;
+  const keys = columns.map((_, i) => `k.k${i}`);
+  const match =
+    columns.length === 1 ? `${columns[0]} = ${keys[0]}` : `(${columns.join(', ')}) = (${keys.join(', ')})`;
   return {
-    sql: `select exists (select 1 from ${table} where ${where}) as visible`,
+    sql:
+      `select coalesce(pg_catalog.array_agg(k.n), '{}') as visible from unnest(${casts.map((c, i) => `$${i + 1}::${c}[]`).join(', ')})` +
+      ` with ordinality as k(${keys.map((_, i) => `k${i}`).join(', ')}, n) where exists (select 1 from ${table} where ${match})`,
     params: lists.map((l) => toArrayLiteral(l)),
   };
 }
@@ -174,7 +185,13 @@ async function ask(
       // The preface, the prepares, begin, then per probe its settings and itself.
       const first = lead.length + batch.before.length + 1;
       chunk.forEach((p, j) => {
-        p.visible = results[first + j * 2 + 1]?.rows[0]?.visible !== false;
+        const seen: unknown = results[first + j * 2 + 1]?.rows[0]?.visible;
+        // Not the answer this asks for: visible, as when nothing is known.
+        if (!Array.isArray(seen)) p.visible = true;
+        else {
+          p.seen = new Set(seen.map(Number));
+          p.visible = p.seen.size > 0;
+        }
       });
       return true;
     }).catch(() => false);
@@ -191,9 +208,15 @@ export interface ProbePlan {
 
 /**
  * The probes that could leave groups of `runs` alone (see above); undefined when there are none.
- * Ask them with askProbes once the commits are seen in a snapshot, then applyProbes.
+ * Ask them with askProbes once the commits are seen in a snapshot, then applyProbes (and
+ * keepAnswers). A steady table's rows whose answer `answers` holds are not asked again: a probe
+ * all of whose rows are known is answered without asking.
  */
-export function planProbes(runs: Map<Group, Set<VarSet>>, commits: readonly Commit[]): ProbePlan | undefined {
+export function planProbes(
+  runs: Map<Group, Set<VarSet>>,
+  commits: readonly Commit[],
+  answers?: ProbeAnswers,
+): ProbePlan | undefined {
   const changes = changesOf(commits);
   if (!changes) return undefined;
   const probes = new Map<string, Probe>();
@@ -216,12 +239,9 @@ export function planProbes(runs: Map<Group, Set<VarSet>>, commits: readonly Comm
         let probe = probes.get(key);
         if (!probe) {
           if (!probeable(change.rows, target)) continue groups;
-          const statement = probeSql(
-            target,
-            change.rows.map((r) => r.new),
-          );
-          if (statement === undefined) continue groups;
-          probe = { principal: group.principal, ...statement };
+          const made = makeProbe(group, target, key, set.scope.version, change.rows, answers);
+          if (made === undefined) continue groups;
+          probe = made;
           probes.set(key, probe);
         }
         mine.set(key, probe);
@@ -229,7 +249,63 @@ export function planProbes(runs: Map<Group, Set<VarSet>>, commits: readonly Comm
     }
     if (mine.size) candidates.push({ group, probes: [...mine.values()] });
   }
-  return candidates.length ? { probes: [...probes.values()], candidates } : undefined;
+  const asked = [...probes.values()].filter((p) => p.visible === undefined);
+  return candidates.length ? { probes: asked, candidates } : undefined;
+}
+
+/**
+ * A table's probe for one principal: its rows' answers from `answers` where the table is steady
+ * (answered without asking when they are all known), the statement for the rest.
+ */
+function makeProbe(
+  group: Group,
+  target: ProbeTarget,
+  key: string,
+  version: number | undefined,
+  rows: readonly { new: Row }[],
+  answers: ProbeAnswers | undefined,
+): Probe | undefined {
+  let ask = rows.map((r) => r.new);
+  let keep: Probe['keep'];
+  if (answers && target.steady && version !== undefined) {
+    const steady = target.steady;
+    const askedAt = answers.watch(target.table, steady);
+    const prefix = JSON.stringify([version, key]);
+    const keys = ask.map((row) => {
+      const values = valuesKey(row, steady.columns);
+      return values === undefined ? undefined : `${prefix}${values}`;
+    });
+    const known = keys.map((k) => (k === undefined ? undefined : answers.get(target.table, k)));
+    if (known.some((v) => v === true))
+      return { principal: group.principal, sql: '', params: [], visible: true };
+    const unknown = ask.flatMap((_, i) => (known[i] === undefined ? [i] : []));
+    if (!unknown.length) return { principal: group.principal, sql: '', params: [], visible: false };
+    ask = unknown.map((i) => ask[i] as Row);
+    keep = {
+      table: target.table,
+      target: steady,
+      keys: unknown.map((i) => keys[i]),
+      askedAt,
+    };
+  }
+  const statement = probeSql(target, ask);
+  if (statement === undefined) return undefined;
+  return { principal: group.principal, ...statement, keep };
+}
+
+/**
+ * Keeps the answers of a plan's probes of steady tables (call once the snapshot the probes ran in
+ * was seen to hold the commits, as for applyProbes): per key, visible when any row of it was.
+ */
+export function keepAnswers(plan: ProbePlan, answers: ProbeAnswers): void {
+  for (const p of plan.probes) {
+    if (!p.keep || !p.seen) continue;
+    const byKey = new Map<string, boolean>();
+    p.keep.keys.forEach((k, i) => {
+      if (k !== undefined) byKey.set(k, (byKey.get(k) ?? false) || (p.seen as Set<number>).has(i + 1));
+    });
+    for (const [k, visible] of byKey) answers.keep(p.keep.table, p.keep.target, k, visible, p.keep.askedAt);
+  }
 }
 
 /**

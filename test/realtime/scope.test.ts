@@ -6,6 +6,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'graphql-ws';
+import pg from 'pg';
+import { loadScopeFacts } from '../../src/realtime/policy-facts.js';
 import { signJwt } from '../../src/auth/jwt.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import type { TestPlatform } from '../support/platform.js';
@@ -402,13 +404,50 @@ describe('rows a group cannot see', () => {
     await stopAll([acme, globex]);
   });
 
+  it('answers kept: another row of the same policy values is not probed again; a change to a table the policy reads asks again', async () => {
+    const posts =
+      'subscription { postCollection(orderBy: [{id: AscNullsLast}]) { edges { node { body } } } }';
+    const bodies = (r: Json): string[] => edges(r, 'postCollection').map((n: Json) => n.body);
+    const u1 = subscribe(await as(member('u1', 'acme')), posts);
+    const u7 = subscribe(await as(member('u7', 'acme')), posts);
+    await ready([u1, u7]);
+    // Answers are kept only from a refresh whose snapshot saw its commit (not a broad one).
+    let kept = false;
+    for (let i = 0; i < 5 && !kept; i++) {
+      const ran = await runs(`insert into public.post (org, body) values ('acme', 'kept ${i}')`);
+      kept = !ran.broad && ran.probes >= 2;
+    }
+    expect(kept).toBe(true);
+    const again = await runs(`insert into public.post (org, body) values ('acme', 'kept again')`);
+    if (!again.broad) {
+      expect(again.probes).toBe(0);
+      expectRan(again, 1, 2);
+    }
+    await u1.until((r) => bodies(r).includes('kept again'));
+    for (const r of u7.results) expect(bodies(r)).toEqual([]);
+    // membership is what post's policy reads: u7 joining acme drops the answers.
+    await runs(`insert into public.membership values ('u7', 'acme')`);
+    await u7.until((r) => bodies(r).includes('kept again'));
+    const after = await runs(`insert into public.post (org, body) values ('acme', 'after joining')`);
+    expect(after.probes).toBeGreaterThanOrEqual(2);
+    expectRan(after, 2, 2);
+    await u7.until((r) => bodies(r).includes('after joining'));
+    await u1.until((r) => bodies(r).includes('after joining'));
+    await sql(project, `delete from public.membership where member = 'u7'`);
+    await u7.until((r) => bodies(r).length === 0);
+    await sql(project, `delete from public.post where body like 'kept %' or body = 'after joining'`);
+    await stopAll([u1, u7]);
+  });
+
   it('a composite key of array-literal characters: probed (prepared from the second time), seen by its org only', async () => {
+    // The claims read through current_setting (a stable function): answers are not kept, every
+    // insert is probed.
     await sql(
       project,
       `create table public.pair (k text, n int, org text not null, note text, primary key (k, n));
        alter table public.pair enable row level security;
        create policy by_org on public.pair for select to authenticated
-         using (org = auth.jwt() -> 'app_metadata' ->> 'org_id');
+         using (org = current_setting('request.jwt.claims', true)::jsonb -> 'app_metadata' ->> 'org_id');
        grant select on public.pair to authenticated;`,
     );
     const q = 'subscription { pairCollection { edges { node { note } } } }';
@@ -570,5 +609,41 @@ describe('who shares a group', () => {
       `alter policy org_members on public.message using (org = auth.jwt() -> 'app_metadata' ->> 'org_id')`,
     );
     await stopAll([s1, s2]);
+  });
+});
+
+describe('steady policies (answers may be kept)', () => {
+  const cases: [string, string, boolean][] = [
+    ['a claim', "org = auth.jwt() -> 'app_metadata' ->> 'org_id'", true],
+    ['a list and a cast through text', "room_id in (1, 2, 3) and (auth.jwt() ->> 'lvl')::int > 2", true],
+    [
+      'a subquery on another table',
+      "room_id in (select r.id from public.room r where r.title = auth.jwt() ->> 'sub')",
+      true,
+    ],
+    ['the clock', "org = auth.jwt() ->> 'org' and pg_catalog.now() > '2000-01-01'", false],
+    ['CURRENT_TIMESTAMP', "current_timestamp > '2000-01-01'::timestamptz", false],
+    ['a cast to timestamptz', "(auth.jwt() ->> 'since')::timestamptz < '2030-01-01'", false],
+    ['a setting read directly', "org = current_setting('request.jwt.claims', true)::jsonb ->> 'org'", false],
+    ['random()', 'random() > 0.5', false],
+    ['current_user', "current_user = 'authenticated'", false],
+  ];
+  it.each(cases)('%s', async (_name, using, steady) => {
+    await sql(
+      project,
+      `create table public.steady_t (id int primary key, room_id int, org text);
+       alter table public.steady_t enable row level security;
+       create policy p on public.steady_t for select to authenticated using (${using});`,
+    );
+    const pool = new pg.Pool({ connectionString: project.superuserUrl, max: 1 });
+    try {
+      const facts = await loadScopeFacts(pool, 'authenticated');
+      const { rows } = await pool.query("select 'public.steady_t'::regclass::oid::int as oid");
+      const [policy] = facts.policies.get(rows[0].oid) ?? [];
+      expect(policy?.steady).toBe(steady);
+    } finally {
+      await pool.end();
+      await sql(project, 'drop table public.steady_t');
+    }
   });
 });

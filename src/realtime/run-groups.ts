@@ -7,7 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import type { Group, VarSet } from './live-groups.js';
+import type { Principal } from '../db/with-role.js';
+import { pickClaims, type Group, type VarSet } from './live-groups.js';
 import { resolveBatchesWithPoolText } from '../graphql/engine.js';
 import { RawResult } from './raw-result.js';
 
@@ -32,8 +33,41 @@ export function publish(results: Ran[]): void {
   }
 }
 
-/** Most groups (each its own transaction) in one round trip. */
+/** Most groups in one round trip. */
 const GROUPS_PER_MESSAGE = 8;
+
+interface GroupRun {
+  g: Group;
+  sets: VarSet[];
+}
+
+/** Groups that run as one principal, in one transaction. */
+interface Bucket {
+  principal: Principal;
+  runs: GroupRun[];
+}
+
+/**
+ * The groups in buckets of one principal each: a group joins a bucket whose principal has the
+ * role and the values of the claims the group's key holds (its results are the same under it,
+ * live-groups.ts), else starts one with its own. An org's documents then run in one transaction
+ * of the org's claims rather than one per document.
+ */
+export function sharedPrincipals(runs: readonly GroupRun[]): Bucket[] {
+  const buckets: Bucket[] = [];
+  for (const r of runs) {
+    const claims = r.sets[0]?.scope.claims ?? 'all';
+    const want = JSON.stringify(pickClaims(r.g.principal.claims, claims));
+    const b = buckets.find(
+      (b) =>
+        b.principal.role === r.g.principal.role &&
+        JSON.stringify(pickClaims(b.principal.claims, claims)) === want,
+    );
+    if (b) b.runs.push(r);
+    else buckets.push({ principal: r.g.principal, runs: [r] });
+  }
+  return buckets;
+}
 
 /**
  * Runs the groups' sets, several groups per round trip (differing claims: each group its own
@@ -46,23 +80,38 @@ export async function runGroups(
   concurrency: number,
   counts: RunCounts,
 ): Promise<{ held: Ran[]; failed: VarSet[] }> {
-  const queue = [...runs].map(([g, sets]) => ({ g, sets: [...sets] }));
+  const buckets = sharedPrincipals([...runs].map(([g, sets]) => ({ g, sets: [...sets] })));
+  const count = buckets.reduce((n, b) => n + b.runs.length, 0);
   const held: Ran[] = [];
   const failed: VarSet[] = [];
-  const workers = Math.min(concurrency, queue.length);
+  const workers = Math.min(concurrency, count);
   // Spread over the workers: a small refresh is not one message while connections stand idle.
-  const perMessage = Math.max(
-    1,
-    Math.min(GROUPS_PER_MESSAGE, Math.ceil(queue.length / Math.max(1, workers))),
-  );
+  const perMessage = Math.max(1, Math.min(GROUPS_PER_MESSAGE, Math.ceil(count / Math.max(1, workers))));
+  // Whole buckets to a message while they fit (a bucket is one transaction), else a bucket's part.
+  const take = (): { bucket: Bucket; runs: GroupRun[] }[] => {
+    const out: { bucket: Bucket; runs: GroupRun[] }[] = [];
+    let n = 0;
+    while (buckets.length && n < perMessage) {
+      const b = buckets[0] as Bucket;
+      if (n && b.runs.length > perMessage - n) break;
+      const part = b.runs.splice(0, perMessage - n);
+      if (!b.runs.length) buckets.shift();
+      out.push({ bucket: b, runs: part });
+      n += part.length;
+    }
+    return out;
+  };
   const worker = async () => {
-    for (let next = queue.splice(0, perMessage); next.length; next = queue.splice(0, perMessage)) {
+    for (let taken = take(); taken.length; taken = take()) {
       // The project's pool was closed (deleted or moved project, new JWT secret): the caller retires.
       if (pool.ending) return;
-      const batches = next.map(({ g, sets }) => ({
-        principal: g.principal,
-        reqs: sets.map((s) => ({ query: g.query, operationName: g.operationName, variables: s.variables })),
-      }));
+      const next = taken.flatMap((t) => t.runs);
+      const batches = taken.flatMap(({ bucket, runs: part }) =>
+        part.map(({ g, sets }) => ({
+          principal: bucket.principal,
+          reqs: sets.map((s) => ({ query: g.query, operationName: g.operationName, variables: s.variables })),
+        })),
+      );
       for (const { sets } of next) counts.refreshedSets += sets.length;
       let texts: string[][];
       try {

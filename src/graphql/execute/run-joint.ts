@@ -1,9 +1,10 @@
 /**
  * resolveBatchesWithPoolText: several principals' batches (run-batch.ts) in one round trip, each
- * its own transaction of the one message — `<prepares>; begin; <prelude A>; <statements A>;
- * commit; begin; <prelude B>; …; commit` — so nothing a statement of one principal sets (a
- * transaction-local setting) reaches another's. Realtime's refresh sends the groups whose claims
- * differ this way.
+ * principal its own transaction of the one message — `<prepares>; begin; <prelude A>;
+ * <statements A>; commit; begin; <prelude B>; …; commit` — so nothing a statement of one principal
+ * sets (a transaction-local setting) reaches another's. Consecutive batches of the same principal
+ * (the same object) share their transaction and its prelude. Realtime's refresh sends the groups
+ * whose claims differ this way.
  *
  * Only batches ready to go are joined: their role's catalog is cached, every request is a query
  * that needs SQL (no errors before it, nothing refused). Any other batch, and every batch of a joint
@@ -91,13 +92,20 @@ async function runJoint(
   genericPlans: boolean,
 ): Promise<Map<number, Outcome[]> | undefined> {
   try {
+    // Runs of consecutive batches of one principal: one transaction each.
+    const runs: Joinable[][] = [];
+    for (const j of joint) {
+      const last = runs[runs.length - 1];
+      if (last && (last[0] as Joinable).principal === j.principal) last.push(j);
+      else runs.push([j]);
+    }
     return await withPooledClient(pool, async (client) => {
       const batch = segmentsFor(
         pool,
         client,
-        joint.map((j) => ({
-          prelude: guardedPrelude(j.principal, j.state, genericPlans),
-          items: j.batched.statements,
+        runs.map((run) => ({
+          prelude: guardedPrelude((run[0] as Joinable).principal, (run[0] as Joinable).state, genericPlans),
+          items: run.flatMap((j) => j.batched.statements),
         })),
       );
       const text = [
@@ -119,15 +127,18 @@ async function runJoint(
       }
       const answered = new Map<number, Outcome[]>();
       let at = batch.before.length;
-      joint.forEach((j, k) => {
-        const n = (batch.segments[k] as { statements: string[] }).statements.length;
-        // Each segment's results: begin, prelude, its statements, commit.
-        const first = at + 2;
-        const outcomes: (Outcome | undefined)[] = new Array(j.count).fill(undefined);
-        settle(outcomes, j.parts, j.state.entry, j.batched.texts(results.slice(first, first + n)));
-        answered.set(j.index, outcomes as Outcome[]);
-        at = first + n + 1;
-      });
+      for (const run of runs) {
+        // Each transaction's results: begin, prelude, its batches' statements in order, commit.
+        at += 2;
+        for (const j of run) {
+          const n = j.batched.statements.length;
+          const outcomes: (Outcome | undefined)[] = new Array(j.count).fill(undefined);
+          settle(outcomes, j.parts, j.state.entry, j.batched.texts(results.slice(at, at + n)));
+          answered.set(j.index, outcomes as Outcome[]);
+          at += n;
+        }
+        at += 1;
+      }
       return answered;
     });
   } catch (e) {

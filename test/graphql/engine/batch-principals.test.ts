@@ -92,6 +92,33 @@ describe('resolveBatchesWithPoolText', () => {
     expect(r.out).toEqual([await alone(user('u0'), sets, q), await alone(user('u2'), sets, q)]);
   });
 
+  it('consecutive batches of one principal (the same object) share one transaction; answers as alone', async () => {
+    const q =
+      'query Q($first: Int) { itemCollection(first: $first, orderBy: [{id: DescNullsLast}]) { edges { node { id owner } } } }';
+    const names = 'query N { itemCollection(first: 2) { edges { node { name } } } }';
+    const u0 = user('u0');
+    const u2 = user('u2');
+    await alone(u0, [{}], names);
+    await alone(u0, [{ first: 1 }], q);
+    await alone(u2, [{ first: 1 }], q);
+    const from = sent.length;
+    const r = await joint([
+      { principal: u0, sets: [{ first: 1 }, { first: 3 }], query: q },
+      { principal: u0, sets: [{}], query: names },
+      { principal: u2, sets: [{ first: 1 }], query: q },
+      { principal: u0, sets: [{ first: 2 }], query: q },
+    ]);
+    expect(r.messages).toBe(1);
+    // u0, u0 | u2 | u0: three transactions.
+    expect(sent.slice(from).join('\n').match(/\bbegin\b/g)).toHaveLength(3);
+    expect(r.out).toEqual([
+      await alone(u0, [{ first: 1 }, { first: 3 }], q),
+      await alone(u0, [{}], names),
+      await alone(u2, [{ first: 1 }], q),
+      await alone(u0, [{ first: 2 }], q),
+    ]);
+  });
+
   it('genericPlans: the batches run with generic plans only, in the joint message and alone', async () => {
     const q = 'query Q($first: Int) { itemCollection(first: $first) { edges { node { planMode } } } }';
     const modes = (texts: string[][]) =>

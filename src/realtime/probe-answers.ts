@@ -7,7 +7,8 @@
  *
  * Dropped, per table, when a commit is reported that changes a table its policies read, that
  * deletes or truncates rows of it, or that updates a policy column of one (or whose rows are not
- * known); all of them past MAX_KEPT. A table is watched from its first probe on, and an answer
+ * known); all of them past MAX_KEPT answers or MAX_KEPT_CHARS of keys (a key holds claims, which a
+ * user may make long through their metadata). A table is watched from its first probe on, and an answer
  * asked before any drop since is not kept (`generation`): it may predate the change.
  * Keys hold the schema version, the role and the claims the table's visibility depends on.
  *
@@ -22,6 +23,8 @@ import { tableKey, type Commit } from './change-feed.js';
 
 /** Most answers kept (per live-query service, i.e. per project database): past it all are dropped. */
 export const MAX_KEPT = 50_000;
+/** Most characters of keys kept (per live-query service): past it all are dropped. */
+export const MAX_KEPT_CHARS = 8 * 1024 * 1024;
 
 interface TableAnswers {
   /** Tables whose changes drop these answers (the ones the policies read). */
@@ -48,6 +51,7 @@ export function valuesKey(
 export class ProbeAnswers {
   private tables = new Map<string, TableAnswers>();
   private size = 0;
+  private chars = 0;
   /** Bumped by every drop: an answer asked at an earlier generation is not kept. */
   generation = 0;
 
@@ -75,10 +79,13 @@ export class ProbeAnswers {
     askedAt: number,
   ): void {
     if (askedAt !== this.generation) return;
-    if (this.size >= MAX_KEPT) this.clear();
+    if (this.size >= MAX_KEPT || this.chars + key.length > MAX_KEPT_CHARS) this.clear();
     this.watch(table, target);
     const t = this.tables.get(table) as TableAnswers;
-    if (!t.answers.has(key)) this.size++;
+    if (!t.answers.has(key)) {
+      this.size++;
+      this.chars += key.length;
+    }
     t.answers.set(key, visible);
   }
 
@@ -113,6 +120,7 @@ export class ProbeAnswers {
     const t = this.tables.get(table);
     if (!t) return;
     this.size -= t.answers.size;
+    for (const k of t.answers.keys()) this.chars -= k.length;
     this.tables.delete(table);
     this.generation++;
   }
@@ -121,6 +129,7 @@ export class ProbeAnswers {
   clear(): void {
     this.tables.clear();
     this.size = 0;
+    this.chars = 0;
     this.generation++;
   }
 }

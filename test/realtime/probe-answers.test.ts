@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { tableKey, type Commit } from '../../src/realtime/change-feed.js';
-import { MAX_KEPT, ProbeAnswers, valuesKey } from '../../src/realtime/probe-answers.js';
+import { MAX_KEPT, MAX_KEPT_CHARS, ProbeAnswers, valuesKey } from '../../src/realtime/probe-answers.js';
 import type { RowChange } from '../../src/realtime/test-decoding.js';
 
 const MESSAGE = tableKey('public', 'message');
@@ -97,5 +97,16 @@ describe('kept probe answers', () => {
     a.keep(MESSAGE, target, 'one more', true, a.generation);
     expect(a.get(MESSAGE, 'k0')).toBeUndefined();
     expect(a.get(MESSAGE, 'one more')).toBe(true);
+  });
+
+  it('at most MAX_KEPT_CHARS of keys: long keys (claims a user made long) drop the others sooner', () => {
+    const a = new ProbeAnswers();
+    const long = 'x'.repeat(1024 * 1024);
+    for (let i = 0; i < 7; i++) a.keep(MESSAGE, target, `${i}${long}`, false, a.generation);
+    expect(a.get(MESSAGE, `0${long}`)).toBe(false);
+    expect(MAX_KEPT_CHARS).toBeLessThan(8 * (long.length + 1));
+    a.keep(MESSAGE, target, `7${long}`, false, a.generation);
+    expect(a.get(MESSAGE, `0${long}`)).toBeUndefined();
+    expect(a.get(MESSAGE, `7${long}`)).toBe(false);
   });
 });

@@ -110,7 +110,12 @@ describe('resolveBatchesWithPoolText', () => {
     ]);
     expect(r.messages).toBe(1);
     // u0, u0 | u2 | u0: three transactions.
-    expect(sent.slice(from).join('\n').match(/\bbegin\b/g)).toHaveLength(3);
+    expect(
+      sent
+        .slice(from)
+        .join('\n')
+        .match(/\bbegin\b/g),
+    ).toHaveLength(3);
     expect(r.out).toEqual([
       await alone(u0, [{ first: 1 }, { first: 3 }], q),
       await alone(u0, [{}], names),

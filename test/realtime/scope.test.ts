@@ -320,6 +320,15 @@ describe('rows a group cannot see', () => {
     if (ran.broad) expect(ran.sets).toBeLessThanOrEqual(2 * touched * ran.broad + seen);
     else expect(ran.sets).toBe(seen);
   };
+  const POSTS = 'subscription { postCollection(orderBy: [{id: AscNullsLast}]) { edges { node { body } } } }';
+  const postBodies = (r: Json): string[] => edges(r, 'postCollection').map((n: Json) => n.body);
+  /** u1 (a member of acme) and u7 (a member of nothing) on every post they may see. */
+  const openPosts = async (): Promise<[Stream, Stream]> => {
+    const u1 = subscribe(await as(member('u1', 'acme')), POSTS);
+    const u7 = subscribe(await as(member('u7', 'acme')), POSTS);
+    await ready([u1, u7]);
+    return [u1, u7];
+  };
 
   it('an org-wide live query re-runs for the org that can see the new row only (a probe as each org)', async () => {
     const acme = subscribe(await as(member('u1', 'acme')), ORG_MESSAGES);
@@ -405,12 +414,8 @@ describe('rows a group cannot see', () => {
   });
 
   it('answers kept: another row of the same policy values is not probed again; a change to a table the policy reads asks again', async () => {
-    const posts =
-      'subscription { postCollection(orderBy: [{id: AscNullsLast}]) { edges { node { body } } } }';
-    const bodies = (r: Json): string[] => edges(r, 'postCollection').map((n: Json) => n.body);
-    const u1 = subscribe(await as(member('u1', 'acme')), posts);
-    const u7 = subscribe(await as(member('u7', 'acme')), posts);
-    await ready([u1, u7]);
+    const [u1, u7] = await openPosts();
+    const bodies = postBodies;
     // Answers are kept only from a refresh whose snapshot saw its commit (not a broad one).
     let kept = false;
     for (let i = 0; i < 5 && !kept; i++) {
@@ -477,12 +482,8 @@ describe('rows a group cannot see', () => {
   });
 
   it('a policy reading another table: the probe sees through it; a change to a table without RLS re-runs every group', async () => {
-    const posts =
-      'subscription { postCollection(orderBy: [{id: AscNullsLast}]) { edges { node { body } } } }';
-    const bodies = (r: Json): string[] => edges(r, 'postCollection').map((n: Json) => n.body);
-    const u1 = subscribe(await as(member('u1', 'acme')), posts);
-    const u7 = subscribe(await as(member('u7', 'acme')), posts);
-    await ready([u1, u7]);
+    const [u1, u7] = await openPosts();
+    const bodies = postBodies;
     expect(bodies(u1.results[0])).toEqual(['acme post']);
     expect(bodies(u7.results[0])).toEqual([]);
     // u1 is a member of acme, u7 of nothing: a new acme post re-runs u1's group only.

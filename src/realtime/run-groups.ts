@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { Principal } from '../db/with-role.js';
+import type { ClaimsRead } from './claims-read.js';
 import { pickClaims, type Group, type VarSet } from './live-groups.js';
 import { resolveBatchesWithPoolText } from '../graphql/engine.js';
 import { RawResult } from './raw-result.js';
@@ -48,23 +49,38 @@ interface Bucket {
 }
 
 /**
- * The groups in buckets of one principal each: a group joins a bucket whose principal has the
- * role and the values of the claims the group's key holds (its results are the same under it,
+ * The groups in buckets of one principal each: a group joins the first bucket whose principal has
+ * the role and the values of the claims the group's key holds (its results are the same under it,
  * live-groups.ts), else starts one with its own. An org's documents then run in one transaction
- * of the org's claims rather than one per document.
+ * of the org's claims rather than one per document. Buckets are indexed per set of claim paths
+ * (few: one per document and role), so a refresh of many per-user groups is not quadratic.
  */
 export function sharedPrincipals(runs: readonly GroupRun[]): Bucket[] {
   const buckets: Bucket[] = [];
+  /** Per set of claim paths: (role, those claims' values) → the first bucket that has them. */
+  const indexes = new Map<string, { claims: ClaimsRead; byKey: Map<string, Bucket> }>();
+  const keyOf = (p: Principal, claims: ClaimsRead) => JSON.stringify([p.role, pickClaims(p.claims, claims)]);
+  const enter = (index: { claims: ClaimsRead; byKey: Map<string, Bucket> }, b: Bucket) => {
+    const k = keyOf(b.principal, index.claims);
+    if (!index.byKey.has(k)) index.byKey.set(k, b);
+  };
   for (const r of runs) {
     const claims = r.sets[0]?.scope.claims ?? 'all';
-    const want = JSON.stringify(pickClaims(r.g.principal.claims, claims));
-    const b = buckets.find(
-      (b) =>
-        b.principal.role === r.g.principal.role &&
-        JSON.stringify(pickClaims(b.principal.claims, claims)) === want,
-    );
-    if (b) b.runs.push(r);
-    else buckets.push({ principal: r.g.principal, runs: [r] });
+    const paths = claims === 'all' ? 'all' : JSON.stringify([...claims].sort());
+    let index = indexes.get(paths);
+    if (!index) {
+      index = { claims, byKey: new Map() };
+      for (const b of buckets) enter(index, b);
+      indexes.set(paths, index);
+    }
+    const found = index.byKey.get(keyOf(r.g.principal, claims));
+    if (found) {
+      found.runs.push(r);
+      continue;
+    }
+    const b: Bucket = { principal: r.g.principal, runs: [r] };
+    buckets.push(b);
+    for (const i of indexes.values()) enter(i, b);
   }
   return buckets;
 }

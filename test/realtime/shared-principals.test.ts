@@ -42,6 +42,19 @@ describe('groups sharing a principal', () => {
     expect(buckets[0]?.principal).toBe(a1);
   });
 
+  it('a bucket made after a group of other claim paths still takes the later groups it fits', () => {
+    const buckets = sharedPrincipals([
+      run('mine a3', user('a3', 'acme'), new Set([ORG, SUB])),
+      run('rooms globex', user('g1', 'globex'), new Set([ORG])),
+      run('mine g1', user('g1', 'globex'), new Set([ORG, SUB])),
+      run('recent acme', user('a9', 'acme'), new Set([ORG])),
+    ]);
+    expect(buckets.map((b) => b.runs.map((r) => r.g.key))).toEqual([
+      ['mine a3', 'recent acme'],
+      ['rooms globex', 'mine g1'],
+    ]);
+  });
+
   it('a group that reads every claim joins only a principal of the very same claims', () => {
     const a1 = user('a1', 'acme');
     const buckets = sharedPrincipals([

@@ -36,7 +36,7 @@ import { resolveBatchesOnPoolText, type PrincipalBatch } from './execute/run-joi
 export { BATCH_MAX } from './execute/batch-statements.js';
 export type { BatchOptions, PrincipalBatch };
 /** Prepared statements of the one-message path, for other one-message callers (realtime's probes). */
-export { forgetPrepared, segmentsFor } from './execute/prepared.js';
+export { forgetPrepared, isPreparedStateLost, segmentsFor, stopPreparing } from './execute/prepared.js';
 import { rootFields } from './introspect/root-fields.js';
 import { schemaOf } from './execute/cache.js';
 import { loadCatalog } from './introspect/load.js';

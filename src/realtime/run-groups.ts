@@ -103,14 +103,16 @@ export async function runGroups(
   const workers = Math.min(concurrency, count);
   // Spread over the workers: a small refresh is not one message while connections stand idle.
   const perMessage = Math.max(1, Math.min(GROUPS_PER_MESSAGE, Math.ceil(count / Math.max(1, workers))));
-  // Whole buckets to a message while they fit (a bucket is one transaction), else a bucket's part.
+  // A message's first bucket goes whole (up to GROUPS_PER_MESSAGE groups: a bucket is one
+  // transaction and prelude, so splitting it only adds them), then more whole buckets while the
+  // message holds fewer than `perMessage` groups.
   const take = (): { bucket: Bucket; runs: GroupRun[] }[] => {
     const out: { bucket: Bucket; runs: GroupRun[] }[] = [];
     let n = 0;
     while (buckets.length && n < perMessage) {
       const b = buckets[0] as Bucket;
       if (n && b.runs.length > perMessage - n) break;
-      const part = b.runs.splice(0, perMessage - n);
+      const part = b.runs.splice(0, GROUPS_PER_MESSAGE - n);
       if (!b.runs.length) buckets.shift();
       out.push({ bucket: b, runs: part });
       n += part.length;

@@ -7,6 +7,8 @@
  * prints them (32 bits): each is placed in the epoch of the snapshot's xmax, or the one before.
  */
 import type pg from 'pg';
+import { discardClient, withPooledClient } from '../db/pooled-client.js';
+import { forgetPrepared, isPreparedStateLost, segmentsFor, stopPreparing } from '../graphql/engine.js';
 
 /**
  * $1: the 32-bit transaction ids (int8[]). Functions are qualified: a tenant's
@@ -26,13 +28,43 @@ export interface Checked {
   seen: boolean;
 }
 
-/** The schema version and whether `xids` are all seen. */
+/**
+ * The schema version and whether `xids` are all seen. Asked before and after every refresh, so the
+ * check is a prepared statement of the connection (the engine's, prepared.ts: `execute` from the
+ * first use on; inlined on a pool that keeps no session state): parsed and planned once per
+ * connection rather than at every call, which was a tenth of the pooled connections' time.
+ */
 export async function checkNow(pool: pg.Pool, xids: number[]): Promise<Checked> {
+  if (!xids.every((x) => Number.isSafeInteger(x))) return { seen: false };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await withPooledClient(pool, (client) => askOn(pool, client, xids));
+    } catch (e) {
+      // A prepared statement the connection does not have: the pool keeps no session state (a
+      // transaction-mode pooler), as the engine concludes too; inlined from now on.
+      if (attempt === 0 && isPreparedStateLost(e)) {
+        stopPreparing(pool);
+        continue;
+      }
+      return { seen: false };
+    }
+  }
+}
+
+async function askOn(pool: pg.Pool, client: pg.PoolClient, xids: number[]): Promise<Checked> {
+  const prelude = { sql: CHECK_SQL, params: [`{${xids.join(',')}}`] };
+  const batch = segmentsFor(pool, client, [{ prelude, items: [] }]);
+  const text = [...batch.before, ...batch.segments.map((s) => s.prelude)].join('; ');
   try {
-    const { rows } = await pool.query(CHECK_SQL, [xids]);
-    return checkedOf(rows[0]);
-  } catch {
-    return { seen: false };
+    const res = (await client.query(text)) as unknown as pg.QueryResult[] | pg.QueryResult;
+    batch.commit();
+    const last = Array.isArray(res) ? res[res.length - 1] : res;
+    return checkedOf(last?.rows[0]);
+  } catch (e) {
+    // What the failed message prepared is unknown: the connection starts afresh.
+    forgetPrepared(client);
+    await client.query('deallocate all').catch((err: unknown) => discardClient(client, err));
+    throw e;
   }
 }
 

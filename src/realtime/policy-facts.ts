@@ -85,11 +85,25 @@ export interface ScopeFacts {
   policies: Map<number, PolicyFacts[]>;
 }
 
+/** 'request.jwt.claims' as a text constant's bytes print in a node tree (a 4-byte length word, then the characters). */
+const CLAIMS_SETTING_BYTES = [88, 0, 0, 0, ...Buffer.from('request.jwt.claims', 'latin1')].join(' ');
+/**
+ * The policy's node tree with each `current_setting('request.jwt.claims'[, missing_ok])` call's
+ * function id written 0: the setting a live query's transaction sets from the principal's claims
+ * (db/with-role.ts), so reading it is reading the claims, as auth.jwt() does (PostgREST-style
+ * policies). Only a call whose first argument is that constant itself (text, default collation)
+ * is masked; a setting of any other name, or named by an expression, stays a stable function.
+ */
+const CLAIMS_SETTING_MASKED = `regexp_replace(p.polqual::text,
+  '[{]FUNCEXPR :funcid (?:2077|3294) ([^{}]*:args [(][{]CONST :consttype 25 [^{}]*:constcollid 100 [^{}]*:constisnull false [^{}]*:constvalue 22 \\[ ${CLAIMS_SETTING_BYTES} \\][}])',
+  '{FUNCEXPR :funcid 0 \\1', 'g')`;
+
 /**
  * Whether a policy's expression gives the same answer for the same row values, claims and tables
  * (PolicyFacts.steady), read from its node tree (pg_policy.polqual as text): every function
  * it calls, directly or through an operator, an aggregate or a window, is immutable or one of the
- * platform's claim readers (auth.uid/role/jwt/email, owned by a superuser); no SQL value function
+ * platform's claim readers (auth.uid/role/jwt/email, owned by a superuser, and
+ * `current_setting('request.jwt.claims')`: CLAIMS_SETTING_MASKED); no SQL value function
  * (CURRENT_TIMESTAMP, CURRENT_USER…), sequence, TABLESAMPLE or row comparison; and every type a
  * value takes, reads or is cast to has immutable input and output functions (a cast through text
  * runs them: timestamptz's depend on the time zone; an array's are its element type's). Names in
@@ -98,7 +112,7 @@ export interface ScopeFacts {
  */
 const STEADY_SQL = `(p.polqual::text !~ '[{](SQLVALUEFUNCTION|NEXTVALUEEXPR|CURRENTOFEXPR|TABLESAMPLECLAUSE|ROWCOMPAREEXPR) '
     and not exists (
-      select 1 from regexp_matches(p.polqual::text, ':(?:funcid|opfuncid|aggfnoid|winfnoid|hashfuncid|negfuncid) ([0-9]+)', 'g') m(f)
+      select 1 from regexp_matches(${CLAIMS_SETTING_MASKED}, ':(?:funcid|opfuncid|aggfnoid|winfnoid|hashfuncid|negfuncid) ([0-9]+)', 'g') m(f)
         left join pg_proc pr on pr.oid = m.f[1]::oid
         left join pg_namespace pn on pn.oid = pr.pronamespace
         left join pg_roles o on o.oid = pr.proowner

@@ -445,14 +445,15 @@ describe('rows a group cannot see', () => {
   });
 
   it('a composite key of array-literal characters: probed (prepared from the second time), seen by its org only', async () => {
-    // The claims read through current_setting (a stable function): answers are not kept, every
-    // insert is probed.
+    // The claims read through current_setting, beside the clock (a stable function): answers are
+    // not kept, every insert is probed.
     await sql(
       project,
       `create table public.pair (k text, n int, org text not null, note text, primary key (k, n));
        alter table public.pair enable row level security;
        create policy by_org on public.pair for select to authenticated
-         using (org = current_setting('request.jwt.claims', true)::jsonb -> 'app_metadata' ->> 'org_id');
+         using (org = current_setting('request.jwt.claims', true)::jsonb -> 'app_metadata' ->> 'org_id'
+                and pg_catalog.now() > '2000-01-01');
        grant select on public.pair to authenticated;`,
     );
     const q = 'subscription { pairCollection { edges { node { note } } } }';
@@ -625,7 +626,23 @@ describe('steady policies (answers may be kept)', () => {
     ['the clock', "org = auth.jwt() ->> 'org' and pg_catalog.now() > '2000-01-01'", false],
     ['CURRENT_TIMESTAMP', "current_timestamp > '2000-01-01'::timestamptz", false],
     ['a cast to timestamptz', "(auth.jwt() ->> 'since')::timestamptz < '2030-01-01'", false],
-    ['a setting read directly', "org = current_setting('request.jwt.claims', true)::jsonb ->> 'org'", false],
+    [
+      'the claims setting read directly',
+      "org = current_setting('request.jwt.claims', true)::jsonb ->> 'org'",
+      true,
+    ],
+    [
+      'the claims setting, one argument',
+      "org = (current_setting('request.jwt.claims')::json ->> 'org')",
+      true,
+    ],
+    ['another setting', "org = current_setting('app.org', true)", false],
+    ['a setting named by a column', 'org = current_setting(org, true)', false],
+    [
+      'the claims setting beside another',
+      "org = current_setting('request.jwt.claims', true)::jsonb ->> 'org' and current_setting('app.on') = 'y'",
+      false,
+    ],
     ['random()', 'random() > 0.5', false],
     ['current_user', "current_user = 'authenticated'", false],
   ];

@@ -64,6 +64,22 @@ describe('prepared statements on the fast path', () => {
     }
   });
 
+  it("prepares a query's scalar statement wrapped, so an EXECUTE's target list is one column", async () => {
+    for (const n of ['one', 'two']) await resolveWithPool(pool, service, { ...byName, variables: { n } });
+    const c = await pool.connect();
+    try {
+      // (`statement` is the whole message a statement was prepared in: its start is the PREPARE.)
+      const { rows } = await c.query<{ statement: string }>(
+        "select statement from pg_prepared_statements where name like 'strata_%'",
+      );
+      const starts = rows.map((r) => r.statement.replace(/^prepare strata_\w+ as /, '').slice(0, 30));
+      expect(starts).toContain('select * from (select (with t1');
+      expect(starts.filter((t) => t.startsWith('select (with'))).toEqual([]);
+    } finally {
+      c.release();
+    }
+  });
+
   it('RLS follows the role and claims of each request on the same prepared statement', async () => {
     const all = { query: '{ itemCollection(orderBy: [{id: AscNullsLast}]) { edges { node { name } } } }' };
     for (let i = 0; i < 3; i++) {

@@ -133,7 +133,7 @@ export interface RealtimeConfig {
   intervalMs: number;
   /**
    * STRATA_REALTIME_GAP_MS: with the change feed, the least time between the starts of two
-   * refreshes (default 75): commits within it share one refresh (latency vs. statements per change).
+   * refreshes (default 50): commits within it share one refresh (latency vs. statements per change).
    */
   gapMs: number;
   /** STRATA_REALTIME_MAX_PER_CONNECTION: subscriptions one connection may hold (default 100). */
@@ -405,7 +405,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): StrataConfi
     },
     realtime: {
       intervalMs: Math.max(10, num(env, 'STRATA_REALTIME_INTERVAL_MS', 1000)),
-      gapMs: Math.max(0, num(env, 'STRATA_REALTIME_GAP_MS', 75)),
+      gapMs: Math.max(0, num(env, 'STRATA_REALTIME_GAP_MS', 50)),
       maxPerConnection: Math.max(1, num(env, 'STRATA_REALTIME_MAX_PER_CONNECTION', 100)),
       maxPerProject: Math.max(1, num(env, 'STRATA_REALTIME_MAX_PER_PROJECT', 10_000)),
       concurrency: Math.max(1, num(env, 'STRATA_REALTIME_CONCURRENCY', 4)),

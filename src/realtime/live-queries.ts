@@ -54,7 +54,7 @@ export interface LiveQueryStats {
 }
 
 /** Default least time between the starts of two refreshes that commits asked for (STRATA_REALTIME_GAP_MS). */
-export const MIN_REFRESH_GAP_MS = 75;
+export const MIN_REFRESH_GAP_MS = 50;
 
 /** With a change feed, refreshes that no commit asked for (time-dependent results: now() in a policy). */
 export const SAFETY_REFRESH_MS = 60_000;

@@ -68,7 +68,7 @@ function track(sql: string): { name: string; count: number } {
  * wrapped it is one column reference, and the planner pulls the subquery up (the same plan). That
  * copy was ~4.5 % of the pooled backends' time in the realtime bench's profile.
  */
-export function preparedText(sql: string): string {
+function preparedText(sql: string): string {
   return sql.startsWith('select (') ? `select * from (${sql}) as __strata_q` : sql;
 }
 

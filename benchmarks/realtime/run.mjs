@@ -166,6 +166,14 @@ async function measure(name, clients, seqStart) {
     xact_per_change: +((s1.xact - s0.xact) / changes).toFixed(2),
     statements_per_change:
       s0.stats && s1.stats ? +((s1.stats.executions - s0.stats.executions) / changes).toFixed(2) : undefined,
+    merged_sets_per_change:
+      s0.stats && s1.stats
+        ? +(((s1.stats.merged ?? 0) - (s0.stats.merged ?? 0)) / changes).toFixed(2)
+        : undefined,
+    refreshed_sets_per_change:
+      s0.stats && s1.stats
+        ? +((s1.stats.refreshedSets - s0.stats.refreshedSets) / changes).toFixed(2)
+        : undefined,
     probes_per_change:
       s0.stats && s1.stats
         ? +(((s1.stats.probes ?? 0) - (s0.stats.probes ?? 0)) / changes).toFixed(2)

@@ -9,6 +9,7 @@ import type { ClaimsRead } from './claims-read.js';
 import type { LiveRequest } from './live-request.js';
 import type { SetScope } from './read-set.js';
 import type { GroupIndex } from './relevance.js';
+import type { NewestBase, RowsDocument } from './newest-rows.js';
 import type { LiveResult, Subscriber } from './subscriber.js';
 
 export interface Member {
@@ -27,6 +28,11 @@ export interface VarSet {
   members: Set<Member>;
   /** The last result and its hash (undefined until the first run ends). */
   last?: { result: LiveResult; hash: string };
+  /**
+   * The last result, parsed, when inserts may be merged into it (its scope has an append shape and
+   * the result was one of that shape: newest-rows.ts).
+   */
+  base?: NewestBase;
   /** Left its group (its members left, or the groups were rebuilt). */
   dead?: boolean;
 }
@@ -44,6 +50,8 @@ export interface Group {
   sets: Map<string, VarSet>;
   /** Built when a commit is judged, dropped when its sets change. */
   index?: GroupIndex<VarSet>;
+  /** Its document for inserted rows only (newest-rows.ts rowsDocument), per append shape; null: none. */
+  rowsDocs?: Map<string, RowsDocument | null>;
 }
 
 /**

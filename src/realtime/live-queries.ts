@@ -17,7 +17,8 @@ import type { LiveRequest } from './live-request.js';
 import { opaqueScope, type SetScope } from './read-set.js';
 import { RefreshQueue } from './refresh-queue.js';
 import { GroupIndex } from './relevance.js';
-import { publish, runGroups } from './run-groups.js';
+import { changedKeys, keyValues, rowsDocument, type RowsDocument } from './newest-rows.js';
+import { publish, runGroups, type GroupRun } from './run-groups.js';
 import { ProbeAnswers } from './probe-answers.js';
 import { applyProbes, askProbes, keepAnswers, planProbes, type ProbePlan } from './visibility-probe.js';
 import { Scopes } from './scopes.js';
@@ -41,6 +42,11 @@ export interface LiveQueryStats {
    * the rows inserted are not visible to them).
    */
   skipped: number;
+  /**
+   * Variable sets refreshed by running their query for the inserted rows only and merging them
+   * into the last result (newest-rows.ts); counted in refreshedSets too.
+   */
+  merged: number;
   /** Visibility probes asked (visibility-probe.ts). */
   probes: number;
   /**
@@ -74,7 +80,7 @@ export const PROJECT_CHANGED_MESSAGE =
 export class LiveQueries {
   private groups = new Map<string, Group>();
   private subscriberCount = 0;
-  private counts = { executions: 0, refreshedSets: 0, skipped: 0, probes: 0, broad: 0 };
+  private counts = { executions: 0, refreshedSets: 0, merged: 0, skipped: 0, probes: 0, broad: 0 };
   /** Probe answers of steady tables, kept across refreshes (probe-answers.ts). */
   private readonly answers = new ProbeAnswers();
   private timer: NodeJS.Timeout | undefined;
@@ -433,27 +439,84 @@ export class LiveQueries {
       this.counts.skipped += total - ran.length;
       this.queue.settle(start, work.newest, seen, work.all, ran);
     }
+    // Sets whose commits only changed rows of their append shape's table, seen by the statements'
+    // snapshot: those rows merged into their last result (not a set that must run whole anyway).
+    const rowRuns = seen && !work.all ? this.rowRuns(runs, work.commits, work.sets) : [];
     for (const s of work.sets) if (!s.dead) addRun(runs, s);
-    if (!runs.size) return;
-    await this.runAll(runs);
+    if (!runs.size && !rowRuns.length) return;
+    await this.runAll(runs, rowRuns);
+  }
+
+  /**
+   * Takes out of `runs` the sets that can be refreshed by their changed rows (newest-rows.ts),
+   * as runs of their group's rows document, one per group and keys.
+   */
+  private rowRuns(runs: Map<Group, Set<VarSet>>, commits: Commit[], whole: Set<VarSet>): GroupRun[] {
+    const out: GroupRun[] = [];
+    for (const [g, sets] of runs) {
+      const byKeys = new Map<string, GroupRun>();
+      for (const s of sets) {
+        const shape = s.scope.append;
+        if (!shape || !s.base || whole.has(s)) continue;
+        const keys = changedKeys(s.scope, commits);
+        const doc = keys?.length ? this.rowsDocumentOf(g, s) : undefined;
+        if (!keys || !doc) continue;
+        const k = JSON.stringify([doc.query, keys]);
+        let run = byKeys.get(k);
+        if (!run) {
+          run = { g, sets: [], rows: { doc, keys: keyValues(shape, keys) } };
+          byKeys.set(k, run);
+          out.push(run);
+        }
+        run.sets.push(s);
+        sets.delete(s);
+      }
+      if (!sets.size) runs.delete(g);
+    }
+    return out;
+  }
+
+  private rowsDocumentOf(g: Group, s: VarSet): RowsDocument | undefined {
+    const shape = s.scope.append;
+    if (!shape) return undefined;
+    const k = JSON.stringify([shape.rootKey, shape.filterField, shape.scalar]);
+    g.rowsDocs ??= new Map();
+    let doc = g.rowsDocs.get(k);
+    if (doc === undefined) {
+      doc = rowsDocument(g.query, g.operationName, shape) ?? null;
+      g.rowsDocs.set(k, doc);
+    }
+    return doc ?? undefined;
   }
 
   /**
    * Runs the groups and pushes changed results. A narrow group's results wait for the schema
    * version to be confirmed: its key was chosen by the policies of that version.
    */
-  private async runAll(runs: Map<Group, Set<VarSet>>): Promise<void> {
+  private async runAll(runs: Map<Group, Set<VarSet>>, rowRuns: GroupRun[] = []): Promise<void> {
     try {
-      await this.runAndPublish(runs);
+      await this.runAndPublish(runs, rowRuns);
     } finally {
       this.opts.afterRefresh?.();
     }
   }
 
-  private async runAndPublish(runs: Map<Group, Set<VarSet>>): Promise<void> {
-    const { held, failed } = await runGroups(this.pool, runs, this.opts.concurrency, this.counts);
+  private async runAndPublish(runs: Map<Group, Set<VarSet>>, rowRuns: GroupRun[]): Promise<void> {
+    const { held, failed, whole } = await runGroups(
+      this.pool,
+      runs,
+      this.opts.concurrency,
+      this.counts,
+      rowRuns,
+    );
     if (this.pool.ending) return this.retire();
     for (const s of failed) this.queue.add(s);
+    // Changed rows that could not be merged (a row left a full page): whole, once the gap is over.
+    for (const s of whole) {
+      s.base = undefined;
+      this.queue.add(s);
+      this.again = true;
+    }
     if (!held.length) return;
     const v = await this.versionNow();
     if (v !== undefined) this.scopes.seen(v);

@@ -155,6 +155,7 @@ export class LiveService {
       subscribers: 0,
       executions: 0,
       refreshedSets: 0,
+      merged: 0,
       skipped: 0,
       probes: 0,
       broad: 0,

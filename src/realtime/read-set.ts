@@ -36,6 +36,31 @@ export interface SetScope {
   insertFilter?: { table: string; constraints: Constraint[] };
   /** Per table read (tableKey), how to ask whether a row of it is visible (visibility-probe.ts). */
   probes?: Map<string, ProbeTarget>;
+  /** Its result is the first rows of a table by its key: inserts can be merged in (newest-rows.ts). */
+  append?: AppendShape;
+}
+
+/**
+ * A live query whose one root field is the first `limit` rows of `table` in the order of its
+ * integer primary key (`column`), filtered, with only `edges` selected and nodes that are a
+ * function of their row alone: neither the selections nor the policies read the table again or
+ * anything a row's insert changes, and every policy is steady. Rows inserted into the table then
+ * change the result only by entering it: their rows, fetched under the same filter and policies,
+ * merged with the last result by key, are the result (newest-rows.ts).
+ */
+export interface AppendShape {
+  table: string;
+  column: string;
+  desc: boolean;
+  limit: number;
+  /** The GraphQL filter field of the key column, and the GraphQL type of its values. */
+  filterField: string;
+  scalar: 'Int' | 'BigInt';
+  /** Response keys: the root field, its `edges`, an edge's `node`, the key's field in the node. */
+  rootKey: string;
+  edgesKey: string;
+  nodeKey: string;
+  keyKey: string;
 }
 
 /**
@@ -300,6 +325,8 @@ export function scopeOf(compiled: CompiledRequest, facts: ScopeFacts): SetScope 
   if (w.any) return opaqueScope(facts.version);
   const scope: SetScope = { version: facts.version, any: false, tables: w.tables, claims: w.claims };
   if (insertFilter) scope.insertFilter = insertFilter;
+  const append = plan.kind === 'fields' && w.steady ? appendShapeOf(facts, plan) : undefined;
+  if (append) scope.append = append;
   const probes = new Map<string, ProbeTarget>();
   for (const oid of w.read) {
     const target = probeTargetOf(facts, oid);
@@ -307,4 +334,63 @@ export function scopeOf(compiled: CompiledRequest, facts: ScopeFacts): SetScope 
   }
   if (probes.size) scope.probes = probes;
   return scope;
+}
+
+const INTEGER_KEYS = new Set(['int2', 'int4', 'int8']);
+
+/** The AppendShape of a planned query, when it has one. */
+function appendShapeOf(
+  facts: ScopeFacts,
+  plan: Extract<CompiledRequest['plan'], { kind: 'fields' }>,
+): AppendShape | undefined {
+  if (plan.operation !== 'query' || plan.errors.length) return undefined;
+  const roots = plan.fields.filter((f) => f.kind !== 'value');
+  const root = roots.length === 1 ? roots[0] : undefined;
+  if (root?.kind !== 'root' || root.plan.kind !== 'collection') return undefined;
+  const c = root.plan.connection;
+  const rel = facts.relations.get(c.table.oid);
+  if (rel?.kind !== 'r' || rel.descendants.length || c.table.primaryKey.length !== 1) return undefined;
+  const keyName = c.table.primaryKey[0];
+  const column = c.table.columns.find((col) => col.sqlName === keyName);
+  const first = c.keys[0];
+  if (!column || !INTEGER_KEYS.has(column.type.baseName) || column.type.isArray) return undefined;
+  if (column.type.scalar !== 'Int' && column.type.scalar !== 'BigInt') return undefined;
+  if (!first || first.via.length || first.column.sqlName !== keyName) return undefined;
+  if (c.backward || c.offset || c.cursor) return undefined;
+  // Only edges (once), their node (once) with the key, and constants.
+  let edgesKey: string | undefined;
+  let nodeKey: string | undefined;
+  let keyKey: string | undefined;
+  for (const f of c.fields) {
+    if (f.field.kind === 'typename') continue;
+    if (f.field.kind !== 'edges' || edgesKey !== undefined) return undefined;
+    edgesKey = f.alias;
+    for (const e of f.field.fields) {
+      if (e.field.kind !== 'node') continue;
+      if (nodeKey !== undefined) return undefined;
+      nodeKey = e.alias;
+      keyKey = e.field.node.fields.find(
+        (n) => n.field.kind === 'column' && n.field.column.sqlName === keyName,
+      )?.alias;
+    }
+  }
+  if (edgesKey === undefined || nodeKey === undefined || keyKey === undefined) return undefined;
+  // Nothing but the filter's and the nodes' reads of other tables, and none of this one's.
+  const table = tableKey(rel.schema, rel.name);
+  const others = new Walk(facts);
+  others.connection(c, false);
+  others.policies(rel);
+  if (others.any || !others.steady || others.tables.has(table)) return undefined;
+  return {
+    table,
+    column: keyName,
+    desc: first.desc,
+    limit: c.limit,
+    filterField: column.fieldName,
+    scalar: column.type.scalar,
+    rootKey: root.alias,
+    edgesKey,
+    nodeKey,
+    keyKey,
+  };
 }

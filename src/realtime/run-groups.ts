@@ -12,21 +12,27 @@ import type { ClaimsRead } from './claims-read.js';
 import { pickClaims, type Group, type VarSet } from './live-groups.js';
 import { resolveBatchesWithPoolText } from '../graphql/engine.js';
 import { RawResult } from './raw-result.js';
+import { mergedResult, wholeResult, type NewestBase, type RowsDocument } from './newest-rows.js';
 
 export interface Ran {
   set: VarSet;
   text: string;
+  /** The base of later merges this result makes (newest-rows.ts), when it is one. */
+  base?: NewestBase;
 }
 
 export interface RunCounts {
   executions: number;
   refreshedSets: number;
+  /** Sets refreshed by merging their inserted rows in (newest-rows.ts). */
+  merged: number;
 }
 
 /** Pushes each result to its set's subscribers (a subscriber gets it only if it differs from their last). */
 export function publish(results: Ran[]): void {
-  for (const { set, text } of results) {
+  for (const { set, text, base } of results) {
     if (set.dead) continue;
+    set.base = base;
     const hash = createHash('sha256').update(text).digest('base64');
     if (set.last?.hash !== hash) set.last = { result: new RawResult(text), hash };
     const last = set.last;
@@ -37,9 +43,11 @@ export function publish(results: Ran[]): void {
 /** Most groups in one round trip. */
 const GROUPS_PER_MESSAGE = 8;
 
-interface GroupRun {
+/** Sets of a group to refresh: whole, or (`rows`) by the rows inserted with these keys only. */
+export interface GroupRun {
   g: Group;
   sets: VarSet[];
+  rows?: { doc: RowsDocument; keys: (number | string)[] };
 }
 
 /** Groups that run as one principal, in one transaction. */
@@ -88,18 +96,20 @@ export function sharedPrincipals(runs: readonly GroupRun[]): Bucket[] {
 /**
  * Runs the groups' sets, several groups per round trip (differing claims: each group its own
  * transaction of the message), at most `concurrency` messages at once; answers the narrow groups'
- * results and the sets whose run failed.
+ * results, the sets whose run failed, and those whose changed rows could not be merged (`whole`).
  */
 export async function runGroups(
   pool: pg.Pool,
   runs: Map<Group, Set<VarSet>>,
   concurrency: number,
   counts: RunCounts,
-): Promise<{ held: Ran[]; failed: VarSet[] }> {
-  const buckets = sharedPrincipals([...runs].map(([g, sets]) => ({ g, sets: [...sets] })));
+  rowRuns: readonly GroupRun[] = [],
+): Promise<{ held: Ran[]; failed: VarSet[]; whole: VarSet[] }> {
+  const buckets = sharedPrincipals([...[...runs].map(([g, sets]) => ({ g, sets: [...sets] })), ...rowRuns]);
   const count = buckets.reduce((n, b) => n + b.runs.length, 0);
   const held: Ran[] = [];
   const failed: VarSet[] = [];
+  const whole: VarSet[] = [];
   const workers = Math.min(concurrency, count);
   // Spread over the workers: a small refresh is not one message while connections stand idle.
   const perMessage = Math.max(1, Math.min(GROUPS_PER_MESSAGE, Math.ceil(count / Math.max(1, workers))));
@@ -125,9 +135,17 @@ export async function runGroups(
       if (pool.ending) return;
       const next = taken.flatMap((t) => t.runs);
       const batches = taken.flatMap(({ bucket, runs: part }) =>
-        part.map(({ g, sets }) => ({
+        part.map(({ g, sets, rows }) => ({
           principal: bucket.principal,
-          reqs: sets.map((s) => ({ query: g.query, operationName: g.operationName, variables: s.variables })),
+          reqs: sets.map((s) =>
+            rows
+              ? {
+                  query: rows.doc.query,
+                  operationName: g.operationName,
+                  variables: { ...s.variables, [rows.doc.variable]: rows.keys },
+                }
+              : { query: g.query, operationName: g.operationName, variables: s.variables },
+          ),
         })),
       );
       for (const { sets } of next) counts.refreshedSets += sets.length;
@@ -145,13 +163,36 @@ export async function runGroups(
         for (const { sets } of next) failed.push(...sets);
         continue;
       }
-      next.forEach(({ g, sets }, k) => {
-        const out = sets.map((set, i) => ({ set, text: texts[k]?.[i] as string }));
+      next.forEach(({ g, sets, rows }, k) => {
+        const out: Ran[] = [];
+        sets.forEach((set, i) => {
+          const r = resultOf(set, texts[k]?.[i] as string, rows?.keys);
+          if (r) out.push(r);
+          else whole.push(set);
+        });
+        if (rows) counts.merged += out.length;
         if (g.narrow) held.push(...out);
         else publish(out);
       });
     }
   };
   await Promise.all(Array.from({ length: workers }, worker));
-  return { held, failed };
+  return { held, failed, whole };
+}
+
+/**
+ * A set's result from its statement's text: as it is; parsed as the base of later merges when the
+ * set has an append shape; merged into its base for a run of changed rows (undefined when that
+ * cannot be: the set runs whole next).
+ */
+function resultOf(
+  set: VarSet,
+  text: string,
+  keys: readonly (number | string)[] | undefined,
+): Ran | undefined {
+  const shape = set.scope.append;
+  if (!shape) return { set, text };
+  if (!keys) return { set, ...wholeResult(shape, text) };
+  const m = set.base && keys ? mergedResult(shape, set.base, keys, text) : undefined;
+  return m ? { set, ...m } : undefined;
 }

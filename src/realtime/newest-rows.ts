@@ -1,0 +1,264 @@
+/**
+ * Live queries whose result is the first rows of a table by its key (read-set.ts AppendShape: a
+ * chat's last messages, an activity feed), refreshed for commits that changed only rows of that
+ * table (among the tables the query reads) by running the query for those rows alone and merging
+ * them in, rather than running it again whole. The rows' query is the same document with
+ * `{<key>: {in: $keys}}` added to its filter, run as the same principal, so the filter, grants
+ * and policies decide which of the rows it shows and how each is rendered exactly as they decide
+ * the whole query's; the merge is the last result less the changed keys, plus the rows returned,
+ * in key order, cut to the limit.
+ *
+ * Why that is the result: the shape's rows are functions of their own values, and neither the
+ * policies nor the selections read another row of the table or anything those commits changed;
+ * so between the last result's snapshot and this one only the changed rows can have entered,
+ * left or changed. When the last result was a full page, the rows after its last key are not
+ * known: if a row left and nothing known fills its place, the query runs whole. A row that the
+ * last result's snapshot saw already is merged once (by key). A set whose last result came from a
+ * snapshot that may have missed a commit is run whole by the refresh queue's settle pass, as any
+ * set is; merging happens only in refreshes whose snapshot was seen to hold their commits.
+ */
+import { Kind, parse, print, type ArgumentNode, type ObjectValueNode, type ValueNode } from 'graphql';
+import { tableKey, type Commit } from './change-feed.js';
+import type { AppendShape, SetScope } from './read-set.js';
+import { normalizeValue } from './relevance.js';
+
+/** More changed rows than this in one refresh: the query runs whole. */
+export const MAX_MERGED_KEYS = 1_000;
+
+/** A last result the next inserts can be merged into: its parsed JSON and its edges. */
+export interface NewestBase {
+  doc: Record<string, unknown>;
+  edges: Record<string, unknown>[];
+}
+
+/**
+ * The keys of the shape's table's rows that `commits` inserted, updated (old and new key) or
+ * deleted, when those are all the changes they made to tables the set reads, and each key is
+ * known; undefined otherwise (the query runs whole).
+ */
+export function changedKeys(scope: SetScope, commits: readonly Commit[]): string[] | undefined {
+  const shape = scope.append;
+  if (!shape || scope.any) return undefined;
+  const keys = new Set<string>();
+  const add = (raw: string | null | undefined): boolean => {
+    const key = raw == null ? undefined : normalizeValue('int', raw);
+    if (key !== undefined) keys.add(key);
+    return key !== undefined;
+  };
+  for (const c of commits) {
+    if (c.anyTable || !c.changes) {
+      if (c.anyTable || [...c.tables].some((t) => scope.tables.has(t))) return undefined;
+      continue;
+    }
+    for (const ch of c.changes) {
+      const table = tableKey(ch.schema, ch.table);
+      if (!scope.tables.has(table)) continue;
+      if (table !== shape.table) return undefined;
+      const column = shape.column;
+      if (ch.op === 'INSERT' && add(ch.new?.[column])) continue;
+      // An UPDATE logs its old row only when the key changed (or REPLICA IDENTITY FULL).
+      if (ch.op === 'UPDATE' && add(ch.new?.[column]) && (!ch.old || add(ch.old[column]))) continue;
+      if (ch.op === 'DELETE' && add(ch.old?.[column])) continue;
+      return undefined;
+    }
+    if (keys.size > MAX_MERGED_KEYS) return undefined;
+  }
+  return [...keys];
+}
+
+/** The name of the keys' variable: `strataKeys`, or with a number when the document uses that. */
+function freshVariable(used: Set<string>): string {
+  let name = 'strataKeys';
+  for (let i = 1; used.has(name); i++) name = `strataKeys${i}`;
+  return name;
+}
+
+/** A live query's document for inserted rows only, and the name of its keys' variable. */
+export interface RowsDocument {
+  query: string;
+  variable: string;
+}
+
+/**
+ * The document that answers the rows of `keys` only: the operation's one root field's `filter`
+ * becomes `{and: [<filter>, {<key>: {in: $keys}}]}` (or the latter alone). Undefined when the
+ * document is not of that form (the root field in a fragment, a filter given as a variable).
+ */
+export function rowsDocument(
+  query: string,
+  operationName: string | null,
+  shape: AppendShape,
+): RowsDocument | undefined {
+  let doc: ReturnType<typeof parse>;
+  try {
+    doc = parse(query, { noLocation: true });
+  } catch {
+    return undefined;
+  }
+  const ops = doc.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
+  const op =
+    operationName === null
+      ? ops.length === 1
+        ? ops[0]
+        : undefined
+      : ops.find((o) => o.name?.value === operationName);
+  if (!op) return undefined;
+  const fields = op.selectionSet.selections.filter(
+    (s) => s.kind !== Kind.FIELD || s.name.value !== '__typename',
+  );
+  const root = fields.length === 1 ? fields[0] : undefined;
+  if (root?.kind !== Kind.FIELD || (root.alias?.value ?? root.name.value) !== shape.rootKey) return undefined;
+  const filter = root.arguments?.find((a) => a.name.value === 'filter');
+  if (filter && filter.value.kind !== Kind.OBJECT) return undefined;
+  const used = new Set((op.variableDefinitions ?? []).map((v) => v.variable.name.value));
+  const variable = freshVariable(used);
+  const name = (value: string) => ({ kind: Kind.NAME, value }) as const;
+  const keys: ObjectValueNode = {
+    kind: Kind.OBJECT,
+    fields: [
+      {
+        kind: Kind.OBJECT_FIELD,
+        name: name(shape.filterField),
+        value: {
+          kind: Kind.OBJECT,
+          fields: [
+            {
+              kind: Kind.OBJECT_FIELD,
+              name: name('in'),
+              value: { kind: Kind.VARIABLE, name: name(variable) },
+            },
+          ],
+        },
+      },
+    ],
+  };
+  const value: ValueNode = filter
+    ? {
+        kind: Kind.OBJECT,
+        fields: [
+          {
+            kind: Kind.OBJECT_FIELD,
+            name: name('and'),
+            value: { kind: Kind.LIST, values: [filter.value, keys] },
+          },
+        ],
+      }
+    : keys;
+  const argument: ArgumentNode = { kind: Kind.ARGUMENT, name: name('filter'), value };
+  const args = [...(root.arguments ?? []).filter((a) => a !== filter), argument];
+  const rewritten = {
+    ...doc,
+    definitions: doc.definitions.map((d) =>
+      d !== op
+        ? d
+        : {
+            ...op,
+            variableDefinitions: [
+              ...(op.variableDefinitions ?? []),
+              {
+                kind: Kind.VARIABLE_DEFINITION,
+                variable: { kind: Kind.VARIABLE, name: name(variable) },
+                type: {
+                  kind: Kind.LIST_TYPE,
+                  type: {
+                    kind: Kind.NON_NULL_TYPE,
+                    type: { kind: Kind.NAMED_TYPE, name: name(shape.scalar) },
+                  },
+                },
+              },
+            ],
+            selectionSet: {
+              ...op.selectionSet,
+              selections: op.selectionSet.selections.map((s) =>
+                s === root ? { ...root, arguments: args } : s,
+              ),
+            },
+          },
+    ),
+  };
+  return { query: print(rewritten as typeof doc), variable };
+}
+
+/** The keys as the variable's values: numbers for Int, strings for BigInt. */
+export function keyValues(shape: AppendShape, keys: readonly string[]): (number | string)[] {
+  return shape.scalar === 'Int' ? keys.map(Number) : [...keys];
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A result's edges, when it is a result of the shape without errors. */
+function edgesOf(shape: AppendShape, doc: unknown): Record<string, unknown>[] | undefined {
+  if (!isObject(doc) || doc.errors !== undefined || !isObject(doc.data)) return undefined;
+  const conn = doc.data[shape.rootKey];
+  const edges = isObject(conn) ? conn[shape.edgesKey] : undefined;
+  if (!Array.isArray(edges)) return undefined;
+  for (const e of edges) if (keyOf(shape, e) === undefined) return undefined;
+  return edges as Record<string, unknown>[];
+}
+
+function keyOf(shape: AppendShape, edge: unknown): bigint | undefined {
+  const node = isObject(edge) ? edge[shape.nodeKey] : undefined;
+  const key = isObject(node) ? node[shape.keyKey] : undefined;
+  if (typeof key === 'number' && Number.isSafeInteger(key)) return BigInt(key);
+  if (typeof key === 'string' && /^-?\d{1,20}$/.test(key)) return BigInt(key);
+  return undefined;
+}
+
+/**
+ * A whole run's result as the base of later merges, and its text as sent (re-serialized, so a
+ * merged result and a whole one with the same content have the same text); no base when it is
+ * not a result of the shape (an error).
+ */
+export function wholeResult(shape: AppendShape, text: string): { text: string; base?: NewestBase } {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return { text };
+  }
+  const edges = edgesOf(shape, doc);
+  if (!edges) return { text };
+  return { text: JSON.stringify(doc), base: { doc: doc as Record<string, unknown>, edges } };
+}
+
+/**
+ * The merge of the changed rows' result into the base: the base less the changed keys, plus the
+ * rows the result has of them, in the shape's order. When the base held `limit` rows, the rows
+ * after its last one are not known: only the merged rows up to that key count, and if fewer than
+ * `limit` remain there the result is not known (undefined: the query runs whole). Undefined too
+ * when the rows' result is not one of the shape (an error).
+ */
+export function mergedResult(
+  shape: AppendShape,
+  base: NewestBase,
+  keys: readonly (number | string)[],
+  rowsText: string,
+): { text: string; base: NewestBase } | undefined {
+  let rows: Record<string, unknown>[] | undefined;
+  try {
+    rows = edgesOf(shape, JSON.parse(rowsText));
+  } catch {
+    return undefined;
+  }
+  if (!rows) return undefined;
+  const changed = new Set(keys.map((k) => BigInt(k)));
+  const byKey = new Map<bigint, Record<string, unknown>>();
+  for (const e of base.edges) {
+    const k = keyOf(shape, e) as bigint;
+    if (!changed.has(k)) byKey.set(k, e);
+  }
+  for (const e of rows) byKey.set(keyOf(shape, e) as bigint, e);
+  const order = shape.desc ? -1n : 1n;
+  let sorted = [...byKey].sort(([a], [b]) => (a < b ? -Number(order) : a > b ? Number(order) : 0));
+  if (base.edges.length >= shape.limit && shape.limit > 0) {
+    const last = (keyOf(shape, base.edges[base.edges.length - 1]) as bigint) * order;
+    sorted = sorted.filter(([k]) => k * order <= last);
+    if (sorted.length < shape.limit) return undefined;
+  }
+  const edges = sorted.slice(0, shape.limit).map(([, e]) => e);
+  const data = base.doc.data as Record<string, unknown>;
+  const conn = data[shape.rootKey] as Record<string, unknown>;
+  const doc = { ...base.doc, data: { ...data, [shape.rootKey]: { ...conn, [shape.edgesKey]: edges } } };
+  return { text: JSON.stringify(doc), base: { doc, edges } };
+}

@@ -1,0 +1,341 @@
+/**
+ * Live queries refreshed by merging changed rows (src/realtime/newest-rows.ts): which queries have
+ * the shape (read-set.ts AppendShape), the keys a commit changed, the rows document, the merge;
+ * and, against a running platform with logical replication, that every merged result is what the
+ * query answers at that moment — inserts, updates that move rows in and out of a user's view,
+ * deletes from a full page (run whole), another user's rows never shown.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from 'graphql-ws';
+import pg from 'pg';
+import { parse } from 'graphql';
+import { tableKey, type Commit } from '../../src/realtime/change-feed.js';
+import {
+  changedKeys,
+  MAX_MERGED_KEYS,
+  mergedResult,
+  rowsDocument,
+  wholeResult,
+} from '../../src/realtime/newest-rows.js';
+import type { AppendShape, SetScope } from '../../src/realtime/read-set.js';
+import { Scopes } from '../../src/realtime/scopes.js';
+import type { ProjectContext } from '../../src/platform/project-context.js';
+import type { TestPlatform } from '../support/platform.js';
+import { eventually } from '../support/eventually.js';
+import { sql, startRealtimePlatform, subscribe, userToken, wsClient, wsUrl, type Json } from './support.js';
+
+const SHAPE: AppendShape = {
+  table: tableKey('public', 'msg'),
+  column: 'id',
+  desc: true,
+  limit: 3,
+  filterField: 'id',
+  scalar: 'BigInt',
+  rootKey: 'msgCollection',
+  edgesKey: 'edges',
+  nodeKey: 'node',
+  keyKey: 'id',
+};
+
+const scope = (tables: string[], append: AppendShape | null = SHAPE): SetScope => ({
+  version: 1,
+  any: false,
+  tables: new Set(tables.map((t) => tableKey('public', t))),
+  claims: new Set(),
+  ...(append ? { append } : {}),
+});
+
+const commit = (changes: Commit['changes'], extra: Partial<Commit> = {}): Commit => ({
+  lsn: 1n,
+  tables: new Set((changes ?? []).map((c) => tableKey(c.schema, c.table))),
+  changes,
+  ...extra,
+});
+const ins = (table: string, id: string | null) =>
+  ({ schema: 'public', table, op: 'INSERT', new: { id, body: 'x' } }) as const;
+
+describe('the keys a commit changed', () => {
+  const s = scope(['msg', 'room']);
+  it('inserts, updates (old and new key) and deletes of the shape table', () => {
+    expect(
+      changedKeys(s, [
+        commit([ins('msg', '5'), ins('msg', ' 6')]),
+        commit([
+          { schema: 'public', table: 'msg', op: 'UPDATE', new: { id: '2' } },
+          { schema: 'public', table: 'msg', op: 'UPDATE', new: { id: '9' }, old: { id: '3' } },
+          { schema: 'public', table: 'msg', op: 'DELETE', old: { id: '1' } },
+        ]),
+        // A table the set does not read changes nothing for it.
+        commit([ins('other', '77')]),
+      ]),
+    ).toEqual(['5', '6', '2', '9', '3', '1']);
+  });
+  it('anything else: undefined (the query runs whole)', () => {
+    const cases: Commit[][] = [
+      [commit([ins('room', '1')])],
+      [commit([{ schema: 'public', table: 'msg', op: 'TRUNCATE' }])],
+      [commit([{ schema: 'public', table: 'msg', op: 'DELETE' }])],
+      [commit([ins('msg', null)])],
+      [commit([ins('msg', 'abc')])],
+      [commit(undefined, { tables: new Set([tableKey('public', 'msg')]) })],
+      [commit([ins('other', '1')], { anyTable: true })],
+      [commit(Array.from({ length: MAX_MERGED_KEYS + 1 }, (_, i) => ins('msg', String(i))))],
+    ];
+    for (const c of cases) expect(changedKeys(s, c)).toBeUndefined();
+    expect(changedKeys(scope(['msg'], null), [commit([ins('msg', '1')])])).toBeUndefined();
+    expect(changedKeys({ ...s, any: true }, [commit([ins('msg', '1')])])).toBeUndefined();
+    // Too many rows for the commit to list, on a table the set does not read: nothing for it.
+    expect(changedKeys(s, [commit(undefined, { tables: new Set([tableKey('public', 'other')]) })])).toEqual(
+      [],
+    );
+  });
+});
+
+describe('the rows document', () => {
+  it("adds the keys to the root field's filter (or makes it), with a variable of its own", () => {
+    const q =
+      'query Q($room: Int!, $strataKeys: Int) { msgCollection(filter: {roomId: {eq: $room}}, first: 3) { edges { node { id } } } }';
+    const doc = rowsDocument(q, 'Q', SHAPE);
+    expect(doc?.variable).toBe('strataKeys1');
+    const printed = parse(doc?.query ?? '');
+    const op = printed.definitions[0] as Json;
+    expect(op.variableDefinitions.map((v: Json) => v.variable.name.value)).toEqual([
+      'room',
+      'strataKeys',
+      'strataKeys1',
+    ]);
+    expect(doc?.query).toContain('filter: {and: [{roomId: {eq: $room}}, {id: {in: $strataKeys1}}]}');
+    expect(doc?.query).toContain('$strataKeys1: [BigInt!]');
+    const bare = rowsDocument(
+      '{ __typename msgCollection(first: 3) { edges { node { id } } } }',
+      null,
+      SHAPE,
+    );
+    expect(bare?.query).toContain('msgCollection(first: 3, filter: {id: {in: $strataKeys}})');
+  });
+  it('none for a filter given as a variable, another root field, a fragment, or a bad document', () => {
+    const none = [
+      'query ($f: MsgFilter) { msgCollection(filter: $f) { edges { node { id } } } }',
+      '{ other: msgCollection { edges { node { id } } } }',
+      'query { ...F } fragment F on Query { msgCollection { edges { node { id } } } }',
+      '{ msgCollection { edges { node { id } } }',
+    ];
+    for (const q of none) expect(rowsDocument(q, null, SHAPE)).toBeUndefined();
+    expect(rowsDocument('query A { msgCollection { edges { node { id } } } }', 'B', SHAPE)).toBeUndefined();
+  });
+});
+
+describe('the merge', () => {
+  const result = (ids: (string | number)[], extra: Json = {}) =>
+    JSON.stringify({
+      data: {
+        msgCollection: {
+          __typename: 'MsgConnection',
+          edges: ids.map((id) => ({ node: { id, body: `b${id}` } })),
+        },
+      },
+      ...extra,
+    });
+  const ids = (text: string) => JSON.parse(text).data.msgCollection.edges.map((e: Json) => e.node.id);
+  const base = (list: (string | number)[], shape = SHAPE) =>
+    wholeResult(shape, result(list)).base as NonNullable<ReturnType<typeof wholeResult>['base']>;
+
+  it('new rows enter in key order, the page keeps its limit, a changed row is replaced', () => {
+    const m = mergedResult(SHAPE, base(['9', '7', '5']), ['10', '7'], result(['10', '7']));
+    expect(ids(m?.text ?? '')).toEqual(['10', '9', '7']);
+    // A row seen already (an earlier snapshot had it) is there once.
+    expect(ids(mergedResult(SHAPE, base(['9', '7']), ['9'], result(['9']))?.text ?? '')).toEqual(['9', '7']);
+    // Ascending, Int keys.
+    const asc = { ...SHAPE, desc: false, scalar: 'Int' as const, limit: 5 };
+    expect(ids(mergedResult(asc, base([1, 2], asc), [3, 0], result([0, 3]))?.text ?? '')).toEqual([
+      0, 1, 2, 3,
+    ]);
+    // The text is the result's JSON as JSON.stringify writes it, keys in their order.
+    expect(m?.text.startsWith('{"data":{"msgCollection":{"__typename":"MsgConnection","edges":[')).toBe(true);
+  });
+  it('a row leaving a page that is not full: gone; leaving a full page: not known (runs whole)', () => {
+    expect(
+      ids(mergedResult({ ...SHAPE, limit: 5 }, base(['9', '7']), ['7'], result([]))?.text ?? ''),
+    ).toEqual(['9']);
+    expect(mergedResult(SHAPE, base(['9', '7', '5']), ['7'], result([]))).toBeUndefined();
+    // A full page whose left row is replaced by a new one within it: known.
+    expect(ids(mergedResult(SHAPE, base(['9', '7', '5']), ['7', '8'], result(['8']))?.text ?? '')).toEqual([
+      '9',
+      '8',
+      '5',
+    ]);
+    // A changed row past a full page's end stays out: the rows between are not known.
+    expect(ids(mergedResult(SHAPE, base(['9', '7', '5']), ['2'], result(['2']))?.text ?? '')).toEqual([
+      '9',
+      '7',
+      '5',
+    ]);
+  });
+  it('an error result is no base, and an error in the rows is no merge', () => {
+    expect(wholeResult(SHAPE, result(['1'], { errors: [{ message: 'x' }] })).base).toBeUndefined();
+    expect(wholeResult(SHAPE, '{"data":null,"errors":[{"message":"x"}]}').base).toBeUndefined();
+    expect(wholeResult(SHAPE, 'not json')).toEqual({ text: 'not json' });
+    expect(wholeResult(SHAPE, result([1.5])).base).toBeUndefined();
+    expect(
+      mergedResult(SHAPE, base(['1']), ['2'], '{"data":null,"errors":[{"message":"x"}]}'),
+    ).toBeUndefined();
+  });
+});
+
+let tp: TestPlatform;
+let project: ProjectContext;
+const clients: Client[] = [];
+
+const TABLES = `
+  create table public.msg (id bigserial primary key, room int not null, owner text not null, body text not null);
+  alter table public.msg enable row level security;
+  create policy own on public.msg for select to authenticated using (owner = auth.jwt() ->> 'sub');
+  create table public.tick (id int primary key, n int not null);
+  grant select on public.msg, public.tick to authenticated;
+  insert into public.msg (room, owner, body) select r, o, o || ' seed ' || r
+    from generate_series(1, 2) r, unnest(array['alice', 'bob']) o;
+  insert into public.tick values (1, 0);`;
+
+const LAST3 =
+  'subscription ($room: Int!) { msgCollection(filter: {room: {eq: $room}}, orderBy: [{id: DescNullsLast}], first: 3) { edges { cursor node { id nodeId owner body } } } }';
+const QUERY_LAST3 = LAST3.replace(/^subscription/, 'query');
+
+beforeAll(async () => {
+  ({ tp, project } = await startRealtimePlatform({ intervalMs: 600_000, replication: true }));
+  await sql(project, TABLES);
+});
+
+afterAll(async () => {
+  for (const c of clients) await c.dispose();
+  await tp?.close();
+});
+
+describe('which live queries merge (the append shape)', () => {
+  const shapeOf = async (query: string, variables: Record<string, unknown> | null = null) => {
+    const pool = new pg.Pool({ connectionString: project.superuserUrl, max: 2 });
+    try {
+      const s = await new Scopes(pool, () => {}).scopeOf(
+        { role: 'authenticated', claims: { sub: 'alice', role: 'authenticated' } },
+        { query, operationName: null, variables },
+      );
+      return s.append;
+    } finally {
+      await pool.end();
+    }
+  };
+  it('the first rows by the integer key, filtered, edges only', async () => {
+    expect(await shapeOf(QUERY_LAST3, { room: 1 })).toEqual({
+      table: tableKey('public', 'msg'),
+      column: 'id',
+      desc: true,
+      limit: 3,
+      filterField: 'id',
+      scalar: 'BigInt',
+      rootKey: 'msgCollection',
+      edgesKey: 'edges',
+      nodeKey: 'node',
+      keyKey: 'id',
+    });
+    const aliased = await shapeOf('{ m: msgCollection { __typename e: edges { n: node { k: id body } } } }');
+    expect(aliased).toMatchObject({
+      desc: false,
+      limit: 30,
+      rootKey: 'm',
+      edgesKey: 'e',
+      nodeKey: 'n',
+      keyKey: 'k',
+    });
+  });
+  it.each([
+    ['pageInfo', '{ msgCollection(first: 3) { pageInfo { hasNextPage } edges { node { id } } } }'],
+    ['totalCount', '{ msgCollection(first: 3) { totalCount edges { node { id } } } }'],
+    [
+      'an order by another column',
+      '{ msgCollection(orderBy: [{room: AscNullsLast}]) { edges { node { id } } } }',
+    ],
+    ['offset', '{ msgCollection(first: 3, offset: 1) { edges { node { id } } } }'],
+    ['last', '{ msgCollection(last: 3) { edges { node { id } } } }'],
+    ['no key selected', '{ msgCollection(first: 3) { edges { node { body } } } }'],
+    [
+      'two root fields',
+      '{ msgCollection { edges { node { id } } } tickCollection { edges { node { id } } } }',
+    ],
+    ['edges twice', '{ msgCollection { a: edges { node { id } } b: edges { node { id } } } }'],
+    ['a cursor to start after', '{ msgCollection(first: 2, after: "WzFd") { edges { node { id } } } }'],
+  ])('not for %s', async (_name, query) => {
+    expect(await shapeOf(query)).toBeUndefined();
+  });
+});
+
+describe("merged results are the query's results", () => {
+  it('inserts, updates in and out of view, deletes (a full page runs whole): each user sees what the query shows', async () => {
+    const tokens = { alice: await userToken(project, 'alice'), bob: await userToken(project, 'bob') };
+    const streams = Object.fromEntries(
+      (['alice', 'bob'] as const).map((u) => {
+        const c = wsClient(wsUrl(tp), { apikey: project.anonKey, Authorization: `Bearer ${tokens[u]}` });
+        clients.push(c);
+        return [u, subscribe(c, LAST3, { room: 1 })];
+      }),
+    );
+    const query = async (u: 'alice' | 'bob') => {
+      const res = await fetch(`${tp.url}/graphql/v1`, {
+        method: 'POST',
+        headers: {
+          apikey: project.anonKey,
+          authorization: `Bearer ${tokens[u]}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ query: QUERY_LAST3, variables: { room: 1 } }),
+      });
+      return res.json();
+    };
+    /** Both streams' last results equal the query's answer to each user, now. */
+    const agree = async () => {
+      for (const u of ['alice', 'bob'] as const) {
+        const want = await query(u);
+        await eventually(
+          async () => {
+            const last = streams[u]?.results.at(-1);
+            return JSON.stringify(last) === JSON.stringify(await query(u)) && last;
+          },
+          { timeoutMs: 10_000, intervalMs: 50 },
+        ).catch(() => {
+          throw new Error(`${u}: ${JSON.stringify(streams[u]?.results.at(-1))} vs ${JSON.stringify(want)}`);
+        });
+      }
+    };
+    await agree();
+    await eventually(() => tp.realtime.stats().feeds === 1, { timeoutMs: 10_000, intervalMs: 20 });
+    const merged0 = tp.realtime.stats().merged;
+    const steps = [
+      // Two of alice's, one of bob's, one in another room.
+      `insert into public.msg (room, owner, body) values (1, 'alice', 'a1'), (1, 'alice', 'a2'), (1, 'bob', 'b1'), (2, 'alice', 'other room')`,
+      `insert into public.msg (room, owner, body) values (1, 'alice', 'a3')`,
+      // Out of alice's view, into bob's (a row of alice's page: alice's page is full, runs whole).
+      `update public.msg set owner = 'bob' where body = 'a2'`,
+      // Edited in place.
+      `update public.msg set body = 'a3 edited' where body = 'a3'`,
+      // A key change: old key gone, new key in.
+      `update public.msg set id = 1000 where body = 'b1'`,
+      `delete from public.msg where body = 'a3 edited'`,
+      `insert into public.msg (room, owner, body) select 1, 'alice', 'burst ' || g from generate_series(1, 5) g`,
+      // A table the query does not read.
+      'update public.tick set n = n + 1',
+    ];
+    for (const step of steps) {
+      await sql(project, step);
+      await agree();
+    }
+    // Some refreshes merged (what each did is timing: a commit may come with a settle pass).
+    expect(tp.realtime.stats().merged).toBeGreaterThan(merged0);
+    const final = (u: 'alice' | 'bob') =>
+      streams[u]?.results.at(-1).data.msgCollection.edges.map((e: Json) => e.node);
+    for (const u of ['alice', 'bob'] as const) for (const n of final(u)) expect(n.owner).toBe(u);
+    for (const u of ['alice', 'bob'] as const)
+      for (const r of streams[u]?.results ?? [])
+        for (const e of r.data.msgCollection.edges) expect(e.node.owner).toBe(u);
+    expect(final('bob').map((n: Json) => n.body)).toEqual(['b1', 'a2', 'bob seed 1']);
+    expect(final('alice').map((n: Json) => n.body)).toEqual(['burst 5', 'burst 4', 'burst 3']);
+    for (const s of Object.values(streams)) s.stop();
+  });
+});

@@ -32,9 +32,10 @@ export interface NewestBase {
 }
 
 /**
- * The keys of the shape's table's rows that `commits` inserted, updated (old and new key) or
- * deleted, when those are all the changes they made to tables the set reads, and each key is
- * known; undefined otherwise (the query runs whole).
+ * The keys of the root rows that `commits` changed: the rows of the shape's table they inserted,
+ * updated (old and new key) or deleted, and the root rows whose nested rows (AppendShape
+ * children) they changed (old and new foreign key), when those are all the changes they made to
+ * tables the set reads and each key is known; undefined otherwise (the query runs whole).
  */
 export function changedKeys(scope: SetScope, commits: readonly Commit[]): string[] | undefined {
   const shape = scope.append;
@@ -53,11 +54,15 @@ export function changedKeys(scope: SetScope, commits: readonly Commit[]): string
     for (const ch of c.changes) {
       const table = tableKey(ch.schema, ch.table);
       if (!scope.tables.has(table)) continue;
-      if (table !== shape.table) return undefined;
-      const column = shape.column;
+      const own = table === shape.table;
+      // The root's key, or a nested row's foreign key to it.
+      const column = own ? (shape.rootShared ? undefined : shape.column) : shape.children.get(table);
+      if (column === undefined) return undefined;
       if (ch.op === 'INSERT' && add(ch.new?.[column])) continue;
-      // An UPDATE logs its old row only when the key changed (or REPLICA IDENTITY FULL).
-      if (ch.op === 'UPDATE' && add(ch.new?.[column]) && (!ch.old || add(ch.old[column]))) continue;
+      // An UPDATE logs its old row only when the key changed (or with REPLICA IDENTITY FULL): a
+      // root row's key is then the new one; a nested row's old foreign key must be logged.
+      if (ch.op === 'UPDATE' && add(ch.new?.[column]) && (own && !ch.old ? true : add(ch.old?.[column])))
+        continue;
       if (ch.op === 'DELETE' && add(ch.old?.[column])) continue;
       return undefined;
     }

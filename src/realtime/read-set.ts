@@ -10,7 +10,13 @@
  */
 import type { CompiledRequest } from '../graphql/engine.js';
 import type { Column } from '../graphql/introspect/model.js';
-import type { ConnectionPlan, FilterPlan, NodePlan, Param } from '../graphql/plan/plan-types.js';
+import type {
+  ConnectionPlan,
+  FilterPlan,
+  NodeFieldPlan,
+  NodePlan,
+  Param,
+} from '../graphql/plan/plan-types.js';
 import { tableKey } from './change-feed.js';
 import { unionClaims, type ClaimsRead } from './claims-read.js';
 import { EXACT_COLUMN_TYPES, type RelationFacts, type ScopeFacts } from './policy-facts.js';
@@ -42,11 +48,11 @@ export interface SetScope {
 
 /**
  * A live query whose one root field is the first `limit` rows of `table` in the order of its
- * integer primary key (`column`), filtered, with only `edges` selected and nodes that are a
- * function of their row alone: neither the selections nor the policies read the table again or
- * anything a row's insert changes, and every policy is steady. Rows inserted into the table then
- * change the result only by entering it: their rows, fetched under the same filter and policies,
- * merged with the last result by key, are the result (newest-rows.ts).
+ * integer primary key (`column`), filtered, with only `edges` selected, every policy steady.
+ * A change to a row of the table (when nothing else reads the table) or to a row of a nested
+ * connection's table attributed to a root row by its foreign key (`children`) then changes the
+ * result only in that root row: the rows of the changed keys, fetched under the same filter and
+ * policies, merged with the last result by key, are the result (newest-rows.ts).
  */
 export interface AppendShape {
   table: string;
@@ -61,6 +67,14 @@ export interface AppendShape {
   edgesKey: string;
   nodeKey: string;
   keyKey: string;
+  /** The table is read elsewhere too (a policy, a nested selection): a change to it runs whole. */
+  rootShared: boolean;
+  /**
+   * Tables of nested connections (tableKey) whose rows belong to the root row their column (a
+   * foreign key to the root's key) names, read nowhere else: a change there is a change of that
+   * root row (its nested rows are read again with it).
+   */
+  children: Map<string, string>;
 }
 
 /**
@@ -359,28 +373,31 @@ function appendShapeOf(
   if (c.backward || c.offset || c.cursor) return undefined;
   // Only edges (once), their node (once) with the key, and constants.
   let edgesKey: string | undefined;
-  let nodeKey: string | undefined;
-  let keyKey: string | undefined;
+  let node: { alias: string; plan: NodePlan } | undefined;
   for (const f of c.fields) {
     if (f.field.kind === 'typename') continue;
     if (f.field.kind !== 'edges' || edgesKey !== undefined) return undefined;
     edgesKey = f.alias;
     for (const e of f.field.fields) {
       if (e.field.kind !== 'node') continue;
-      if (nodeKey !== undefined) return undefined;
-      nodeKey = e.alias;
-      keyKey = e.field.node.fields.find(
-        (n) => n.field.kind === 'column' && n.field.column.sqlName === keyName,
-      )?.alias;
+      if (node !== undefined) return undefined;
+      node = { alias: e.alias, plan: e.field.node };
     }
   }
-  if (edgesKey === undefined || nodeKey === undefined || keyKey === undefined) return undefined;
-  // Nothing but the filter's and the nodes' reads of other tables, and none of this one's.
+  const keyKey = node?.plan.fields.find(
+    (n) => n.field.kind === 'column' && n.field.column.sqlName === keyName,
+  )?.alias;
+  if (edgesKey === undefined || node === undefined || keyKey === undefined) return undefined;
   const table = tableKey(rel.schema, rel.name);
   const others = new Walk(facts);
   others.connection(c, false);
   others.policies(rel);
-  if (others.any || !others.steady || others.tables.has(table)) return undefined;
+  if (others.any || !others.steady) return undefined;
+  const children = new Map<string, string>();
+  for (const f of node.plan.fields) {
+    const child = f.field.kind === 'toMany' ? childOf(facts, c, rel, node.plan, f.field) : undefined;
+    if (child) children.set(child.table, child.column);
+  }
   return {
     table,
     column: keyName,
@@ -390,7 +407,38 @@ function appendShapeOf(
     scalar: column.type.scalar,
     rootKey: root.alias,
     edgesKey,
-    nodeKey,
+    nodeKey: node.alias,
     keyKey,
+    rootShared: others.tables.has(table),
+    children,
   };
+}
+
+/**
+ * A nested connection of the root's rows whose table's rows are attributed to a root row by a
+ * foreign key to the root's key (one column), when nothing else in the query, its policies or the
+ * nested connection's own reads reads that table: its table and the foreign key's column.
+ */
+function childOf(
+  facts: ScopeFacts,
+  root: ConnectionPlan,
+  rootRel: RelationFacts,
+  node: NodePlan,
+  field: Extract<NodeFieldPlan, { kind: 'toMany' }>,
+): { table: string; column: string } | undefined {
+  const { rel, connection } = field;
+  const [local, target] = [rel.localColumns, rel.targetColumns];
+  if (local.length !== 1 || target.length !== 1 || local[0] !== root.table.primaryKey[0]) return undefined;
+  const childRel = facts.relations.get(rel.target.oid);
+  if (childRel?.kind !== 'r' || childRel.descendants.length) return undefined;
+  const rest = new Walk(facts);
+  rest.filter(root.filter);
+  for (const k of root.keys) for (const via of k.via) rest.table(via.target.oid);
+  rest.policies(rootRel);
+  rest.nodeFields({ ...node, fields: node.fields.filter((f) => f.field !== field) });
+  rest.connection(connection, false);
+  rest.policies(childRel);
+  const table = tableKey(childRel.schema, childRel.name);
+  if (rest.any || rest.tables.has(table)) return undefined;
+  return { table, column: target[0] as string };
 }

@@ -35,6 +35,8 @@ const SHAPE: AppendShape = {
   edgesKey: 'edges',
   nodeKey: 'node',
   keyKey: 'id',
+  rootShared: false,
+  children: new Map([[tableKey('public', 'reply'), 'msg_id']]),
 };
 
 const scope = (tables: string[], append: AppendShape | null = SHAPE): SetScope => ({
@@ -55,7 +57,7 @@ const ins = (table: string, id: string | null) =>
   ({ schema: 'public', table, op: 'INSERT', new: { id, body: 'x' } }) as const;
 
 describe('the keys a commit changed', () => {
-  const s = scope(['msg', 'room']);
+  const s = scope(['msg', 'room', 'reply']);
   it('inserts, updates (old and new key) and deletes of the shape table', () => {
     expect(
       changedKeys(s, [
@@ -69,6 +71,29 @@ describe('the keys a commit changed', () => {
         commit([ins('other', '77')]),
       ]),
     ).toEqual(['5', '6', '2', '9', '3', '1']);
+  });
+  it('a nested row changes the root row its foreign key names (old and new)', () => {
+    const reply = (op: 'INSERT' | 'UPDATE' | 'DELETE', n?: string, o?: string) => ({
+      schema: 'public',
+      table: 'reply',
+      op,
+      ...(n ? { new: { id: '100', msg_id: n } } : {}),
+      ...(o ? { old: { id: '100', msg_id: o } } : {}),
+    });
+    expect(
+      changedKeys(s, [
+        commit([reply('INSERT', '4'), reply('UPDATE', '5', '6'), reply('DELETE', undefined, '7')]),
+      ]),
+    ).toEqual(['4', '5', '6', '7']);
+    // Without the old row (no REPLICA IDENTITY FULL) the row may have left another root row.
+    expect(changedKeys(s, [commit([reply('UPDATE', '5')])])).toBeUndefined();
+    // The root table read elsewhere too (a nested policy reads it): its changes run whole.
+    expect(
+      changedKeys({ ...s, append: { ...SHAPE, rootShared: true } }, [commit([ins('msg', '1')])]),
+    ).toBeUndefined();
+    expect(
+      changedKeys({ ...s, append: { ...SHAPE, rootShared: true } }, [commit([reply('INSERT', '4')])]),
+    ).toEqual(['4']);
   });
   it('anything else: undefined (the query runs whole)', () => {
     const cases: Commit[][] = [
@@ -194,11 +219,22 @@ const TABLES = `
   grant select on public.msg, public.tick to authenticated;
   insert into public.msg (room, owner, body) select r, o, o || ' seed ' || r
     from generate_series(1, 2) r, unnest(array['alice', 'bob']) o;
-  insert into public.tick values (1, 0);`;
+  insert into public.tick values (1, 0);
+  create table public.thread (id int primary key, title text not null);
+  create table public.reply (id bigserial primary key, thread_id int not null references public.thread, owner text not null, body text not null);
+  comment on table public.reply is '@graphql({"totalCount": {"enabled": true}})';
+  alter table public.reply replica identity full;
+  alter table public.reply enable row level security;
+  create policy own on public.reply for select to authenticated using (owner = auth.jwt() ->> 'sub');
+  grant select on public.thread, public.reply to authenticated;
+  insert into public.thread values (1, 't1'), (2, 't2'), (3, 't3');
+  insert into public.reply (thread_id, owner, body) values (1, 'alice', 'r0');`;
 
 const LAST3 =
   'subscription ($room: Int!) { msgCollection(filter: {room: {eq: $room}}, orderBy: [{id: DescNullsLast}], first: 3) { edges { cursor node { id nodeId owner body } } } }';
 const QUERY_LAST3 = LAST3.replace(/^subscription/, 'query');
+const THREADS =
+  'subscription { threadCollection(orderBy: [{id: AscNullsLast}], first: 2) { edges { node { id title replyCollection(orderBy: [{id: DescNullsLast}], first: 1) { totalCount edges { node { body owner } } } } } } }';
 
 beforeAll(async () => {
   ({ tp, project } = await startRealtimePlatform({ intervalMs: 600_000, replication: true }));
@@ -235,6 +271,8 @@ describe('which live queries merge (the append shape)', () => {
       edgesKey: 'edges',
       nodeKey: 'node',
       keyKey: 'id',
+      rootShared: false,
+      children: new Map(),
     });
     const aliased = await shapeOf('{ m: msgCollection { __typename e: edges { n: node { k: id body } } } }');
     expect(aliased).toMatchObject({
@@ -267,45 +305,53 @@ describe('which live queries merge (the append shape)', () => {
   });
 });
 
+type User = 'alice' | 'bob';
+
+/** Alice's and Bob's live queries of one document, and a check that each last result is the query's answer now. */
+async function follow(subscription: string, variables: Record<string, unknown>) {
+  const tokens = { alice: await userToken(project, 'alice'), bob: await userToken(project, 'bob') };
+  const users = ['alice', 'bob'] as const;
+  const streams = Object.fromEntries(
+    users.map((u) => {
+      const c = wsClient(wsUrl(tp), { apikey: project.anonKey, Authorization: `Bearer ${tokens[u]}` });
+      clients.push(c);
+      return [u, subscribe(c, subscription, variables)];
+    }),
+  ) as Record<User, ReturnType<typeof subscribe>>;
+  const query = async (u: User) => {
+    const res = await fetch(`${tp.url}/graphql/v1`, {
+      method: 'POST',
+      headers: {
+        apikey: project.anonKey,
+        authorization: `Bearer ${tokens[u]}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ query: subscription.replace(/^subscription/, 'query'), variables }),
+    });
+    return res.json();
+  };
+  const agree = async () => {
+    for (const u of users) {
+      const want = await query(u);
+      await eventually(
+        async () => {
+          const last = streams[u].results.at(-1);
+          return JSON.stringify(last) === JSON.stringify(await query(u)) && last;
+        },
+        { timeoutMs: 10_000, intervalMs: 50 },
+      ).catch(() => {
+        throw new Error(`${u}: ${JSON.stringify(streams[u].results.at(-1))} vs ${JSON.stringify(want)}`);
+      });
+    }
+  };
+  await agree();
+  await eventually(() => tp.realtime.stats().feeds === 1, { timeoutMs: 10_000, intervalMs: 20 });
+  return { streams, agree };
+}
+
 describe("merged results are the query's results", () => {
   it('inserts, updates in and out of view, deletes (a full page runs whole): each user sees what the query shows', async () => {
-    const tokens = { alice: await userToken(project, 'alice'), bob: await userToken(project, 'bob') };
-    const streams = Object.fromEntries(
-      (['alice', 'bob'] as const).map((u) => {
-        const c = wsClient(wsUrl(tp), { apikey: project.anonKey, Authorization: `Bearer ${tokens[u]}` });
-        clients.push(c);
-        return [u, subscribe(c, LAST3, { room: 1 })];
-      }),
-    );
-    const query = async (u: 'alice' | 'bob') => {
-      const res = await fetch(`${tp.url}/graphql/v1`, {
-        method: 'POST',
-        headers: {
-          apikey: project.anonKey,
-          authorization: `Bearer ${tokens[u]}`,
-          'content-type': 'application/json',
-        },
-        body: JSON.stringify({ query: QUERY_LAST3, variables: { room: 1 } }),
-      });
-      return res.json();
-    };
-    /** Both streams' last results equal the query's answer to each user, now. */
-    const agree = async () => {
-      for (const u of ['alice', 'bob'] as const) {
-        const want = await query(u);
-        await eventually(
-          async () => {
-            const last = streams[u]?.results.at(-1);
-            return JSON.stringify(last) === JSON.stringify(await query(u)) && last;
-          },
-          { timeoutMs: 10_000, intervalMs: 50 },
-        ).catch(() => {
-          throw new Error(`${u}: ${JSON.stringify(streams[u]?.results.at(-1))} vs ${JSON.stringify(want)}`);
-        });
-      }
-    };
-    await agree();
-    await eventually(() => tp.realtime.stats().feeds === 1, { timeoutMs: 10_000, intervalMs: 20 });
+    const { streams, agree } = await follow(LAST3, { room: 1 });
     const merged0 = tp.realtime.stats().merged;
     const steps = [
       // Two of alice's, one of bob's, one in another room.
@@ -328,14 +374,46 @@ describe("merged results are the query's results", () => {
     }
     // Some refreshes merged (what each did is timing: a commit may come with a settle pass).
     expect(tp.realtime.stats().merged).toBeGreaterThan(merged0);
-    const final = (u: 'alice' | 'bob') =>
-      streams[u]?.results.at(-1).data.msgCollection.edges.map((e: Json) => e.node);
-    for (const u of ['alice', 'bob'] as const) for (const n of final(u)) expect(n.owner).toBe(u);
+    const final = (u: User) => streams[u].results.at(-1).data.msgCollection.edges.map((e: Json) => e.node);
     for (const u of ['alice', 'bob'] as const)
-      for (const r of streams[u]?.results ?? [])
+      for (const r of streams[u].results)
         for (const e of r.data.msgCollection.edges) expect(e.node.owner).toBe(u);
     expect(final('bob').map((n: Json) => n.body)).toEqual(['b1', 'a2', 'bob seed 1']);
     expect(final('alice').map((n: Json) => n.body)).toEqual(['burst 5', 'burst 4', 'burst 3']);
+    for (const s of Object.values(streams)) s.stop();
+  });
+
+  it('nested rows: a reply changes the row of its thread (moved between threads, deleted, past the page), and so does a change of the thread', async () => {
+    const { streams, agree } = await follow(THREADS, {});
+    const merged0 = tp.realtime.stats().merged;
+    const steps = [
+      `insert into public.reply (thread_id, owner, body) values (1, 'bob', 'r1'), (2, 'alice', 'r2')`,
+      `insert into public.reply (thread_id, owner, body) values (3, 'alice', 'past the page')`,
+      `update public.reply set thread_id = 2 where body = 'r0'`,
+      `update public.reply set body = 'r2 edited' where body = 'r2'`,
+      `delete from public.reply where body = 'r1'`,
+      `update public.thread set title = 't2 renamed' where id = 2`,
+      `insert into public.thread values (0, 't0')`,
+      `insert into public.reply (thread_id, owner, body) values (0, 'bob', 'in t0')`,
+    ];
+    for (const step of steps) {
+      await sql(project, step);
+      await agree();
+    }
+    expect(tp.realtime.stats().merged).toBeGreaterThan(merged0);
+    const last = (u: User) => streams[u].results.at(-1).data.threadCollection.edges.map((e: Json) => e.node);
+    expect(last('alice').map((n: Json) => [n.title, n.replyCollection.totalCount])).toEqual([
+      ['t0', 0],
+      ['t1', 0],
+    ]);
+    expect(last('bob').map((n: Json) => [n.title, n.replyCollection.edges[0]?.node.body])).toEqual([
+      ['t0', 'in t0'],
+      ['t1', undefined],
+    ]);
+    for (const u of ['alice', 'bob'] as const)
+      for (const r of streams[u].results)
+        for (const t of r.data.threadCollection.edges)
+          for (const e of t.node.replyCollection.edges) expect(e.node.owner).toBe(u);
     for (const s of Object.values(streams)) s.stop();
   });
 });

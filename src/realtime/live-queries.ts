@@ -17,7 +17,7 @@ import type { LiveRequest } from './live-request.js';
 import { opaqueScope, type SetScope } from './read-set.js';
 import { RefreshQueue } from './refresh-queue.js';
 import { GroupIndex } from './relevance.js';
-import { changedKeys, keyValues, rowsDocument, type RowsDocument } from './newest-rows.js';
+import { changedKeys, keyValues, mergeable, rowsDocument, type RowsDocument } from './newest-rows.js';
 import { publish, runGroups, type GroupRun } from './run-groups.js';
 import { ProbeAnswers } from './probe-answers.js';
 import { applyProbes, askProbes, keepAnswers, planProbes, type ProbePlan } from './visibility-probe.js';
@@ -336,11 +336,6 @@ export class LiveQueries {
     this.settleTimer.unref();
   }
 
-  /** The schema version now; undefined when the database does not answer it. */
-  private async versionNow(): Promise<number | undefined> {
-    return (await checkNow(this.pool, [])).version;
-  }
-
   /** The schema changed: every member's scope again, and the groups they make now. */
   private async rebuild(): Promise<void> {
     this.stale = false;
@@ -458,13 +453,14 @@ export class LiveQueries {
       for (const s of sets) {
         const shape = s.scope.append;
         if (!shape || !s.base || whole.has(s)) continue;
-        const keys = changedKeys(s.scope, commits);
-        const doc = keys?.length ? this.rowsDocumentOf(g, s) : undefined;
-        if (!keys || !doc) continue;
-        const k = JSON.stringify([doc.query, keys]);
+        const changed = changedKeys(s.scope, commits);
+        const fits = changed?.keys.length && mergeable(shape, s.base, changed);
+        const doc = fits ? this.rowsDocumentOf(g, s) : undefined;
+        if (!changed || !doc) continue;
+        const k = JSON.stringify([doc.query, changed.keys]);
         let run = byKeys.get(k);
         if (!run) {
-          run = { g, sets: [], rows: { doc, keys: keyValues(shape, keys) } };
+          run = { g, sets: [], rows: { doc, changed, keys: keyValues(shape, changed.keys) } };
           byKeys.set(k, run);
           out.push(run);
         }
@@ -502,7 +498,7 @@ export class LiveQueries {
   }
 
   private async runAndPublish(runs: Map<Group, Set<VarSet>>, rowRuns: GroupRun[]): Promise<void> {
-    const { held, failed, whole } = await runGroups(
+    const { held, failed, whole, counting } = await runGroups(
       this.pool,
       runs,
       this.opts.concurrency,
@@ -517,8 +513,13 @@ export class LiveQueries {
       this.queue.add(s);
       this.again = true;
     }
+    if (!held.length && !counting.length) return;
+    // After the statements: the schema version they ran at (for the narrow groups' results), and
+    // a snapshot that sees at least what theirs did (for the counts kept by merging).
+    const after = await checkNow(this.pool, []);
+    for (const b of counting) if (after.snapshot) b.upper = after.snapshot;
     if (!held.length) return;
-    const v = await this.versionNow();
+    const v = after.version;
     if (v !== undefined) this.scopes.seen(v);
     const ok = held.filter((r) => v !== undefined && r.set.group.version === v);
     publish(ok);

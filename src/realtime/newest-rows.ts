@@ -21,6 +21,7 @@ import { Kind, parse, print, type ArgumentNode, type ObjectValueNode, type Value
 import { tableKey, type Commit } from './change-feed.js';
 import type { AppendShape, SetScope } from './read-set.js';
 import { normalizeValue } from './relevance.js';
+import { sees, type Snapshot } from './snapshot-check.js';
 
 /** More changed rows than this in one refresh: the query runs whole. */
 export const MAX_MERGED_KEYS = 1_000;
@@ -29,6 +30,22 @@ export const MAX_MERGED_KEYS = 1_000;
 export interface NewestBase {
   doc: Record<string, unknown>;
   edges: Record<string, unknown>[];
+  /** Its totalCount (AppendShape countKey). */
+  count?: number;
+  /**
+   * A snapshot taken after the result's statement (the check after its refresh): a transaction
+   * it does not see, the result's snapshot did not see either.
+   */
+  upper?: Snapshot;
+}
+
+/** The root rows a refresh's commits changed (changedKeys). */
+export interface ChangedKeys {
+  keys: string[];
+  /** Keys whose first change was the INSERT of a root row, with its transaction's id. */
+  created: Map<string, number>;
+  /** Some key is there for a nested row's change. */
+  nested: boolean;
 }
 
 /**
@@ -37,12 +54,14 @@ export interface NewestBase {
  * children) they changed (old and new foreign key), when those are all the changes they made to
  * tables the set reads and each key is known; undefined otherwise (the query runs whole).
  */
-export function changedKeys(scope: SetScope, commits: readonly Commit[]): string[] | undefined {
+export function changedKeys(scope: SetScope, commits: readonly Commit[]): ChangedKeys | undefined {
   const shape = scope.append;
   if (!shape || scope.any) return undefined;
+  const out: ChangedKeys = { keys: [], created: new Map(), nested: false };
   const keys = new Set<string>();
+  const keyOf = (raw: string | null | undefined) => (raw == null ? undefined : normalizeValue('int', raw));
   const add = (raw: string | null | undefined): boolean => {
-    const key = raw == null ? undefined : normalizeValue('int', raw);
+    const key = keyOf(raw);
     if (key !== undefined) keys.add(key);
     return key !== undefined;
   };
@@ -58,7 +77,14 @@ export function changedKeys(scope: SetScope, commits: readonly Commit[]): string
       // The root's key, or a nested row's foreign key to it.
       const column = own ? (shape.rootShared ? undefined : shape.column) : shape.children.get(table);
       if (column === undefined) return undefined;
-      if (ch.op === 'INSERT' && add(ch.new?.[column])) continue;
+      if (!own) out.nested = true;
+      if (ch.op === 'INSERT') {
+        const key = keyOf(ch.new?.[column]);
+        if (key === undefined) return undefined;
+        if (own && !keys.has(key) && c.xid !== undefined) out.created.set(key, c.xid);
+        keys.add(key);
+        continue;
+      }
       // An UPDATE logs its old row only when the key changed (or with REPLICA IDENTITY FULL): a
       // root row's key is then the new one; a nested row's old foreign key must be logged.
       if (ch.op === 'UPDATE' && add(ch.new?.[column]) && (own && !ch.old ? true : add(ch.old?.[column])))
@@ -68,7 +94,8 @@ export function changedKeys(scope: SetScope, commits: readonly Commit[]): string
     }
     if (keys.size > MAX_MERGED_KEYS) return undefined;
   }
-  return [...keys];
+  out.keys = [...keys];
+  return out;
 }
 
 /** The name of the keys' variable: `strataKeys`, or with a number when the document uses that. */
@@ -192,14 +219,21 @@ export function keyValues(shape: AppendShape, keys: readonly string[]): (number 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** A result's edges, when it is a result of the shape without errors. */
-function edgesOf(shape: AppendShape, doc: unknown): Record<string, unknown>[] | undefined {
+/** A result's edges (and count), when it is a result of the shape without errors. */
+function pageOf(
+  shape: AppendShape,
+  doc: unknown,
+): { edges: Record<string, unknown>[]; count?: number } | undefined {
   if (!isObject(doc) || doc.errors !== undefined || !isObject(doc.data)) return undefined;
   const conn = doc.data[shape.rootKey];
   const edges = isObject(conn) ? conn[shape.edgesKey] : undefined;
   if (!Array.isArray(edges)) return undefined;
   for (const e of edges) if (keyOf(shape, e) === undefined) return undefined;
-  return edges as Record<string, unknown>[];
+  if (shape.countKey === undefined) return { edges };
+  const count = (conn as Record<string, unknown>)[shape.countKey];
+  return typeof count === 'number' && Number.isSafeInteger(count) && count >= 0
+    ? { edges, count }
+    : undefined;
 }
 
 function keyOf(shape: AppendShape, edge: unknown): bigint | undefined {
@@ -222,38 +256,78 @@ export function wholeResult(shape: AppendShape, text: string): { text: string; b
   } catch {
     return { text };
   }
-  const edges = edgesOf(shape, doc);
-  if (!edges) return { text };
-  return { text: JSON.stringify(doc), base: { doc: doc as Record<string, unknown>, edges } };
+  const page = pageOf(shape, doc);
+  if (!page) return { text };
+  return { text: JSON.stringify(doc), base: { doc: doc as Record<string, unknown>, ...page } };
+}
+
+/**
+ * How many of the changed rows the base counted: those among its edges; a row created by a
+ * transaction the snapshot after the base does not see was not; any other (or a nested change)
+ * cannot be told (undefined).
+ */
+function countedBefore(base: NewestBase, changed: ChangedKeys, inBase: Set<bigint>): number | undefined {
+  const upper = base.upper;
+  if (changed.nested || !upper) return undefined;
+  let counted = 0;
+  for (const k of changed.keys) {
+    if (inBase.has(BigInt(k))) counted++;
+    else {
+      const xid = changed.created.get(k);
+      if (xid === undefined || sees(upper, xid)) return undefined;
+    }
+  }
+  return counted;
+}
+
+/**
+ * Whether the changed rows can be merged into the base as far as can be told before they are
+ * read: a count must be known (countedBefore). (A full page a row left is known only after.)
+ */
+export function mergeable(shape: AppendShape, base: NewestBase, changed: ChangedKeys): boolean {
+  if (shape.countKey === undefined) return true;
+  const inBase = new Set(base.edges.map((e) => keyOf(shape, e) as bigint));
+  return countedBefore(base, changed, inBase) !== undefined;
 }
 
 /**
  * The merge of the changed rows' result into the base: the base less the changed keys, plus the
  * rows the result has of them, in the shape's order. When the base held `limit` rows, the rows
  * after its last one are not known: only the merged rows up to that key count, and if fewer than
- * `limit` remain there the result is not known (undefined: the query runs whole). Undefined too
- * when the rows' result is not one of the shape (an error).
+ * `limit` remain there the result is not known (undefined: the query runs whole). A count is the
+ * base's, less the changed rows it counted, plus the rows' result's: a changed row the base
+ * counted is one of its edges; one it did not count was created by a transaction its snapshot
+ * did not see (`upper` does not see it); any other changed row (or a nested one) leaves the count
+ * unknown. Undefined too when the rows' result is not one of the shape (an error).
  */
 export function mergedResult(
   shape: AppendShape,
   base: NewestBase,
-  keys: readonly (number | string)[],
+  changed: ChangedKeys,
   rowsText: string,
 ): { text: string; base: NewestBase } | undefined {
-  let rows: Record<string, unknown>[] | undefined;
+  let rows: ReturnType<typeof pageOf>;
   try {
-    rows = edgesOf(shape, JSON.parse(rowsText));
+    rows = pageOf(shape, JSON.parse(rowsText));
   } catch {
     return undefined;
   }
   if (!rows) return undefined;
-  const changed = new Set(keys.map((k) => BigInt(k)));
+  const keys = new Set(changed.keys.map((k) => BigInt(k)));
   const byKey = new Map<bigint, Record<string, unknown>>();
+  const inBase = new Set<bigint>();
   for (const e of base.edges) {
     const k = keyOf(shape, e) as bigint;
-    if (!changed.has(k)) byKey.set(k, e);
+    inBase.add(k);
+    if (!keys.has(k)) byKey.set(k, e);
   }
-  for (const e of rows) byKey.set(keyOf(shape, e) as bigint, e);
+  let count: number | undefined;
+  if (shape.countKey !== undefined) {
+    const counted = countedBefore(base, changed, inBase);
+    if (counted === undefined || base.count === undefined || rows.count === undefined) return undefined;
+    count = base.count - counted + rows.count;
+  }
+  for (const e of rows.edges) byKey.set(keyOf(shape, e) as bigint, e);
   const order = shape.desc ? -1n : 1n;
   let sorted = [...byKey].sort(([a], [b]) => (a < b ? -Number(order) : a > b ? Number(order) : 0));
   if (base.edges.length >= shape.limit && shape.limit > 0) {
@@ -263,7 +337,8 @@ export function mergedResult(
   }
   const edges = sorted.slice(0, shape.limit).map(([, e]) => e);
   const data = base.doc.data as Record<string, unknown>;
-  const conn = data[shape.rootKey] as Record<string, unknown>;
-  const doc = { ...base.doc, data: { ...data, [shape.rootKey]: { ...conn, [shape.edgesKey]: edges } } };
-  return { text: JSON.stringify(doc), base: { doc, edges } };
+  const conn = { ...(data[shape.rootKey] as Record<string, unknown>), [shape.edgesKey]: edges };
+  if (shape.countKey !== undefined) conn[shape.countKey] = count;
+  const doc = { ...base.doc, data: { ...data, [shape.rootKey]: conn } };
+  return { text: JSON.stringify(doc), base: { doc, edges, ...(count !== undefined ? { count } : {}) } };
 }

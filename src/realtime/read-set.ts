@@ -75,6 +75,11 @@ export interface AppendShape {
    * root row (its nested rows are read again with it).
    */
   children: Map<string, string>;
+  /**
+   * The response key of the connection's totalCount, when selected: kept by counting which
+   * changed rows the last result counted and which the changed rows' result counts.
+   */
+  countKey?: string;
 }
 
 /**
@@ -371,11 +376,16 @@ function appendShapeOf(
   if (column.type.scalar !== 'Int' && column.type.scalar !== 'BigInt') return undefined;
   if (!first || first.via.length || first.column.sqlName !== keyName) return undefined;
   if (c.backward || c.offset || c.cursor) return undefined;
-  // Only edges (once), their node (once) with the key, and constants.
+  // Only edges (once), their node (once) with the key, totalCount (once), and constants.
   let edgesKey: string | undefined;
+  let countKey: string | undefined;
   let node: { alias: string; plan: NodePlan } | undefined;
   for (const f of c.fields) {
     if (f.field.kind === 'typename') continue;
+    if (f.field.kind === 'totalCount' && countKey === undefined) {
+      countKey = f.alias;
+      continue;
+    }
     if (f.field.kind !== 'edges' || edgesKey !== undefined) return undefined;
     edgesKey = f.alias;
     for (const e of f.field.fields) {
@@ -411,6 +421,7 @@ function appendShapeOf(
     keyKey,
     rootShared: others.tables.has(table),
     children,
+    ...(countKey !== undefined ? { countKey } : {}),
   };
 }
 

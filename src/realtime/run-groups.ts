@@ -12,7 +12,13 @@ import type { ClaimsRead } from './claims-read.js';
 import { pickClaims, type Group, type VarSet } from './live-groups.js';
 import { resolveBatchesWithPoolText } from '../graphql/engine.js';
 import { RawResult } from './raw-result.js';
-import { mergedResult, wholeResult, type NewestBase, type RowsDocument } from './newest-rows.js';
+import {
+  mergedResult,
+  wholeResult,
+  type ChangedKeys,
+  type NewestBase,
+  type RowsDocument,
+} from './newest-rows.js';
 
 export interface Ran {
   set: VarSet;
@@ -47,7 +53,7 @@ const GROUPS_PER_MESSAGE = 8;
 export interface GroupRun {
   g: Group;
   sets: VarSet[];
-  rows?: { doc: RowsDocument; keys: (number | string)[] };
+  rows?: { doc: RowsDocument; changed: ChangedKeys; keys: (number | string)[] };
 }
 
 /** Groups that run as one principal, in one transaction. */
@@ -96,7 +102,8 @@ export function sharedPrincipals(runs: readonly GroupRun[]): Bucket[] {
 /**
  * Runs the groups' sets, several groups per round trip (differing claims: each group its own
  * transaction of the message), at most `concurrency` messages at once; answers the narrow groups'
- * results, the sets whose run failed, and those whose changed rows could not be merged (`whole`).
+ * results, the sets whose run failed, those whose changed rows could not be merged (`whole`), and
+ * the new bases that hold a count (they need a snapshot taken after them: NewestBase.upper).
  */
 export async function runGroups(
   pool: pg.Pool,
@@ -104,12 +111,13 @@ export async function runGroups(
   concurrency: number,
   counts: RunCounts,
   rowRuns: readonly GroupRun[] = [],
-): Promise<{ held: Ran[]; failed: VarSet[]; whole: VarSet[] }> {
+): Promise<{ held: Ran[]; failed: VarSet[]; whole: VarSet[]; counting: NewestBase[] }> {
   const buckets = sharedPrincipals([...[...runs].map(([g, sets]) => ({ g, sets: [...sets] })), ...rowRuns]);
   const count = buckets.reduce((n, b) => n + b.runs.length, 0);
   const held: Ran[] = [];
   const failed: VarSet[] = [];
   const whole: VarSet[] = [];
+  const counting: NewestBase[] = [];
   const workers = Math.min(concurrency, count);
   // Spread over the workers: a small refresh is not one message while connections stand idle.
   const perMessage = Math.max(1, Math.min(GROUPS_PER_MESSAGE, Math.ceil(count / Math.max(1, workers))));
@@ -166,9 +174,10 @@ export async function runGroups(
       next.forEach(({ g, sets, rows }, k) => {
         const out: Ran[] = [];
         sets.forEach((set, i) => {
-          const r = resultOf(set, texts[k]?.[i] as string, rows?.keys);
+          const r = resultOf(set, texts[k]?.[i] as string, rows?.changed);
           if (r) out.push(r);
           else whole.push(set);
+          if (r?.base?.count !== undefined) counting.push(r.base);
         });
         if (rows) counts.merged += out.length;
         if (g.narrow) held.push(...out);
@@ -177,7 +186,7 @@ export async function runGroups(
     }
   };
   await Promise.all(Array.from({ length: workers }, worker));
-  return { held, failed, whole };
+  return { held, failed, whole, counting };
 }
 
 /**
@@ -185,14 +194,10 @@ export async function runGroups(
  * set has an append shape; merged into its base for a run of changed rows (undefined when that
  * cannot be: the set runs whole next).
  */
-function resultOf(
-  set: VarSet,
-  text: string,
-  keys: readonly (number | string)[] | undefined,
-): Ran | undefined {
+function resultOf(set: VarSet, text: string, changed: ChangedKeys | undefined): Ran | undefined {
   const shape = set.scope.append;
   if (!shape) return { set, text };
-  if (!keys) return { set, ...wholeResult(shape, text) };
-  const m = set.base && keys ? mergedResult(shape, set.base, keys, text) : undefined;
+  if (!changed) return { set, ...wholeResult(shape, text) };
+  const m = set.base ? mergedResult(shape, set.base, changed, text) : undefined;
   return m ? { set, ...m } : undefined;
 }

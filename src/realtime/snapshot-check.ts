@@ -19,13 +19,43 @@ const CHECK_SQL = `select graphql.get_schema_version()::int as v,
             (case when f.id >= m.xmax then f.id - 4294967296 else f.id end)::text::xid8, m.snap)), true)
      from (select s as snap, pg_catalog.pg_snapshot_xmax(s)::text::int8 as xmax
              from pg_catalog.pg_current_snapshot() s) m,
-          lateral (select ((m.xmax >> 32) << 32) | x as id from pg_catalog.unnest($1::int8[]) x) f) as seen`;
+          lateral (select ((m.xmax >> 32) << 32) | x as id from pg_catalog.unnest($1::int8[]) x) f) as seen,
+  pg_catalog.pg_current_snapshot()::text as snap`;
 
 export interface Checked {
   /** Undefined: the database did not answer. */
   version?: number;
   /** Whether a snapshot taken now sees every one of the transactions. */
   seen: boolean;
+  /** That snapshot (what it sees: newest-rows.ts counts on it), when it was read. */
+  snapshot?: Snapshot;
+}
+
+/** A snapshot's transactions as pg_current_snapshot() gives them (64-bit ids). */
+export interface Snapshot {
+  xmin: bigint;
+  xmax: bigint;
+  running: Set<bigint>;
+}
+
+/** `xmin:xmax:xip,…` → a Snapshot; undefined for anything else. */
+export function snapshotOf(text: unknown): Snapshot | undefined {
+  const m = typeof text === 'string' ? /^(\d+):(\d+):([\d,]*)$/.exec(text) : null;
+  if (!m) return undefined;
+  const running = new Set((m[3] as string).split(',').filter(Boolean).map(BigInt));
+  return { xmin: BigInt(m[1] as string), xmax: BigInt(m[2] as string), running };
+}
+
+/**
+ * Whether the snapshot sees a transaction of a 32-bit id (as test_decoding prints it): the id is
+ * the one within 2^31 of the snapshot's xmax, as PostgreSQL compares transaction ids — an id from
+ * xmax on is a transaction that started after the snapshot. (The check above places ids of
+ * commits already reported, so never after xmax, in xmax's epoch or the one before.)
+ */
+export function sees(s: Snapshot, xid: number): boolean {
+  const ahead = (BigInt(xid) - s.xmax) & 0xffffffffn;
+  const id = s.xmax + (ahead >= 0x80000000n ? ahead - 0x100000000n : ahead);
+  return id < s.xmin || (id < s.xmax && !s.running.has(id));
 }
 
 /**
@@ -79,6 +109,7 @@ export function checkStatement(xids: readonly number[]): string | undefined {
 }
 
 /** A check's row (checkNow's query or checkStatement's). */
-export function checkedOf(row: { v?: unknown; seen?: unknown } | undefined): Checked {
-  return { version: Number(row?.v), seen: row?.seen === true };
+export function checkedOf(row: { v?: unknown; seen?: unknown; snap?: unknown } | undefined): Checked {
+  const snapshot = snapshotOf(row?.snap);
+  return { version: Number(row?.v), seen: row?.seen === true, ...(snapshot ? { snapshot } : {}) };
 }

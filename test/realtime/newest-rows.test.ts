@@ -16,8 +16,10 @@ import {
   mergedResult,
   rowsDocument,
   wholeResult,
+  type NewestBase,
 } from '../../src/realtime/newest-rows.js';
 import type { AppendShape, SetScope } from '../../src/realtime/read-set.js';
+import { sees, snapshotOf } from '../../src/realtime/snapshot-check.js';
 import { Scopes } from '../../src/realtime/scopes.js';
 import type { ProjectContext } from '../../src/platform/project-context.js';
 import type { TestPlatform } from '../support/platform.js';
@@ -59,18 +61,26 @@ const ins = (table: string, id: string | null) =>
 describe('the keys a commit changed', () => {
   const s = scope(['msg', 'room', 'reply']);
   it('inserts, updates (old and new key) and deletes of the shape table', () => {
-    expect(
-      changedKeys(s, [
-        commit([ins('msg', '5'), ins('msg', ' 6')]),
-        commit([
-          { schema: 'public', table: 'msg', op: 'UPDATE', new: { id: '2' } },
-          { schema: 'public', table: 'msg', op: 'UPDATE', new: { id: '9' }, old: { id: '3' } },
-          { schema: 'public', table: 'msg', op: 'DELETE', old: { id: '1' } },
-        ]),
-        // A table the set does not read changes nothing for it.
-        commit([ins('other', '77')]),
+    const changed = changedKeys(s, [
+      commit([ins('msg', '5'), ins('msg', ' 6')], { xid: 70 }),
+      commit([
+        { schema: 'public', table: 'msg', op: 'UPDATE', new: { id: '2' } },
+        { schema: 'public', table: 'msg', op: 'UPDATE', new: { id: '9' }, old: { id: '3' } },
+        { schema: 'public', table: 'msg', op: 'DELETE', old: { id: '1' } },
       ]),
-    ).toEqual(['5', '6', '2', '9', '3', '1']);
+      // A table the set does not read changes nothing for it.
+      commit([ins('other', '77')]),
+      // A row updated first: not created by these commits.
+      commit([ins('msg', '2')], { xid: 72 }),
+    ]);
+    expect(changed?.keys).toEqual(['5', '6', '2', '9', '3', '1']);
+    expect(changed?.created).toEqual(
+      new Map([
+        ['5', 70],
+        ['6', 70],
+      ]),
+    );
+    expect(changed?.nested).toBe(false);
   });
   it('a nested row changes the root row its foreign key names (old and new)', () => {
     const reply = (op: 'INSERT' | 'UPDATE' | 'DELETE', n?: string, o?: string) => ({
@@ -84,7 +94,7 @@ describe('the keys a commit changed', () => {
       changedKeys(s, [
         commit([reply('INSERT', '4'), reply('UPDATE', '5', '6'), reply('DELETE', undefined, '7')]),
       ]),
-    ).toEqual(['4', '5', '6', '7']);
+    ).toEqual({ keys: ['4', '5', '6', '7'], created: new Map(), nested: true });
     // Without the old row (no REPLICA IDENTITY FULL) the row may have left another root row.
     expect(changedKeys(s, [commit([reply('UPDATE', '5')])])).toBeUndefined();
     // The root table read elsewhere too (a nested policy reads it): its changes run whole.
@@ -92,7 +102,7 @@ describe('the keys a commit changed', () => {
       changedKeys({ ...s, append: { ...SHAPE, rootShared: true } }, [commit([ins('msg', '1')])]),
     ).toBeUndefined();
     expect(
-      changedKeys({ ...s, append: { ...SHAPE, rootShared: true } }, [commit([reply('INSERT', '4')])]),
+      changedKeys({ ...s, append: { ...SHAPE, rootShared: true } }, [commit([reply('INSERT', '4')])])?.keys,
     ).toEqual(['4']);
   });
   it('anything else: undefined (the query runs whole)', () => {
@@ -110,9 +120,9 @@ describe('the keys a commit changed', () => {
     expect(changedKeys(scope(['msg'], null), [commit([ins('msg', '1')])])).toBeUndefined();
     expect(changedKeys({ ...s, any: true }, [commit([ins('msg', '1')])])).toBeUndefined();
     // Too many rows for the commit to list, on a table the set does not read: nothing for it.
-    expect(changedKeys(s, [commit(undefined, { tables: new Set([tableKey('public', 'other')]) })])).toEqual(
-      [],
-    );
+    expect(
+      changedKeys(s, [commit(undefined, { tables: new Set([tableKey('public', 'other')]) })])?.keys,
+    ).toEqual([]);
   });
 });
 
@@ -161,18 +171,26 @@ describe('the merge', () => {
       },
       ...extra,
     });
+  const ch = (keys: (string | number)[], created: [string, number][] = []) => ({
+    keys: keys.map(String),
+    created: new Map(created),
+    nested: false,
+  });
   const ids = (text: string) => JSON.parse(text).data.msgCollection.edges.map((e: Json) => e.node.id);
   const base = (list: (string | number)[], shape = SHAPE) =>
     wholeResult(shape, result(list)).base as NonNullable<ReturnType<typeof wholeResult>['base']>;
 
   it('new rows enter in key order, the page keeps its limit, a changed row is replaced', () => {
-    const m = mergedResult(SHAPE, base(['9', '7', '5']), ['10', '7'], result(['10', '7']));
+    const m = mergedResult(SHAPE, base(['9', '7', '5']), ch(['10', '7']), result(['10', '7']));
     expect(ids(m?.text ?? '')).toEqual(['10', '9', '7']);
     // A row seen already (an earlier snapshot had it) is there once.
-    expect(ids(mergedResult(SHAPE, base(['9', '7']), ['9'], result(['9']))?.text ?? '')).toEqual(['9', '7']);
+    expect(ids(mergedResult(SHAPE, base(['9', '7']), ch(['9']), result(['9']))?.text ?? '')).toEqual([
+      '9',
+      '7',
+    ]);
     // Ascending, Int keys.
     const asc = { ...SHAPE, desc: false, scalar: 'Int' as const, limit: 5 };
-    expect(ids(mergedResult(asc, base([1, 2], asc), [3, 0], result([0, 3]))?.text ?? '')).toEqual([
+    expect(ids(mergedResult(asc, base([1, 2], asc), ch([3, 0]), result([0, 3]))?.text ?? '')).toEqual([
       0, 1, 2, 3,
     ]);
     // The text is the result's JSON as JSON.stringify writes it, keys in their order.
@@ -180,21 +198,83 @@ describe('the merge', () => {
   });
   it('a row leaving a page that is not full: gone; leaving a full page: not known (runs whole)', () => {
     expect(
-      ids(mergedResult({ ...SHAPE, limit: 5 }, base(['9', '7']), ['7'], result([]))?.text ?? ''),
+      ids(mergedResult({ ...SHAPE, limit: 5 }, base(['9', '7']), ch(['7']), result([]))?.text ?? ''),
     ).toEqual(['9']);
-    expect(mergedResult(SHAPE, base(['9', '7', '5']), ['7'], result([]))).toBeUndefined();
+    expect(mergedResult(SHAPE, base(['9', '7', '5']), ch(['7']), result([]))).toBeUndefined();
     // A full page whose left row is replaced by a new one within it: known.
-    expect(ids(mergedResult(SHAPE, base(['9', '7', '5']), ['7', '8'], result(['8']))?.text ?? '')).toEqual([
-      '9',
-      '8',
-      '5',
-    ]);
+    expect(
+      ids(mergedResult(SHAPE, base(['9', '7', '5']), ch(['7', '8']), result(['8']))?.text ?? ''),
+    ).toEqual(['9', '8', '5']);
     // A changed row past a full page's end stays out: the rows between are not known.
-    expect(ids(mergedResult(SHAPE, base(['9', '7', '5']), ['2'], result(['2']))?.text ?? '')).toEqual([
+    expect(ids(mergedResult(SHAPE, base(['9', '7', '5']), ch(['2']), result(['2']))?.text ?? '')).toEqual([
       '9',
       '7',
       '5',
     ]);
+  });
+  it('a count: less the changed rows the base counted (its edges), plus the rows counted now; a row of unknown standing runs whole', () => {
+    const COUNT = { ...SHAPE, limit: 2, countKey: 'totalCount' };
+    const page = (list: string[], n: number) =>
+      JSON.stringify({
+        data: { msgCollection: { totalCount: n, edges: list.map((id) => ({ node: { id } })) } },
+      });
+    const counted = (list: string[], n: number) => {
+      const b = wholeResult(COUNT, page(list, n)).base as NewestBase;
+      b.upper = snapshotOf('100:105:102');
+      return b;
+    };
+    const read = (text: string | undefined) => {
+      const c = JSON.parse(text ?? 'null')?.data.msgCollection;
+      return c && [c.totalCount, c.edges.map((e: Json) => e.node.id)];
+    };
+    // Created by transactions the snapshot after the base did not see (102 was running, 105 ≥ xmax).
+    expect(
+      read(
+        mergedResult(
+          COUNT,
+          counted(['9', '7'], 7),
+          ch(
+            ['10', '11'],
+            [
+              ['10', 105],
+              ['11', 102],
+            ],
+          ),
+          page(['11', '10'], 2),
+        )?.text,
+      ),
+    ).toEqual([9, ['11', '10']]);
+    // Created by one it saw: the base may have counted it.
+    expect(
+      mergedResult(COUNT, counted(['9', '7'], 7), ch(['10'], [['10', 101]]), page(['10'], 1)),
+    ).toBeUndefined();
+    // A counted row changed (an edge): out and in again, or gone.
+    expect(read(mergedResult(COUNT, counted(['9', '7'], 7), ch(['9']), page(['9'], 1))?.text)).toEqual([
+      7,
+      ['9', '7'],
+    ]);
+    expect(
+      read(
+        mergedResult(COUNT, counted(['9', '7'], 7), ch(['9', '12'], [['12', 110]]), page(['12'], 1))?.text,
+      ),
+    ).toEqual([7, ['12', '7']]);
+    // A row past the page that was there before (not created here): unknown.
+    expect(mergedResult(COUNT, counted(['9', '7'], 7), ch(['3']), page([], 0))).toBeUndefined();
+    // No snapshot after the base, or a nested change: unknown.
+    const bare = wholeResult(COUNT, page(['9', '7'], 7)).base as NewestBase;
+    expect(mergedResult(COUNT, bare, ch(['10'], [['10', 105]]), page(['10'], 1))).toBeUndefined();
+    expect(
+      mergedResult(COUNT, counted(['9', '7'], 7), { ...ch(['9']), nested: true }, page(['9'], 1)),
+    ).toBeUndefined();
+    // A count that is not a count is no base.
+    expect(wholeResult(COUNT, page(['9'], -1)).base).toBeUndefined();
+  });
+  it('sees: 32-bit ids in the epoch of the snapshot', () => {
+    const s = snapshotOf(`${2 ** 32 + 10}:${2 ** 32 + 20}:${2 ** 32 + 12}`) as NonNullable<
+      ReturnType<typeof snapshotOf>
+    >;
+    expect([5, 11, 12, 19, 20, 25].map((x) => sees(s, x))).toEqual([true, true, false, true, false, false]);
+    expect(snapshotOf('1:2')).toBeUndefined();
   });
   it('an error result is no base, and an error in the rows is no merge', () => {
     expect(wholeResult(SHAPE, result(['1'], { errors: [{ message: 'x' }] })).base).toBeUndefined();
@@ -202,7 +282,7 @@ describe('the merge', () => {
     expect(wholeResult(SHAPE, 'not json')).toEqual({ text: 'not json' });
     expect(wholeResult(SHAPE, result([1.5])).base).toBeUndefined();
     expect(
-      mergedResult(SHAPE, base(['1']), ['2'], '{"data":null,"errors":[{"message":"x"}]}'),
+      mergedResult(SHAPE, base(['1']), ch(['2']), '{"data":null,"errors":[{"message":"x"}]}'),
     ).toBeUndefined();
   });
 });
@@ -220,6 +300,7 @@ const TABLES = `
   insert into public.msg (room, owner, body) select r, o, o || ' seed ' || r
     from generate_series(1, 2) r, unnest(array['alice', 'bob']) o;
   insert into public.tick values (1, 0);
+  comment on table public.msg is '@graphql({"totalCount": {"enabled": true}})';
   create table public.thread (id int primary key, title text not null);
   create table public.reply (id bigserial primary key, thread_id int not null references public.thread, owner text not null, body text not null);
   comment on table public.reply is '@graphql({"totalCount": {"enabled": true}})';
@@ -233,6 +314,8 @@ const TABLES = `
 const LAST3 =
   'subscription ($room: Int!) { msgCollection(filter: {room: {eq: $room}}, orderBy: [{id: DescNullsLast}], first: 3) { edges { cursor node { id nodeId owner body } } } }';
 const QUERY_LAST3 = LAST3.replace(/^subscription/, 'query');
+const BADGE =
+  'subscription ($room: Int!) { msgCollection(filter: {room: {eq: $room}}, orderBy: [{id: DescNullsLast}], first: 1) { totalCount edges { node { id owner body } } } }';
 const THREADS =
   'subscription { threadCollection(orderBy: [{id: AscNullsLast}], first: 2) { edges { node { id title replyCollection(orderBy: [{id: DescNullsLast}], first: 1) { totalCount edges { node { body owner } } } } } } }';
 
@@ -286,7 +369,7 @@ describe('which live queries merge (the append shape)', () => {
   });
   it.each([
     ['pageInfo', '{ msgCollection(first: 3) { pageInfo { hasNextPage } edges { node { id } } } }'],
-    ['totalCount', '{ msgCollection(first: 3) { totalCount edges { node { id } } } }'],
+    ['totalCount twice', '{ msgCollection(first: 3) { a: totalCount b: totalCount edges { node { id } } } }'],
     [
       'an order by another column',
       '{ msgCollection(orderBy: [{room: AscNullsLast}]) { edges { node { id } } } }',
@@ -380,6 +463,43 @@ describe("merged results are the query's results", () => {
         for (const e of r.data.msgCollection.edges) expect(e.node.owner).toBe(u);
     expect(final('bob').map((n: Json) => n.body)).toEqual(['b1', 'a2', 'bob seed 1']);
     expect(final('alice').map((n: Json) => n.body)).toEqual(['burst 5', 'burst 4', 'burst 3']);
+    for (const s of Object.values(streams)) s.stop();
+  });
+
+  it('a count: kept through inserts, edits and deletes, as the query counts', async () => {
+    const { streams, agree } = await follow(BADGE, { room: 2 });
+    const merged0 = tp.realtime.stats().merged;
+    const writer = new pg.Client({ connectionString: project.superuserUrl });
+    await writer.connect();
+    try {
+      // A stream of commits, each seen by one refresh or the next.
+      for (let i = 0; i < 12; i++) {
+        await writer.query(`insert into public.msg (room, owner, body) values (2, $1, $2)`, [
+          i % 3 ? 'alice' : 'bob',
+          `c${i}`,
+        ]);
+        await new Promise((r) => setTimeout(r, 15));
+      }
+      await agree();
+      const steps = [
+        `update public.msg set body = 'c11 edited' where body = 'c11'`,
+        // An older row of bob's: not in his page, not created here (runs whole).
+        `update public.msg set body = 'c0 edited' where body = 'c0'`,
+        `delete from public.msg where body = 'c10'`,
+        `update public.msg set owner = 'bob' where body = 'c11 edited'`,
+        `insert into public.msg (room, owner, body) values (2, 'alice', 'last'), (3, 'alice', 'elsewhere')`,
+      ];
+      for (const step of steps) {
+        await writer.query(step);
+        await agree();
+      }
+    } finally {
+      await writer.end();
+    }
+    expect(tp.realtime.stats().merged).toBeGreaterThan(merged0);
+    const last = (u: User) => streams[u].results.at(-1).data.msgCollection;
+    expect([last('alice').totalCount, last('alice').edges[0].node.body]).toEqual([9, 'last']);
+    expect([last('bob').totalCount, last('bob').edges[0].node.body]).toEqual([6, 'c11 edited']);
     for (const s of Object.values(streams)) s.stop();
   });
 

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stopPreparing } from '../../src/graphql/engine.js';
-import { checkNow } from '../../src/realtime/snapshot-check.js';
+import { checkNow, sees, type Snapshot } from '../../src/realtime/snapshot-check.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 let db: TestDatabase;
@@ -52,7 +52,12 @@ describe('refresh check', () => {
       expect(first.seen).toBe(true);
       expect(Number.isInteger(first.version)).toBe(true);
       expect(await prepared(pool)).toBe(1);
-      expect(await checkNow(pool, [xid])).toEqual({ version: first.version, seen: true });
+      const again = await checkNow(pool, [xid]);
+      expect(again).toMatchObject({ version: first.version, seen: true });
+      // Its snapshot sees the committed transaction, not one not yet begun.
+      const snapshot = again.snapshot as Snapshot;
+      expect(snapshot.xmax > 0n).toBe(true);
+      expect([sees(snapshot, xid), sees(snapshot, xid + 1000)]).toEqual([true, false]);
       // A transaction not yet begun is not seen.
       expect((await checkNow(pool, [xid + 1000])).seen).toBe(false);
       // Still the one statement.

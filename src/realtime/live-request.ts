@@ -55,15 +55,7 @@ export function liveRequestOf(
   } catch (e) {
     return [e instanceof GraphQLError ? e : new GraphQLError(String(e))];
   }
-  const ops = doc.definitions.filter(
-    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
-  );
-  const op =
-    operationName === null
-      ? ops.length === 1
-        ? ops[0]
-        : undefined
-      : ops.find((o) => o.name?.value === operationName);
+  const op = operationOf(doc, operationName);
   if (!op) return refuse('Operation not found');
   if (op.operation !== 'subscription')
     return refuse(
@@ -90,4 +82,16 @@ export function liveRequestOf(
     field: first.name.value,
     document: doc,
   };
+}
+
+/** The operation a request names (null or undefined: the only one), as GraphQL over HTTP picks it. */
+export function operationOf(
+  doc: DocumentNode,
+  operationName: string | null | undefined,
+): OperationDefinitionNode | undefined {
+  const ops = doc.definitions.filter(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+  );
+  if (operationName === null || operationName === undefined) return ops.length === 1 ? ops[0] : undefined;
+  return ops.find((o) => o.name?.value === operationName);
 }

@@ -16,17 +16,24 @@
  * last result's snapshot saw already is merged once (by key). A set whose last result came from a
  * snapshot that may have missed a commit is run whole by the refresh queue's settle pass, as any
  * set is; merging happens only in refreshes whose snapshot was seen to hold their commits.
+ *
+ * A `totalCount` is kept as the last count, less the changed rows it counted, plus those the rows'
+ * statement counts. Which changed rows the last result counted is known for its edges (it did)
+ * and for rows created by a transaction that a snapshot taken after the last result does not see
+ * (it did not: the check after each refresh answers its snapshot, NewestBase.upper); for any
+ * other changed row, or a nested change, the set runs whole (mergeable() tells before its run).
  */
 import { Kind, parse, print, type ArgumentNode, type ObjectValueNode, type ValueNode } from 'graphql';
 import { tableKey, type Commit } from './change-feed.js';
 import type { AppendShape, SetScope } from './read-set.js';
+import { operationOf } from './live-request.js';
 import { normalizeValue } from './relevance.js';
 import { sees, type Snapshot } from './snapshot-check.js';
 
 /** More changed rows than this in one refresh: the query runs whole. */
 export const MAX_MERGED_KEYS = 1_000;
 
-/** A last result the next inserts can be merged into: its parsed JSON and its edges. */
+/** A last result the next changes can be merged into: its parsed JSON, its edges and count. */
 export interface NewestBase {
   doc: Record<string, unknown>;
   edges: Record<string, unknown>[];
@@ -127,13 +134,7 @@ export function rowsDocument(
   } catch {
     return undefined;
   }
-  const ops = doc.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
-  const op =
-    operationName === null
-      ? ops.length === 1
-        ? ops[0]
-        : undefined
-      : ops.find((o) => o.name?.value === operationName);
+  const op = operationOf(doc, operationName);
   if (!op) return undefined;
   const fields = op.selectionSet.selections.filter(
     (s) => s.kind !== Kind.FIELD || s.name.value !== '__typename',

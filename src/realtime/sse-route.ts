@@ -8,12 +8,12 @@
  */
 import { once } from 'node:events';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Kind, parse, type OperationDefinitionNode } from 'graphql';
+import { parse } from 'graphql';
 import { print as printEvent } from 'graphql-sse';
 import { apiKeyOf, bearerOf } from '../auth/request-credentials.js';
 import type { Principal } from '../db/with-role.js';
 import { GRAPHQL_PATH } from '../graphql/http/options.js';
-import type { SubscribePayload } from './live-request.js';
+import { operationOf, type SubscribePayload } from './live-request.js';
 import { AuthError, JWT_EXPIRED_MESSAGE, type LiveService } from './live-service.js';
 import { SseReservations } from './sse-single.js';
 import { eventData } from './raw-result.js';
@@ -41,12 +41,8 @@ function subscriptionPayload(req: FastifyRequest): SubscribePayload | undefined 
     } else return undefined;
     if (!payload || typeof payload !== 'object' || typeof payload.query !== 'string') return undefined;
     const doc = parse(payload.query, { noLocation: true });
-    const ops = doc.definitions.filter(
-      (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
-    );
     const name = typeof payload.operationName === 'string' ? payload.operationName : undefined;
-    const op =
-      name === undefined ? (ops.length === 1 ? ops[0] : undefined) : ops.find((o) => o.name?.value === name);
+    const op = operationOf(doc, name);
     return op?.operation === 'subscription' ? payload : undefined;
   } catch {
     // Not JSON, not GraphQL: the GraphQL route answers it as it answers any such request.

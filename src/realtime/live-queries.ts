@@ -14,7 +14,7 @@ import type { Commit } from './change-feed.js';
 import type { DatabaseFeed, FeedListener } from './database-feed.js';
 import { groupKeyOf, type Group, type Member, type VarSet } from './live-groups.js';
 import type { LiveRequest } from './live-request.js';
-import { opaqueScope, type SetScope } from './read-set.js';
+import { opaqueScope, type AppendShape, type SetScope } from './read-set.js';
 import { RefreshQueue } from './refresh-queue.js';
 import { GroupIndex } from './relevance.js';
 import { changedKeys, keyValues, mergeable, rowsDocument, type RowsDocument } from './newest-rows.js';
@@ -448,24 +448,49 @@ export class LiveQueries {
    */
   private rowRuns(runs: Map<Group, Set<VarSet>>, commits: Commit[], whole: Set<VarSet>): GroupRun[] {
     const out: GroupRun[] = [];
+    const unions = new Map<GroupRun, Set<string>>();
+    const union = (run: GroupRun) => {
+      const keys = unions.get(run) ?? new Set<string>();
+      unions.set(run, keys);
+      return keys;
+    };
     for (const [g, sets] of runs) {
       const byKeys = new Map<string, GroupRun>();
       for (const s of sets) {
         const shape = s.scope.append;
         if (!shape || !s.base || whole.has(s)) continue;
         const changed = changedKeys(s.scope, commits);
-        const fits = changed?.keys.length && mergeable(shape, s.base, changed);
-        const doc = fits ? this.rowsDocumentOf(g, s) : undefined;
-        if (!changed || !doc) continue;
-        const k = JSON.stringify([doc.query, changed.keys]);
+        if (!changed) continue;
+        // None of the changed rows can be in its result, before or after: it stays as it is.
+        if (!changed.keys.length) {
+          sets.delete(s);
+          continue;
+        }
+        const doc = mergeable(shape, s.base, changed) ? this.rowsDocumentOf(g, s) : undefined;
+        if (!doc) continue;
+        // A count needs the set's own keys (countedBefore); rows alone may come for the keys of
+        // the group's other sets too, so that the group's sets share one statement.
+        const counted = shape.countKey !== undefined;
+        const k = JSON.stringify([doc.query, counted ? changed.keys : null]);
         let run = byKeys.get(k);
         if (!run) {
-          run = { g, sets: [], rows: { doc, changed, keys: keyValues(shape, changed.keys) } };
+          run = {
+            g,
+            sets: [],
+            rows: { doc, changed: counted ? changed : { ...changed, keys: [] }, keys: [] },
+          };
           byKeys.set(k, run);
           out.push(run);
         }
+        if (!counted) for (const key of changed.keys) union(run).add(key);
         run.sets.push(s);
         sets.delete(s);
+      }
+      for (const run of byKeys.values()) {
+        const rows = run.rows as NonNullable<GroupRun['rows']>;
+        const shape = run.sets[0]?.scope.append as AppendShape;
+        if (unions.has(run)) rows.changed.keys = [...(unions.get(run) as Set<string>)];
+        rows.keys = keyValues(shape, rows.changed.keys);
       }
       if (!sets.size) runs.delete(g);
     }

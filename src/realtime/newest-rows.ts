@@ -18,16 +18,18 @@
  * set is; merging happens only in refreshes whose snapshot was seen to hold their commits.
  *
  * A `totalCount` is kept as the last count, less the changed rows it counted, plus those the rows'
- * statement counts. Which changed rows the last result counted is known for its edges (it did)
- * and for rows created by a transaction that a snapshot taken after the last result does not see
- * (it did not: the check after each refresh answers its snapshot, NewestBase.upper); for any
- * other changed row, or a nested change, the set runs whole (mergeable() tells before its run).
+ * statement counts. Which changed rows the last result counted is known for its edges (it did),
+ * for keys within its page that it does not list (it did not: the page lists every counted row
+ * up to its last key), and for rows created by a transaction that a snapshot taken after the last
+ * result does not see (it did not: the check after each refresh answers its snapshot,
+ * NewestBase.upper); for any other changed row, or a nested change, the set runs whole
+ * (mergeable() tells before its run).
  */
 import { Kind, parse, print, type ArgumentNode, type ObjectValueNode, type ValueNode } from 'graphql';
 import { tableKey, type Commit } from './change-feed.js';
 import type { AppendShape, SetScope } from './read-set.js';
 import { operationOf } from './live-request.js';
-import { normalizeValue } from './relevance.js';
+import { meets, normalizeValue, rowsOf } from './relevance.js';
 import { sees, type Snapshot } from './snapshot-check.js';
 
 /** More changed rows than this in one refresh: the query runs whole. */
@@ -59,7 +61,9 @@ export interface ChangedKeys {
  * The keys of the root rows that `commits` changed: the rows of the shape's table they inserted,
  * updated (old and new key) or deleted, and the root rows whose nested rows (AppendShape
  * children) they changed (old and new foreign key), when those are all the changes they made to
- * tables the set reads and each key is known; undefined otherwise (the query runs whole).
+ * tables the set reads and each key is known; undefined otherwise (the query runs whole). A root
+ * row whose logged images all fail the set's filter equalities (relevance.ts) is left out: it is
+ * in no result of the set, before or after.
  */
 export function changedKeys(scope: SetScope, commits: readonly Commit[]): ChangedKeys | undefined {
   const shape = scope.append;
@@ -84,6 +88,11 @@ export function changedKeys(scope: SetScope, commits: readonly Commit[]): Change
       // The root's key, or a nested row's foreign key to it.
       const column = own ? (shape.rootShared ? undefined : shape.column) : shape.children.get(table);
       if (column === undefined) return undefined;
+      // A root row whose every image fails the set's filter equalities is no row of its result.
+      if (own && scope.insertFilter?.table === table) {
+        const images = rowsOf(ch);
+        if (images && !images.some((row) => meets(scope, row))) continue;
+      }
       if (!own) out.nested = true;
       if (ch.op === 'INSERT') {
         const key = keyOf(ch.new?.[column]);
@@ -263,19 +272,31 @@ export function wholeResult(shape: AppendShape, text: string): { text: string; b
 }
 
 /**
- * How many of the changed rows the base counted: those among its edges; a row created by a
- * transaction the snapshot after the base does not see was not; any other (or a nested change)
- * cannot be told (undefined).
+ * How many of the changed rows the base counted: those among its edges; not a key within its page
+ * (up to its last key, or any key when the page is not full) that it does not list, nor a row
+ * created by a transaction the snapshot after the base does not see; any other row (past a full
+ * page, of older standing), or a nested change, cannot be told (undefined).
  */
-function countedBefore(base: NewestBase, changed: ChangedKeys, inBase: Set<bigint>): number | undefined {
-  const upper = base.upper;
-  if (changed.nested || !upper) return undefined;
+function countedBefore(
+  shape: AppendShape,
+  base: NewestBase,
+  changed: ChangedKeys,
+  inBase: Set<bigint>,
+): number | undefined {
+  if (changed.nested) return undefined;
+  // The page lists every row its snapshot counted up to its last key (all of them when it is not
+  // full): a key there that it does not list was not counted.
+  const order = shape.desc ? -1n : 1n;
+  const last = base.edges.length ? (keyOf(shape, base.edges[base.edges.length - 1]) as bigint) : undefined;
+  const full = base.edges.length >= shape.limit;
+  const listed = (k: bigint) => !full || (last !== undefined && k * order <= last * order);
   let counted = 0;
   for (const k of changed.keys) {
-    if (inBase.has(BigInt(k))) counted++;
-    else {
+    const key = BigInt(k);
+    if (inBase.has(key)) counted++;
+    else if (!listed(key)) {
       const xid = changed.created.get(k);
-      if (xid === undefined || sees(upper, xid)) return undefined;
+      if (xid === undefined || !base.upper || sees(base.upper, xid)) return undefined;
     }
   }
   return counted;
@@ -288,7 +309,7 @@ function countedBefore(base: NewestBase, changed: ChangedKeys, inBase: Set<bigin
 export function mergeable(shape: AppendShape, base: NewestBase, changed: ChangedKeys): boolean {
   if (shape.countKey === undefined) return true;
   const inBase = new Set(base.edges.map((e) => keyOf(shape, e) as bigint));
-  return countedBefore(base, changed, inBase) !== undefined;
+  return countedBefore(shape, base, changed, inBase) !== undefined;
 }
 
 /**
@@ -324,7 +345,7 @@ export function mergedResult(
   }
   let count: number | undefined;
   if (shape.countKey !== undefined) {
-    const counted = countedBefore(base, changed, inBase);
+    const counted = countedBefore(shape, base, changed, inBase);
     if (counted === undefined || base.count === undefined || rows.count === undefined) return undefined;
     count = base.count - counted + rows.count;
   }

@@ -96,7 +96,7 @@ interface TableEntry<S> {
 }
 
 /** Whether a new row can be in the result of a set with these constraints. */
-function meets(scope: SetScope, row: RowValues): boolean {
+export function meets(scope: SetScope, row: RowValues): boolean {
   for (const c of scope.insertFilter?.constraints ?? []) {
     const raw = row[c.column];
     if (raw === undefined) continue;
@@ -113,7 +113,7 @@ function meets(scope: SetScope, row: RowValues): boolean {
  * changed: then only key columns, the others unknown); a DELETE's old row (key columns only unless
  * REPLICA IDENTITY FULL). Undefined when not known (an UPDATE without its old row, a TRUNCATE).
  */
-function rowsOf(ch: RowChange): RowValues[] | undefined {
+export function rowsOf(ch: RowChange): RowValues[] | undefined {
   if (ch.op === 'INSERT') return ch.new ? [ch.new] : undefined;
   if (ch.op === 'UPDATE') return ch.new && ch.old ? [ch.new, ch.old] : undefined;
   if (ch.op === 'DELETE') return ch.old ? [ch.old] : undefined;

@@ -43,7 +43,7 @@ export interface LiveQueryStats {
    */
   skipped: number;
   /**
-   * Variable sets refreshed by running their query for the inserted rows only and merging them
+   * Variable sets refreshed by running their query for the changed rows only and merging them
    * into the last result (newest-rows.ts); counted in refreshedSets too.
    */
   merged: number;

@@ -32,7 +32,7 @@ import { operationOf } from './live-request.js';
 import { meets, normalizeValue, rowsOf } from './relevance.js';
 import { sees, type Snapshot } from './snapshot-check.js';
 
-/** More changed rows than this in one refresh: the query runs whole. */
+/** More changed rows than this (of the tables a set reads) in one refresh: the query runs whole. */
 export const MAX_MERGED_KEYS = 1_000;
 
 /** A last result the next changes can be merged into: its parsed JSON, its edges and count. */
@@ -70,6 +70,7 @@ export function changedKeys(scope: SetScope, commits: readonly Commit[]): Change
   if (!shape || scope.any) return undefined;
   const out: ChangedKeys = { keys: [], created: new Map(), nested: false };
   const keys = new Set<string>();
+  let read = 0;
   const keyOf = (raw: string | null | undefined) => (raw == null ? undefined : normalizeValue('int', raw));
   const add = (raw: string | null | undefined): boolean => {
     const key = keyOf(raw);
@@ -84,6 +85,8 @@ export function changedKeys(scope: SetScope, commits: readonly Commit[]): Change
     for (const ch of c.changes) {
       const table = tableKey(ch.schema, ch.table);
       if (!scope.tables.has(table)) continue;
+      // Many rows: the query runs whole (and this stays cheap for every set of a refresh).
+      if (++read > MAX_MERGED_KEYS) return undefined;
       const own = table === shape.table;
       // The root's key, or a nested row's foreign key to it.
       const column = own ? (shape.rootShared ? undefined : shape.column) : shape.children.get(table);
@@ -108,7 +111,6 @@ export function changedKeys(scope: SetScope, commits: readonly Commit[]): Change
       if (ch.op === 'DELETE' && add(ch.old?.[column])) continue;
       return undefined;
     }
-    if (keys.size > MAX_MERGED_KEYS) return undefined;
   }
   out.keys = [...keys];
   return out;

@@ -373,7 +373,8 @@ describe('which live queries merge (the append shape)', () => {
     try {
       const s = await new Scopes(pool, () => {}).scopeOf(
         { role: 'authenticated', claims: { sub: 'alice', role: 'authenticated' } },
-        { query, operationName: null, variables },
+        // (Only the query, its operation and variables are read: the scope is the query's.)
+        { query, operationName: null, variables, field: '', document: parse(query) },
       );
       return s.append;
     } finally {

@@ -562,4 +562,60 @@ describe("merged results are the query's results", () => {
           for (const e of t.node.replyCollection.edges) expect(e.node.owner).toBe(u);
     for (const s of Object.values(streams)) s.stop();
   });
+
+  it("a burst of random writes, commits coalesced into refreshes: every stream ends at the query's answer", async () => {
+    const followed = [
+      await follow(LAST3, { room: 4 }),
+      await follow(BADGE, { room: 4 }),
+      await follow(THREADS, {}),
+    ];
+    const merged0 = tp.realtime.stats().merged;
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const owner = () => (rand(2) ? 'alice' : 'bob');
+    const writer = new pg.Client({ connectionString: project.superuserUrl });
+    await writer.connect();
+    try {
+      for (let i = 0; i < 80; i++) {
+        const r = rand(10);
+        const room = 4 + rand(2);
+        if (r < 5)
+          await writer.query('insert into public.msg (room, owner, body) values ($1, $2, $3)', [
+            room,
+            owner(),
+            `m${i}`,
+          ]);
+        else if (r < 6)
+          await writer.query(
+            'update public.msg set owner = $1, body = $2 where id = (select max(id) from public.msg where room = $3)',
+            [owner(), `e${i}`, room],
+          );
+        else if (r < 7)
+          await writer.query(
+            'delete from public.msg where id = (select max(id) from public.msg where room = $1)',
+            [room],
+          );
+        else if (r < 9)
+          await writer.query('insert into public.reply (thread_id, owner, body) values ($1, $2, $3)', [
+            1 + rand(3),
+            owner(),
+            `r${i}`,
+          ]);
+        else
+          await writer.query(
+            'update public.reply set thread_id = $1 where id = (select max(id) from public.reply)',
+            [1 + rand(3)],
+          );
+        if (rand(4) === 0) await new Promise((res) => setTimeout(res, 20));
+      }
+    } finally {
+      await writer.end();
+    }
+    for (const f of followed) await f.agree();
+    expect(tp.realtime.stats().merged).toBeGreaterThan(merged0);
+    for (const f of followed) for (const s of Object.values(f.streams)) s.stop();
+  });
 });

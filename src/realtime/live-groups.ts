@@ -29,8 +29,8 @@ export interface VarSet {
   /** The last result and its hash (undefined until the first run ends). */
   last?: { result: LiveResult; hash: string };
   /**
-   * The last result, parsed, when inserts may be merged into it (its scope has an append shape and
-   * the result was one of that shape: newest-rows.ts).
+   * The last result, parsed, when changed rows may be merged into it (its scope has an append
+   * shape and the result was one of that shape: newest-rows.ts).
    */
   base?: NewestBase;
   /** Left its group (its members left, or the groups were rebuilt). */
@@ -50,7 +50,7 @@ export interface Group {
   sets: Map<string, VarSet>;
   /** Built when a commit is judged, dropped when its sets change. */
   index?: GroupIndex<VarSet>;
-  /** Its document for inserted rows only (newest-rows.ts rowsDocument), per append shape; null: none. */
+  /** Its document for changed rows only (newest-rows.ts rowsDocument), per append shape; null: none. */
   rowsDocs?: Map<string, RowsDocument | null>;
 }
 

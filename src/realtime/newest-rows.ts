@@ -123,7 +123,7 @@ function freshVariable(used: Set<string>): string {
   return name;
 }
 
-/** A live query's document for inserted rows only, and the name of its keys' variable. */
+/** A live query's document for changed rows only, and the name of its keys' variable. */
 export interface RowsDocument {
   query: string;
   variable: string;

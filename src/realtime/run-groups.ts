@@ -30,7 +30,7 @@ export interface Ran {
 export interface RunCounts {
   executions: number;
   refreshedSets: number;
-  /** Sets refreshed by merging their inserted rows in (newest-rows.ts). */
+  /** Sets refreshed by merging their changed rows in (newest-rows.ts). */
   merged: number;
 }
 
@@ -49,7 +49,7 @@ export function publish(results: Ran[]): void {
 /** Most groups in one round trip. */
 const GROUPS_PER_MESSAGE = 8;
 
-/** Sets of a group to refresh: whole, or (`rows`) by the rows inserted with these keys only. */
+/** Sets of a group to refresh: whole, or (`rows`) by the changed rows of these keys only. */
 export interface GroupRun {
   g: Group;
   sets: VarSet[];
